@@ -1,0 +1,293 @@
+//! The resolved, absolute limits of one sandboxed call.
+//!
+//! A [`CapabilitySet`] is computed from a profile alone. It offers
+//! [`CapabilitySet::intersect`] and [`CapabilitySet::is_subset_of`], and no
+//! union: the permission pipeline can narrow what the profile grants, never
+//! widen it.
+#![forbid(unsafe_code)]
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Where a resolved entry came from: a profile file (or built-in) and line.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Origin {
+    /// `builtin:workspace` or a file path.
+    pub source: String,
+    /// 1-based line in that source, 0 when synthesised.
+    pub line: usize,
+    /// The key that produced the entry, e.g. `filesystem.write`.
+    pub key: String,
+}
+
+impl Origin {
+    /// An origin for entries that sbx adds itself.
+    pub fn builtin(key: &str) -> Self {
+        Self { source: "sbx".into(), line: 0, key: key.into() }
+    }
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.line > 0 {
+            write!(f, "{}:{} ({})", self.source, self.line, self.key)
+        } else {
+            write!(f, "{} ({})", self.source, self.key)
+        }
+    }
+}
+
+/// One absolute path with its provenance and whether it must exist.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PathEntry {
+    pub path: PathBuf,
+    /// A required path that is missing is a setup error; an optional one is skipped and reported.
+    pub required: bool,
+    pub origin: Origin,
+}
+
+/// Filesystem access, as sets of path trees.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FsCaps {
+    pub read: Vec<PathEntry>,
+    pub write: Vec<PathEntry>,
+    pub execute: Vec<PathEntry>,
+    /// Trees inside readable areas that stay unreadable.
+    pub deny_read: Vec<PathEntry>,
+    /// Trees inside writable areas that stay read-only.
+    pub deny_write: Vec<PathEntry>,
+}
+
+/// Network reach, ordered from least to most.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NetworkMode {
+    /// An empty network namespace: no interfaces at all.
+    None,
+    /// A private network namespace with its own `lo` up.
+    Loopback,
+    /// The host's network.
+    Host,
+}
+
+/// Resource limits. `None` means unlimited, which a profile must say explicitly.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    /// Wall-clock timeout in milliseconds.
+    pub timeout_ms: Option<u64>,
+    /// Bytes per output stream before it is truncated.
+    pub output_bytes: Option<u64>,
+    /// Address-space limit (RLIMIT_AS) in bytes.
+    pub memory_bytes: Option<u64>,
+    /// RLIMIT_NPROC.
+    pub processes: Option<u64>,
+    /// RLIMIT_FSIZE in bytes.
+    pub file_size_bytes: Option<u64>,
+    /// RLIMIT_CPU in seconds.
+    pub cpu_seconds: Option<u64>,
+    /// RLIMIT_NOFILE.
+    pub open_files: Option<u64>,
+}
+
+/// Isolation switches that are not paths.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Isolation {
+    /// A private PID namespace: outside processes are invisible.
+    pub pid: bool,
+    /// A private IPC namespace (System V IPC, POSIX message queues).
+    pub ipc: bool,
+    /// Landlock scope: no signals to processes outside the sandbox.
+    pub scope_signals: bool,
+    /// Landlock scope: no connecting to abstract unix sockets outside the sandbox.
+    pub scope_abstract_unix: bool,
+    /// A private `/tmp` and `/dev/shm`.
+    pub private_tmp: bool,
+    /// A minimal `/dev` with only null, zero, full, random, urandom, tty and a pty.
+    pub minimal_dev: bool,
+}
+
+impl Default for Isolation {
+    fn default() -> Self {
+        Self {
+            pid: true,
+            ipc: true,
+            scope_signals: true,
+            scope_abstract_unix: true,
+            private_tmp: true,
+            minimal_dev: true,
+        }
+    }
+}
+
+/// The environment a command starts with: cleared, then `pass` copied from the caller, then `set`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnvPolicy {
+    pub pass: Vec<String>,
+    pub set: BTreeMap<String, String>,
+}
+
+/// Everything the kernel will be asked to enforce for one call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CapabilitySet {
+    pub fs: FsCaps,
+    pub network: NetworkMode,
+    pub limits: Limits,
+    pub isolation: Isolation,
+    pub env: EnvPolicy,
+    /// Syscalls denied on top of the built-in baseline.
+    pub extra_denied_syscalls: Vec<String>,
+}
+
+/// True when `path` equals `root` or lies beneath it (purely lexical).
+pub fn path_within(path: &Path, root: &Path) -> bool {
+    path.starts_with(root)
+}
+
+fn covered(path: &Path, sets: &[PathEntry]) -> bool {
+    sets.iter().any(|e| path_within(path, &e.path))
+}
+
+fn min_limit(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (Some(x), None) | (None, Some(x)) => Some(x),
+        (None, None) => None,
+    }
+}
+
+fn limit_le(a: Option<u64>, b: Option<u64>) -> bool {
+    match (a, b) {
+        (_, None) => true,
+        (None, Some(_)) => false,
+        (Some(x), Some(y)) => x <= y,
+    }
+}
+
+/// Keep the entries of `a` that `b` also grants, and the parts of `b` that lie inside `a`.
+fn intersect_paths(a: &[PathEntry], b: &[PathEntry]) -> Vec<PathEntry> {
+    let mut out: Vec<PathEntry> = Vec::new();
+    for e in a {
+        if covered(&e.path, b) {
+            out.push(e.clone());
+        }
+    }
+    for e in b {
+        if covered(&e.path, a) && !covered(&e.path, &out) {
+            out.push(e.clone());
+        }
+    }
+    out
+}
+
+fn union_denials(a: &[PathEntry], b: &[PathEntry]) -> Vec<PathEntry> {
+    let mut out = a.to_vec();
+    for e in b {
+        if !out.iter().any(|o| o.path == e.path) {
+            out.push(e.clone());
+        }
+    }
+    out
+}
+
+impl Isolation {
+    /// Each switch set in either.
+    fn stricter(self, o: Self) -> Self {
+        Self {
+            pid: self.pid || o.pid,
+            ipc: self.ipc || o.ipc,
+            scope_signals: self.scope_signals || o.scope_signals,
+            scope_abstract_unix: self.scope_abstract_unix || o.scope_abstract_unix,
+            private_tmp: self.private_tmp || o.private_tmp,
+            minimal_dev: self.minimal_dev || o.minimal_dev,
+        }
+    }
+
+    fn at_least(self, o: Self) -> bool {
+        (self.pid || !o.pid)
+            && (self.ipc || !o.ipc)
+            && (self.scope_signals || !o.scope_signals)
+            && (self.scope_abstract_unix || !o.scope_abstract_unix)
+            && (self.private_tmp || !o.private_tmp)
+            && (self.minimal_dev || !o.minimal_dev)
+    }
+}
+
+impl CapabilitySet {
+    /// The greatest set that both `self` and `other` allow. Denials of both are kept.
+    #[must_use]
+    pub fn intersect(&self, other: &Self) -> Self {
+        let env_pass = self
+            .env
+            .pass
+            .iter()
+            .filter(|v| other.env.pass.contains(v))
+            .cloned()
+            .collect();
+        let mut set = self.env.set.clone();
+        set.retain(|k, v| other.env.set.get(k) == Some(v));
+        let mut extra = self.extra_denied_syscalls.clone();
+        for s in &other.extra_denied_syscalls {
+            if !extra.contains(s) {
+                extra.push(s.clone());
+            }
+        }
+        Self {
+            fs: FsCaps {
+                read: intersect_paths(&self.fs.read, &other.fs.read),
+                write: intersect_paths(&self.fs.write, &other.fs.write),
+                execute: intersect_paths(&self.fs.execute, &other.fs.execute),
+                deny_read: union_denials(&self.fs.deny_read, &other.fs.deny_read),
+                deny_write: union_denials(&self.fs.deny_write, &other.fs.deny_write),
+            },
+            network: self.network.min(other.network),
+            limits: Limits {
+                timeout_ms: min_limit(self.limits.timeout_ms, other.limits.timeout_ms),
+                output_bytes: min_limit(self.limits.output_bytes, other.limits.output_bytes),
+                memory_bytes: min_limit(self.limits.memory_bytes, other.limits.memory_bytes),
+                processes: min_limit(self.limits.processes, other.limits.processes),
+                file_size_bytes: min_limit(
+                    self.limits.file_size_bytes,
+                    other.limits.file_size_bytes,
+                ),
+                cpu_seconds: min_limit(self.limits.cpu_seconds, other.limits.cpu_seconds),
+                open_files: min_limit(self.limits.open_files, other.limits.open_files),
+            },
+            isolation: self.isolation.stricter(other.isolation),
+            env: EnvPolicy { pass: env_pass, set },
+            extra_denied_syscalls: extra,
+        }
+    }
+
+    /// True when everything `self` grants, `other` grants too.
+    pub fn is_subset_of(&self, other: &Self) -> bool {
+        let fs_ok = |mine: &[PathEntry], theirs: &[PathEntry]| {
+            mine.iter().all(|e| covered(&e.path, theirs))
+        };
+        let denials_kept = |mine: &[PathEntry], theirs: &[PathEntry]| {
+            theirs.iter().all(|d| covered(&d.path, mine))
+        };
+        let l = &self.limits;
+        let o = &other.limits;
+        fs_ok(&self.fs.read, &other.fs.read)
+            && fs_ok(&self.fs.write, &other.fs.write)
+            && fs_ok(&self.fs.execute, &other.fs.execute)
+            && denials_kept(&self.fs.deny_read, &other.fs.deny_read)
+            && denials_kept(&self.fs.deny_write, &other.fs.deny_write)
+            && self.network <= other.network
+            && limit_le(l.timeout_ms, o.timeout_ms)
+            && limit_le(l.output_bytes, o.output_bytes)
+            && limit_le(l.memory_bytes, o.memory_bytes)
+            && limit_le(l.processes, o.processes)
+            && limit_le(l.file_size_bytes, o.file_size_bytes)
+            && limit_le(l.cpu_seconds, o.cpu_seconds)
+            && limit_le(l.open_files, o.open_files)
+            && self.isolation.at_least(other.isolation)
+            && self.env.pass.iter().all(|v| other.env.pass.contains(v))
+            && self.env.set.iter().all(|(k, v)| other.env.set.get(k) == Some(v))
+            && other
+                .extra_denied_syscalls
+                .iter()
+                .all(|s| self.extra_denied_syscalls.contains(s))
+    }
+}

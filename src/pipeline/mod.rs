@@ -1,0 +1,2 @@
+//! pipeline (under construction).
+#![forbid(unsafe_code)]

@@ -1,0 +1,2 @@
+//! policy (under construction).
+#![forbid(unsafe_code)]

@@ -1,0 +1,2 @@
+//! shell (under construction).
+#![forbid(unsafe_code)]
