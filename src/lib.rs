@@ -5,4 +5,11 @@ pub mod pipeline;
 pub mod policy;
 pub mod shell;
 
-pub use capability::{CapabilitySet, EnvPolicy, FsCaps, Isolation, Limits, NetworkMode, Origin, PathEntry};
+pub use capability::{
+    CapabilitySet, EnvPolicy, FsCaps, Isolation, Limits, NetworkMode, Origin, PathEntry,
+};
+pub mod enforce;
+pub mod exec;
+pub mod host;
+pub mod plan;
+pub mod profile;

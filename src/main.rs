@@ -1,1 +1,313 @@
-fn main() {}
+//! The `sbx` command line: a thin adapter over the library.
+use clap::{Parser, Subcommand};
+use sbx::exec::{Output, RunRequest, Sandbox};
+use sbx::host::Host;
+use sbx::profile::{BUILTIN_NAMES, Profile};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+const RUN_EXIT_CODES: &str = "Exit codes:
+  N        the command's own exit code
+  128+N    the command was killed by signal N
+  124      the command timed out (SIGTERM, then SIGKILL after a grace period)
+  125      sbx could not set up the sandbox (bad profile, a required protection missing);
+           the message names the cause and the fix
+  126      the command was found but is not executable
+  127      the command was not found";
+
+#[derive(Parser)]
+#[command(
+    name = "sbx",
+    version,
+    about = "Run commands inside a kernel-enforced Linux sandbox"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a command under a profile.
+    #[command(after_help = RUN_EXIT_CODES)]
+    Run {
+        /// Built-in profile name or path to a profile .toml file.
+        #[arg(long, default_value = "workspace")]
+        profile: String,
+        /// The workspace directory (default: the current directory).
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        /// Wall-clock timeout in seconds (can only lower the profile's).
+        #[arg(long)]
+        timeout: Option<f64>,
+        /// Print one JSON object describing the run last on stdout.
+        #[arg(long)]
+        json: bool,
+        /// Write the JSON object to this file instead of stdout.
+        #[arg(long)]
+        json_out: Option<PathBuf>,
+        /// The command and its arguments.
+        #[arg(last = true, required = true)]
+        command: Vec<OsString>,
+    },
+    /// Show what this host can enforce and which built-in profiles run fully here.
+    Doctor {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the resolved plan of a profile, with the origin of every entry.
+    Explain {
+        #[arg(long, default_value = "workspace")]
+        profile: String,
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn cwd() -> PathBuf {
+    std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.cmd {
+        Cmd::Run {
+            profile,
+            workspace,
+            timeout,
+            json,
+            json_out,
+            command,
+        } => ExitCode::from(run(&profile, workspace, timeout, json, json_out, command) as u8),
+        Cmd::Doctor { json } => doctor(json),
+        Cmd::Explain {
+            profile,
+            workspace,
+            json,
+        } => explain(&profile, workspace, json),
+    }
+}
+
+fn setup_error(msg: impl std::fmt::Display) -> i32 {
+    eprintln!("sbx: {msg}");
+    125
+}
+
+fn run(
+    profile: &str,
+    workspace: Option<PathBuf>,
+    timeout: Option<f64>,
+    json: bool,
+    json_out: Option<PathBuf>,
+    command: Vec<OsString>,
+) -> i32 {
+    let profile = match Profile::load(profile) {
+        Ok(p) => p,
+        Err(e) => return setup_error(e),
+    };
+    let sandbox = Sandbox::new(profile);
+    let mut req = RunRequest::new(command);
+    req.workspace = workspace.unwrap_or_else(cwd);
+    req.cwd = cwd();
+    req.env = std::env::vars_os().collect();
+    req.timeout = timeout.filter(|t| *t > 0.0).map(Duration::from_secs_f64);
+    req.output = Output::Inherit;
+    req.forward_signals = true;
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return setup_error(format!("cannot start the runtime: {e}")),
+    };
+    let result = match rt.block_on(sandbox.run(req, None)) {
+        Ok(r) => r,
+        Err(e) => return setup_error(e),
+    };
+    let gaps: Vec<String> = result
+        .enforcement
+        .gaps()
+        .iter()
+        .map(|l| format!("{} ({})", l.name, l.detail))
+        .collect();
+    if !gaps.is_empty() {
+        eprintln!(
+            "sbx: warning: not fully enforced on this host: {}",
+            gaps.join("; ")
+        );
+    }
+    if json || json_out.is_some() {
+        let mut v = serde_json::to_value(&result).unwrap_or_default();
+        if let Some(o) = v.as_object_mut() {
+            o.insert("code".into(), result.code().into());
+        }
+        let text = v.to_string();
+        match json_out {
+            Some(path) => {
+                if let Err(e) = std::fs::write(&path, text + "\n") {
+                    eprintln!("sbx: cannot write {}: {e}", path.display());
+                }
+            }
+            None => println!("{text}"),
+        }
+    }
+    result.code()
+}
+
+fn doctor(json: bool) -> ExitCode {
+    let host = Host::detect();
+    let ws = cwd();
+    let mut profiles = Vec::new();
+    for name in BUILTIN_NAMES {
+        let verdict = match Profile::load(name) {
+            Ok(p) => {
+                let sb = Sandbox::with_host(p, host.clone());
+                match sb.plan_for(&ws, &host) {
+                    Ok((_, plan)) => {
+                        let gaps: Vec<String> = plan
+                            .report
+                            .iter()
+                            .filter(|l| l.status != sbx::plan::LayerStatus::Enforced)
+                            .map(|l| format!("{}: {}", l.name, l.detail))
+                            .collect();
+                        if gaps.is_empty() {
+                            ("full".to_string(), String::new())
+                        } else {
+                            ("partial".to_string(), gaps.join("; "))
+                        }
+                    }
+                    Err(e) => ("refused".to_string(), e.to_string()),
+                }
+            }
+            Err(e) => ("error".to_string(), e.to_string()),
+        };
+        profiles
+            .push(serde_json::json!({"profile": name, "status": verdict.0, "detail": verdict.1}));
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"host": host, "profiles": profiles})
+        );
+        return ExitCode::SUCCESS;
+    }
+    let show = |name: &str, a: &sbx::host::Availability| match a {
+        sbx::host::Availability::Available => println!("  {name:<28} yes"),
+        sbx::host::Availability::Missing { reason, fix } => {
+            println!("  {name:<28} no: {reason}\n  {:<28} fix: {fix}", "")
+        }
+    };
+    println!("host (euid {}):", host.euid);
+    match host.landlock_abi {
+        Some(v) => println!(
+            "  {:<28} ABI {v} (sbx uses up to {})",
+            "landlock",
+            sbx::host::LANDLOCK_ABI
+        ),
+        None => show("landlock", &host.landlock),
+    }
+    show("seccomp", &host.seccomp);
+    show("unprivileged user namespaces", &host.user_namespaces);
+    show("mount/pid/net namespaces", &host.namespaces);
+    show("cgroup v2 delegation", &host.cgroup_v2_delegated);
+    println!(
+        "  {:<28} {}",
+        "pids cgroup (for root)",
+        host.pids_cgroup
+            .as_ref()
+            .map_or("none".to_string(), |p| p.display().to_string())
+    );
+    println!("profiles:");
+    for p in &profiles {
+        println!(
+            "  {:<14} {} {}",
+            p["profile"].as_str().unwrap_or(""),
+            p["status"].as_str().unwrap_or(""),
+            p["detail"].as_str().unwrap_or("")
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+fn explain(profile: &str, workspace: Option<PathBuf>, json: bool) -> ExitCode {
+    let p = match Profile::load(profile) {
+        Ok(p) => p,
+        Err(e) => return ExitCode::from(setup_error(e) as u8),
+    };
+    let host = Host::detect();
+    let ws = workspace.unwrap_or_else(cwd);
+    let ws = std::fs::canonicalize(&ws).unwrap_or(ws);
+    let sb = Sandbox::with_host(p, host.clone());
+    let (caps, plan) = match sb.plan_for(&ws, &host) {
+        Ok(x) => x,
+        Err(e) => return ExitCode::from(setup_error(e) as u8),
+    };
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"profile": sb.profile().name, "capabilities": caps, "plan": plan})
+        );
+        return ExitCode::SUCCESS;
+    }
+    println!(
+        "profile {} ({})",
+        sb.profile().name,
+        sb.profile().description
+    );
+    println!("namespaces: {:?}", plan.namespaces);
+    println!("filesystem (landlock):");
+    if let Some(ll) = &plan.landlock {
+        for r in &ll.rules {
+            println!(
+                "  {:<40} {:<50} {}",
+                r.path.display(),
+                format!("{:?}", r.rights),
+                r.origin
+            );
+        }
+        println!(
+            "  tcp: {}; scopes: signals={} abstract-unix={}",
+            if ll.deny_tcp { "denied" } else { "allowed" },
+            ll.scope_signals,
+            ll.scope_abstract_unix
+        );
+    }
+    println!("mounts:");
+    for m in &plan.mounts {
+        println!("  {}", serde_json::to_string(m).unwrap_or_default());
+    }
+    if let Some(s) = &plan.seccomp {
+        println!("seccomp: EPERM for {}", s.denied.join(" "));
+        for (name, o) in &s.extra {
+            println!("  extra {name} from {o}");
+        }
+        println!(
+            "  sockets allowed: {}; clone3 -> ENOSYS; namespace clone flags refused; x32 blocked; ioctls denied: {}",
+            s.socket_families.join(","),
+            s.deny_ioctls.join(",")
+        );
+    }
+    println!("network: {:?}", plan.network);
+    println!("limits:");
+    for r in &plan.rlimits {
+        println!("  {:?} = {} from {}", r.resource, r.value, r.origin);
+    }
+    println!(
+        "  timeout_ms = {:?}, output_bytes = {:?}, pids cgroup = {:?}",
+        plan.timeout_ms, plan.output_bytes, plan.cgroup_pids_max
+    );
+    println!(
+        "environment: cleared; pass {}; set {:?}",
+        plan.env_pass.join(" "),
+        plan.env_set
+    );
+    println!("report:");
+    for l in &plan.report {
+        println!("  {:<16} {:?} {}", l.name, l.status, l.detail);
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,203 @@
+//! Apply a [`SandboxPlan`](crate::plan::SandboxPlan) to a new process tree.
+//!
+//! Everything that allocates or can fail in complex ways happens in [`Prepared::new`], in the
+//! parent: paths become C strings, the Landlock ruleset is built from opened path fds, the
+//! seccomp BPF is compiled. Between `clone` and `execve` only raw syscalls run (see
+//! [`child`]), so the code is async-signal-safe even when the parent is multi-threaded.
+//!
+//! The child side is two processes: the sandbox init (`G`), which builds the namespaces and
+//! mount layout and then reaps; and the command (`H`), which drops capabilities, restricts
+//! itself (Landlock, seccomp, rlimits) and execs.
+
+pub mod child;
+pub mod landlock;
+pub mod mounts;
+pub mod seccomp;
+
+use crate::plan::{Rlimit, SandboxPlan};
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+pub use child::{Message, MessageKind, Step};
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EnforceError {
+    #[error(transparent)]
+    Landlock(#[from] landlock::LandlockError),
+    #[error(transparent)]
+    Seccomp(#[from] seccomp::SeccompError),
+    #[error("path contains a NUL byte: {path:?}")]
+    Nul { path: PathBuf },
+    #[error("cannot create the pids cgroup {path}: {source}")]
+    Cgroup {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+pub(crate) fn cstr(p: &Path) -> Result<CString, EnforceError> {
+    CString::new(p.as_os_str().as_bytes()).map_err(|_| EnforceError::Nul {
+        path: p.to_path_buf(),
+    })
+}
+
+/// A null-terminated array of C strings, owned.
+pub struct CStrArray {
+    _owned: Vec<CString>,
+    ptrs: Vec<*const libc::c_char>,
+}
+
+// SAFETY: the pointers point into `_owned`, which moves with the struct and is never mutated.
+unsafe impl Send for CStrArray {}
+// SAFETY: as above; shared access only reads.
+unsafe impl Sync for CStrArray {}
+
+impl CStrArray {
+    pub fn new(items: Vec<CString>) -> Self {
+        let mut ptrs: Vec<*const libc::c_char> = items.iter().map(|c| c.as_ptr()).collect();
+        ptrs.push(std::ptr::null());
+        Self {
+            _owned: items,
+            ptrs,
+        }
+    }
+    pub fn as_ptr(&self) -> *const *const libc::c_char {
+        self.ptrs.as_ptr()
+    }
+}
+
+/// What the command to exec is, resolved in the parent.
+pub struct ExecSpec {
+    /// Candidate paths tried in order (PATH search done in the parent).
+    pub candidates: Vec<CString>,
+    pub argv: CStrArray,
+    pub envp: CStrArray,
+    pub cwd: CString,
+}
+
+/// Everything the children need, prepared before `clone`.
+pub struct Prepared {
+    pub clone_flags: u64,
+    pub uid_map: Option<Vec<u8>>,
+    pub gid_map: Option<Vec<u8>>,
+    pub mount_ops: Vec<mounts::Op>,
+    /// Scratch fds for detached mounts, filled in the child.
+    pub slots: [libc::c_int; mounts::MAX_SLOTS],
+    pub hostname: Option<CString>,
+    pub loopback_up: bool,
+    pub cgroup_procs: Option<CString>,
+    pub cgroup_dir: Option<PathBuf>,
+    pub rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
+    pub ruleset: Option<std::os::fd::OwnedFd>,
+    pub late_rules: Vec<landlock::LateRule>,
+    pub seccomp: Vec<seccompiler::BpfProgram>,
+    pub pid_namespace: bool,
+    pub exec: ExecSpec,
+    pub landlock_skipped: Vec<PathBuf>,
+}
+
+fn rlimit_resource(r: Rlimit) -> libc::__rlimit_resource_t {
+    match r {
+        Rlimit::As => libc::RLIMIT_AS,
+        Rlimit::Nproc => libc::RLIMIT_NPROC,
+        Rlimit::Fsize => libc::RLIMIT_FSIZE,
+        Rlimit::Cpu => libc::RLIMIT_CPU,
+        Rlimit::Nofile => libc::RLIMIT_NOFILE,
+        Rlimit::Core => libc::RLIMIT_CORE,
+    }
+}
+
+static CGROUP_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+impl Prepared {
+    /// Prepare `plan` for `exec`. `pids_cgroup` is the pids controller root, when the plan uses one.
+    pub fn new(
+        plan: &SandboxPlan,
+        exec: ExecSpec,
+        host: &crate::host::Host,
+    ) -> Result<Prepared, EnforceError> {
+        let ns = &plan.namespaces;
+        let mut flags: u64 = 0;
+        let mut set = |on: bool, f: libc::c_int| {
+            if on {
+                flags |= f as u64;
+            }
+        };
+        set(ns.user, libc::CLONE_NEWUSER);
+        set(ns.mount, libc::CLONE_NEWNS);
+        set(ns.pid, libc::CLONE_NEWPID);
+        set(ns.net, libc::CLONE_NEWNET);
+        set(ns.ipc, libc::CLONE_NEWIPC);
+        set(ns.uts, libc::CLONE_NEWUTS);
+        let (uid_map, gid_map) = if ns.user {
+            (
+                Some(format!("{0} {0} 1\n", host.euid).into_bytes()),
+                Some(format!("{0} {0} 1\n", host.egid).into_bytes()),
+            )
+        } else {
+            (None, None)
+        };
+        let mount_ops = if ns.mount {
+            mounts::compile(&plan.mounts)?
+        } else {
+            Vec::new()
+        };
+        let (ruleset, late_rules, landlock_skipped) = match &plan.landlock {
+            Some(lp) => {
+                let built = landlock::build(lp)?;
+                (Some(built.ruleset), built.late, built.skipped)
+            }
+            None => (None, Vec::new(), Vec::new()),
+        };
+        let seccomp = match &plan.seccomp {
+            Some(sp) => seccomp::compile_plan(sp)?,
+            None => Vec::new(),
+        };
+        let (cgroup_procs, cgroup_dir) = match (plan.cgroup_pids_max, &host.pids_cgroup) {
+            (Some(max), Some(root)) => {
+                let seq = CGROUP_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let dir = root.join(format!("sbx-{}-{seq}", std::process::id()));
+                let err = |source| EnforceError::Cgroup {
+                    path: dir.clone(),
+                    source,
+                };
+                std::fs::create_dir(&dir).map_err(err)?;
+                std::fs::write(dir.join("pids.max"), max.to_string()).map_err(err)?;
+                (Some(cstr(&dir.join("cgroup.procs"))?), Some(dir))
+            }
+            _ => (None, None),
+        };
+        Ok(Prepared {
+            clone_flags: flags,
+            uid_map,
+            gid_map,
+            mount_ops,
+            slots: [-1; mounts::MAX_SLOTS],
+            hostname: plan.hostname.as_deref().and_then(|h| CString::new(h).ok()),
+            loopback_up: ns.net && plan.network == crate::capability::NetworkMode::Loopback,
+            cgroup_procs,
+            cgroup_dir,
+            rlimits: plan
+                .rlimits
+                .iter()
+                .map(|r| (rlimit_resource(r.resource), r.value))
+                .collect(),
+            ruleset,
+            late_rules,
+            seccomp,
+            pid_namespace: ns.pid,
+            exec,
+            landlock_skipped,
+        })
+    }
+}
+
+impl Drop for Prepared {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.cgroup_dir {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+}

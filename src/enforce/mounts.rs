@@ -1,0 +1,204 @@
+//! The mount layout as a flat list of raw operations, compiled in the parent and replayed in
+//! the sandbox init with plain syscalls.
+use super::{EnforceError, cstr};
+use crate::plan::MountStep;
+use std::ffi::CString;
+use std::path::{Path, PathBuf};
+
+pub const MAX_SLOTS: usize = 48;
+
+/// One raw mount-namespace operation.
+#[derive(Debug)]
+pub enum Op {
+    /// Stop mount propagation to and from the host.
+    MakePrivate,
+    /// Detach a recursive copy of `path` into `slot` (open_tree with OPEN_TREE_CLONE).
+    Clone {
+        path: CString,
+        slot: usize,
+    },
+    Tmpfs {
+        target: CString,
+        data: CString,
+    },
+    Mkdir {
+        path: CString,
+    },
+    Touch {
+        path: CString,
+    },
+    /// Attach the copy in `slot` at `target` (move_mount).
+    Attach {
+        slot: usize,
+        target: CString,
+    },
+    BindSelf {
+        path: CString,
+    },
+    BindFile {
+        src: CString,
+        target: CString,
+    },
+    ReadOnly {
+        path: CString,
+    },
+    Proc,
+    Devpts,
+    Symlink {
+        target: CString,
+        link: CString,
+    },
+}
+
+const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
+
+fn c(s: &str) -> CString {
+    // Literal strings below never contain NUL.
+    CString::new(s).unwrap_or_default()
+}
+
+fn mkdir_all(ops: &mut Vec<Op>, under: &Path, path: &Path) -> Result<(), EnforceError> {
+    let mut cur = PathBuf::new();
+    for comp in path.components() {
+        cur.push(comp);
+        if cur.starts_with(under) && cur != under {
+            ops.push(Op::Mkdir { path: cstr(&cur)? });
+        }
+    }
+    Ok(())
+}
+
+fn slot(next: &mut usize) -> Result<usize, EnforceError> {
+    let s = *next;
+    if s >= MAX_SLOTS {
+        return Err(EnforceError::Nul {
+            path: PathBuf::from("(too many kept paths under a tmpfs)"),
+        });
+    }
+    *next += 1;
+    Ok(s)
+}
+
+/// Compile the plan's mount steps.
+pub fn compile(steps: &[MountStep]) -> Result<Vec<Op>, EnforceError> {
+    let mut ops = vec![Op::MakePrivate];
+    let mut next = 0usize;
+    for step in steps {
+        match step {
+            MountStep::Tmpfs { target, keep, .. } => {
+                let mut kept = Vec::new();
+                for k in keep {
+                    let s = slot(&mut next)?;
+                    ops.push(Op::Clone {
+                        path: cstr(k)?,
+                        slot: s,
+                    });
+                    kept.push((k, s, k.is_dir()));
+                }
+                ops.push(Op::Tmpfs {
+                    target: cstr(target)?,
+                    data: c("mode=1777"),
+                });
+                for (k, s, is_dir) in kept {
+                    if is_dir {
+                        mkdir_all(&mut ops, target, k)?;
+                    } else {
+                        if let Some(parent) = k.parent() {
+                            mkdir_all(&mut ops, target, parent)?;
+                        }
+                        ops.push(Op::Touch { path: cstr(k)? });
+                    }
+                    ops.push(Op::Attach {
+                        slot: s,
+                        target: cstr(k)?,
+                    });
+                }
+            }
+            MountStep::Hide { target, is_dir, .. } => {
+                if *is_dir {
+                    ops.push(Op::Tmpfs {
+                        target: cstr(target)?,
+                        data: c("mode=0,size=4k"),
+                    });
+                    ops.push(Op::ReadOnly {
+                        path: cstr(target)?,
+                    });
+                } else {
+                    ops.push(Op::BindFile {
+                        src: c("/dev/null"),
+                        target: cstr(target)?,
+                    });
+                }
+            }
+            MountStep::ReadOnly { target, .. } => {
+                ops.push(Op::BindSelf {
+                    path: cstr(target)?,
+                });
+                ops.push(Op::ReadOnly {
+                    path: cstr(target)?,
+                });
+            }
+            MountStep::Proc => {
+                ops.push(Op::Proc);
+                ops.push(Op::BindSelf {
+                    path: c("/proc/sys"),
+                });
+                ops.push(Op::ReadOnly {
+                    path: c("/proc/sys"),
+                });
+            }
+            MountStep::MinimalDev => {
+                let mut kept = Vec::new();
+                for d in DEVICES {
+                    let p = format!("/dev/{d}");
+                    if Path::new(&p).exists() {
+                        let s = slot(&mut next)?;
+                        ops.push(Op::Clone {
+                            path: c(&p),
+                            slot: s,
+                        });
+                        kept.push((p, s));
+                    }
+                }
+                ops.push(Op::Tmpfs {
+                    target: c("/dev"),
+                    data: c("mode=0755"),
+                });
+                for (p, s) in kept {
+                    ops.push(Op::Touch { path: c(&p) });
+                    ops.push(Op::Attach {
+                        slot: s,
+                        target: c(&p),
+                    });
+                }
+                ops.push(Op::Mkdir {
+                    path: c("/dev/pts"),
+                });
+                ops.push(Op::Devpts);
+                ops.push(Op::Symlink {
+                    target: c("pts/ptmx"),
+                    link: c("/dev/ptmx"),
+                });
+                ops.push(Op::Mkdir {
+                    path: c("/dev/shm"),
+                });
+                ops.push(Op::Tmpfs {
+                    target: c("/dev/shm"),
+                    data: c("mode=1777"),
+                });
+                for (t, l) in [
+                    ("/proc/self/fd", "/dev/fd"),
+                    ("/proc/self/fd/0", "/dev/stdin"),
+                    ("/proc/self/fd/1", "/dev/stdout"),
+                    ("/proc/self/fd/2", "/dev/stderr"),
+                ] {
+                    ops.push(Op::Symlink {
+                        target: c(t),
+                        link: c(l),
+                    });
+                }
+            }
+        }
+    }
+    Ok(ops)
+}

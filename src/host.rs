@@ -1,0 +1,189 @@
+//! What this host can enforce, detected once and cheaply (no process is forked).
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// The Landlock ABI this code is written for; newer kernels are used up to it.
+pub const LANDLOCK_ABI: i32 = 6;
+/// The oldest Landlock ABI sbx uses at all (ABI 1 lacks file rename control).
+pub const LANDLOCK_ABI_FLOOR: i32 = 2;
+
+/// Whether a feature is there, and if not, why and how to fix it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum Availability {
+    Available,
+    Missing { reason: String, fix: String },
+}
+
+impl Availability {
+    pub fn ok(&self) -> bool {
+        matches!(self, Availability::Available)
+    }
+}
+
+/// The host's features as far as sbx cares.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Host {
+    pub euid: u32,
+    pub egid: u32,
+    /// Landlock ABI version reported by the kernel, if Landlock is enabled.
+    pub landlock_abi: Option<i32>,
+    pub landlock: Availability,
+    pub seccomp: Availability,
+    /// Unprivileged user namespaces (only needed when not root).
+    pub user_namespaces: Availability,
+    /// Whether sbx can create mount, PID and network namespaces (as root, or in a user namespace).
+    pub namespaces: Availability,
+    /// A pids controller directory sbx may create child cgroups in (needed for root, whom
+    /// RLIMIT_NPROC does not bind).
+    pub pids_cgroup: Option<PathBuf>,
+    pub cgroup_v2_delegated: Availability,
+}
+
+fn read_trim(p: &str) -> Option<String> {
+    std::fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+/// Query the kernel's Landlock ABI without restricting anything.
+pub fn landlock_abi() -> Option<i32> {
+    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+    // SAFETY: landlock_create_ruleset with a NULL attr, size 0 and the VERSION flag only returns
+    // the ABI version number; it creates no object and touches no memory.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    (v > 0).then_some(v as i32)
+}
+
+fn userns_availability() -> Availability {
+    if std::env::var_os("SBX_DISABLE_USERNS").is_some() {
+        return Availability::Missing {
+            reason: "user namespaces disabled by SBX_DISABLE_USERNS".into(),
+            fix: "unset SBX_DISABLE_USERNS".into(),
+        };
+    }
+    if read_trim("/proc/sys/kernel/unprivileged_userns_clone").as_deref() == Some("0") {
+        return Availability::Missing {
+            reason: "the sysctl kernel.unprivileged_userns_clone is 0".into(),
+            fix: "sysctl -w kernel.unprivileged_userns_clone=1".into(),
+        };
+    }
+    if read_trim("/proc/sys/user/max_user_namespaces").as_deref() == Some("0") {
+        return Availability::Missing {
+            reason: "the sysctl user.max_user_namespaces is 0".into(),
+            fix: "sysctl -w user.max_user_namespaces=15000".into(),
+        };
+    }
+    if read_trim("/proc/sys/kernel/apparmor_restrict_unprivileged_userns").as_deref() == Some("1") {
+        return Availability::Missing {
+            reason: "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1)".into(),
+            fix: "install an AppArmor profile granting `userns` to the sbx binary, or sysctl -w kernel.apparmor_restrict_unprivileged_userns=0".into(),
+        };
+    }
+    Availability::Available
+}
+
+fn pids_cgroup(euid: u32) -> Option<PathBuf> {
+    if euid != 0 {
+        return None;
+    }
+    for dir in ["/sys/fs/cgroup/pids", "/sys/fs/cgroup"] {
+        let p = Path::new(dir);
+        let v1 = p.join("pids.max").exists() || p.join("tasks").exists() && dir.ends_with("pids");
+        let v2 = read_trim(&format!("{dir}/cgroup.subtree_control"))
+            .is_some_and(|c| c.split(' ').any(|x| x == "pids"));
+        if (v1 || v2) && p.is_dir() {
+            return Some(p.to_path_buf());
+        }
+    }
+    None
+}
+
+fn cgroup_v2_delegation(euid: u32) -> Availability {
+    let Some(own) = read_trim("/proc/self/cgroup").and_then(|c| {
+        c.lines()
+            .find(|l| l.starts_with("0::"))
+            .map(|l| l[3..].to_string())
+    }) else {
+        return Availability::Missing {
+            reason: "no cgroup v2 membership in /proc/self/cgroup".into(),
+            fix: "boot with a unified cgroup v2 hierarchy (systemd.unified_cgroup_hierarchy=1)"
+                .into(),
+        };
+    };
+    let root = if Path::new("/sys/fs/cgroup/cgroup.controllers").exists() {
+        "/sys/fs/cgroup"
+    } else {
+        "/sys/fs/cgroup/unified"
+    };
+    let dir = format!("{root}{own}");
+    let controllers = read_trim(&format!("{dir}/cgroup.controllers")).unwrap_or_default();
+    let writable = nix::unistd::access(Path::new(&dir), nix::unistd::AccessFlags::W_OK).is_ok();
+    if controllers.is_empty() {
+        Availability::Missing {
+            reason: format!(
+                "the cgroup v2 hierarchy at {root} has no controllers (they are bound to cgroup v1)"
+            ),
+            fix: "use a host with a unified cgroup v2 hierarchy".into(),
+        }
+    } else if !writable && euid != 0 {
+        Availability::Missing {
+            reason: format!("{dir} is not delegated to this user"),
+            fix: "run under `systemd-run --user --scope -p Delegate=yes`".into(),
+        }
+    } else {
+        Availability::Available
+    }
+}
+
+impl Host {
+    /// Detect the host's features. Reads a few files and makes one syscall.
+    pub fn detect() -> Host {
+        let euid = nix::unistd::geteuid().as_raw();
+        let egid = nix::unistd::getegid().as_raw();
+        let abi = landlock_abi();
+        let landlock = match abi {
+            Some(v) if v >= LANDLOCK_ABI_FLOOR => Availability::Available,
+            Some(v) => Availability::Missing {
+                reason: format!("Landlock ABI {v} is older than the required {LANDLOCK_ABI_FLOOR}"),
+                fix: "upgrade to Linux 5.19 or newer".into(),
+            },
+            None => Availability::Missing {
+                reason: "Landlock is not enabled in this kernel".into(),
+                fix: "boot Linux 5.13+ with `lsm=landlock,...` on the command line (CONFIG_SECURITY_LANDLOCK=y)".into(),
+            },
+        };
+        let seccomp = if read_trim("/proc/self/status").is_some_and(|s| s.contains("Seccomp:")) {
+            Availability::Available
+        } else {
+            Availability::Missing {
+                reason: "the kernel lacks seccomp filtering".into(),
+                fix: "use a kernel built with CONFIG_SECCOMP_FILTER=y".into(),
+            }
+        };
+        let user_namespaces = userns_availability();
+        let namespaces = if euid == 0 && std::env::var_os("SBX_DISABLE_USERNS").is_none() {
+            Availability::Available
+        } else {
+            user_namespaces.clone()
+        };
+        Host {
+            euid,
+            egid,
+            landlock_abi: abi,
+            landlock,
+            seccomp,
+            user_namespaces,
+            namespaces,
+            pids_cgroup: pids_cgroup(euid),
+            cgroup_v2_delegated: cgroup_v2_delegation(euid),
+        }
+    }
+}
