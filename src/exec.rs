@@ -235,23 +235,31 @@ impl Sandbox {
         &self.host
     }
 
-    /// The variables for `workspace`, as a run would use them.
-    pub fn vars(&self, workspace: &Path, host: &Host) -> Vars {
-        let private = host.namespaces.ok() && self.profile.isolation.private_tmp;
+    /// Whether runs on `host` get a private `/tmp` mounted in their own namespace.
+    pub fn private_tmp(&self, host: &Host) -> bool {
+        host.namespaces.ok() && self.profile.isolation.private_tmp
+    }
+
+    /// The variables for `workspace`. Without a private `/tmp`, `{tmp}` is a fresh directory
+    /// per run (`host_tmp`), or a placeholder when only planning.
+    pub fn vars(&self, workspace: &Path, host: &Host, host_tmp: Option<&Path>) -> Vars {
+        let tmp = if self.private_tmp(host) {
+            PathBuf::from("/tmp")
+        } else {
+            host_tmp.map_or_else(|| std::env::temp_dir().join("sbx-RUN"), Path::to_path_buf)
+        };
         Vars {
             workspace: workspace.to_path_buf(),
             home: home_dir(),
-            tmp: if private {
-                PathBuf::from("/tmp")
-            } else {
-                std::env::temp_dir().join("sbx-tmp")
-            },
+            tmp,
         }
     }
 
     /// Resolve the capability set for a workspace.
     pub fn capabilities(&self, workspace: &Path) -> Result<CapabilitySet, RunError> {
-        Ok(self.profile.resolve(&self.vars(workspace, &self.host))?)
+        Ok(self
+            .profile
+            .resolve(&self.vars(workspace, &self.host, None))?)
     }
 
     /// Compute the plan for a workspace on `host` without touching the kernel.
@@ -260,8 +268,22 @@ impl Sandbox {
         workspace: &Path,
         host: &Host,
     ) -> Result<(CapabilitySet, SandboxPlan), RunError> {
-        let vars = self.vars(workspace, host);
-        let caps = self.profile.resolve(&vars)?;
+        self.plan_with_tmp(workspace, host, None, None)
+    }
+
+    /// `narrow`, when given, is intersected with the profile's set: it can only take away.
+    fn plan_with_tmp(
+        &self,
+        workspace: &Path,
+        host: &Host,
+        host_tmp: Option<&Path>,
+        narrow: Option<&CapabilitySet>,
+    ) -> Result<(CapabilitySet, SandboxPlan), RunError> {
+        let vars = self.vars(workspace, host, host_tmp);
+        let mut caps = self.profile.resolve(&vars)?;
+        if let Some(n) = narrow {
+            caps = caps.intersect(n);
+        }
         let origins: BTreeMap<String, crate::capability::Origin> = [
             "timeout",
             "output",
@@ -296,30 +318,24 @@ impl Sandbox {
         cwd: &Path,
         caps: Option<&CapabilitySet>,
     ) -> Result<Prepared2, RunError> {
-        let (profile_caps, mut plan) = self.plan_for(workspace, host)?;
-        if let Some(narrow) = caps {
-            // The front stage may only narrow: intersect, never replace.
-            let narrowed = profile_caps.intersect(narrow);
-            plan.timeout_ms = narrowed.limits.timeout_ms;
-            plan.output_bytes = narrowed.limits.output_bytes;
-        }
-        let vars = self.vars(workspace, host);
-        let host_tmp = if plan.namespaces.mount && self.profile.isolation.private_tmp {
+        let host_tmp = if self.private_tmp(host) {
             None
         } else {
-            let dir = vars.tmp.join(format!(
-                "{}-{}",
-                std::process::id(),
-                CALL_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-            ));
-            std::fs::create_dir_all(&dir).map_err(|source| RunError::Workspace {
-                path: dir.clone(),
-                source,
-            })?;
+            Some(make_host_tmp()?)
+        };
+        let (_, mut plan) = match self.plan_with_tmp(workspace, host, host_tmp.as_deref(), caps) {
+            Ok(x) => x,
+            Err(e) => {
+                if let Some(d) = &host_tmp {
+                    let _ = std::fs::remove_dir_all(d);
+                }
+                return Err(e);
+            }
+        };
+        if let Some(dir) = &host_tmp {
             plan.env_set
                 .insert("TMPDIR".into(), dir.display().to_string());
-            Some(dir)
-        };
+        }
         // Environment: cleared, then the pass list, then fixed values.
         let mut env: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
         for (k, v) in &req.env {
@@ -438,6 +454,29 @@ impl Sandbox {
 }
 
 static CALL_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A new private directory for `{tmp}` when no mount namespace can give a private `/tmp`.
+/// `create_dir` fails on an existing name, so another user cannot plant one in advance.
+fn make_host_tmp() -> Result<PathBuf, RunError> {
+    use std::os::unix::fs::DirBuilderExt;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let dir = std::env::temp_dir().join(format!(
+        "sbx-{}-{}-{}-{nanos}",
+        nix::unistd::geteuid(),
+        std::process::id(),
+        CALL_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|source| RunError::Workspace {
+            path: dir.clone(),
+            source,
+        })?;
+    Ok(dir)
+}
 
 fn cleanup(p: &Prepared2) {
     if let Some(dir) = &p.host_tmp {

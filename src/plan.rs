@@ -424,6 +424,24 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
     let mut mounts = Vec::new();
     let tmp = input.tmp.to_path_buf();
     if namespaces.mount {
+        for d in &caps.fs.deny_read {
+            if fs.exists(&d.path) && !d.path.starts_with("/proc") && !d.path.starts_with("/dev") {
+                mounts.push(MountStep::Hide {
+                    target: d.path.clone(),
+                    is_dir: fs.is_dir(&d.path),
+                    origin: d.origin.clone(),
+                });
+            }
+        }
+        for d in &caps.fs.deny_write {
+            if fs.exists(&d.path) && caps.fs.write.iter().any(|w| d.path.starts_with(&w.path)) {
+                mounts.push(MountStep::ReadOnly {
+                    target: d.path.clone(),
+                    origin: d.origin.clone(),
+                });
+            }
+        }
+        // The private tmp comes after hides and read-only binds: kept paths carry them along.
         if caps.isolation.private_tmp {
             let mut keep: Vec<PathBuf> = caps
                 .fs
@@ -447,23 +465,6 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
                 keep: outer,
                 origin: Origin::builtin("isolation.private_tmp"),
             });
-        }
-        for d in &caps.fs.deny_read {
-            if fs.exists(&d.path) && !d.path.starts_with("/proc") && !d.path.starts_with("/dev") {
-                mounts.push(MountStep::Hide {
-                    target: d.path.clone(),
-                    is_dir: fs.is_dir(&d.path),
-                    origin: d.origin.clone(),
-                });
-            }
-        }
-        for d in &caps.fs.deny_write {
-            if fs.exists(&d.path) && caps.fs.write.iter().any(|w| d.path.starts_with(&w.path)) {
-                mounts.push(MountStep::ReadOnly {
-                    target: d.path.clone(),
-                    origin: d.origin.clone(),
-                });
-            }
         }
         if namespaces.pid {
             mounts.push(MountStep::Proc);

@@ -109,6 +109,28 @@ fn rlimit_resource(r: Rlimit) -> libc::__rlimit_resource_t {
     }
 }
 
+/// Remove empty `sbx-PID-N` cgroups left by runs whose sbx was killed before it could clean up.
+fn remove_stale_cgroups(root: &Path) {
+    let Ok(rd) = std::fs::read_dir(root) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("sbx-"))
+            .and_then(|n| n.split('-').next())
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            // Fails harmlessly while the cgroup still has members.
+            let _ = std::fs::remove_dir(e.path());
+        }
+    }
+}
+
 static CGROUP_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Prepared {
@@ -157,6 +179,7 @@ impl Prepared {
         };
         let (cgroup_procs, cgroup_dir) = match (plan.cgroup_pids_max, &host.pids_cgroup) {
             (Some(max), Some(root)) => {
+                remove_stale_cgroups(root);
                 let seq = CGROUP_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let dir = root.join(format!("sbx-{}-{seq}", std::process::id()));
                 let err = |source| EnforceError::Cgroup {

@@ -1,0 +1,161 @@
+//! Helpers for tests that run the built `sbx` binary, as root and as uid 65534.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::os::unix::fs::{PermissionsExt, chown};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+pub const NOBODY: u32 = 65534;
+
+/// A copy of the binary in a directory every user can enter.
+pub fn sbx_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("sbx-test-bin-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let dst = dir.join("sbx");
+        std::fs::copy(env!("CARGO_BIN_EXE_sbx"), &dst).unwrap();
+        std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(0o755)).unwrap();
+        dst
+    })
+}
+
+/// Who runs the scenario: the test's own user, and uid 65534 when the test runs as root.
+pub fn users() -> Vec<Option<u32>> {
+    let mut v = vec![None];
+    if nix::unistd::geteuid().is_root() {
+        v.push(Some(NOBODY));
+    }
+    v
+}
+
+/// Whether a kernel feature is there; under CI a missing one fails the test, elsewhere it is
+/// skipped with the reason printed.
+pub fn require(feature: &str, present: bool) -> bool {
+    if present {
+        return true;
+    }
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("required kernel feature missing on this CI host: {feature}");
+    }
+    eprintln!("SKIP: {feature} is not available on this host");
+    false
+}
+
+/// A scratch area: a workspace and a home directory, owned by `user`.
+pub struct Scratch {
+    pub root: tempfile::TempDir,
+    pub ws: PathBuf,
+    pub home: PathBuf,
+    pub user: Option<u32>,
+}
+
+impl Scratch {
+    pub fn new(user: Option<u32>) -> Scratch {
+        // Not under /tmp: the sandbox's private /tmp would hide a home directory there.
+        let root = tempfile::Builder::new()
+            .prefix("sbx-t")
+            .tempdir_in("/var/tmp")
+            .unwrap();
+        std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let ws = root.path().join("ws");
+        let home = root.path().join("home");
+        std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::write(home.join(".ssh/id_rsa"), "SENTINEL-SSH-KEY-7f3a\n").unwrap();
+        std::fs::write(home.join("notes.txt"), "SENTINEL-NOTES-91b2\n").unwrap();
+        let s = Scratch {
+            root,
+            ws,
+            home,
+            user,
+        };
+        s.chown_all();
+        s
+    }
+
+    /// Give every file under the scratch root to the scenario's user.
+    pub fn chown_all(&self) {
+        if let Some(uid) = self.user {
+            fn walk(p: &Path, uid: u32) {
+                chown(p, Some(uid), Some(uid)).unwrap();
+                if p.is_dir() && !p.is_symlink() {
+                    for e in std::fs::read_dir(p).unwrap() {
+                        walk(&e.unwrap().path(), uid);
+                    }
+                }
+            }
+            walk(&self.ws, uid);
+            walk(&self.home, uid);
+        }
+    }
+
+    pub fn write_profile(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.root.path().join(format!("{name}.toml"));
+        std::fs::write(&p, text).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        p
+    }
+
+    /// A command that runs `sbx` with the scenario's user, workspace and home.
+    pub fn sbx(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(sbx_bin());
+        c.args(args)
+            .current_dir(&self.ws)
+            .env_clear()
+            .env("HOME", &self.home)
+            .env(
+                "PATH",
+                "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            )
+            .env("LANG", "C.UTF-8");
+        c.stdin(Stdio::null());
+        if let Some(uid) = self.user {
+            // std drops supplementary groups itself when switching from root.
+            c.uid(uid).gid(uid);
+        }
+        c
+    }
+
+    /// Run `sh -c script` under `profile`.
+    pub fn run(&self, profile: &str, script: &str) -> Output {
+        self.sbx(&["run", "--profile", profile, "--", "sh", "-c", script])
+            .output()
+            .unwrap()
+    }
+
+    /// Run `sh -c script` outside any sandbox, as the scenario's user.
+    pub fn outside(&self, script: &str) -> Output {
+        let mut c = Command::new("sh");
+        c.args(["-c", script])
+            .current_dir(&self.ws)
+            .env("HOME", &self.home)
+            .stdin(Stdio::null());
+        if let Some(uid) = self.user {
+            c.uid(uid).gid(uid);
+        }
+        c.output().unwrap()
+    }
+
+    pub fn label(&self) -> String {
+        match self.user {
+            Some(u) => format!("uid {u}"),
+            None => format!("uid {}", nix::unistd::geteuid()),
+        }
+    }
+}
+
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}

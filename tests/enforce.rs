@@ -1,0 +1,781 @@
+//! Each protection, attempted from inside the sandbox and paired with the same action allowed
+//! (under a wider profile, or outside the sandbox), as root and as uid 65534.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+mod common;
+use common::*;
+use std::io::Read;
+
+/// A profile that grants much more, for the "allowed" half of a pair.
+const WIDE: &str = r#"
+requires = ["landlock", "seccomp"]
+[filesystem]
+read = ["/"]
+execute = ["/"]
+write = ["{workspace}", "{home}", "{tmp}"]
+[network]
+mode = "host"
+[isolation]
+pid = false
+scope_signals = false
+scope_abstract_unix = false
+private_tmp = false
+[environment]
+pass = ["PATH", "HOME", "SECRET_TOKEN"]
+[limits]
+timeout = 60
+processes = 2000
+memory = "4GiB"
+"#;
+
+/// A python snippet that prints the errno of a raw syscall (0 on success).
+fn syscall_probe(nr: &str, args: &str) -> String {
+    format!(
+        "python3 -c 'import ctypes,sys; l=ctypes.CDLL(None,use_errno=True); l.syscall.restype=ctypes.c_long; r=l.syscall({nr}{args}); print(\"errno\", 0 if r>=0 else ctypes.get_errno())'"
+    )
+}
+
+#[test]
+fn secret_under_deny_read_is_unreadable() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        let blocked = s.run("workspace", "cat \"$HOME/.ssh/id_rsa\"");
+        assert!(
+            !text(&blocked).contains("SENTINEL-SSH"),
+            "{}: secret leaked: {}",
+            s.label(),
+            text(&blocked)
+        );
+        assert_ne!(blocked.status.code(), Some(0), "{}", s.label());
+        let allowed = s.run(wide.to_str().unwrap(), "cat \"$HOME/.ssh/id_rsa\"");
+        assert!(
+            stdout(&allowed).contains("SENTINEL-SSH"),
+            "{}: wide profile should read it: {}",
+            s.label(),
+            text(&allowed)
+        );
+    }
+}
+
+#[test]
+fn outside_readable_set_is_unreadable_under_strict() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let blocked = s.run("strict", "cat \"$HOME/notes.txt\"");
+        assert!(
+            !text(&blocked).contains("SENTINEL-NOTES"),
+            "{}: {}",
+            s.label(),
+            text(&blocked)
+        );
+        let allowed = s.run("workspace", "cat \"$HOME/notes.txt\"");
+        assert!(
+            stdout(&allowed).contains("SENTINEL-NOTES"),
+            "{}: {}",
+            s.label(),
+            text(&allowed)
+        );
+    }
+}
+
+#[test]
+fn write_outside_workspace_is_denied() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        let blocked = s.run("workspace", "echo x > \"$HOME/out\"");
+        assert_ne!(blocked.status.code(), Some(0));
+        assert!(!s.home.join("out").exists(), "{}", s.label());
+        let inside = s.run("workspace", "echo x > inside.txt");
+        assert_eq!(
+            inside.status.code(),
+            Some(0),
+            "{}: {}",
+            s.label(),
+            text(&inside)
+        );
+        assert!(s.ws.join("inside.txt").exists());
+        let allowed = s.run(wide.to_str().unwrap(), "echo x > \"$HOME/out\"");
+        assert_eq!(
+            allowed.status.code(),
+            Some(0),
+            "{}: {}",
+            s.label(),
+            text(&allowed)
+        );
+        assert!(s.home.join("out").exists());
+    }
+}
+
+#[test]
+fn git_hooks_stay_read_only_but_git_internals_are_writable() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        let blocked = s.run("workspace", "echo evil > .git/hooks/pre-commit");
+        assert_ne!(blocked.status.code(), Some(0));
+        assert!(
+            !s.ws.join(".git/hooks/pre-commit").exists(),
+            "{}",
+            s.label()
+        );
+        let sibling = s.run(
+            "workspace",
+            "echo ok > .git/index.lock && rm .git/index.lock",
+        );
+        assert_eq!(
+            sibling.status.code(),
+            Some(0),
+            "{}: {}",
+            s.label(),
+            text(&sibling)
+        );
+        let allowed = s.run(wide.to_str().unwrap(), "echo fine > .git/hooks/pre-commit");
+        assert_eq!(
+            allowed.status.code(),
+            Some(0),
+            "{}: {}",
+            s.label(),
+            text(&allowed)
+        );
+    }
+}
+
+#[test]
+fn symlink_out_of_workspace_does_not_grant_write() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        std::os::unix::fs::symlink(&s.home, s.ws.join("link")).unwrap();
+        let blocked = s.run("workspace", "echo x > link/through");
+        assert_ne!(blocked.status.code(), Some(0));
+        assert!(!s.home.join("through").exists(), "{}", s.label());
+        let allowed = s.run(wide.to_str().unwrap(), "echo x > link/through");
+        assert_eq!(
+            allowed.status.code(),
+            Some(0),
+            "{}: {}",
+            s.label(),
+            text(&allowed)
+        );
+    }
+}
+
+fn tcp_probe(port: u16) -> String {
+    format!(
+        "python3 -c 'import socket; s=socket.create_connection((\"127.0.0.1\",{port}),timeout=5); print(\"CONNECTED\", s.recv(16).decode())'"
+    )
+}
+
+#[test]
+fn tcp_to_host_loopback_is_unreachable() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for c in listener.incoming().flatten() {
+            let mut c = c;
+            let _ = std::io::Write::write_all(&mut c, b"HELLO-TCP");
+        }
+    });
+    for u in users() {
+        let s = Scratch::new(u);
+        for profile in ["workspace", "strict", "read-only"] {
+            let blocked = s.run(profile, &tcp_probe(port));
+            assert!(
+                !stdout(&blocked).contains("CONNECTED"),
+                "{} {profile}: {}",
+                s.label(),
+                text(&blocked)
+            );
+        }
+        let allowed = s.run("workspace-net", &tcp_probe(port));
+        assert!(
+            stdout(&allowed).contains("CONNECTED HELLO-TCP"),
+            "{}: {}",
+            s.label(),
+            text(&allowed)
+        );
+    }
+}
+
+#[test]
+fn udp_to_host_loopback_does_not_arrive() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        sock.set_read_timeout(Some(std::time::Duration::from_secs(3)))
+            .unwrap();
+        let port = sock.local_addr().unwrap().port();
+        let send = format!(
+            "python3 -c 'import socket; socket.socket(socket.AF_INET,socket.SOCK_DGRAM).sendto(b\"UDP-SENTINEL\",(\"127.0.0.1\",{port}))'"
+        );
+        s.run("workspace", &send);
+        s.run("read-only", &send);
+        let allowed = s.run("workspace-net", &send);
+        assert_eq!(allowed.status.code(), Some(0), "{}", text(&allowed));
+        let mut buf = [0u8; 64];
+        let (n, _) = sock.recv_from(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"UDP-SENTINEL");
+        // Only the host-network datagram arrived: nothing else is queued.
+        sock.set_nonblocking(true).unwrap();
+        assert!(
+            sock.recv_from(&mut buf).is_err(),
+            "{}: a sandboxed datagram arrived",
+            s.label()
+        );
+    }
+}
+
+#[test]
+fn abstract_unix_socket_outside_is_unreachable() {
+    use std::os::linux::net::SocketAddrExt;
+    let name = format!("sbx-test-abstract-{}", std::process::id());
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    let listener = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
+    std::thread::spawn(move || {
+        for c in listener.incoming().flatten() {
+            let mut c = c;
+            let _ = std::io::Write::write_all(&mut c, b"HELLO-UNIX");
+        }
+    });
+    let probe = format!(
+        "python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\"\\0{name}\"); print(\"CONNECTED\", s.recv(16).decode())'"
+    );
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        // workspace-net shares the host network namespace: only Landlock's scope stops this.
+        for profile in ["workspace", "workspace-net"] {
+            let blocked = s.run(profile, &probe);
+            assert!(
+                !stdout(&blocked).contains("CONNECTED"),
+                "{} {profile}: {}",
+                s.label(),
+                text(&blocked)
+            );
+        }
+        let allowed = s.run(wide.to_str().unwrap(), &probe);
+        assert!(
+            stdout(&allowed).contains("CONNECTED HELLO-UNIX"),
+            "{}: {}",
+            s.label(),
+            text(&allowed)
+        );
+    }
+}
+
+#[test]
+fn path_unix_socket_in_host_tmp_is_unreachable() {
+    let dir = tempfile::Builder::new()
+        .prefix("sbx-sock")
+        .tempdir()
+        .unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let path = dir.path().join("s.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    std::thread::spawn(move || {
+        for c in listener.incoming().flatten() {
+            let mut c = c;
+            let _ = std::io::Write::write_all(&mut c, b"HELLO-PATH");
+        }
+    });
+    let probe = format!(
+        "python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\"{}\"); print(\"CONNECTED\", s.recv(16).decode())'",
+        path.display()
+    );
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        let blocked = s.run("workspace", &probe);
+        assert!(
+            !stdout(&blocked).contains("CONNECTED"),
+            "{}: {}",
+            s.label(),
+            text(&blocked)
+        );
+        let allowed = s.run(wide.to_str().unwrap(), &probe);
+        assert!(
+            stdout(&allowed).contains("CONNECTED HELLO-PATH"),
+            "{}: {}",
+            s.label(),
+            text(&allowed)
+        );
+    }
+}
+
+#[test]
+fn processes_outside_cannot_be_signalled() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        let mut victim = std::process::Command::new("sleep");
+        victim.arg("300");
+        if let Some(uid) = u {
+            std::os::unix::process::CommandExt::uid(&mut victim, uid);
+        }
+        let mut victim = victim.spawn().unwrap();
+        let pid = victim.id();
+        let script = format!("kill -0 {pid} && echo SIGNALLED");
+        let blocked = s.run("workspace", &script);
+        assert!(
+            !stdout(&blocked).contains("SIGNALLED"),
+            "{}: {}",
+            s.label(),
+            text(&blocked)
+        );
+        // Without a PID namespace, Landlock's signal scope alone still refuses.
+        let scoped = s.write_profile(
+            "scoped",
+            &WIDE.replace("scope_signals = false", "scope_signals = true"),
+        );
+        let blocked2 = s.run(scoped.to_str().unwrap(), &script);
+        assert!(
+            !stdout(&blocked2).contains("SIGNALLED"),
+            "{}: {}",
+            s.label(),
+            text(&blocked2)
+        );
+        let allowed = s.run(wide.to_str().unwrap(), &script);
+        assert!(
+            stdout(&allowed).contains("SIGNALLED"),
+            "{}: {}",
+            s.label(),
+            text(&allowed)
+        );
+        victim.kill().unwrap();
+        victim.wait().unwrap();
+    }
+}
+
+#[test]
+fn denied_syscalls_answer_with_the_filter_errno() {
+    // (syscall number, args, errno inside) paired with the same call outside, which differs.
+    let cases: &[(&str, &str, i32, &str)] = &[
+        ("101", ", 0, 0, 0, 0", libc::EPERM, "ptrace(PTRACE_TRACEME)"),
+        (
+            "425",
+            ", 1, ctypes.create_string_buffer(120)",
+            libc::EPERM,
+            "io_uring_setup",
+        ),
+        ("0x40000027", "", libc::EPERM, "x32 getpid"),
+        ("435", ", 0, 0", libc::ENOSYS, "clone3"),
+        ("272", ", 0x10000000", libc::EPERM, "unshare(CLONE_NEWUSER)"),
+        (
+            "165",
+            ", b\"none\", b\"/tmp\", b\"tmpfs\", 0, 0",
+            libc::EPERM,
+            "mount",
+        ),
+        ("170", ", b\"evil\", 4", libc::EPERM, "sethostname"),
+        ("250", ", 0, 0, 0", libc::EPERM, "keyctl"),
+    ];
+    for u in users() {
+        let s = Scratch::new(u);
+        for (nr, args, want, what) in cases {
+            let inside = s.run("workspace", &syscall_probe(nr, args));
+            let got = format!("errno {want}");
+            assert!(
+                stdout(&inside).trim() == got,
+                "{} {what}: inside gave {:?}, want {got}",
+                s.label(),
+                text(&inside)
+            );
+            // The pair runs outside the sandbox in throwaway namespaces, so that mount and
+            // sethostname succeed there without touching the host.
+            let outside = s.outside(&format!("unshare -rmu {}", syscall_probe(nr, args)));
+            assert!(
+                stdout(&outside).trim() != got,
+                "{} {what}: outside gives the same answer {:?}, so the test proves nothing",
+                s.label(),
+                text(&outside)
+            );
+        }
+    }
+}
+
+#[test]
+fn unshare_cannot_regain_capabilities() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let blocked = s.run("workspace", "unshare -r id -u && echo REGAINED");
+        assert!(
+            !stdout(&blocked).contains("REGAINED"),
+            "{}: {}",
+            s.label(),
+            text(&blocked)
+        );
+        let allowed = s.outside("unshare -r id -u && echo REGAINED");
+        assert!(
+            stdout(&allowed).contains("REGAINED"),
+            "{}: {}",
+            s.label(),
+            text(&allowed)
+        );
+    }
+}
+
+#[test]
+fn capabilities_are_all_dropped() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let o = s.run("workspace", "grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb)' /proc/self/status; grep NoNewPrivs /proc/self/status");
+        let t = stdout(&o);
+        for line in t.lines().filter(|l| l.starts_with("Cap")) {
+            assert!(line.ends_with("0000000000000000"), "{}: {line}", s.label());
+        }
+        assert!(t.contains("NoNewPrivs:\t1"), "{}: {t}", s.label());
+        if u.is_none() && nix::unistd::geteuid().is_root() {
+            let outside = s.outside("grep CapEff /proc/self/status");
+            assert!(
+                !stdout(&outside).ends_with("0000000000000000\n"),
+                "root outside should have capabilities"
+            );
+        }
+    }
+}
+
+#[test]
+fn setuid_binary_does_not_regain_privilege() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("SKIP: needs root to create a setuid binary");
+        return;
+    }
+    let s = Scratch::new(Some(NOBODY));
+    let suid = s.ws.join("suid-id");
+    std::fs::copy("/usr/bin/id", &suid).unwrap();
+    std::os::unix::fs::chown(&suid, Some(0), Some(0)).unwrap();
+    std::fs::set_permissions(&suid, std::os::unix::fs::PermissionsExt::from_mode(0o4755)).unwrap();
+    let inside = s.run("workspace", "./suid-id -u");
+    assert_eq!(stdout(&inside).trim(), "65534", "{}", text(&inside));
+    let outside = s.outside("./suid-id -u");
+    assert_eq!(
+        stdout(&outside).trim(),
+        "0",
+        "outside, the setuid bit must work: {}",
+        text(&outside)
+    );
+}
+
+#[test]
+fn fork_bomb_is_stopped_by_the_process_limit() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let tight = s.write_profile(
+            "tight",
+            "extends = \"workspace\"\n[limits]\nprocesses = 40\n",
+        );
+        let loose = s.write_profile(
+            "loose",
+            "extends = \"workspace\"\n[limits]\nprocesses = 1000\n",
+        );
+        let script = "python3 -c 'import os,time\npids=[]\nfor i in range(100):\n  try: p=os.fork()\n  except OSError: break\n  if p==0:\n    time.sleep(30); os._exit(0)\n  pids.append(p)\nprint(\"forked\", len(pids))\nfor p in pids: os.kill(p,9)'";
+        let count = |o: &std::process::Output| -> usize {
+            stdout(o)
+                .trim()
+                .trim_start_matches("forked ")
+                .parse()
+                .unwrap_or(usize::MAX)
+        };
+        let blocked = s.run(tight.to_str().unwrap(), script);
+        let n = count(&blocked);
+        assert!(
+            n < 40,
+            "{}: {n} forks under a limit of 40: {}",
+            s.label(),
+            text(&blocked)
+        );
+        let allowed = s.run(loose.to_str().unwrap(), script);
+        assert_eq!(count(&allowed), 100, "{}: {}", s.label(), text(&allowed));
+    }
+}
+
+#[test]
+fn memory_hog_is_stopped_by_the_memory_limit() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let tight = s.write_profile(
+            "tight",
+            "extends = \"workspace\"\n[limits]\nmemory = \"256MiB\"\n",
+        );
+        let loose = s.write_profile(
+            "loose",
+            "extends = \"workspace\"\n[limits]\nmemory = \"4GiB\"\n",
+        );
+        let hog = "python3 -c 'b=bytearray(512*1024*1024); print(\"ALLOCATED\", len(b))'";
+        let blocked = s.run(tight.to_str().unwrap(), hog);
+        assert!(
+            !stdout(&blocked).contains("ALLOCATED"),
+            "{}: {}",
+            s.label(),
+            text(&blocked)
+        );
+        assert_ne!(blocked.status.code(), Some(0));
+        let allowed = s.run(loose.to_str().unwrap(), hog);
+        assert!(
+            stdout(&allowed).contains("ALLOCATED"),
+            "{}: {}",
+            s.label(),
+            text(&allowed)
+        );
+    }
+}
+
+fn alive_with_arg(marker: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        std::fs::read(e.path().join("cmdline"))
+            .map(|c| String::from_utf8_lossy(&c).contains(marker))
+            .unwrap_or(false)
+    })
+}
+
+#[test]
+fn setsid_daemon_does_not_survive() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let marker = format!("31{}7", std::process::id());
+        let o = s.run(
+            "workspace",
+            &format!(
+                "setsid -f sleep {marker}; nohup sleep {marker}1 >/dev/null 2>&1 & echo started"
+            ),
+        );
+        assert!(stdout(&o).contains("started"), "{}", text(&o));
+        assert!(
+            !alive_with_arg(&marker),
+            "{}: a daemon outlived the sandbox",
+            s.label()
+        );
+        // Paired: outside the sandbox the same daemon survives.
+        s.outside(&format!(
+            "setsid -f sleep {marker} </dev/null >/dev/null 2>&1"
+        ));
+        assert!(alive_with_arg(&marker));
+        s.outside(&format!("pkill -f 'sleep {marker}'"));
+    }
+}
+
+#[test]
+fn killing_sbx_with_sigkill_kills_the_tree() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let marker = format!("42{}9", std::process::id());
+        let mut child = s
+            .sbx(&[
+                "run",
+                "--profile",
+                "workspace",
+                "--",
+                "sh",
+                "-c",
+                &format!("setsid -f sleep {marker}; echo up; sleep 300"),
+            ])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut buf = [0u8; 3];
+        child.stdout.take().unwrap().read_exact(&mut buf).unwrap();
+        assert!(
+            alive_with_arg(&marker),
+            "{}: daemon did not start",
+            s.label()
+        );
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let mut gone = false;
+        for _ in 0..200 {
+            if !alive_with_arg(&marker) {
+                gone = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        assert!(gone, "{}: the daemon survived SIGKILL of sbx", s.label());
+    }
+}
+
+#[test]
+fn timeout_kills_a_command_that_ignores_sigterm() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let marker = format!("53{}1", std::process::id());
+        let o = s
+            .sbx(&[
+                "run",
+                "--profile",
+                "workspace",
+                "--timeout",
+                "1",
+                "--",
+                "sh",
+                "-c",
+                &format!("trap '' TERM; sleep {marker} & trap '' TERM; while :; do sleep 1; done"),
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(124), "{}: {}", s.label(), text(&o));
+        assert!(!alive_with_arg(&marker), "{}", s.label());
+        let fine = s
+            .sbx(&[
+                "run",
+                "--profile",
+                "workspace",
+                "--timeout",
+                "30",
+                "--",
+                "true",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(fine.status.code(), Some(0));
+    }
+}
+
+#[test]
+fn inherited_file_descriptors_are_closed() {
+    for u in users() {
+        let s = Scratch::new(u);
+        std::fs::write(s.ws.join("fdsecret"), "FD-SENTINEL\n").unwrap();
+        s.chown_all();
+        let bin = sbx_bin().display().to_string();
+        let inside = s.outside(&format!(
+            "exec 7<fdsecret; {bin} run --profile workspace -- sh -c 'cat <&7'"
+        ));
+        assert!(
+            !text(&inside).contains("FD-SENTINEL"),
+            "{}: {}",
+            s.label(),
+            text(&inside)
+        );
+        let outside = s.outside("exec 7<fdsecret; sh -c 'cat <&7'");
+        assert!(stdout(&outside).contains("FD-SENTINEL"));
+    }
+}
+
+#[test]
+fn dev_has_no_block_or_memory_devices() {
+    let host_block: Vec<String> = std::fs::read_dir("/dev")
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| {
+            n.starts_with("vd")
+                || n.starts_with("sd")
+                || n.starts_with("nvme")
+                || n == "mem"
+                || n == "kmsg"
+        })
+        .collect();
+    assert!(
+        !host_block.is_empty(),
+        "the host should have block or memory devices to hide"
+    );
+    for u in users() {
+        let s = Scratch::new(u);
+        let o = s.run("workspace", "ls /dev");
+        let listing = stdout(&o);
+        for d in &host_block {
+            assert!(
+                !listing.lines().any(|l| l == d),
+                "{}: /dev/{d} visible",
+                s.label()
+            );
+        }
+        for d in [
+            "null", "zero", "full", "random", "urandom", "tty", "pts", "ptmx", "shm",
+        ] {
+            assert!(
+                listing.lines().any(|l| l == d),
+                "{}: /dev/{d} missing: {listing}",
+                s.label()
+            );
+        }
+    }
+}
+
+#[test]
+fn environment_is_cleared_unless_passed() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        let blocked = s
+            .sbx(&["run", "--profile", "workspace", "--", "sh", "-c", "env"])
+            .env("SECRET_TOKEN", "ENV-SENTINEL")
+            .output()
+            .unwrap();
+        assert!(!stdout(&blocked).contains("ENV-SENTINEL"), "{}", s.label());
+        assert!(stdout(&blocked).contains("PATH="));
+        let allowed = s
+            .sbx(&[
+                "run",
+                "--profile",
+                wide.to_str().unwrap(),
+                "--",
+                "sh",
+                "-c",
+                "env",
+            ])
+            .env("SECRET_TOKEN", "ENV-SENTINEL")
+            .output()
+            .unwrap();
+        assert!(stdout(&allowed).contains("ENV-SENTINEL"), "{}", s.label());
+    }
+}
+
+#[test]
+fn tiocsti_is_refused() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let probe = "python3 -c 'import fcntl,termios,errno\ntry:\n  fcntl.ioctl(0, termios.TIOCSTI, b\"x\"); print(\"errno 0\")\nexcept OSError as e: print(\"errno\", e.errno)'";
+        let inside = s.run("workspace", probe);
+        assert_eq!(
+            stdout(&inside).trim(),
+            format!("errno {}", libc::EPERM),
+            "{}: {}",
+            s.label(),
+            text(&inside)
+        );
+        let outside = s.outside(probe);
+        assert_ne!(
+            stdout(&outside).trim(),
+            format!("errno {}", libc::EPERM),
+            "{}",
+            text(&outside)
+        );
+    }
+}
+
+#[test]
+fn proc_shows_only_the_sandbox() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let o = s.run(
+            "workspace",
+            "ls /proc | grep -c '^[0-9]'; cat /proc/1/environ >/dev/null && echo READ1",
+        );
+        let n: usize = stdout(&o)
+            .lines()
+            .next()
+            .unwrap_or("0")
+            .trim()
+            .parse()
+            .unwrap_or(999);
+        assert!(n < 10, "{}: {n} processes visible", s.label());
+        let outside = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .chars()
+                    .all(|c| c.is_ascii_digit())
+            })
+            .count();
+        assert!(outside > n, "outside sees more processes");
+    }
+}
