@@ -5,4 +5,11 @@ pub mod pipeline;
 pub mod policy;
 pub mod shell;
 
-pub use capability::{CapabilitySet, EnvPolicy, FsCaps, Isolation, Limits, NetworkMode, Origin, PathEntry};
+pub use capability::{
+    CapabilitySet, EnvPolicy, FsCaps, Isolation, Limits, NetworkMode, Origin, PathEntry,
+};
+pub use pipeline::{
+    CallResult, Caller, CheckReport, Decision, EnforcedCaps, ExecOutcome, ExecRequest, Executor,
+    Mode, Pipeline, ProfileCaps, Ruling, Stage, ToolCall, check,
+};
+pub use policy::{LoadOptions, Policy, PolicyEnv, PolicyError};
