@@ -13,3 +13,8 @@ pub mod exec;
 pub mod host;
 pub mod plan;
 pub mod profile;
+pub use pipeline::{
+    CallResult, Caller, CheckReport, Decision, EnforcedCaps, ExecOutcome, ExecRequest, Executor,
+    Mode, Pipeline, ProfileCaps, Ruling, Stage, ToolCall, check,
+};
+pub use policy::{LoadOptions, Policy, PolicyEnv, PolicyError};
