@@ -29,10 +29,10 @@ impl Verdict {
     pub fn fail_closed(cause: impl std::fmt::Display) -> Self {
         Self {
             decision: Decision::Deny,
-            reason: format!("sbx hook failed closed: {cause}"),
+            reason: cause.to_string(),
             rule: None,
             source: None,
-            by: "sbx-hook".into(),
+            by: "sbx-hook (fail closed)".into(),
         }
     }
 
