@@ -64,6 +64,9 @@ pub struct ServeArgs {
     /// Append an audit line per call and result to this file.
     #[arg(long)]
     audit: Option<PathBuf>,
+    /// Print the JSON Schemas of every request and event, and exit.
+    #[arg(long)]
+    schema: bool,
 }
 
 pub fn hook(a: HookArgs) -> ExitCode {
@@ -90,6 +93,18 @@ pub fn hook(a: HookArgs) -> ExitCode {
 }
 
 pub fn serve(a: ServeArgs) -> ExitCode {
+    if a.schema {
+        return match serde_json::to_string_pretty(&sbx::serve::schemas()) {
+            Ok(s) => {
+                println!("{s}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("sbx serve: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
     let workspace = a
         .workspace
         .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")));

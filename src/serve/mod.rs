@@ -12,4 +12,5 @@ pub use lines::{Line, next_line};
 pub use protocol::{
     ApprovalReply, DEFAULT_MAX_LINE_BYTES, Event, PROTOCOL_VERSION, Request, schemas,
 };
+pub use crate::hook::{Loaded, SetupError, SetupOptions};
 pub use server::{ServeOptions, serve};
