@@ -34,14 +34,18 @@ pub fn builtin_source(env: &PolicyEnv) -> Result<PolicySource, PolicyError> {
     parse_policy_file(BUILTIN_POLICY, SourceKind::Builtin, "sbx", env)
 }
 
-/// Merge sources (the built-in one included by the caller or not) into one policy.
+/// Merge sources into one policy. The built-in source is always part of it
+/// (added here when `sources` does not hold it).
 ///
 /// Each source's examples are checked against that source plus the built-in
 /// rules; a source whose own examples fail makes the whole load fail. The mode
 /// is taken from the last source that sets one in the order profile, project,
 /// user, file (the order of `sources` does not matter).
-pub fn merge(sources: Vec<PolicySource>, env: &PolicyEnv) -> Result<Policy, PolicyError> {
+pub fn merge(mut sources: Vec<PolicySource>, env: &PolicyEnv) -> Result<Policy, PolicyError> {
     let builtin = builtin_source(env)?;
+    if !sources.iter().any(|s| s.kind == SourceKind::Builtin) {
+        sources.push(builtin.clone());
+    }
     for s in &sources {
         if s.examples.is_empty() {
             continue;
@@ -91,7 +95,7 @@ pub struct LoadOptions {
 
 /// Load built-in, profile, user, project and `--policy` sources and merge them.
 pub fn load(env: &PolicyEnv, opts: &LoadOptions) -> Result<Policy, PolicyError> {
-    let mut sources = vec![builtin_source(env)?];
+    let mut sources = Vec::new();
     if let Some((name, text)) = &opts.profile {
         sources.push(parse_profile_policy(text, name, env)?);
     }

@@ -1,5 +1,7 @@
 #![allow(dead_code)]
-use sbx::capability::{CapabilitySet, EnvPolicy, FsCaps, Isolation, Limits, NetworkMode, Origin, PathEntry};
+use sbx::capability::{
+    CapabilitySet, EnvPolicy, FsCaps, Isolation, Limits, NetworkMode, Origin, PathEntry,
+};
 use sbx::pipeline::{Caller, ToolCall};
 use sbx::policy::{self, PolicyEnv, PolicySource, SourceKind};
 use std::path::PathBuf;
@@ -8,11 +10,18 @@ pub const WS: &str = "/nonexistent-sbx-test/ws";
 pub const HOME: &str = "/nonexistent-sbx-test/home";
 
 pub fn env() -> PolicyEnv {
-    PolicyEnv { workspace: WS.into(), home: HOME.into() }
+    PolicyEnv {
+        workspace: WS.into(),
+        home: HOME.into(),
+    }
 }
 
 pub fn entry(p: &str) -> PathEntry {
-    PathEntry { path: PathBuf::from(p), required: false, origin: Origin::builtin("test") }
+    PathEntry {
+        path: PathBuf::from(p),
+        required: false,
+        origin: Origin::builtin("test"),
+    }
 }
 
 pub fn profile_caps() -> CapabilitySet {
@@ -25,9 +34,15 @@ pub fn profile_caps() -> CapabilitySet {
             deny_write: vec![],
         },
         network: NetworkMode::Loopback,
-        limits: Limits { timeout_ms: Some(60_000), ..Limits::default() },
+        limits: Limits {
+            timeout_ms: Some(60_000),
+            ..Limits::default()
+        },
         isolation: Isolation::default(),
-        env: EnvPolicy { pass: vec!["PATH".into(), "HOME".into()], set: Default::default() },
+        env: EnvPolicy {
+            pass: vec!["PATH".into(), "HOME".into()],
+            set: Default::default(),
+        },
         extra_denied_syscalls: vec![],
     }
 }
@@ -48,7 +63,10 @@ pub fn policy_of(texts: &[(SourceKind, &str)]) -> policy::Policy {
 }
 
 pub fn caller() -> Caller {
-    Caller { session: "s1".into(), agent: "a1".into() }
+    Caller {
+        session: "s1".into(),
+        agent: "a1".into(),
+    }
 }
 
 pub fn bash(cmd: &str) -> ToolCall {
@@ -60,5 +78,8 @@ pub fn tool(name: &str, input: serde_json::Value) -> ToolCall {
 }
 
 pub fn edit(path: &str) -> ToolCall {
-    tool("Edit", serde_json::json!({"file_path": path, "old_string": "a", "new_string": "b"}))
+    tool(
+        "Edit",
+        serde_json::json!({"file_path": path, "old_string": "a", "new_string": "b"}),
+    )
 }
