@@ -24,7 +24,11 @@ pub struct Origin {
 impl Origin {
     /// An origin for entries that sbx adds itself.
     pub fn builtin(key: &str) -> Self {
-        Self { source: "sbx".into(), line: 0, key: key.into() }
+        Self {
+            source: "sbx".into(),
+            line: 0,
+            key: key.into(),
+        }
     }
 }
 
@@ -254,7 +258,10 @@ impl CapabilitySet {
                 open_files: min_limit(self.limits.open_files, other.limits.open_files),
             },
             isolation: self.isolation.stricter(other.isolation),
-            env: EnvPolicy { pass: env_pass, set },
+            env: EnvPolicy {
+                pass: env_pass,
+                set,
+            },
             extra_denied_syscalls: extra,
         }
     }
@@ -284,7 +291,11 @@ impl CapabilitySet {
             && limit_le(l.open_files, o.open_files)
             && self.isolation.at_least(other.isolation)
             && self.env.pass.iter().all(|v| other.env.pass.contains(v))
-            && self.env.set.iter().all(|(k, v)| other.env.set.get(k) == Some(v))
+            && self
+                .env
+                .set
+                .iter()
+                .all(|(k, v)| other.env.set.get(k) == Some(v))
             && other
                 .extra_denied_syscalls
                 .iter()

@@ -5,4 +5,6 @@ pub mod pipeline;
 pub mod policy;
 pub mod shell;
 
-pub use capability::{CapabilitySet, EnvPolicy, FsCaps, Isolation, Limits, NetworkMode, Origin, PathEntry};
+pub use capability::{
+    CapabilitySet, EnvPolicy, FsCaps, Isolation, Limits, NetworkMode, Origin, PathEntry,
+};
