@@ -234,7 +234,26 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
             format!("[shell.privilege] runs through `{p}`"),
         );
     }
-    if cmd.arg_subst && rank(j.class) > 0 && rank(j.class) < 3 {
+    let lead_name = cmd
+        .argv
+        .get(u.leader)
+        .map(|w| w.value.as_str())
+        .unwrap_or("");
+    let word_subst = cmd
+        .argv
+        .iter()
+        .enumerate()
+        .skip(u.leader + 1)
+        .any(|(i, a)| {
+            a.subst
+                && !(lead_name == "git"
+                    && i > 0
+                    && cmd
+                        .argv
+                        .get(i - 1)
+                        .is_some_and(|p| matches!(p.value.as_str(), "-m" | "--message")))
+        });
+    if (cmd.arg_subst || word_subst) && rank(j.class) > 0 && rank(j.class) < 3 {
         j.raise(
             Class::Opaque,
             "[shell.subst.arg] command substitution feeds a command that is not read-only",

@@ -477,6 +477,10 @@ fn interpreter(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, flags: &[&str], a
         if v == "-" {
             break;
         }
+        if a.subst {
+            super::classify::code_from_substitution(j, c.w, c.cmd, &format!("{name} <(...)"));
+            return;
+        }
         j.raise(
             Class::ScriptRun,
             format!(
@@ -627,6 +631,23 @@ fn copy_like(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
             .saturating_sub(if target_dir.is_some() { 0 } else { 1 });
         for s in ops.iter().take(n) {
             j.write(s, cwd, ctx, "mv source");
+        }
+    }
+    if name == "ln" && (short_flag(args, 's') || has(args, &["--symbolic"])) && ops.len() >= 2 {
+        // A link makes later writes through it land at its target.
+        if let Some(target) = ops.first() {
+            let dir = ops
+                .last()
+                .map(|l| l.value.rsplit_once('/').map_or(".", |(d, _)| d).to_string())
+                .unwrap_or_default();
+            let base = if target.value.starts_with('/') {
+                target.value.clone()
+            } else {
+                format!("{dir}/{}", target.value)
+            };
+            let mut t = (*target).clone();
+            t.value = base;
+            j.write(&t, cwd, ctx, "symlink pointing to");
         }
     }
     if name == "ln" && short_flag(args, 'f') {

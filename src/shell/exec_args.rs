@@ -31,7 +31,15 @@ pub(crate) fn dispatch(
             .chain(args.iter().cloned())
             .collect();
         let mut probe = Judge::new_pub();
-        commands::classify_named(&mut probe, &c, name, args, new_cwd);
+        probe.t.decoder = j.t.decoder;
+        let inner = Ctx {
+            w: &mut *c.w,
+            cmd: c.cmd,
+            stdin: c.stdin,
+            xargs: true,
+            scope: c.scope,
+        };
+        dispatch_named(&mut probe, inner, name, args, new_cwd);
         // The appended arguments are not visible: anything beyond
         // inspection is asked about.
         if probe.class != Class::ReadOnly {
@@ -48,6 +56,16 @@ pub(crate) fn dispatch(
         j.reparse = probe.reparse;
         return;
     }
+    dispatch_named(j, c, name, args, new_cwd);
+}
+
+fn dispatch_named(
+    j: &mut Judge,
+    c: Ctx<'_, '_, '_>,
+    name: &str,
+    args: &[Word],
+    new_cwd: &mut Option<Cwd>,
+) {
     match name {
         n if tables::SHELLS.contains(&n) => shell(j, &c, n, args),
         n if tables::FOREIGN_SHELLS.contains(&n) => j.raise(
@@ -213,7 +231,16 @@ fn stdin_code(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str) {
 /// shape of a reverse shell.
 pub(crate) fn inline_code(j: &mut Judge, name: &str, code: &str) {
     let lc = code.to_ascii_lowercase();
-    let socket = lc.contains("socket") || lc.contains("/dev/tcp") || lc.contains("net.connect");
+    let socket = [
+        "socket",
+        "fsockopen",
+        "/dev/tcp",
+        ".connect(",
+        "net.dial",
+        "tcpstream",
+    ]
+    .iter()
+    .any(|k| lc.contains(k));
     let spawn = [
         "subprocess",
         "pty.spawn",

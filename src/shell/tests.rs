@@ -57,3 +57,49 @@ fn moderately_nested_runs_on_parse_thread() {
     let cmd = format!("echo {}", "ls -la && ".repeat(100) + "pwd");
     assert_eq!(v(&cmd), Verdict::Allow);
 }
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn part() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("ls -la".to_string()),
+            Just("git status".to_string()),
+            Just("cargo test".to_string()),
+            Just("echo hi > out.txt".to_string()),
+            Just("rm -rf build".to_string()),
+            Just("curl https://example.com".to_string()),
+            Just("sh".to_string()),
+            Just("rm -rf ~".to_string()),
+            Just("cat .env".to_string()),
+            Just("sudo id".to_string()),
+            Just("echo x > /etc/x".to_string()),
+            "[a-z $|&;<>()'\"`{}\\-]{0,24}",
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn never_panics(s in "\\PC{0,200}") {
+            let a = analyze(&s, &ctx());
+            prop_assert!(a.deciding_segment.is_none() || a.deciding_segment.is_some_and(|i| i < a.segments.len()));
+        }
+
+        #[test]
+        fn never_panics_on_shell_alphabet(s in "[a-z0-9 $|&;<>()'\"`{}\\\n=*~./-]{0,120}") {
+            let _ = analyze(&s, &ctx());
+        }
+
+        #[test]
+        fn appending_never_loosens(a in part(), b in part(), op in prop_oneof![Just(" ; "), Just(" && "), Just(" | "), Just(" || "), Just("\n")]) {
+            // Only well-formed additions: a syntax error is a clean Ask for
+            // the whole line by design.
+            prop_assume!(rable::parse(&b, false).is_ok_and(|n| !n.is_empty()));
+            prop_assume!(rable::parse(&format!("{a}{op}{b}"), false).is_ok());
+            let alone = analyze(&a, &ctx()).verdict;
+            let joined = analyze(&format!("{a}{op}{b}"), &ctx()).verdict;
+            prop_assert!(joined >= alone, "{a:?} alone {alone:?}, with {op:?} {b:?} gave {joined:?}");
+        }
+    }
+}

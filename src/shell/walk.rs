@@ -477,13 +477,13 @@ impl Walker<'_> {
         let nested_start = self.out.len();
         let mut subst = false;
         subst |= self.words_nested(assignments, scope);
-        let mut arg_subst = self.words_nested(word_nodes, scope);
+        self.words_nested(word_nodes, scope);
         for r in redirects {
             if let NodeKind::Redirect { target, .. } = &r.kind {
                 subst |= self.word_nested(target, scope);
             }
         }
-        arg_subst |= subst;
+        let arg_subst = subst;
         let env = self.env(scope);
         let argv: Vec<Word> = word_nodes.iter().map(|n| words::convert(n, &env)).collect();
         let assigns: Vec<Word> = assignments

@@ -168,8 +168,16 @@ fn literal_part(text: &str, dq: &mut bool, w: &mut Word, first: bool, env: &Env<
                     push(w, '~');
                 }
             }
-            '*' | '?' | '[' => {
+            '*' | '?' => {
                 w.glob = true;
+                push(w, c);
+            }
+            '[' => {
+                // A bracket only globs when a `]` closes it (`[` alone is
+                // the test builtin).
+                if chars.clone().any(|x| x == ']') {
+                    w.glob = true;
+                }
                 push(w, c);
             }
             _ => push(w, c),
