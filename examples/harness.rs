@@ -93,7 +93,10 @@ fn main() -> ExitCode {
         let call = ToolCall::bash(id, command, caller.clone(), &loaded.workspace);
         let r = rt.block_on(pipeline.run(call));
         if r.ruling.decision.as_str() != expect {
-            eprintln!("call {id}: expected {expect}, got {}", r.ruling.decision.as_str());
+            eprintln!(
+                "call {id}: expected {expect}, got {}",
+                r.ruling.decision.as_str()
+            );
             ok = false;
         }
     }

@@ -11,8 +11,11 @@ use std::process::{Command, Stdio};
 /// A stand-in for sbx that prints its arguments, each followed by a NUL byte.
 fn argv_printer(dir: &Path) -> PathBuf {
     let p = dir.join("print argv's");
-    std::fs::write(&p, "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done\n")
-        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        &p,
+        "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755))
         .unwrap_or_else(|e| panic!("{e}"));
     p
@@ -25,7 +28,11 @@ fn argv_through_bash(line: &str) -> Vec<String> {
         .arg(line)
         .output()
         .unwrap_or_else(|e| panic!("bash: {e}"));
-    assert!(out.status.success(), "bash failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "bash failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let mut v: Vec<String> = out
         .stdout
         .split(|b| *b == 0)
@@ -40,7 +47,15 @@ fn check(printer: &Path, profile: &str, workspace: &str, command: &str) {
         .unwrap_or_else(|e| panic!("{e}"));
     let got = argv_through_bash(&line);
     let want = [
-        "run", "--profile", profile, "--workspace", workspace, "--", "bash", "-c", command,
+        "run",
+        "--profile",
+        profile,
+        "--workspace",
+        workspace,
+        "--",
+        "bash",
+        "-c",
+        command,
     ];
     assert_eq!(got, want, "rewritten line: {line:?}");
 }
@@ -141,7 +156,10 @@ fn the_rewritten_command_runs_inside_the_sandbox() {
     let v = hook_answer(ws.path(), home.path(), &event);
     let h = &v["hookSpecificOutput"];
     assert_eq!(h["permissionDecision"], "ask", "no rule allows it: {v}");
-    assert_eq!(h["updatedInput"]["description"], "write in and out", "other fields are kept");
+    assert_eq!(
+        h["updatedInput"]["description"], "write in and out",
+        "other fields are kept"
+    );
     assert_eq!(h["updatedInput"]["timeout"], 60000);
     let rewritten = h["updatedInput"]["command"]
         .as_str()
@@ -157,13 +175,22 @@ fn the_rewritten_command_runs_inside_the_sandbox() {
         .unwrap_or_else(|e| panic!("{e}"));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "stdout: {stdout}\nstderr: {stderr}");
     assert_eq!(
-        std::fs::read_to_string(ws.path().join("inside.txt")).ok().as_deref(),
+        out.status.code(),
+        Some(0),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("inside.txt"))
+            .ok()
+            .as_deref(),
         Some("inside\n"),
         "the write inside the workspace succeeds"
     );
-    assert!(!target.exists(), "the write outside the workspace must not reach the host");
+    assert!(
+        !target.exists(),
+        "the write outside the workspace must not reach the host"
+    );
     assert!(stdout.contains("it's\n"), "quoting survived: {stdout}");
     if !outside.path().starts_with(std::env::temp_dir()) {
         assert!(

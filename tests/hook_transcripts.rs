@@ -57,7 +57,9 @@ impl Ws {
         let writer = std::thread::spawn(move || {
             let _ = pipe.write_all(&data);
         });
-        let out = child.wait_with_output().unwrap_or_else(|e| panic!("wait: {e}"));
+        let out = child
+            .wait_with_output()
+            .unwrap_or_else(|e| panic!("wait: {e}"));
         let _ = writer.join();
         assert_eq!(
             out.status.code(),
@@ -73,20 +75,38 @@ impl Ws {
 
 /// The Claude Code answer, checked for its exact shape; returns (decision, reason).
 fn claude(v: &Value) -> (String, String) {
-    let o = v.as_object().unwrap_or_else(|| panic!("not an object: {v}"));
-    assert_eq!(o.keys().collect::<Vec<_>>(), vec!["hookSpecificOutput"], "{v}");
-    let h = v["hookSpecificOutput"].as_object().unwrap_or_else(|| panic!("{v}"));
+    let o = v
+        .as_object()
+        .unwrap_or_else(|| panic!("not an object: {v}"));
+    assert_eq!(
+        o.keys().collect::<Vec<_>>(),
+        vec!["hookSpecificOutput"],
+        "{v}"
+    );
+    let h = v["hookSpecificOutput"]
+        .as_object()
+        .unwrap_or_else(|| panic!("{v}"));
     let mut keys: Vec<&str> = h.keys().map(String::as_str).collect();
     keys.sort_unstable();
     assert_eq!(
         keys,
-        vec!["hookEventName", "permissionDecision", "permissionDecisionReason"],
+        vec![
+            "hookEventName",
+            "permissionDecision",
+            "permissionDecisionReason"
+        ],
         "{v}"
     );
     assert_eq!(h["hookEventName"], "PreToolUse");
     (
-        h["permissionDecision"].as_str().unwrap_or_default().to_string(),
-        h["permissionDecisionReason"].as_str().unwrap_or_default().to_string(),
+        h["permissionDecision"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        h["permissionDecisionReason"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
     )
 }
 
@@ -154,7 +174,10 @@ fn claude_code_transcript() {
         let v = w.hook(&cc, &w.event(tool, input));
         let (d, r) = claude(&v);
         assert_eq!(d, decision, "{tool}: {v}");
-        assert!(r.starts_with(reason), "{tool}: `{r}` does not start with `{reason}`");
+        assert!(
+            r.starts_with(reason),
+            "{tool}: `{r}` does not start with `{reason}`"
+        );
     }
 }
 
@@ -174,7 +197,10 @@ fn failures_answer_deny_with_the_cause() {
         deny("malformed event JSON: EOF while parsing a value at line 1 column 22")
     );
     assert_eq!(
-        w.hook(&["claude-code"], br#"{"tool_name":"Bash","tool_input":"ls"}"#),
+        w.hook(
+            &["claude-code"],
+            br#"{"tool_name":"Bash","tool_input":"ls"}"#
+        ),
         deny("no workspace: the event has no `cwd` and --workspace was not given")
     );
     let missing = w.p("no-such-policy.toml");
@@ -191,7 +217,10 @@ fn failures_answer_deny_with_the_cause() {
     );
     let (d, r) = claude(&v);
     assert_eq!(d, "deny");
-    assert!(r.contains("sbx: deny by sbx-hook (fail closed): profile:"), "{r}");
+    assert!(
+        r.contains("sbx: deny by sbx-hook (fail closed): profile:"),
+        "{r}"
+    );
 }
 
 #[test]
@@ -203,7 +232,10 @@ fn a_ten_megabyte_command_gets_a_decision() {
     let (d, r) = claude(&v);
     // No rule allows it: the pipeline asks, or denies when its analysis runs out of time
     // (fail closed). It is never allowed, and the answer comes back promptly.
-    assert!(d == "ask" || (d == "deny" && r.contains("fail closed")), "{d}: {r}");
+    assert!(
+        d == "ask" || (d == "deny" && r.contains("fail closed")),
+        "{d}: {r}"
+    );
     assert!(r.len() < 4096, "the reason must not echo the command");
     assert!(start.elapsed() < std::time::Duration::from_secs(60));
 }
@@ -217,7 +249,10 @@ fn codex_transcript() {
         json!({}),
         "allow is no opinion: Codex rejects a bare allow"
     );
-    let v = w.hook(&cx, &w.event("Bash", json!({"command": "git push origin main"})));
+    let v = w.hook(
+        &cx,
+        &w.event("Bash", json!({"command": "git push origin main"})),
+    );
     let h = &v["hookSpecificOutput"];
     assert_eq!(h["hookEventName"], "PreToolUse");
     assert_eq!(h["permissionDecision"], "deny", "Codex cannot ask: {v}");
@@ -236,16 +271,25 @@ fn codex_transcript() {
     );
     let v = w.hook(&cx, b"not json");
     assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
-    let v = w.hook(&["codex", "--sandbox"], &w.event("Bash", json!({"command": "ls"})));
-    let h = v["hookSpecificOutput"].as_object().unwrap_or_else(|| panic!("{v}"));
+    let v = w.hook(
+        &["codex", "--sandbox"],
+        &w.event("Bash", json!({"command": "ls"})),
+    );
+    let h = v["hookSpecificOutput"]
+        .as_object()
+        .unwrap_or_else(|| panic!("{v}"));
     let mut keys: Vec<&str> = h.keys().map(String::as_str).collect();
     keys.sort_unstable();
-    assert_eq!(keys, vec!["hookEventName", "permissionDecision", "updatedInput"]);
+    assert_eq!(
+        keys,
+        vec!["hookEventName", "permissionDecision", "updatedInput"]
+    );
     assert_eq!(h["permissionDecision"], "allow");
     assert!(
         h["updatedInput"]["command"]
             .as_str()
-            .is_some_and(|c| c.contains(" run --profile 'workspace' --workspace ") && c.ends_with("-- bash -c 'ls'")),
+            .is_some_and(|c| c.contains(" run --profile 'workspace' --workspace ")
+                && c.ends_with("-- bash -c 'ls'")),
         "{v}"
     );
 }
@@ -262,22 +306,48 @@ fn gemini_transcript() {
         }))
         .unwrap_or_else(|e| panic!("{e}"))
     };
-    let v = w.hook(&gm, &ev("run_shell_command", json!({"command": "ls -l", "description": "list"})));
-    assert_eq!(v["decision"], "allow", "{v}");
-    assert_eq!(v.as_object().map(|o| o.len()), Some(2), "{v}");
-    let v = w.hook(&gm, &ev("run_shell_command", json!({"command": "git push"})));
-    assert_eq!(v["decision"], "deny", "Gemini has no ask: {v}");
-    assert!(v["reason"].as_str().is_some_and(|r| r.contains("cannot ask")), "{v}");
     let v = w.hook(
         &gm,
-        &ev("write_file", json!({"file_path": w.p(".git/hooks/pre-push"), "content": "x"})),
+        &ev(
+            "run_shell_command",
+            json!({"command": "ls -l", "description": "list"}),
+        ),
+    );
+    assert_eq!(v["decision"], "allow", "{v}");
+    assert_eq!(v.as_object().map(|o| o.len()), Some(2), "{v}");
+    let v = w.hook(
+        &gm,
+        &ev("run_shell_command", json!({"command": "git push"})),
+    );
+    assert_eq!(v["decision"], "deny", "Gemini has no ask: {v}");
+    assert!(
+        v["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("cannot ask")),
+        "{v}"
+    );
+    let v = w.hook(
+        &gm,
+        &ev(
+            "write_file",
+            json!({"file_path": w.p(".git/hooks/pre-push"), "content": "x"}),
+        ),
     );
     assert_eq!(v["decision"], "deny", "{v}");
-    let v = w.hook(&gm, &ev("read_file", json!({"absolute_path": w.p("src/a.rs")})));
+    let v = w.hook(
+        &gm,
+        &ev("read_file", json!({"absolute_path": w.p("src/a.rs")})),
+    );
     assert_eq!(v["decision"], "allow", "{v}");
     let v = w.hook(&gm, b"");
-    assert_eq!(v, json!({"decision": "deny", "reason": "sbx: deny by sbx-hook (fail closed): no event on stdin"}));
-    let v = w.hook(&["gemini", "--sandbox"], &ev("run_shell_command", json!({"command": "ls"})));
+    assert_eq!(
+        v,
+        json!({"decision": "deny", "reason": "sbx: deny by sbx-hook (fail closed): no event on stdin"})
+    );
+    let v = w.hook(
+        &["gemini", "--sandbox"],
+        &ev("run_shell_command", json!({"command": "ls"})),
+    );
     assert_eq!(v["decision"], "allow");
     assert!(
         v["hookSpecificOutput"]["tool_input"]["command"]

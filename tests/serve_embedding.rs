@@ -34,9 +34,15 @@ fn harness_example_runs_three_calls() {
         "stdout: {stdout}\nstderr: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("result 1 allow by Bash(echo *)"), "{stdout}");
+    assert!(
+        stdout.contains("result 1 allow by Bash(echo *)"),
+        "{stdout}"
+    );
     assert!(stdout.contains("\"hello from the sandbox\\n\""), "{stdout}");
-    assert!(stdout.contains("ask    Bash(touch approved.txt) (matched Bash(touch *)) -> approved once"), "{stdout}");
+    assert!(
+        stdout.contains("ask    Bash(touch approved.txt) (matched Bash(touch *)) -> approved once"),
+        "{stdout}"
+    );
     assert!(stdout.contains("result 2 allow by approval"), "{stdout}");
     assert!(stdout.contains("result 3 deny by Bash(rm *)"), "{stdout}");
     assert!(stdout.contains("approved.txt exists: true"), "{stdout}");

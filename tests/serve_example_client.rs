@@ -34,12 +34,30 @@ fn python_client_runs_allowed_asked_and_denied_calls() {
         "stdout: {stdout}\nstderr: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("[call-1] allow by Bash(echo *) (file:"), "{stdout}");
-    assert!(stdout.contains("[call-1] stdout: from-python\n"), "{stdout}");
+    assert!(
+        stdout.contains("[call-1] allow by Bash(echo *) (file:"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("[call-1] stdout: from-python\n"),
+        "{stdout}"
+    );
     assert!(stdout.contains("from-python\n[exit code: 0]"), "{stdout}");
-    assert!(stdout.contains("[call-2] approval requested: matched Bash(touch *) -> allow-once"), "{stdout}");
-    assert!(stdout.contains("[call-2] result (allow):\n[exit code: 0]"), "{stdout}");
+    assert!(
+        stdout.contains("[call-2] approval requested: matched Bash(touch *) -> allow-once"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("[call-2] result (allow):\n[exit code: 0]"),
+        "{stdout}"
+    );
     assert!(stdout.contains("[call-3] deny by Bash(rm *)"), "{stdout}");
-    assert!(stdout.contains("[call-3] result (deny):\ndenied: "), "{stdout}");
-    assert!(ws.path().join("made-by-python").exists(), "the approved call ran");
+    assert!(
+        stdout.contains("[call-3] result (deny):\ndenied: "),
+        "{stdout}"
+    );
+    assert!(
+        ws.path().join("made-by-python").exists(),
+        "the approved call ran"
+    );
 }

@@ -53,7 +53,14 @@ impl Server {
             }
         });
         let stdin = child.stdin.take();
-        let mut s = Self { child, stdin, events: rx, seen: Vec::new(), ws, _home: home };
+        let mut s = Self {
+            child,
+            stdin,
+            events: rx,
+            seen: Vec::new(),
+            ws,
+            _home: home,
+        };
         let ready = s.next();
         assert_eq!(ready["type"], "ready", "{ready}");
         assert_eq!(ready["protocol"], 1);
@@ -61,7 +68,10 @@ impl Server {
     }
 
     fn send_raw(&mut self, bytes: &[u8]) {
-        let i = self.stdin.as_mut().unwrap_or_else(|| panic!("stdin closed"));
+        let i = self
+            .stdin
+            .as_mut()
+            .unwrap_or_else(|| panic!("stdin closed"));
         i.write_all(bytes).unwrap_or_else(|e| panic!("write: {e}"));
         i.flush().unwrap_or_else(|e| panic!("flush: {e}"));
     }
@@ -106,7 +116,9 @@ fn call(id: &str, command: &str) -> Value {
 }
 
 fn types(evs: &[Value]) -> Vec<String> {
-    evs.iter().map(|v| v["type"].as_str().unwrap_or("?").to_string()).collect()
+    evs.iter()
+        .map(|v| v["type"].as_str().unwrap_or("?").to_string())
+        .collect()
 }
 
 #[test]
@@ -119,21 +131,44 @@ fn transcript() {
     assert_eq!(evs[0]["type"], "decision");
     assert_eq!(evs[0]["decision"], "allow");
     assert_eq!(evs[0]["rule"], "Bash(echo *)");
-    assert!(evs[0]["source"].as_str().is_some_and(|x| x.contains("policy.toml")), "{}", evs[0]);
-    let out: String = evs.iter().filter(|v| v["type"] == "stdout").filter_map(|v| v["data"].as_str()).collect();
-    let err: String = evs.iter().filter(|v| v["type"] == "stderr").filter_map(|v| v["data"].as_str()).collect();
+    assert!(
+        evs[0]["source"]
+            .as_str()
+            .is_some_and(|x| x.contains("policy.toml")),
+        "{}",
+        evs[0]
+    );
+    let out: String = evs
+        .iter()
+        .filter(|v| v["type"] == "stdout")
+        .filter_map(|v| v["data"].as_str())
+        .collect();
+    let err: String = evs
+        .iter()
+        .filter(|v| v["type"] == "stderr")
+        .filter_map(|v| v["data"].as_str())
+        .collect();
     assert_eq!(out, "hello\n");
     assert_eq!(err, "oops\n");
     assert_eq!(r["decision"], "allow");
     assert_eq!(r["exit_code"], 3);
     assert_eq!(r["is_error"], true);
-    assert!(r["content"].as_str().is_some_and(|c| c.ends_with("[exit code: 3]")), "{r}");
+    assert!(
+        r["content"]
+            .as_str()
+            .is_some_and(|c| c.ends_with("[exit code: 3]")),
+        "{r}"
+    );
     assert!(r["enforcement"]["layers"].is_array(), "{r}");
 
     // Asked and approved once: the command runs, in the workspace.
     s.send(call("b", "touch approved.txt"));
     let evs = s.until(|v| v["type"] == "approval_request");
-    let d = evs.iter().find(|v| v["type"] == "decision" && v["id"] == "b").cloned().unwrap_or_default();
+    let d = evs
+        .iter()
+        .find(|v| v["type"] == "decision" && v["id"] == "b")
+        .cloned()
+        .unwrap_or_default();
     assert_eq!(d["decision"], "ask", "{d}");
     let req = evs.last().cloned().unwrap_or_default();
     assert_eq!(req["id"], "b");
@@ -153,15 +188,28 @@ fn transcript() {
     assert_eq!(r["decision"], "deny");
     assert_eq!(r["is_error"], true);
     assert_eq!(r["exit_code"], Value::Null);
-    assert!(r["content"].as_str().is_some_and(|c| c.starts_with("denied: ")), "{r}");
+    assert!(
+        r["content"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("denied: ")),
+        "{r}"
+    );
 
     // Malformed and oversized lines: error events, and the session goes on.
     s.send_raw(b"{not json\n");
     let e = s.until(|v| v["type"] == "error").pop().unwrap_or_default();
-    assert!(e["message"].as_str().is_some_and(|m| m.starts_with("malformed request")), "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("malformed request")),
+        "{e}"
+    );
     s.send(json!({"type": "call", "id": "x", "tool": "bash", "input": {}, "bogus": 1}));
     let e = s.until(|v| v["type"] == "error").pop().unwrap_or_default();
-    assert_eq!(e["id"], "x", "the id of a bad request is echoed when readable");
+    assert_eq!(
+        e["id"], "x",
+        "the id of a bad request is echoed when readable"
+    );
     let mut big = vec![b'x'; 1024 * 1024];
     big.push(b'\n');
     s.send_raw(&big);
@@ -175,7 +223,12 @@ fn transcript() {
     s.send(call("t", "touch never.txt"));
     let (_, r) = s.result_of("t");
     assert_eq!(r["decision"], "deny");
-    assert!(r["reason"].as_str().is_some_and(|x| x.contains("no answer within 2000 ms")), "{r}");
+    assert!(
+        r["reason"]
+            .as_str()
+            .is_some_and(|x| x.contains("no answer within 2000 ms")),
+        "{r}"
+    );
     assert!(!s.ws.path().join("never.txt").exists());
 
     // Cancel a running call: it ends promptly with a signal.
@@ -184,13 +237,20 @@ fn transcript() {
     let t = Instant::now();
     s.send(json!({"type": "cancel", "id": "d"}));
     let (_, r) = s.result_of("d");
-    assert!(t.elapsed() < Duration::from_secs(15), "cancel took {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(15),
+        "cancel took {:?}",
+        t.elapsed()
+    );
     assert_ne!(r["exit_code"], 0, "{r}");
 
     // Unknown id for cancel and approval: error events.
     s.send(json!({"type": "cancel", "id": "nope"}));
     let e = s.until(|v| v["type"] == "error").pop().unwrap_or_default();
-    assert_eq!(e, json!({"type": "error", "id": "nope", "message": "no call in flight with this id"}));
+    assert_eq!(
+        e,
+        json!({"type": "error", "id": "nope", "message": "no call in flight with this id"})
+    );
 
     // Concurrent calls: the short one finishes while the long one runs.
     s.send(call("long", "echo long; sleep 30"));
@@ -206,7 +266,11 @@ fn transcript() {
     assert_ne!(r["exit_code"], 0, "{r}");
     let status = s.child.wait().unwrap_or_else(|e| panic!("{e}"));
     assert!(status.success(), "{status:?}");
-    assert!(t.elapsed() < Duration::from_secs(15), "shutdown took {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(15),
+        "shutdown took {:?}",
+        t.elapsed()
+    );
 }
 
 #[test]
@@ -216,7 +280,10 @@ fn closing_stdin_kills_the_process_tree() {
     // A background child that would write the marker after 3 s if it survived.
     s.send(call(
         "bg",
-        &format!("echo go; (sleep 3; echo alive > '{}') & sleep 30", marker.display()),
+        &format!(
+            "echo go; (sleep 3; echo alive > '{}') & sleep 30",
+            marker.display()
+        ),
     ));
     s.until(|v| v["type"] == "stdout" && v["id"] == "bg");
     drop(s.stdin.take());
@@ -240,7 +307,10 @@ fn allow_for_session_is_remembered_for_that_session_only() {
     assert_eq!(r["exit_code"], 0, "{r}");
     s.send(call("2", "mkdir -p sub"));
     let (evs, r) = s.result_of("2");
-    assert!(!types(&evs).contains(&"approval_request".to_string()), "{evs:?}");
+    assert!(
+        !types(&evs).contains(&"approval_request".to_string()),
+        "{evs:?}"
+    );
     assert_eq!(evs[0]["decision"], "allow", "{evs:?}");
     assert_eq!(evs[0]["stage"], "session-grant", "{evs:?}");
     assert_eq!(r["decision"], "allow", "{r}");

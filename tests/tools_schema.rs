@@ -8,7 +8,10 @@ fn tools(format: &str) -> (Option<i32>, String) {
         .args(["tools", "--format", format])
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
-    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
 }
 
 fn parse(text: &str) -> Value {
@@ -26,7 +29,16 @@ fn check_bash_schema(s: &Value) {
         .map(String::as_str)
         .collect();
     props.sort_unstable();
-    assert_eq!(props, vec!["command", "description", "run_in_background", "timeout_ms", "workdir"]);
+    assert_eq!(
+        props,
+        vec![
+            "command",
+            "description",
+            "run_in_background",
+            "timeout_ms",
+            "workdir"
+        ]
+    );
     assert_eq!(s["properties"]["timeout_ms"]["type"], "integer");
     assert_eq!(s["properties"]["run_in_background"]["type"], "boolean");
 }
@@ -39,7 +51,10 @@ fn anthropic_format() {
     let list = v.as_array().unwrap_or_else(|| panic!("{v}"));
     assert_eq!(list.len(), 1);
     assert_eq!(list[0]["name"], "bash");
-    let mut keys: Vec<&str> = list[0].as_object().map(|o| o.keys().map(String::as_str).collect()).unwrap_or_default();
+    let mut keys: Vec<&str> = list[0]
+        .as_object()
+        .map(|o| o.keys().map(String::as_str).collect())
+        .unwrap_or_default();
     keys.sort_unstable();
     assert_eq!(keys, vec!["description", "input_schema", "name"]);
     check_bash_schema(&list[0]["input_schema"]);
@@ -60,7 +75,10 @@ fn json_schema_format() {
     let (code, out) = tools("json-schema");
     assert_eq!(code, Some(0));
     let v = parse(&out);
-    assert_eq!(v["bash"]["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    assert_eq!(
+        v["bash"]["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
     assert_eq!(v["bash"]["title"], "bash");
     check_bash_schema(&v["bash"]);
 }
@@ -76,6 +94,9 @@ fn unknown_format_is_an_error() {
 fn rendering_for_the_model() {
     use sbx::tools::render_result;
     assert_eq!(render_result("ok\n", false, 3, 0), "ok\n[exit code: 0]");
-    assert_eq!(render_result("partial", true, 100, 1), "partial\n[output truncated: 7 of 100 bytes shown]\n[exit code: 1]");
+    assert_eq!(
+        render_result("partial", true, 100, 1),
+        "partial\n[output truncated: 7 of 100 bytes shown]\n[exit code: 1]"
+    );
     assert_eq!(render_result("", false, 0, 124), "[exit code: 124]");
 }

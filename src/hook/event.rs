@@ -113,12 +113,9 @@ impl HookEvent {
     }
 
     pub fn tool_input(&self) -> Result<&Map<String, Value>, EventError> {
-        let input = self
-            .tool_input
-            .as_ref()
-            .ok_or(EventError::Missing {
-                field: "tool_input",
-            })?;
+        let input = self.tool_input.as_ref().ok_or(EventError::Missing {
+            field: "tool_input",
+        })?;
         input.as_object().ok_or_else(|| EventError::InputNotObject {
             tool: self.tool_name.clone().unwrap_or_default(),
         })
@@ -156,14 +153,20 @@ impl HookEvent {
                         .collect()
                 }
             }
-            (Harness::ClaudeCode | Harness::Codex, _) => vec![mk(tool, Value::Object(input.clone()))],
+            (Harness::ClaudeCode | Harness::Codex, _) => {
+                vec![mk(tool, Value::Object(input.clone()))]
+            }
         };
         Ok(calls)
     }
 }
 
 /// A Gemini CLI tool call in the pipeline's vocabulary. Unknown tools keep their name.
-fn gemini_call(tool: &str, input: &Map<String, Value>, mk: &dyn Fn(&str, Value) -> ToolCall) -> ToolCall {
+fn gemini_call(
+    tool: &str,
+    input: &Map<String, Value>,
+    mk: &dyn Fn(&str, Value) -> ToolCall,
+) -> ToolCall {
     let s = |k: &str| input.get(k).cloned().unwrap_or(Value::Null);
     let path = || {
         input
@@ -183,15 +186,22 @@ fn gemini_call(tool: &str, input: &Map<String, Value>, mk: &dyn Fn(&str, Value) 
             mk("Bash", Value::Object(m))
         }
         "read_file" | "read_many_files" => mk("Read", json!({ "file_path": path() })),
-        "write_file" => mk("Write", json!({ "file_path": path(), "content": s("content") })),
+        "write_file" => mk(
+            "Write",
+            json!({ "file_path": path(), "content": s("content") }),
+        ),
         "replace" => mk(
             "Edit",
             json!({ "file_path": path(), "old_string": s("old_string"), "new_string": s("new_string") }),
         ),
-        "glob" => mk("Glob", json!({ "pattern": s("pattern"), "path": s("path") })),
-        "search_file_content" | "grep_search" => {
-            mk("Grep", json!({ "pattern": s("pattern"), "path": s("path") }))
-        }
+        "glob" => mk(
+            "Glob",
+            json!({ "pattern": s("pattern"), "path": s("path") }),
+        ),
+        "search_file_content" | "grep_search" => mk(
+            "Grep",
+            json!({ "pattern": s("pattern"), "path": s("path") }),
+        ),
         "list_directory" => mk("LS", json!({ "path": path() })),
         "web_fetch" => {
             let prompt = input.get("prompt").and_then(Value::as_str).unwrap_or("");
@@ -228,7 +238,9 @@ mod tests {
 
     #[test]
     fn unknown_fields_are_ignored_and_empty_is_an_error() {
-        let e = HookEvent::parse(br#"{"tool_name":"Read","tool_input":{"file_path":"/a"},"new_field":[1]}"#);
+        let e = HookEvent::parse(
+            br#"{"tool_name":"Read","tool_input":{"file_path":"/a"},"new_field":[1]}"#,
+        );
         assert!(matches!(e, Ok(ref ev) if ev.tool_name.as_deref() == Some("Read")));
         assert!(matches!(HookEvent::parse(b" \n"), Err(EventError::Empty)));
         assert!(matches!(HookEvent::parse(b"{"), Err(EventError::Json(_))));
@@ -242,10 +254,17 @@ mod tests {
 
     #[test]
     fn gemini_shell_maps_to_bash() {
-        let ev = HookEvent::parse(br#"{"tool_name":"run_shell_command","tool_input":{"command":"ls","directory":"sub"}}"#)
+        let ev = HookEvent::parse(
+            br#"{"tool_name":"run_shell_command","tool_input":{"command":"ls","directory":"sub"}}"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let calls = ev
+            .calls(Harness::Gemini, "/w".into())
             .unwrap_or_else(|e| panic!("{e}"));
-        let calls = ev.calls(Harness::Gemini, "/w".into()).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(calls[0].tool(), "Bash");
-        assert_eq!(calls[0].input(), &json!({"command": "ls", "workdir": "sub"}));
+        assert_eq!(
+            calls[0].input(),
+            &json!({"command": "ls", "workdir": "sub"})
+        );
     }
 }

@@ -14,7 +14,10 @@ pub enum QuoteError {
     #[error("the command contains a NUL byte, which no argv can carry")]
     Nul,
     #[error("{what} is not valid UTF-8: {}", path.display())]
-    NotUtf8 { what: &'static str, path: std::path::PathBuf },
+    NotUtf8 {
+        what: &'static str,
+        path: std::path::PathBuf,
+    },
 }
 
 /// One shell word that a POSIX shell reads back as exactly `s`.

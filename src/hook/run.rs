@@ -83,7 +83,10 @@ fn decide(
         workspace,
     })
     .map_err(|e| e.to_string())?;
-    let cwd = event.cwd.clone().unwrap_or_else(|| loaded.workspace.clone());
+    let cwd = event
+        .cwd
+        .clone()
+        .unwrap_or_else(|| loaded.workspace.clone());
     let calls = event.calls(opts.harness, cwd).map_err(|e| e.to_string())?;
     let pipeline = loaded.pipeline().build();
     let mut verdict: Option<Verdict> = None;

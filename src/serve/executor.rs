@@ -145,13 +145,13 @@ impl Executor for SandboxExecutor {
             run.grace = Duration::from_secs(2);
             run.output = Output::Callback(Box::new(callback));
             run.cancel = cancel;
-            let result = self
-                .sandbox
-                .run(run, Some(caps.get()))
-                .await
-                .map_err(|e| ExecError::Spawn {
-                    message: e.to_string(),
-                })?;
+            let result =
+                self.sandbox
+                    .run(run, Some(caps.get()))
+                    .await
+                    .map_err(|e| ExecError::Spawn {
+                        message: e.to_string(),
+                    })?;
             let c = collected
                 .lock()
                 .map(|mut c| std::mem::take(&mut *c))

@@ -9,7 +9,9 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 pub enum Line {
     Line(Vec<u8>),
     /// A line longer than the limit; `len` bytes were skipped.
-    TooLong { len: usize },
+    TooLong {
+        len: usize,
+    },
     Eof,
 }
 
@@ -63,9 +65,18 @@ mod tests {
     async fn long_lines_are_skipped_and_the_next_is_read() {
         let data = format!("{}\nok\r\nlast", "x".repeat(100));
         let mut r = tokio::io::BufReader::with_capacity(8, data.as_bytes());
-        assert_eq!(next_line(&mut r, 10).await.ok(), Some(Line::TooLong { len: 100 }));
-        assert_eq!(next_line(&mut r, 10).await.ok(), Some(Line::Line(b"ok".to_vec())));
-        assert_eq!(next_line(&mut r, 10).await.ok(), Some(Line::Line(b"last".to_vec())));
+        assert_eq!(
+            next_line(&mut r, 10).await.ok(),
+            Some(Line::TooLong { len: 100 })
+        );
+        assert_eq!(
+            next_line(&mut r, 10).await.ok(),
+            Some(Line::Line(b"ok".to_vec()))
+        );
+        assert_eq!(
+            next_line(&mut r, 10).await.ok(),
+            Some(Line::Line(b"last".to_vec()))
+        );
         assert_eq!(next_line(&mut r, 10).await.ok(), Some(Line::Eof));
     }
 }

@@ -7,10 +7,10 @@ mod lines;
 mod protocol;
 mod server;
 
+pub use crate::hook::{Loaded, SetupError, SetupOptions};
 pub use executor::{OUTCOME_BYTES, OutputSink, SandboxExecutor};
 pub use lines::{Line, next_line};
 pub use protocol::{
     ApprovalReply, DEFAULT_MAX_LINE_BYTES, Event, PROTOCOL_VERSION, Request, schemas,
 };
-pub use crate::hook::{Loaded, SetupError, SetupOptions};
 pub use server::{ServeOptions, serve};

@@ -85,7 +85,11 @@ fn pipeline_call(tool: &str, input: Map<String, Value>) -> (String, Value) {
     }
     let mut m = Map::new();
     for (k, v) in input {
-        let key = if k == "timeout_ms" { "timeout".to_string() } else { k };
+        let key = if k == "timeout_ms" {
+            "timeout".to_string()
+        } else {
+            k
+        };
         m.insert(key, v);
     }
     ("Bash".to_string(), Value::Object(m))
@@ -136,7 +140,8 @@ impl Session {
                     return self.error(Some(id), "no call in flight with this id");
                 }
                 if let Some((a, _)) = approval {
-                    let _gone = a.send(ApprovalAnswer::Deny(Some("cancelled by the client".into())));
+                    let _gone =
+                        a.send(ApprovalAnswer::Deny(Some("cancelled by the client".into())));
                 }
                 if let Some(c) = cancel {
                     let _gone = c.send(());
@@ -173,7 +178,11 @@ impl Session {
         session: Option<String>,
         agent: Option<String>,
     ) {
-        let busy = self.running.lock().map(|m| m.contains_key(&id)).unwrap_or(true);
+        let busy = self
+            .running
+            .lock()
+            .map(|m| m.contains_key(&id))
+            .unwrap_or(true);
         if busy {
             return self.error(Some(id), "a call with this id is already in flight");
         }
