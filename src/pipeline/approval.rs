@@ -124,6 +124,14 @@ impl SessionGrants {
         set.contains(&s).then_some(s)
     }
 
+    /// True when `session` holds no grant (lets the listener skip building a key).
+    pub fn is_empty_for(&self, session: &str) -> bool {
+        self.inner
+            .lock()
+            .map(|m| m.get(session).is_none_or(HashSet::is_empty))
+            .unwrap_or(true)
+    }
+
     /// Forget everything granted in `session`.
     pub fn end_session(&self, session: &str) {
         if let Ok(mut m) = self.inner.lock() {

@@ -7,11 +7,10 @@ use super::approval::{
 };
 use super::call::ToolCall;
 use super::decision::{Decision, Ruling, Stage};
-use super::exec::{EnforcedCaps, ExecError, ExecRequest, Executor, NoExecutor, ProfileCaps};
+use super::exec::{EnforcedCaps, ExecError, ExecRequest, Executor, ProfileCaps};
 use super::guard::{Guard, run_guards};
-use super::hooks::{CommandHook, Hook, run_hooks};
+use super::hooks::{Hook, run_hooks};
 use super::listener::{CallContext, EnforcementOutlook, Listener, TraceStep, run_waterfall};
-use super::listeners::default_listeners;
 use super::mode::Mode;
 use super::observer::{Observer, notify_call, notify_result};
 use super::post::{PostHandler, run_post};
@@ -34,144 +33,26 @@ pub struct Decided {
 
 /// A configured pipeline.
 pub struct Pipeline {
-    policy: Arc<Policy>,
-    mode: Mode,
-    profile: ProfileCaps,
-    floor: FloorEnv,
-    outlook: EnforcementOutlook,
-    listeners: Vec<Arc<dyn Listener>>,
-    guards: Vec<Arc<dyn Guard>>,
-    hooks: Vec<Arc<dyn Hook>>,
-    approval: Option<Arc<dyn ApprovalChannel>>,
-    executor: Arc<dyn Executor>,
-    wrappers: Vec<Arc<dyn ExecWrapper>>,
-    post: Vec<Arc<dyn PostHandler>>,
-    observers: Vec<Arc<dyn Observer>>,
-    grants: Arc<SessionGrants>,
-    listener_budget: Duration,
-    guard_budget: Duration,
-    approval_timeout: Option<Duration>,
-}
-
-/// Builds a [`Pipeline`]. The profile's capability set is given once, here.
-pub struct PipelineBuilder {
-    p: Pipeline,
-}
-
-impl PipelineBuilder {
-    pub fn mode(mut self, mode: Mode) -> Self {
-        self.p.mode = mode;
-        self
-    }
-    pub fn outlook(mut self, outlook: EnforcementOutlook) -> Self {
-        self.p.outlook = outlook;
-        self
-    }
-    /// Replace the whole waterfall (the default is [`default_listeners`]).
-    pub fn listeners(mut self, listeners: Vec<Arc<dyn Listener>>) -> Self {
-        self.p.listeners = listeners;
-        self
-    }
-    /// Insert a listener at `index` of the waterfall.
-    pub fn insert_listener(mut self, index: usize, l: Arc<dyn Listener>) -> Self {
-        let i = index.min(self.p.listeners.len());
-        self.p.listeners.insert(i, l);
-        self
-    }
-    pub fn guard(mut self, g: Arc<dyn Guard>) -> Self {
-        self.p.guards.push(g);
-        self
-    }
-    pub fn hook(mut self, h: Arc<dyn Hook>) -> Self {
-        self.p.hooks.push(h);
-        self
-    }
-    pub fn approval(mut self, a: Arc<dyn ApprovalChannel>) -> Self {
-        self.p.approval = Some(a);
-        self
-    }
-    pub fn executor(mut self, e: Arc<dyn Executor>) -> Self {
-        self.p.executor = e;
-        self
-    }
-    pub fn wrapper(mut self, w: Arc<dyn ExecWrapper>) -> Self {
-        self.p.wrappers.push(w);
-        self
-    }
-    pub fn post(mut self, h: Arc<dyn PostHandler>) -> Self {
-        self.p.post.push(h);
-        self
-    }
-    pub fn observer(mut self, o: Arc<dyn Observer>) -> Self {
-        self.p.observers.push(o);
-        self
-    }
-    /// Share session grants between pipelines (e.g. one per connection of `sbx serve`).
-    pub fn grants(mut self, g: Arc<SessionGrants>) -> Self {
-        self.p.grants = g;
-        self
-    }
-    pub fn listener_budget(mut self, d: Duration) -> Self {
-        self.p.listener_budget = d;
-        self
-    }
-    pub fn guard_budget(mut self, d: Duration) -> Self {
-        self.p.guard_budget = d;
-        self
-    }
-    pub fn approval_timeout(mut self, d: Duration) -> Self {
-        self.p.approval_timeout = Some(d);
-        self
-    }
-    pub fn build(self) -> Pipeline {
-        self.p
-    }
+    pub(super) policy: Arc<Policy>,
+    pub(super) mode: Mode,
+    pub(super) profile: ProfileCaps,
+    pub(super) floor: FloorEnv,
+    pub(super) outlook: EnforcementOutlook,
+    pub(super) listeners: Vec<Arc<dyn Listener>>,
+    pub(super) guards: Vec<Arc<dyn Guard>>,
+    pub(super) hooks: Vec<Arc<dyn Hook>>,
+    pub(super) approval: Option<Arc<dyn ApprovalChannel>>,
+    pub(super) executor: Arc<dyn Executor>,
+    pub(super) wrappers: Vec<Arc<dyn ExecWrapper>>,
+    pub(super) post: Vec<Arc<dyn PostHandler>>,
+    pub(super) observers: Vec<Arc<dyn Observer>>,
+    pub(super) grants: Arc<SessionGrants>,
+    pub(super) listener_budget: Duration,
+    pub(super) guard_budget: Duration,
+    pub(super) approval_timeout: Option<Duration>,
 }
 
 impl Pipeline {
-    /// A pipeline with the default waterfall, the policy's hooks and mode, and no executor.
-    pub fn builder(policy: Arc<Policy>, profile: ProfileCaps) -> PipelineBuilder {
-        let env = policy.env().clone();
-        let writable = profile
-            .get()
-            .fs
-            .write
-            .iter()
-            .map(|e| e.path.clone())
-            .collect();
-        let hooks: Vec<Arc<dyn Hook>> = policy
-            .hooks()
-            .iter()
-            .map(|spec| Arc::new(CommandHook { spec: spec.clone() }) as Arc<dyn Hook>)
-            .collect();
-        let mode = policy.mode().map(|(m, _)| *m).unwrap_or_default();
-        PipelineBuilder {
-            p: Pipeline {
-                policy,
-                mode,
-                profile,
-                floor: FloorEnv {
-                    workspace: env.workspace,
-                    home: env.home,
-                    writable,
-                },
-                outlook: EnforcementOutlook::default(),
-                listeners: default_listeners(),
-                guards: Vec::new(),
-                hooks,
-                approval: None,
-                executor: Arc::new(NoExecutor),
-                wrappers: Vec::new(),
-                post: Vec::new(),
-                observers: Vec::new(),
-                grants: Arc::new(SessionGrants::default()),
-                listener_budget: Duration::from_millis(500),
-                guard_budget: Duration::from_millis(500),
-                approval_timeout: None,
-            },
-        }
-    }
-
     pub fn mode(&self) -> Mode {
         self.mode
     }

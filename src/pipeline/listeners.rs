@@ -166,6 +166,9 @@ impl Listener for SessionGrantListener {
     }
 
     fn on_call(&self, cx: &CallContext<'_>, next: Next<'_>) -> Result<Ruling, StageError> {
+        if cx.grants.is_empty_for(&cx.call.caller().session) {
+            return next.run(cx);
+        }
         let key = super::approval::grant_key(cx.call, cx.access);
         let server = match cx.access {
             Access::Mcp { server, .. } => Some(server.as_str()),

@@ -8,6 +8,7 @@
 mod access;
 mod approval;
 mod audit;
+mod builder;
 mod call;
 mod check;
 mod decision;
@@ -31,10 +32,11 @@ pub use approval::{
     SessionGrants, grant_key, offered_scopes,
 };
 pub use audit::{AUDIT_VERSION, AuditLog, AuditRecord};
+pub use builder::PipelineBuilder;
 pub use call::{Caller, ToolCall};
 pub use check::{CheckReport, check};
 pub use decision::{Decision, Ruling, Stage};
-pub use engine::{Decided, Pipeline, PipelineBuilder};
+pub use engine::{Decided, Pipeline};
 pub use exec::{
     EnforcedCaps, ExecError, ExecOutcome, ExecRequest, Executor, NoExecutor, ProfileCaps,
 };

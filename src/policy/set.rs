@@ -69,8 +69,12 @@ fn rule_matches(rule: &Rule, target: &Target<'_>) -> bool {
 
 #[derive(Debug, Default)]
 struct Index {
+    /// Bash patterns that start with a literal word, by that word.
     by_word: HashMap<String, Vec<usize>>,
-    general: Vec<usize>,
+    /// Rules that may match a command without a fixed first word (`Bash(* x)`, bare `Bash`).
+    command: Vec<usize>,
+    /// Rules for every other target.
+    other: Vec<usize>,
 }
 
 /// The policy in force: merged rules, mode and hooks from every source.
@@ -107,13 +111,16 @@ impl Policy {
             match &rule.pattern {
                 Pattern::Bash(p) => match p.first_word() {
                     Some(w) => ix.by_word.entry(w.to_string()).or_default().push(i),
-                    None => ix.general.push(i),
+                    None => ix.command.push(i),
                 },
-                Pattern::Tool(_)
-                | Pattern::Family(_)
+                Pattern::Tool(_) => {
+                    ix.command.push(i);
+                    ix.other.push(i);
+                }
+                Pattern::Family(_)
                 | Pattern::Path { .. }
                 | Pattern::Domain(_)
-                | Pattern::Mcp { .. } => ix.general.push(i),
+                | Pattern::Mcp { .. } => ix.other.push(i),
             }
         }
         hooks.sort_by(|a, b| (&a.command, &a.source).cmp(&(&b.command, &b.source)));
@@ -167,13 +174,14 @@ impl Policy {
         keep: impl Fn(&Rule) -> bool,
     ) -> Option<&Rule> {
         let ix = &self.index[slot(effect)];
-        let by_word = match target {
+        let (by_word, general) = match target {
             Target::Command(text) => {
                 let word = text.split(' ').next().unwrap_or(text);
-                ix.by_word.get(word).map(Vec::as_slice).unwrap_or(&[])
+                let w = ix.by_word.get(word).map(Vec::as_slice).unwrap_or(&[]);
+                (w, ix.command.as_slice())
             }
             Target::Path { .. } | Target::Domain { .. } | Target::Mcp { .. } | Target::Tool(_) => {
-                &[]
+                (&[][..], ix.other.as_slice())
             }
         };
         // Both lists are in canonical order; report the lowest index that matches.
@@ -181,8 +189,7 @@ impl Policy {
             .iter()
             .copied()
             .find(|&i| keep(&self.rules[i]) && rule_matches(&self.rules[i], target));
-        let b = ix
-            .general
+        let b = general
             .iter()
             .copied()
             .find(|&i| keep(&self.rules[i]) && rule_matches(&self.rules[i], target));
