@@ -34,7 +34,7 @@ fn short_flag(args: &[Word], ch: char) -> bool {
     })
 }
 
-fn first_op<'a>(args: &'a [Word]) -> &'a str {
+fn first_op(args: &[Word]) -> &str {
     args.iter()
         .map(|a| a.value.as_str())
         .find(|v| !v.starts_with('-'))
