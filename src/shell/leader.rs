@@ -135,8 +135,7 @@ pub(crate) fn unwrap(argv: &[Word]) -> Unwrapped {
         if !WRAPPERS.contains(&name) {
             break;
         }
-        if !w.value.contains('/') || w.value.starts_with("/usr/") || w.value.starts_with("/bin/") {
-        } else {
+        if w.value.contains('/') && !w.value.starts_with("/usr/") && !w.value.starts_with("/bin/") {
             break;
         }
         i += 1;

@@ -16,6 +16,7 @@ mod paths;
 mod tables;
 mod walk;
 mod words;
+mod writers;
 
 use serde::Serialize;
 use std::path::PathBuf;

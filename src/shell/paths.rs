@@ -71,8 +71,29 @@ fn canonical_prefix(p: &Path) -> PathBuf {
     }
 }
 
+thread_local! {
+    /// Canonical forms of the context's roots, valid for one analysis.
+    static ROOTS: std::cell::RefCell<Vec<(PathBuf, PathBuf)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Forget cached roots; called at the start of every analysis so that a
+/// symlink changed between two calls is seen.
+pub(crate) fn reset_roots() {
+    ROOTS.with(|r| r.borrow_mut().clear());
+}
+
 fn canon_root(p: &Path) -> PathBuf {
-    std::fs::canonicalize(p).unwrap_or_else(|_| normalize(p))
+    if let Some(hit) = ROOTS.with(|r| {
+        r.borrow()
+            .iter()
+            .find(|(k, _)| k == p)
+            .map(|(_, v)| v.clone())
+    }) {
+        return hit;
+    }
+    let c = std::fs::canonicalize(p).unwrap_or_else(|_| normalize(p));
+    ROOTS.with(|r| r.borrow_mut().push((p.to_path_buf(), c.clone())));
+    c
 }
 
 /// Floor check on one absolute path.

@@ -47,6 +47,7 @@ pub(crate) struct Walker<'c> {
 }
 
 pub(crate) fn analyze_top(command: &str, ctx: &ShellContext, budget: usize) -> Analysis {
+    paths::reset_roots();
     let mut w = Walker {
         ctx,
         budget,
@@ -420,26 +421,26 @@ impl Walker<'_> {
                     self.nested(command, scope, &format!("{direction}(...)"));
                 }
                 NodeKind::ParamExpansion { arg: Some(a), .. }
-                | NodeKind::ParamIndirect { arg: Some(a), .. } => {
-                    if a.contains("$(") || a.contains('`') || a.contains("<(") {
-                        found = true;
-                        let mut inner = Scope {
-                            cwd: scope.cwd.clone(),
-                            depth: scope.depth + 1,
-                            via: "${...}".into(),
-                        };
-                        self.source(&format!(": {a}"), &mut inner);
-                    }
+                | NodeKind::ParamIndirect { arg: Some(a), .. }
+                    if a.contains("$(") || a.contains('`') || a.contains("<(") =>
+                {
+                    found = true;
+                    let mut inner = Scope {
+                        cwd: scope.cwd.clone(),
+                        depth: scope.depth + 1,
+                        via: "${...}".into(),
+                    };
+                    self.source(&format!(": {a}"), &mut inner);
                 }
-                NodeKind::ArithmeticExpansion { .. } => {
-                    if value.replace("$((", "").contains("$(") || value.contains('`') {
-                        found = true;
-                        self.push_opaque(
-                            value,
-                            "[shell.subst.arith] command substitution inside arithmetic",
-                            &scope.via,
-                        );
-                    }
+                NodeKind::ArithmeticExpansion { .. }
+                    if value.replace("$((", "").contains("$(") || value.contains('`') =>
+                {
+                    found = true;
+                    self.push_opaque(
+                        value,
+                        "[shell.subst.arith] command substitution inside arithmetic",
+                        &scope.via,
+                    );
                 }
                 _ => {}
             }
