@@ -247,6 +247,23 @@ mod tests {
     }
 
     #[test]
+    fn an_oversized_event_is_refused_without_reading_it_all() {
+        use std::io::Read;
+        let mut src = std::io::repeat(b' ').take(MAX_EVENT_BYTES * 4);
+        assert!(matches!(
+            HookEvent::read(&mut src),
+            Err(EventError::TooLarge { .. })
+        ));
+        let mut rest = Vec::new();
+        let left = src.read_to_end(&mut rest).unwrap_or_default() as u64;
+        assert_eq!(
+            left,
+            MAX_EVENT_BYTES * 3 - 1,
+            "stopped one byte past the limit"
+        );
+    }
+
+    #[test]
     fn codex_patch_becomes_one_edit_per_file() {
         let p = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-x\n+y\n*** Add File: b.txt\n+hi\n*** End Patch\n";
         assert_eq!(patch_files(p), vec!["src/a.rs", "b.txt"]);
