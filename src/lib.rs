@@ -13,3 +13,11 @@ pub mod exec;
 pub mod host;
 pub mod plan;
 pub mod profile;
+pub mod hook;
+pub mod serve;
+pub mod tools;
+pub use pipeline::{
+    CallResult, Caller, CheckReport, Decision, EnforcedCaps, ExecOutcome, ExecRequest, Executor,
+    Mode, Pipeline, ProfileCaps, Ruling, Stage, ToolCall, check,
+};
+pub use policy::{LoadOptions, Policy, PolicyEnv, PolicyError};

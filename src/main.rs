@@ -1,4 +1,6 @@
 //! The `sbx` command line: a thin adapter over the library.
+mod adapters;
+
 use clap::{Parser, Subcommand};
 use sbx::exec::{Output, RunRequest, Sandbox};
 use sbx::host::Host;
@@ -66,6 +68,17 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Answer a harness's tool hook (PreToolUse / BeforeTool) from the policy. Always exits 0;
+    /// any failure answers deny with its cause.
+    Hook(adapters::HookArgs),
+    /// Serve tool calls as JSON lines over stdin/stdout (see docs/protocol.md).
+    Serve(adapters::ServeArgs),
+    /// Print the schemas of the tools `sbx serve` offers.
+    Tools {
+        /// anthropic, openai or json-schema.
+        #[arg(long, default_value = "anthropic")]
+        format: String,
+    },
 }
 
 fn cwd() -> PathBuf {
@@ -89,6 +102,9 @@ fn main() -> ExitCode {
             workspace,
             json,
         } => explain(&profile, workspace, json),
+        Cmd::Hook(args) => adapters::hook(args),
+        Cmd::Serve(args) => adapters::serve(args),
+        Cmd::Tools { format } => adapters::tools(&format),
     }
 }
 

@@ -1,2 +1,60 @@
-//! pipeline (under construction).
+//! The permission pipeline: every call passes here before the executor.
+//!
+//! ToolCall -> Access -> pre-execute waterfall -> floor -> hooks -> approval
+//! -> guards -> execute (wrappers, executor) -> post-execute -> observers.
+//! See `docs/policy.md` for the order and semantics of each stage.
 #![forbid(unsafe_code)]
+
+mod access;
+mod approval;
+mod audit;
+mod builder;
+mod call;
+mod check;
+mod decision;
+mod engine;
+mod exec;
+mod fake;
+mod guard;
+mod hooks;
+mod listener;
+mod listeners;
+mod mode;
+mod observer;
+mod post;
+mod result;
+mod tool;
+mod wrappers;
+
+pub use access::{Access, AccessEnv, AccessError, BashAccess, extract, resolve_path, url_host};
+pub use approval::{
+    ApprovalAnswer, ApprovalChannel, ApprovalRequest, BoxFuture, CallbackApproval, GrantScope,
+    SessionGrants, grant_key, offered_scopes,
+};
+pub use audit::{AUDIT_VERSION, AuditLog, AuditRecord};
+pub use builder::PipelineBuilder;
+pub use call::{Caller, ToolCall};
+pub use check::{CheckReport, check};
+pub use decision::{Decision, Ruling, Stage};
+pub use engine::{Decided, Pipeline};
+pub use exec::{
+    EnforcedCaps, ExecError, ExecOutcome, ExecRequest, Executor, NoExecutor, ProfileCaps,
+};
+pub use fake::FakeExecutor;
+pub use guard::{Guard, Vote, run_guards};
+pub use hooks::{
+    CommandHook, Hook, HookAnswer, HookVote, hook_input, parse_hook_output, run_hooks,
+};
+pub use listener::{
+    CallContext, EnforcementOutlook, Listener, Next, StageError, TraceStep, run_waterfall,
+};
+pub use listeners::{
+    AskFallback, ManagedDeny, ModeFastPath, PlanGate, ReadOnlyFastPath, RuleSet,
+    SessionGrantListener, default_listeners,
+};
+pub use mode::Mode;
+pub use observer::Observer;
+pub use post::{PostAction, PostHandler, run_post};
+pub use result::{CallResult, ExecSummary, HookRewrite};
+pub use tool::{Category, ToolMeta, tool_meta};
+pub use wrappers::{ExecNext, ExecWrapper, Metrics, MetricsWrapper, Retry, Timeout};

@@ -1,2 +1,121 @@
-//! policy (under construction).
+//! Policy: rules in allow / ask / deny lists, their patterns, the sources they
+//! merge from, and the safety floor beneath them.
+//!
+//! Evaluation is deny > ask > allow whatever the order of rules and sources;
+//! nothing matched means ask. See `docs/policy.md`.
 #![forbid(unsafe_code)]
+
+pub mod bash;
+mod builtin;
+mod command;
+mod error;
+pub mod examples;
+pub mod floor;
+mod hook;
+mod load;
+mod pattern;
+mod rule;
+mod set;
+
+pub use builtin::{BUILTIN_POLICY, PROFILE_POLICIES, profile_policy};
+pub use command::CommandPattern;
+pub use error::{Location, PolicyError};
+pub use floor::{FloorEnv, FloorHit, floor_for_write, floor_for_writes, is_sensitive};
+pub use hook::{DEFAULT_HOOK_TIMEOUT_MS, HookSpec};
+pub use load::{Example, PolicySource, load_policy_file, parse_policy_file, parse_profile_policy};
+pub use pattern::{DomainPattern, PathFamily, PathPattern, Pattern, PolicyEnv};
+pub use rule::{Rule, RuleSource, SourceKind};
+pub use set::{Policy, Target};
+
+use std::path::PathBuf;
+
+/// The built-in source, parsed.
+pub fn builtin_source(env: &PolicyEnv) -> Result<PolicySource, PolicyError> {
+    parse_policy_file(BUILTIN_POLICY, SourceKind::Builtin, "sbx", env)
+}
+
+/// Merge sources into one policy. The built-in source is always part of it
+/// (added here when `sources` does not hold it).
+///
+/// Each source's examples are checked against that source plus the built-in
+/// rules; a source whose own examples fail makes the whole load fail. The mode
+/// is taken from the last source that sets one in the order profile, project,
+/// user, file (the order of `sources` does not matter).
+pub fn merge(mut sources: Vec<PolicySource>, env: &PolicyEnv) -> Result<Policy, PolicyError> {
+    let builtin = builtin_source(env)?;
+    if !sources.iter().any(|s| s.kind == SourceKind::Builtin) {
+        sources.push(builtin.clone());
+    }
+    for s in &sources {
+        if s.examples.is_empty() {
+            continue;
+        }
+        let mut rules = builtin.rules.clone();
+        if s.kind != SourceKind::Builtin {
+            rules.extend(s.rules.iter().cloned());
+        }
+        let own = Policy::from_parts(rules, None, Vec::new(), env.clone());
+        examples::check(s, &own)?;
+    }
+    let rank = |k: SourceKind| match k {
+        SourceKind::Builtin => 0,
+        SourceKind::Managed => 1,
+        SourceKind::Profile => 2,
+        SourceKind::Project => 3,
+        SourceKind::User => 4,
+        SourceKind::File => 5,
+    };
+    let mode = sources
+        .iter()
+        .filter_map(|s| s.mode.clone())
+        .max_by(|a, b| (rank(a.1.kind), &a.1).cmp(&(rank(b.1.kind), &b.1)));
+    let mut rules = Vec::new();
+    let mut hooks = Vec::new();
+    for s in sources {
+        rules.extend(s.rules);
+        hooks.extend(s.hooks);
+    }
+    Ok(Policy::from_parts(rules, mode, hooks, env.clone()))
+}
+
+/// Where to look for policy sources.
+#[derive(Clone, Debug, Default)]
+pub struct LoadOptions {
+    /// A profile file's name and full text; its `[policy]` table is a source.
+    pub profile: Option<(String, String)>,
+    /// Defaults to `~/.config/sbx/policy.toml`; a missing file is no source.
+    pub user_file: Option<PathBuf>,
+    /// Skip the user file entirely.
+    pub no_user: bool,
+    /// Skip `.sbx/policy.toml` in the workspace.
+    pub no_project: bool,
+    /// `--policy FILE`; must exist.
+    pub policy_file: Option<PathBuf>,
+}
+
+/// Load built-in, profile, user, project and `--policy` sources and merge them.
+pub fn load(env: &PolicyEnv, opts: &LoadOptions) -> Result<Policy, PolicyError> {
+    let mut sources = Vec::new();
+    if let Some((name, text)) = &opts.profile {
+        sources.push(parse_profile_policy(text, name, env)?);
+    }
+    if !opts.no_user {
+        let user = opts
+            .user_file
+            .clone()
+            .unwrap_or_else(|| env.home.join(".config/sbx/policy.toml"));
+        if user.is_file() {
+            sources.push(load_policy_file(&user, SourceKind::User, env)?);
+        }
+    }
+    if !opts.no_project {
+        let project = env.workspace.join(".sbx/policy.toml");
+        if project.is_file() {
+            sources.push(load_policy_file(&project, SourceKind::Project, env)?);
+        }
+    }
+    if let Some(f) = &opts.policy_file {
+        sources.push(load_policy_file(f, SourceKind::File, env)?);
+    }
+    merge(sources, env)
+}

@@ -1,10 +1,27 @@
 //! Shell command analysis: what a Bash command string actually does.
 //!
-//! Interface stub: every command is Ask until the analyser lands.
+//! The string is parsed with `rable` (bash 5.3 grammar), split into simple
+//! commands ("segments"), each unwrapped down to its leader and classified.
+//! Anything not understood with certainty is [`Verdict::Ask`]; see
+//! `docs/shell-analysis.md` for the classes, the rules and the limits.
 #![forbid(unsafe_code)]
+
+mod classify;
+mod commands;
+mod exec_args;
+mod git;
+mod leader;
+mod limits;
+mod paths;
+mod tables;
+mod walk;
+mod words;
+mod writers;
 
 use serde::Serialize;
 use std::path::PathBuf;
+
+pub use limits::{MAX_INPUT_BYTES, MAX_NESTING, PARSE_STACK_BYTES};
 
 /// What the analysis needs to know about where the command runs.
 #[derive(Clone, Debug, Default)]
@@ -33,22 +50,84 @@ pub enum Verdict {
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum Class {
+    /// Inspection that changes nothing (`ls`, `git diff`, `grep`).
+    ReadOnly,
+    /// Test and build runs of common toolchains (`cargo test`, `pytest`).
+    BuildTest,
+    /// Writes that all land inside the workspace or the writable set.
+    WorkspaceWrite,
+    /// Writes that land outside the workspace and the writable set.
+    OutsideWrite,
+    /// Writes to the safety floor: `.git` internals, CI workflows, `.env*`,
+    /// `~/.ssh`, private keys, shell start-up files.
+    FloorWrite,
+    /// Deletes or irreversibly changes data or processes (`rm`, `git reset --hard`).
+    Destructive,
+    /// Runs with other privileges (`sudo`, `su`, `pkexec`).
+    Privilege,
+    /// Talks to the network (`curl`, `ssh`, `git push`).
+    Network,
+    /// Installs packages (`pip install`, `npm install`, `cargo install`).
+    PackageInstall,
+    /// An interpreter given code on the command line (`python -c`).
+    InlineCode,
+    /// Runs a project script or task whose content is not visible here
+    /// (`npm run x`, `make`, `./script.sh`).
+    ScriptRun,
+    /// Changes configuration that affects later commands (`git config`).
+    ConfigChange,
+    /// Reads credentials or private keys.
+    SecretRead,
+    /// A program this analysis does not know.
+    Unknown,
     /// Could not be understood with certainty.
     Opaque,
+    /// Plainly malicious: download-and-execute, reverse shells, wiping
+    /// the root or home directory, exfiltration of secrets.
+    Malicious,
+}
+
+impl Class {
+    /// The verdict this class gets by default.
+    pub fn default_verdict(self) -> Verdict {
+        match self {
+            Class::ReadOnly | Class::BuildTest | Class::WorkspaceWrite => Verdict::Allow,
+            Class::OutsideWrite
+            | Class::Destructive
+            | Class::Privilege
+            | Class::Network
+            | Class::PackageInstall
+            | Class::InlineCode
+            | Class::ScriptRun
+            | Class::ConfigChange
+            | Class::SecretRead
+            | Class::Unknown
+            | Class::Opaque => Verdict::Ask,
+            Class::FloorWrite | Class::Malicious => Verdict::Deny,
+        }
+    }
 }
 
 /// One simple command of a compound command line.
 #[derive(Clone, Debug, Serialize)]
 pub struct Segment {
-    /// Canonical text: words after quote removal, joined by single spaces.
+    /// Canonical text, matched by permission patterns such as
+    /// `Bash(git diff *)`: the leader and its arguments after quote removal
+    /// and wrapper unwrapping, joined by single spaces. Words that are not
+    /// literal keep their source form (`$HOME`, `"$(...)"` unquoted once).
+    /// Redirections and leading assignments are not part of it.
     pub text: String,
     /// Words after quote removal, wrappers included.
     pub argv: Vec<String>,
     pub class: Class,
     pub verdict: Verdict,
+    /// Why: the rule id in brackets, then a short explanation.
     pub reason: String,
     /// Absolute paths this segment may write (redirections, path arguments).
     pub writes: Vec<PathBuf>,
+    /// Where the segment was found: empty at top level, otherwise the
+    /// construct that runs it (`bash -c`, `$(...)`, `find -exec`, `xargs`, ...).
+    pub via: String,
 }
 
 /// The verdict on a whole command line: the strictest of its segments.
@@ -61,19 +140,45 @@ pub struct Analysis {
     pub deciding_segment: Option<usize>,
 }
 
-/// Analyse a Bash command string. Never panics; anything not understood is Ask.
-pub fn analyze(command: &str, _ctx: &ShellContext) -> Analysis {
-    Analysis {
-        segments: vec![Segment {
-            text: command.to_string(),
-            argv: vec![command.to_string()],
-            class: Class::Opaque,
-            verdict: Verdict::Ask,
-            reason: "shell analysis not available".into(),
-            writes: Vec::new(),
-        }],
-        verdict: Verdict::Ask,
-        reason: "shell analysis not available".into(),
-        deciding_segment: Some(0),
+impl Analysis {
+    /// Build the compound verdict: the strictest segment decides; on ties the
+    /// first one does.
+    pub(crate) fn from_segments(segments: Vec<Segment>) -> Analysis {
+        let mut best: Option<usize> = None;
+        for (i, seg) in segments.iter().enumerate() {
+            let stricter = match best.and_then(|b| segments.get(b)) {
+                None => true,
+                Some(cur) => seg.verdict > cur.verdict,
+            };
+            if stricter {
+                best = Some(i);
+            }
+        }
+        match best.and_then(|b| segments.get(b).map(|s| (b, s))) {
+            Some((i, seg)) => {
+                let verdict = seg.verdict;
+                let reason = format!("segment {} `{}`: {}", i + 1, seg.text, seg.reason);
+                Analysis {
+                    verdict,
+                    reason,
+                    deciding_segment: Some(i),
+                    segments,
+                }
+            }
+            None => Analysis {
+                segments,
+                verdict: Verdict::Allow,
+                reason: "[shell.empty] no command".into(),
+                deciding_segment: None,
+            },
+        }
     }
 }
+
+/// Analyse a Bash command string. Never panics; anything not understood is Ask.
+pub fn analyze(command: &str, ctx: &ShellContext) -> Analysis {
+    limits::run_guarded(command, ctx)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,178 @@
+//! The `hook`, `serve` and `tools` subcommands: argument parsing only.
+use clap::{Args, ValueEnum};
+use sbx::hook::{Harness, HookEventKind, HookOptions, Loaded, SetupOptions, run_hook};
+use sbx::serve::{DEFAULT_MAX_LINE_BYTES, ServeOptions, serve as serve_session};
+use sbx::tools::{ToolFormat, tool_schemas};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum HarnessArg {
+    ClaudeCode,
+    Codex,
+    Gemini,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum EventArg {
+    Pre,
+    Post,
+}
+
+#[derive(Args, Debug)]
+pub struct HookArgs {
+    /// The harness that runs the hook.
+    #[arg(value_enum)]
+    harness: HarnessArg,
+    /// pre: decide (PreToolUse, BeforeTool); post: record the result (never blocks).
+    #[arg(long, value_enum, default_value = "pre")]
+    event: EventArg,
+    /// Built-in profile name or path to a profile .toml file.
+    #[arg(long, default_value = "workspace")]
+    profile: String,
+    /// An extra policy file (it must exist).
+    #[arg(long)]
+    policy: Option<PathBuf>,
+    /// The workspace (default: the event's `cwd`).
+    #[arg(long)]
+    workspace: Option<PathBuf>,
+    /// Rewrite allowed or asked shell calls to run inside `sbx run`.
+    #[arg(long)]
+    sandbox: bool,
+    /// Audit log for post events (default: ~/.local/state/sbx/audit.jsonl).
+    #[arg(long)]
+    audit: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    #[arg(long, default_value = "workspace")]
+    profile: String,
+    #[arg(long)]
+    policy: Option<PathBuf>,
+    /// The workspace (default: the current directory).
+    #[arg(long)]
+    workspace: Option<PathBuf>,
+    /// Seconds an approval request waits for an answer before it is denied.
+    #[arg(long, default_value_t = 60.0)]
+    approval_timeout: f64,
+    /// Longest request line accepted, in bytes.
+    #[arg(long, default_value_t = DEFAULT_MAX_LINE_BYTES)]
+    max_line_bytes: usize,
+    /// Append an audit line per call and result to this file.
+    #[arg(long)]
+    audit: Option<PathBuf>,
+    /// Print the JSON Schemas of every request and event, and exit.
+    #[arg(long)]
+    schema: bool,
+}
+
+pub fn hook(a: HookArgs) -> ExitCode {
+    let opts = HookOptions {
+        harness: match a.harness {
+            HarnessArg::ClaudeCode => Harness::ClaudeCode,
+            HarnessArg::Codex => Harness::Codex,
+            HarnessArg::Gemini => Harness::Gemini,
+        },
+        event: match a.event {
+            EventArg::Pre => HookEventKind::Pre,
+            EventArg::Post => HookEventKind::Post,
+        },
+        profile: a.profile,
+        policy: a.policy,
+        workspace: a.workspace,
+        sandbox: a.sandbox,
+        sbx_path: None,
+        audit: a.audit,
+    };
+    let answer = run_hook(&opts, std::io::stdin().lock());
+    println!("{answer}");
+    ExitCode::SUCCESS
+}
+
+pub fn serve(a: ServeArgs) -> ExitCode {
+    if a.schema {
+        return match serde_json::to_string_pretty(&sbx::serve::schemas()) {
+            Ok(s) => {
+                println!("{s}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("sbx serve: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
+    let workspace = a
+        .workspace
+        .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")));
+    let loaded = match Loaded::load(&SetupOptions {
+        profile: a.profile.clone(),
+        policy: a.policy,
+        workspace,
+    }) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("sbx serve: {e}");
+            return ExitCode::from(125);
+        }
+    };
+    let mut observers: Vec<Arc<dyn sbx::pipeline::Observer>> = Vec::new();
+    if let Some(path) = &a.audit {
+        match sbx::pipeline::AuditLog::open(path) {
+            Ok(log) => observers.push(Arc::new(log)),
+            Err(e) => {
+                eprintln!("sbx serve: audit log {}: {e}", path.display());
+                return ExitCode::from(125);
+            }
+        }
+    }
+    let opts = ServeOptions {
+        max_line_bytes: a.max_line_bytes.max(1),
+        approval_timeout: Duration::from_secs_f64(a.approval_timeout.clamp(0.0, 86_400.0)),
+        profile: a.profile,
+    };
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("sbx serve: cannot start the runtime: {e}");
+            return ExitCode::from(125);
+        }
+    };
+    let done = rt.block_on(serve_session(
+        &loaded,
+        &opts,
+        observers,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+    ));
+    match done {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("sbx serve: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+pub fn tools(format: &str) -> ExitCode {
+    let Some(f) = ToolFormat::parse(format) else {
+        eprintln!("sbx tools: unknown format `{format}` (anthropic, openai, json-schema)");
+        return ExitCode::from(2);
+    };
+    match serde_json::to_string_pretty(&tool_schemas(f)) {
+        Ok(s) => {
+            println!("{s}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("sbx tools: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

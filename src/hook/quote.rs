@@ -1,0 +1,75 @@
+//! The `--sandbox` rewrite: a Bash command becomes `sbx run ... -- bash -c '<command>'`.
+//!
+//! Every word is single-quoted, with each `'` written as `'\''`. Inside single quotes a
+//! POSIX shell gives no character a meaning, so any NUL-free string survives unchanged.
+#![forbid(unsafe_code)]
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// Why a command cannot be rewritten. The hook then denies.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum QuoteError {
+    #[error("the command contains a NUL byte, which no argv can carry")]
+    Nul,
+    #[error("{what} is not valid UTF-8: {}", path.display())]
+    NotUtf8 {
+        what: &'static str,
+        path: std::path::PathBuf,
+    },
+}
+
+/// One shell word that a POSIX shell reads back as exactly `s`.
+pub fn sh_quote(s: &str) -> Result<String, QuoteError> {
+    if s.contains('\0') {
+        return Err(QuoteError::Nul);
+    }
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('\'');
+    for c in s.chars() {
+        if c == '\'' {
+            out.push_str("'\\''");
+        } else {
+            out.push(c);
+        }
+    }
+    out.push('\'');
+    Ok(out)
+}
+
+fn path_word(what: &'static str, p: &Path) -> Result<String, QuoteError> {
+    let s = std::str::from_utf8(p.as_os_str().as_bytes()).map_err(|_| QuoteError::NotUtf8 {
+        what,
+        path: p.to_path_buf(),
+    })?;
+    sh_quote(s)
+}
+
+/// The command line that runs `command` with bash inside `sbx run`.
+pub fn sandbox_command(
+    sbx: &Path,
+    profile: &str,
+    workspace: &Path,
+    command: &str,
+) -> Result<String, QuoteError> {
+    Ok(format!(
+        "{} run --profile {} --workspace {} -- bash -c {}",
+        path_word("the sbx path", sbx)?,
+        sh_quote(profile)?,
+        path_word("the workspace path", workspace)?,
+        sh_quote(command)?
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_are_closed_escaped_and_reopened() {
+        assert_eq!(sh_quote("it's").as_deref(), Ok("'it'\\''s'"));
+        assert_eq!(sh_quote("").as_deref(), Ok("''"));
+        assert_eq!(sh_quote("a\0b"), Err(QuoteError::Nul));
+    }
+}

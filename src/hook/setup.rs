@@ -1,0 +1,136 @@
+//! Loading what an adapter needs: the profile, its capability set, the merged policy,
+//! and a pipeline built from them. Shared by `sbx hook` and `sbx serve`.
+#![forbid(unsafe_code)]
+
+use crate::exec::{RunError, Sandbox};
+use crate::pipeline::{EnforcementOutlook, PipelineBuilder, ProfileCaps};
+use crate::plan::LayerStatus;
+use crate::policy::{self, LoadOptions, Policy, PolicyEnv, PolicyError};
+use crate::profile::{Profile, ProfileError};
+use crate::{CapabilitySet, Pipeline};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Why an adapter could not load its profile or policy. Every variant becomes a denial.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SetupError {
+    #[error("profile: {0}")]
+    Profile(#[from] ProfileError),
+    #[error("profile {name}: {source}")]
+    ProfileText {
+        name: String,
+        source: std::io::Error,
+    },
+    #[error("workspace {}: {source}", path.display())]
+    Workspace {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("sandbox: {0}")]
+    Sandbox(#[from] RunError),
+    #[error("policy: {0}")]
+    Policy(#[from] PolicyError),
+}
+
+/// What `--profile`, `--policy` and `--workspace` name.
+#[derive(Clone, Debug)]
+pub struct SetupOptions {
+    pub profile: String,
+    pub policy: Option<PathBuf>,
+    pub workspace: PathBuf,
+}
+
+/// A profile and policy resolved for one workspace.
+pub struct Loaded {
+    pub sandbox: Arc<Sandbox>,
+    pub policy: Arc<Policy>,
+    pub caps: CapabilitySet,
+    pub outlook: EnforcementOutlook,
+    /// Canonical workspace root.
+    pub workspace: PathBuf,
+}
+
+impl Loaded {
+    /// Load the profile, resolve it for the workspace and merge the policy sources
+    /// (built-in, the profile's default policy, user, project, `--policy`).
+    pub fn load(opts: &SetupOptions) -> Result<Self, SetupError> {
+        let workspace =
+            std::fs::canonicalize(&opts.workspace).map_err(|source| SetupError::Workspace {
+                path: opts.workspace.clone(),
+                source,
+            })?;
+        let profile = Profile::load(&opts.profile)?;
+        let profile_text = profile_policy_text(&opts.profile)?;
+        let sandbox = Sandbox::new(profile);
+        let caps = sandbox.capabilities(&workspace)?;
+        let outlook = outlook(&sandbox, &workspace);
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute())
+            .unwrap_or_else(|| PathBuf::from("/"));
+        let env = PolicyEnv {
+            workspace: workspace.clone(),
+            home,
+        };
+        let load = LoadOptions {
+            profile: profile_text.map(|t| (opts.profile.clone(), t)),
+            policy_file: opts.policy.clone(),
+            ..LoadOptions::default()
+        };
+        let policy = policy::load(&env, &load)?;
+        Ok(Self {
+            sandbox: Arc::new(sandbox),
+            policy: Arc::new(policy),
+            caps,
+            outlook,
+            workspace,
+        })
+    }
+
+    /// A pipeline over this profile and policy, with the enforcement outlook of this host.
+    pub fn pipeline(&self) -> PipelineBuilder {
+        Pipeline::builder(self.policy.clone(), ProfileCaps::new(self.caps.clone()))
+            .outlook(self.outlook.clone())
+    }
+}
+
+/// The profile's policy text: the shipped default for a built-in name, or the file itself
+/// (whose `[policy]` table, if any, is a source).
+fn profile_policy_text(name: &str) -> Result<Option<String>, SetupError> {
+    if let Some(text) = policy::profile_policy(name) {
+        return Ok(Some(text.to_string()));
+    }
+    let path = Path::new(name);
+    if path.is_file() {
+        return std::fs::read_to_string(path)
+            .map(Some)
+            .map_err(|source| SetupError::ProfileText {
+                name: name.to_string(),
+                source,
+            });
+    }
+    Ok(None)
+}
+
+/// What the executor will enforce here, from the plan's report.
+fn outlook(sandbox: &Sandbox, workspace: &Path) -> EnforcementOutlook {
+    match sandbox.plan_for(workspace, sandbox.host()) {
+        Ok((_, plan)) => {
+            let missing: Vec<String> = plan
+                .report
+                .iter()
+                .filter(|l| l.status != LayerStatus::Enforced)
+                .map(|l| format!("{}: {}", l.name, l.detail))
+                .collect();
+            EnforcementOutlook {
+                fully_enforced: missing.is_empty(),
+                missing,
+            }
+        }
+        Err(e) => EnforcementOutlook {
+            fully_enforced: false,
+            missing: vec![e.to_string()],
+        },
+    }
+}

@@ -1,0 +1,328 @@
+//! Access extraction: what a call touches.
+//!
+//! Paths are made absolute against the call's cwd, `..` is resolved, and
+//! symlinks in existing components are followed, so that a link into
+//! `.git/hooks` or out of the workspace is judged by its target.
+#![forbid(unsafe_code)]
+
+use super::call::ToolCall;
+use crate::policy::{PathFamily, Target};
+use crate::shell::{self, Analysis, ShellContext, Verdict};
+use std::path::{Component, Path, PathBuf};
+
+/// What a Bash call runs.
+#[derive(Clone, Debug)]
+pub struct BashAccess {
+    pub command: String,
+    pub workdir: PathBuf,
+    pub timeout_ms: Option<u64>,
+    pub background: bool,
+    pub analysis: Analysis,
+}
+
+impl BashAccess {
+    /// Every segment judged harmless by the analyser and nothing written.
+    pub fn read_only(&self) -> bool {
+        self.analysis.verdict == Verdict::Allow
+            && !self.analysis.segments.is_empty()
+            && self
+                .analysis
+                .segments
+                .iter()
+                .all(|s| s.verdict == Verdict::Allow && s.writes.is_empty())
+    }
+
+    /// Paths written by the command (redirections, path arguments), as the analyser reports them.
+    pub fn writes(&self) -> impl Iterator<Item = &PathBuf> {
+        self.analysis.segments.iter().flat_map(|s| s.writes.iter())
+    }
+}
+
+/// What a call touches.
+#[derive(Clone, Debug)]
+pub enum Access {
+    Bash(BashAccess),
+    /// Read, Grep, Glob, LS.
+    Read {
+        paths: Vec<PathBuf>,
+    },
+    /// Write, Edit, MultiEdit, NotebookEdit.
+    Write {
+        paths: Vec<PathBuf>,
+    },
+    WebFetch {
+        url: String,
+        host: String,
+    },
+    WebSearch {
+        query: String,
+    },
+    Mcp {
+        server: String,
+        tool: String,
+    },
+    /// A tool sbx does not know: never allowed by default.
+    Unknown,
+}
+
+/// Why a call's input could not be understood (the call is denied).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AccessError {
+    #[error("{tool}: missing or invalid `{field}` in input")]
+    Field { tool: String, field: &'static str },
+    #[error("{tool}: invalid URL `{url}`: {reason}")]
+    Url {
+        tool: String,
+        url: String,
+        reason: String,
+    },
+}
+
+/// Where shell analysis and path resolution are anchored.
+#[derive(Clone, Debug, Default)]
+pub struct AccessEnv {
+    pub workspace: PathBuf,
+    pub home: PathBuf,
+    pub writable: Vec<PathBuf>,
+}
+
+fn str_field<'a>(call: &'a ToolCall, field: &'static str) -> Result<&'a str, AccessError> {
+    call.input()
+        .get(field)
+        .and_then(|v| v.as_str())
+        .ok_or_else(|| AccessError::Field {
+            tool: call.tool().to_string(),
+            field,
+        })
+}
+
+fn opt_str<'a>(call: &'a ToolCall, field: &str) -> Option<&'a str> {
+    call.input().get(field).and_then(|v| v.as_str())
+}
+
+/// Make `p` absolute against `cwd`, resolve `..`, and follow symlinks of existing components.
+pub fn resolve_path(cwd: &Path, p: &Path, home: &Path) -> PathBuf {
+    let p = match p.strip_prefix("~") {
+        Ok(rest) if p.to_string_lossy().starts_with('~') => home.join(rest),
+        Ok(_) | Err(_) => p.to_path_buf(),
+    };
+    let joined = if p.is_absolute() { p } else { cwd.join(p) };
+    let mut out = PathBuf::from("/");
+    let mut pending: Vec<std::ffi::OsString> = joined
+        .components()
+        .rev()
+        .filter_map(|c| match c {
+            Component::Normal(s) => Some(s.to_os_string()),
+            Component::ParentDir => Some("..".into()),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => None,
+        })
+        .collect();
+    let mut links = 0;
+    while let Some(c) = pending.pop() {
+        if c == ".." {
+            out.pop();
+            continue;
+        }
+        let next = out.join(&c);
+        match std::fs::read_link(&next) {
+            Ok(target) if links < 40 => {
+                links += 1;
+                if target.is_absolute() {
+                    out = PathBuf::from("/");
+                }
+                for tc in target.components().rev() {
+                    match tc {
+                        Component::Normal(s) => pending.push(s.to_os_string()),
+                        Component::ParentDir => pending.push("..".into()),
+                        Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+                    }
+                }
+            }
+            Ok(_) | Err(_) => out = next,
+        }
+    }
+    out
+}
+
+fn path_field(
+    call: &ToolCall,
+    field: &'static str,
+    env: &AccessEnv,
+) -> Result<PathBuf, AccessError> {
+    let raw = str_field(call, field)?;
+    if raw.is_empty() {
+        return Err(AccessError::Field {
+            tool: call.tool().to_string(),
+            field,
+        });
+    }
+    Ok(resolve_path(call.cwd(), Path::new(raw), &env.home))
+}
+
+/// Host of a URL, lower-cased, without a trailing dot.
+pub fn url_host(tool: &str, url: &str) -> Result<String, AccessError> {
+    let bad = |reason: String| AccessError::Url {
+        tool: tool.to_string(),
+        url: url.to_string(),
+        reason,
+    };
+    let parsed = url::Url::parse(url).map_err(|e| bad(e.to_string()))?;
+    let host = match parsed.host() {
+        Some(url::Host::Domain(d)) => d.trim_end_matches('.').to_ascii_lowercase(),
+        Some(url::Host::Ipv4(a)) => a.to_string(),
+        Some(url::Host::Ipv6(a)) => a.to_string(),
+        None => return Err(bad("no host".into())),
+    };
+    Ok(host)
+}
+
+/// Turn a call into what it touches.
+pub fn extract(call: &ToolCall, env: &AccessEnv) -> Result<Access, AccessError> {
+    let tool = call.tool();
+    match tool {
+        "Bash" => {
+            let command = str_field(call, "command")?.to_string();
+            let workdir = opt_str(call, "workdir")
+                .map(|w| resolve_path(call.cwd(), Path::new(w), &env.home))
+                .unwrap_or_else(|| resolve_path(Path::new("/"), call.cwd(), &env.home));
+            let timeout_ms = call.input().get("timeout").and_then(|v| v.as_u64());
+            let background = call
+                .input()
+                .get("run_in_background")
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false);
+            let ctx = ShellContext {
+                cwd: workdir.clone(),
+                workspace: env.workspace.clone(),
+                home: env.home.clone(),
+                writable: env.writable.clone(),
+            };
+            let analysis = shell::analyze(&command, &ctx);
+            Ok(Access::Bash(BashAccess {
+                command,
+                workdir,
+                timeout_ms,
+                background,
+                analysis,
+            }))
+        }
+        "Read" => Ok(Access::Read {
+            paths: vec![path_field(call, "file_path", env)?],
+        }),
+        "Grep" | "Glob" | "LS" => {
+            let p = opt_str(call, "path").unwrap_or(".");
+            Ok(Access::Read {
+                paths: vec![resolve_path(call.cwd(), Path::new(p), &env.home)],
+            })
+        }
+        "Write" | "Edit" | "MultiEdit" => Ok(Access::Write {
+            paths: vec![path_field(call, "file_path", env)?],
+        }),
+        "NotebookEdit" => Ok(Access::Write {
+            paths: vec![path_field(call, "notebook_path", env)?],
+        }),
+        "WebFetch" => {
+            let url = str_field(call, "url")?.to_string();
+            let host = url_host(tool, &url)?;
+            Ok(Access::WebFetch { url, host })
+        }
+        "WebSearch" => Ok(Access::WebSearch {
+            query: str_field(call, "query")?.to_string(),
+        }),
+        t => match t.strip_prefix("mcp__").and_then(|r| r.split_once("__")) {
+            Some((server, name)) if !server.is_empty() && !name.is_empty() => Ok(Access::Mcp {
+                server: server.to_string(),
+                tool: name.to_string(),
+            }),
+            Some(_) | None => Ok(Access::Unknown),
+        },
+    }
+}
+
+impl Access {
+    /// The targets non-Bash rules are matched against.
+    pub fn targets<'a>(&'a self, tool: &'a str) -> Vec<Target<'a>> {
+        match self {
+            Access::Bash(b) => b
+                .analysis
+                .segments
+                .iter()
+                .map(|s| Target::Command(&s.text))
+                .collect(),
+            Access::Read { paths } => paths
+                .iter()
+                .map(|p| Target::Path {
+                    tool,
+                    family: PathFamily::Read,
+                    path: p,
+                })
+                .collect(),
+            Access::Write { paths } => paths
+                .iter()
+                .map(|p| Target::Path {
+                    tool,
+                    family: PathFamily::Edit,
+                    path: p,
+                })
+                .collect(),
+            Access::WebFetch { host, .. } => vec![Target::Domain { tool, host }],
+            Access::WebSearch { .. } | Access::Unknown => vec![Target::Tool(tool)],
+            Access::Mcp { server, tool: t } => vec![Target::Mcp { server, tool: t }],
+        }
+    }
+
+    /// Paths written directly (file tools and shell redirections).
+    pub fn writes(&self) -> Vec<&PathBuf> {
+        match self {
+            Access::Bash(b) => b.writes().collect(),
+            Access::Write { paths } => paths.iter().collect(),
+            Access::Read { .. }
+            | Access::WebFetch { .. }
+            | Access::WebSearch { .. }
+            | Access::Mcp { .. }
+            | Access::Unknown => Vec::new(),
+        }
+    }
+
+    /// The exact canonical form of the call: what a session grant is scoped to.
+    pub fn canonical(&self, call: &ToolCall) -> String {
+        let list = |paths: &[PathBuf]| {
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match self {
+            Access::Bash(b) => format!("Bash({})", b.command.trim()),
+            Access::Read { paths } | Access::Write { paths } => {
+                format!("{}({})", call.tool(), list(paths))
+            }
+            Access::WebFetch { url, .. } => format!("WebFetch({url})"),
+            Access::WebSearch { query } => format!("WebSearch({query})"),
+            Access::Mcp { .. } | Access::Unknown => format!("{}({})", call.tool(), call.input()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lexical_normalization() {
+        let p = resolve_path(
+            Path::new("/nonexistent-sbx/w/sub"),
+            Path::new("../a/./b/../c"),
+            Path::new("/h"),
+        );
+        assert_eq!(p, PathBuf::from("/nonexistent-sbx/w/a/c"));
+        let h = resolve_path(
+            Path::new("/x"),
+            Path::new("~/.ssh/id_rsa"),
+            Path::new("/nonexistent-home"),
+        );
+        assert_eq!(h, PathBuf::from("/nonexistent-home/.ssh/id_rsa"));
+    }
+}

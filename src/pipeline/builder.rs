@@ -1,0 +1,137 @@
+//! Building a [`Pipeline`]: the profile's capability set is given once, here.
+#![forbid(unsafe_code)]
+
+use super::approval::{ApprovalChannel, SessionGrants};
+use super::engine::Pipeline;
+use super::exec::{Executor, NoExecutor, ProfileCaps};
+use super::guard::Guard;
+use super::hooks::{CommandHook, Hook};
+use super::listener::{EnforcementOutlook, Listener};
+use super::listeners::default_listeners;
+use super::mode::Mode;
+use super::observer::Observer;
+use super::post::PostHandler;
+use super::wrappers::ExecWrapper;
+use crate::policy::{FloorEnv, Policy};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Builds a [`Pipeline`]. The profile's capability set is given once, here.
+pub struct PipelineBuilder {
+    p: Pipeline,
+}
+
+impl PipelineBuilder {
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.p.mode = mode;
+        self
+    }
+    pub fn outlook(mut self, outlook: EnforcementOutlook) -> Self {
+        self.p.outlook = outlook;
+        self
+    }
+    /// Replace the whole waterfall (the default is [`default_listeners`]).
+    pub fn listeners(mut self, listeners: Vec<Arc<dyn Listener>>) -> Self {
+        self.p.listeners = listeners;
+        self
+    }
+    /// Insert a listener at `index` of the waterfall.
+    pub fn insert_listener(mut self, index: usize, l: Arc<dyn Listener>) -> Self {
+        let i = index.min(self.p.listeners.len());
+        self.p.listeners.insert(i, l);
+        self
+    }
+    pub fn guard(mut self, g: Arc<dyn Guard>) -> Self {
+        self.p.guards.push(g);
+        self
+    }
+    pub fn hook(mut self, h: Arc<dyn Hook>) -> Self {
+        self.p.hooks.push(h);
+        self
+    }
+    pub fn approval(mut self, a: Arc<dyn ApprovalChannel>) -> Self {
+        self.p.approval = Some(a);
+        self
+    }
+    pub fn executor(mut self, e: Arc<dyn Executor>) -> Self {
+        self.p.executor = e;
+        self
+    }
+    pub fn wrapper(mut self, w: Arc<dyn ExecWrapper>) -> Self {
+        self.p.wrappers.push(w);
+        self
+    }
+    pub fn post(mut self, h: Arc<dyn PostHandler>) -> Self {
+        self.p.post.push(h);
+        self
+    }
+    pub fn observer(mut self, o: Arc<dyn Observer>) -> Self {
+        self.p.observers.push(o);
+        self
+    }
+    /// Share session grants between pipelines (e.g. one per connection of `sbx serve`).
+    pub fn grants(mut self, g: Arc<SessionGrants>) -> Self {
+        self.p.grants = g;
+        self
+    }
+    pub fn listener_budget(mut self, d: Duration) -> Self {
+        self.p.listener_budget = d;
+        self
+    }
+    pub fn guard_budget(mut self, d: Duration) -> Self {
+        self.p.guard_budget = d;
+        self
+    }
+    pub fn approval_timeout(mut self, d: Duration) -> Self {
+        self.p.approval_timeout = Some(d);
+        self
+    }
+    pub fn build(self) -> Pipeline {
+        self.p
+    }
+}
+
+impl Pipeline {
+    /// A pipeline with the default waterfall, the policy's hooks and mode, and no executor.
+    pub fn builder(policy: Arc<Policy>, profile: ProfileCaps) -> PipelineBuilder {
+        let env = policy.env().clone();
+        let writable = profile
+            .get()
+            .fs
+            .write
+            .iter()
+            .map(|e| e.path.clone())
+            .collect();
+        let hooks: Vec<Arc<dyn Hook>> = policy
+            .hooks()
+            .iter()
+            .map(|spec| Arc::new(CommandHook { spec: spec.clone() }) as Arc<dyn Hook>)
+            .collect();
+        let mode = policy.mode().map(|(m, _)| *m).unwrap_or_default();
+        PipelineBuilder {
+            p: Pipeline {
+                policy,
+                mode,
+                profile,
+                floor: FloorEnv {
+                    workspace: env.workspace,
+                    home: env.home,
+                    writable,
+                },
+                outlook: EnforcementOutlook::default(),
+                listeners: default_listeners(),
+                guards: Vec::new(),
+                hooks,
+                approval: None,
+                executor: Arc::new(NoExecutor),
+                wrappers: Vec::new(),
+                post: Vec::new(),
+                observers: Vec::new(),
+                grants: Arc::new(SessionGrants::default()),
+                listener_budget: Duration::from_millis(500),
+                guard_budget: Duration::from_millis(500),
+                approval_timeout: None,
+            },
+        }
+    }
+}

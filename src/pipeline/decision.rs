@@ -1,0 +1,162 @@
+//! Decisions as a lattice (Allow < Ask < Deny), and the ruling that carries one with its provenance.
+#![forbid(unsafe_code)]
+
+use crate::capability::CapabilitySet;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// Ordered so that the strictest is the greatest: combine with [`Decision::strictest`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl Decision {
+    /// The lattice join: strictest wins.
+    #[must_use]
+    pub fn strictest(self, other: Self) -> Self {
+        self.max(other)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Allow => "allow",
+            Decision::Ask => "ask",
+            Decision::Deny => "deny",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "allow" => Some(Decision::Allow),
+            "ask" => Some(Decision::Ask),
+            "deny" => Some(Decision::Deny),
+            _ => None,
+        }
+    }
+}
+
+/// The stage of the pipeline that produced a ruling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stage {
+    /// Turning the call into what it touches failed.
+    Extraction,
+    PlanGate,
+    ManagedDeny,
+    Rules,
+    SessionGrant,
+    SandboxFastPath,
+    ModeFastPath,
+    ReadOnlyFastPath,
+    /// Nothing decided: ask.
+    Default,
+    /// A listener added by the embedding program.
+    Listener,
+    Floor,
+    Hook,
+    Guard,
+    Approval,
+}
+
+impl Stage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Extraction => "extraction",
+            Stage::PlanGate => "plan-gate",
+            Stage::ManagedDeny => "managed-deny",
+            Stage::Rules => "rules",
+            Stage::SessionGrant => "session-grant",
+            Stage::SandboxFastPath => "sandbox-fast-path",
+            Stage::ModeFastPath => "mode-fast-path",
+            Stage::ReadOnlyFastPath => "read-only-fast-path",
+            Stage::Default => "default",
+            Stage::Listener => "listener",
+            Stage::Floor => "floor",
+            Stage::Hook => "hook",
+            Stage::Guard => "guard",
+            Stage::Approval => "approval",
+        }
+    }
+}
+
+/// A decision with who made it and why.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Ruling {
+    pub decision: Decision,
+    pub reason: String,
+    pub stage: Stage,
+    /// The listener, guard, hook or floor entry that decided.
+    pub by: String,
+    /// The deciding rule as written, when a rule decided.
+    pub rule: Option<String>,
+    /// Where that rule (or hook) was written.
+    pub source: Option<String>,
+    /// A narrower capability set this call must run under; only ever intersected with the profile's.
+    #[serde(skip)]
+    pub narrow: Option<Arc<CapabilitySet>>,
+}
+
+impl Ruling {
+    pub fn new(decision: Decision, stage: Stage, by: &str, reason: impl Into<String>) -> Self {
+        Self {
+            decision,
+            reason: reason.into(),
+            stage,
+            by: by.to_string(),
+            rule: None,
+            source: None,
+            narrow: None,
+        }
+    }
+
+    pub fn allow(stage: Stage, by: &str, reason: impl Into<String>) -> Self {
+        Self::new(Decision::Allow, stage, by, reason)
+    }
+
+    pub fn ask(stage: Stage, by: &str, reason: impl Into<String>) -> Self {
+        Self::new(Decision::Ask, stage, by, reason)
+    }
+
+    pub fn deny(stage: Stage, by: &str, reason: impl Into<String>) -> Self {
+        Self::new(Decision::Deny, stage, by, reason)
+    }
+
+    #[must_use]
+    pub fn with_rule(mut self, rule: &crate::policy::Rule) -> Self {
+        self.rule = Some(rule.text.clone());
+        self.source = Some(rule.source.to_string());
+        self
+    }
+
+    /// Ask that the call run under `caps` intersected with the profile's set.
+    #[must_use]
+    pub fn narrowed(mut self, caps: CapabilitySet) -> Self {
+        self.narrow = Some(Arc::new(caps));
+        self
+    }
+
+    /// `denied: <reason> (<rule>)`, the text a denied call shows the model.
+    pub fn denial_text(&self) -> String {
+        match &self.rule {
+            Some(rule) => format!("denied: {} ({rule})", self.reason),
+            None => format!("denied: {} ({})", self.reason, self.by),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Decision::{Allow, Ask, Deny};
+
+    #[test]
+    fn lattice_order_and_join() {
+        assert!(Allow < Ask && Ask < Deny);
+        assert_eq!(Allow.strictest(Deny), Deny);
+        assert_eq!(Ask.strictest(Allow), Ask);
+        assert_eq!(Deny.strictest(Ask), Deny);
+    }
+}

@@ -1,0 +1,119 @@
+//! The executor interface and the capability set it may receive.
+//!
+//! [`EnforcedCaps`] can only be made from the profile's set and only narrowed
+//! (by intersection) afterwards: nothing in the pipeline can hand the executor
+//! a set larger than the profile's.
+#![forbid(unsafe_code)]
+
+use super::approval::BoxFuture;
+use crate::capability::CapabilitySet;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The capability set the profile resolved to. The pipeline only ever reads it.
+#[derive(Clone, Debug)]
+pub struct ProfileCaps(Arc<CapabilitySet>);
+
+impl ProfileCaps {
+    pub fn new(set: CapabilitySet) -> Self {
+        Self(Arc::new(set))
+    }
+
+    pub fn get(&self) -> &CapabilitySet {
+        &self.0
+    }
+}
+
+/// The set handed to the executor: the profile's, or a subset of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EnforcedCaps(CapabilitySet);
+
+impl EnforcedCaps {
+    /// Exactly the profile's set.
+    pub fn from_profile(profile: &ProfileCaps) -> Self {
+        Self(profile.get().clone())
+    }
+
+    /// This set intersected with `other`: never larger than before.
+    #[must_use]
+    pub fn narrow(&self, other: &CapabilitySet) -> Self {
+        Self(self.0.intersect(other))
+    }
+
+    pub fn get(&self) -> &CapabilitySet {
+        &self.0
+    }
+}
+
+/// What to run. Wrappers receive it by shared reference: they cannot change it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ExecRequest {
+    pub call_id: String,
+    pub tool: String,
+    /// The frozen input of the call.
+    pub input: serde_json::Value,
+    /// For Bash, `["bash", "-c", command]`; empty for tools the executor runs by name.
+    pub argv: Vec<String>,
+    pub cwd: PathBuf,
+    pub env: BTreeMap<String, String>,
+    pub timeout: Option<Duration>,
+    pub background: bool,
+}
+
+/// What a run produced.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ExecOutcome {
+    pub exit_status: Option<i32>,
+    pub signal: Option<i32>,
+    /// Capped by the executor.
+    pub stdout: String,
+    pub stderr: String,
+    pub truncated: bool,
+    pub duration: Duration,
+    /// The executor's enforcement report for this run.
+    pub enforcement: serde_json::Value,
+}
+
+/// Why nothing (or nothing complete) ran.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExecError {
+    /// The process could not be started: the only error a retry wrapper retries.
+    #[error("could not start: {message}")]
+    Spawn { message: String },
+    #[error("timed out after {after_ms} ms")]
+    TimedOut { after_ms: u64 },
+    #[error("tool `{tool}` is not run by this executor")]
+    Unsupported { tool: String },
+    #[error("{message}")]
+    Failed { message: String },
+}
+
+/// The sandboxed executor. Dropping the future must cancel the run (kill the process tree).
+pub trait Executor: Send + Sync {
+    fn execute<'a>(
+        &'a self,
+        req: &'a ExecRequest,
+        caps: &'a EnforcedCaps,
+    ) -> BoxFuture<'a, Result<ExecOutcome, ExecError>>;
+}
+
+/// An executor that refuses everything: for checks that must never run anything.
+pub struct NoExecutor;
+
+impl Executor for NoExecutor {
+    fn execute<'a>(
+        &'a self,
+        req: &'a ExecRequest,
+        _caps: &'a EnforcedCaps,
+    ) -> BoxFuture<'a, Result<ExecOutcome, ExecError>> {
+        Box::pin(async move {
+            Err(ExecError::Unsupported {
+                tool: req.tool.clone(),
+            })
+        })
+    }
+}

@@ -1,0 +1,56 @@
+//! Tool metadata that the built-in listeners use and the audit line records.
+#![forbid(unsafe_code)]
+
+use serde::Serialize;
+
+/// What kind of tool a call is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Category {
+    Shell,
+    FileRead,
+    FileWrite,
+    Network,
+    Mcp,
+    Unknown,
+}
+
+/// Facts about a tool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ToolMeta {
+    pub read_only: bool,
+    pub write: bool,
+    pub dangerous: bool,
+    pub expensive: bool,
+    pub category: Category,
+}
+
+const fn meta(
+    read_only: bool,
+    write: bool,
+    dangerous: bool,
+    expensive: bool,
+    category: Category,
+) -> ToolMeta {
+    ToolMeta {
+        read_only,
+        write,
+        dangerous,
+        expensive,
+        category,
+    }
+}
+
+/// Metadata for a tool by name. Unknown tools are dangerous and never read-only.
+pub fn tool_meta(tool: &str) -> ToolMeta {
+    match tool {
+        "Bash" => meta(false, true, true, true, Category::Shell),
+        "Read" | "Grep" | "Glob" | "LS" => meta(true, false, false, false, Category::FileRead),
+        "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => {
+            meta(false, true, false, false, Category::FileWrite)
+        }
+        "WebFetch" | "WebSearch" => meta(true, false, false, true, Category::Network),
+        t if t.starts_with("mcp__") => meta(false, false, true, false, Category::Mcp),
+        _ => meta(false, false, true, false, Category::Unknown),
+    }
+}

@@ -1,0 +1,108 @@
+//! Rules applied to a Bash command, one segment at a time.
+//!
+//! A compound command is allowed by rules only if every segment is allowed
+//! (by an allow rule, or by the analyser as harmless); any segment matching a
+//! deny rule denies; an analyser Deny is never lifted by an allow rule; an
+//! analyser Ask segment is lifted by an allow rule that matches it.
+#![forbid(unsafe_code)]
+
+use super::pattern::PathFamily;
+use super::rule::Rule;
+use super::set::{Policy, Target};
+use crate::pipeline::Decision;
+use crate::shell::{Analysis, Verdict};
+
+/// What the rules (and the analyser's denials) say about a command.
+#[derive(Clone, Debug)]
+pub struct BashRuling<'a> {
+    pub decision: Decision,
+    /// The deciding rule; `None` when the analyser decided.
+    pub rule: Option<&'a Rule>,
+    pub reason: String,
+    /// The segment that decided.
+    pub segment: Option<usize>,
+}
+
+fn targets_of(analysis: &Analysis) -> impl Iterator<Item = (usize, Target<'_>)> {
+    analysis.segments.iter().enumerate().flat_map(|(i, s)| {
+        std::iter::once((i, Target::Command(s.text.as_str()))).chain(s.writes.iter().map(
+            move |w| {
+                (
+                    i,
+                    Target::Path {
+                        tool: "Bash",
+                        family: PathFamily::Edit,
+                        path: w.as_path(),
+                    },
+                )
+            },
+        ))
+    })
+}
+
+fn hit<'a>(decision: Decision, rule: &'a Rule, segment: usize) -> BashRuling<'a> {
+    BashRuling {
+        decision,
+        rule: Some(rule),
+        reason: rule
+            .reason
+            .clone()
+            .unwrap_or_else(|| format!("matched {}", rule.text)),
+        segment: Some(segment),
+    }
+}
+
+/// Deny rules from built-in and managed sources only.
+pub fn managed_deny<'a>(policy: &'a Policy, analysis: &Analysis) -> Option<BashRuling<'a>> {
+    targets_of(analysis).find_map(|(i, t)| {
+        policy
+            .find_managed_deny(&t)
+            .map(|r| hit(Decision::Deny, r, i))
+    })
+}
+
+/// The rule set's decision on a command, or `None` to pass on.
+pub fn evaluate<'a>(policy: &'a Policy, analysis: &Analysis) -> Option<BashRuling<'a>> {
+    if let Some(d) = targets_of(analysis).find_map(|(i, t)| {
+        policy
+            .find(Decision::Deny, &t)
+            .map(|r| hit(Decision::Deny, r, i))
+    }) {
+        return Some(d);
+    }
+    if let Some((i, s)) = analysis
+        .segments
+        .iter()
+        .enumerate()
+        .find(|(_, s)| s.verdict == Verdict::Deny)
+    {
+        return Some(BashRuling {
+            decision: Decision::Deny,
+            rule: None,
+            reason: format!("shell analysis: {}", s.reason),
+            segment: Some(i),
+        });
+    }
+    if let Some(a) = targets_of(analysis).find_map(|(i, t)| {
+        policy
+            .find(Decision::Ask, &t)
+            .map(|r| hit(Decision::Ask, r, i))
+    }) {
+        return Some(a);
+    }
+    let mut first_allow: Option<BashRuling<'a>> = None;
+    for (i, s) in analysis.segments.iter().enumerate() {
+        match policy.find(Decision::Allow, &Target::Command(&s.text)) {
+            Some(r) => {
+                if first_allow.is_none() {
+                    first_allow = Some(hit(Decision::Allow, r, i));
+                }
+            }
+            None => match s.verdict {
+                Verdict::Allow => {}
+                Verdict::Ask | Verdict::Deny => return None,
+            },
+        }
+    }
+    first_allow
+}

@@ -1,0 +1,54 @@
+//! Checking a policy's own examples at load time.
+#![forbid(unsafe_code)]
+
+use super::bash;
+use super::error::{Location, PolicyError};
+use super::load::PolicySource;
+use super::set::Policy;
+use crate::pipeline::Decision;
+use crate::shell::{self, ShellContext, Verdict};
+use std::path::PathBuf;
+
+/// The decision the rules and the shell analysis give a command in default mode
+/// (no floor, no grants, no hooks), with a short explanation.
+pub fn command_decision(policy: &Policy, command: &str) -> (Decision, String) {
+    let env = policy.env();
+    let ctx = ShellContext {
+        cwd: env.workspace.clone(),
+        workspace: env.workspace.clone(),
+        home: env.home.clone(),
+        writable: Vec::new(),
+    };
+    let analysis = shell::analyze(command, &ctx);
+    if let Some(r) = bash::evaluate(policy, &analysis) {
+        let why = match r.rule {
+            Some(rule) => rule.describe(),
+            None => r.reason,
+        };
+        return (r.decision, why);
+    }
+    match analysis.verdict {
+        Verdict::Allow => (Decision::Allow, "read-only by shell analysis".into()),
+        Verdict::Ask | Verdict::Deny => (Decision::Ask, "no rule matched".into()),
+    }
+}
+
+/// Fail unless every example of `source` gets its expected decision from `policy`.
+pub fn check(source: &PolicySource, policy: &Policy) -> Result<(), PolicyError> {
+    for ex in &source.examples {
+        let (actual, why) = command_decision(policy, &ex.command);
+        if actual != ex.expected {
+            return Err(PolicyError::Example {
+                at: Location {
+                    file: PathBuf::from(&source.file),
+                    line: ex.line,
+                },
+                command: ex.command.clone(),
+                expected: ex.expected.as_str(),
+                actual: actual.as_str(),
+                why,
+            });
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,176 @@
+//! The safety floor: a minimum decision for direct writes that no rule can lift.
+//!
+//! The floor sits under the policy, not in it: the pipeline combines its
+//! answer with the policy's by "strictest wins", so an allow rule, a mode or
+//! a session grant never takes a floor ask or deny away.
+#![forbid(unsafe_code)]
+
+use crate::pipeline::Decision;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// Where writes are judged from.
+#[derive(Clone, Debug, Default)]
+pub struct FloorEnv {
+    pub workspace: PathBuf,
+    pub home: PathBuf,
+    /// The profile's writable trees (the workspace need not be listed).
+    pub writable: Vec<PathBuf>,
+}
+
+/// Why the floor raised a call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FloorHit {
+    pub decision: Decision,
+    /// A stable name for the floor entry, e.g. `floor:git-hooks`.
+    pub rule: &'static str,
+    pub reason: String,
+    pub path: PathBuf,
+}
+
+const RC_FILES: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".zlogin",
+    ".kshrc",
+    ".cshrc",
+    ".tcshrc",
+    "config.fish",
+    ".inputrc",
+];
+
+const SYSTEM_TREES: &[&str] = &[
+    "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/boot", "/sys", "/proc", "/dev",
+];
+
+fn name_of(p: &Path) -> &str {
+    p.file_name().and_then(|n| n.to_str()).unwrap_or("")
+}
+
+fn has_component(p: &Path, name: &str) -> bool {
+    p.components().any(|c| c.as_os_str() == name)
+}
+
+/// The floor's verdict on one absolute, normalized write target.
+pub fn floor_for_write(path: &Path, env: &FloorEnv) -> Option<FloorHit> {
+    let hit = |decision, rule, reason: &str| {
+        Some(FloorHit {
+            decision,
+            rule,
+            reason: format!("{reason}: {}", path.display()),
+            path: path.to_path_buf(),
+        })
+    };
+    let in_home = |rel: &str| path.starts_with(env.home.join(rel));
+    let name = name_of(path);
+
+    // Plainly malicious: deny.
+    if path
+        .ancestors()
+        .any(|a| name_of(a) == "hooks" && a.parent().is_some_and(|p| name_of(p) == ".git"))
+    {
+        return hit(Decision::Deny, "floor:git-hooks", "write to git hooks");
+    }
+    if in_home(".ssh/authorized_keys") || in_home(".ssh/authorized_keys2") {
+        return hit(
+            Decision::Deny,
+            "floor:ssh-authorized-keys",
+            "write to ssh authorized keys",
+        );
+    }
+    if path.parent() == Some(env.home.as_path()) && RC_FILES.contains(&name)
+        || in_home(".config/fish/config.fish")
+    {
+        return hit(
+            Decision::Deny,
+            "floor:shell-rc",
+            "write to a shell startup file",
+        );
+    }
+    if SYSTEM_TREES.iter().any(|t| path.starts_with(t)) {
+        return hit(
+            Decision::Deny,
+            "floor:system",
+            "write to a system directory",
+        );
+    }
+
+    // Risky: at least ask.
+    if has_component(path, ".git") {
+        return hit(Decision::Ask, "floor:git-internals", "write inside .git");
+    }
+    if path
+        .ancestors()
+        .any(|a| name_of(a) == "workflows" && a.parent().is_some_and(|p| name_of(p) == ".github"))
+    {
+        return hit(Decision::Ask, "floor:ci-workflows", "write to CI workflows");
+    }
+    if name == ".env" || name.starts_with(".env.") {
+        return hit(
+            Decision::Ask,
+            "floor:dotenv",
+            "write to an environment file",
+        );
+    }
+    if in_home(".ssh")
+        || name.starts_with("id_rsa")
+        || name.starts_with("id_ed25519")
+        || name.starts_with("id_ecdsa")
+    {
+        return hit(Decision::Ask, "floor:ssh", "write to ssh keys or config");
+    }
+    if RC_FILES.contains(&name) {
+        return hit(
+            Decision::Ask,
+            "floor:shell-rc",
+            "write to a shell startup file",
+        );
+    }
+    if path.starts_with(env.workspace.join(".sbx")) || in_home(".config/sbx") {
+        return hit(
+            Decision::Ask,
+            "floor:policy-files",
+            "write to sbx policy files",
+        );
+    }
+    let inside =
+        path.starts_with(&env.workspace) || env.writable.iter().any(|w| path.starts_with(w));
+    if !inside {
+        return hit(
+            Decision::Ask,
+            "floor:outside-workspace",
+            "write outside the workspace and writable set",
+        );
+    }
+    None
+}
+
+/// The strictest floor verdict over several write targets.
+pub fn floor_for_writes<'a>(
+    paths: impl IntoIterator<Item = &'a PathBuf>,
+    env: &FloorEnv,
+) -> Option<FloorHit> {
+    let mut worst: Option<FloorHit> = None;
+    for p in paths {
+        if let Some(h) = floor_for_write(p, env) {
+            let stricter = worst
+                .as_ref()
+                .is_none_or(|w| (h.decision, h.rule, &h.path) > (w.decision, w.rule, &w.path));
+            if stricter {
+                worst = Some(h);
+            }
+        }
+    }
+    worst
+}
+
+/// True for credentials and policy files: write-tier tools touching them are never auto-approved by a mode.
+pub fn is_sensitive(path: &Path, env: &FloorEnv) -> bool {
+    floor_for_write(path, env).is_some_and(|h| h.rule != "floor:outside-workspace")
+}

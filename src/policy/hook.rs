@@ -1,0 +1,17 @@
+//! External command hooks as configured in a policy.
+#![forbid(unsafe_code)]
+
+use super::rule::RuleSource;
+use serde::Serialize;
+
+/// Default time a hook may take before it counts as failed (and denies).
+pub const DEFAULT_HOOK_TIMEOUT_MS: u64 = 5_000;
+
+/// A program that receives the call as JSON on stdin and answers allow / ask / deny.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct HookSpec {
+    /// argv; the first word is the program.
+    pub command: Vec<String>,
+    pub timeout_ms: u64,
+    pub source: RuleSource,
+}

@@ -1,0 +1,312 @@
+//! Rule patterns: `Tool` or `Tool(specifier)`, compiled against a workspace and home.
+#![forbid(unsafe_code)]
+
+use super::command::CommandPattern;
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use std::path::{Path, PathBuf};
+
+/// The directories a path pattern is anchored to.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PolicyEnv {
+    /// Absolute workspace root; relative path rules are anchored here.
+    pub workspace: PathBuf,
+    /// Absolute home directory; `~/` rules are anchored here.
+    pub home: PathBuf,
+}
+
+/// Which family of file tools a path rule covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PathFamily {
+    /// `Read(...)`: Read, Grep, Glob (and reads in general).
+    Read,
+    /// `Edit(...)`: Write, Edit, MultiEdit, NotebookEdit (and writes by Bash redirections).
+    Edit,
+}
+
+/// A gitignore-style path glob made absolute.
+#[derive(Clone, Debug)]
+pub struct PathPattern {
+    set: GlobSet,
+    /// The absolute glob the specifier expanded to.
+    pub absolute: String,
+}
+
+impl PathPattern {
+    /// Compile a specifier: `//abs`, `~/home-rel`, `/ws-rel`, `./ws-rel`, `ws/rel`, or `name` (any depth).
+    pub fn new(spec: &str, env: &PolicyEnv) -> Result<Self, String> {
+        let spec = spec.trim();
+        if spec.is_empty() {
+            return Err("empty path pattern".into());
+        }
+        let trimmed = spec.strip_suffix('/').unwrap_or(spec);
+        let root = |p: &Path| globset::escape(&p.to_string_lossy());
+        let absolute = if let Some(abs) = trimmed.strip_prefix("//") {
+            format!("/{abs}")
+        } else if let Some(rest) = trimmed.strip_prefix("~/") {
+            format!("{}/{rest}", root(&env.home))
+        } else if trimmed == "~" {
+            root(&env.home)
+        } else if let Some(rest) = trimmed.strip_prefix('/') {
+            format!("{}/{rest}", root(&env.workspace))
+        } else if let Some(rest) = trimmed.strip_prefix("./") {
+            format!("{}/{rest}", root(&env.workspace))
+        } else if trimmed.contains('/') {
+            format!("{}/{trimmed}", root(&env.workspace))
+        } else {
+            format!("{}/**/{trimmed}", root(&env.workspace))
+        };
+        let absolute = absolute.replace("//", "/");
+        let mut builder = GlobSetBuilder::new();
+        for g in [absolute.clone(), format!("{absolute}/**")] {
+            let glob = GlobBuilder::new(&g)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| e.to_string())?;
+            builder.add(glob);
+        }
+        let set = builder.build().map_err(|e| e.to_string())?;
+        Ok(Self { set, absolute })
+    }
+
+    /// Does the absolute path, or a directory containing it, match?
+    pub fn matches(&self, path: &Path) -> bool {
+        self.set.is_match(path)
+    }
+}
+
+/// `domain:example.com` (that host) or `domain:*.example.com` (its subdomains).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DomainPattern {
+    host: String,
+    subdomains: bool,
+}
+
+impl DomainPattern {
+    pub fn new(spec: &str) -> Result<Self, String> {
+        let host = spec
+            .strip_prefix("domain:")
+            .ok_or_else(|| format!("expected `domain:HOST`, got `{spec}`"))?
+            .trim()
+            .trim_end_matches('.')
+            .to_ascii_lowercase();
+        let (host, subdomains) = match host.strip_prefix("*.") {
+            Some(rest) => (rest.to_string(), true),
+            None => (host, false),
+        };
+        if host.is_empty() || host.contains('*') || host.contains('/') {
+            return Err(format!("invalid domain `{spec}`"));
+        }
+        Ok(Self { host, subdomains })
+    }
+
+    /// `host` is already lower-cased without a trailing dot.
+    pub fn matches(&self, host: &str) -> bool {
+        if self.subdomains {
+            host.len() > self.host.len() + 1
+                && host.ends_with(self.host.as_str())
+                && host.as_bytes()[host.len() - self.host.len() - 1] == b'.'
+        } else {
+            host == self.host
+        }
+    }
+}
+
+/// What a rule's pattern matches.
+#[derive(Clone, Debug)]
+pub enum Pattern {
+    /// A bare tool name (or `Tool(*)`): every use of that tool.
+    Tool(String),
+    /// `Read(...)`/`Edit(...)` family with no specifier: every use of the family.
+    Family(PathFamily),
+    /// `Bash(pattern)`, matched per segment.
+    Bash(CommandPattern),
+    /// `Read(glob)`/`Edit(glob)`, or a specific file tool such as `Write(glob)`.
+    Path {
+        family: PathFamily,
+        /// Set when the rule names one tool (`Write(...)`) rather than the family.
+        tool: Option<String>,
+        pattern: PathPattern,
+    },
+    /// `WebFetch(domain:...)`.
+    Domain(DomainPattern),
+    /// `mcp__server`, `mcp__server__*` (tool `None`) or `mcp__server__tool`.
+    Mcp {
+        server: String,
+        tool: Option<String>,
+    },
+}
+
+/// The file tools that read.
+pub const READ_TOOLS: &[&str] = &["Read", "Grep", "Glob", "LS"];
+/// The file tools that write.
+pub const EDIT_TOOLS: &[&str] = &["Write", "Edit", "MultiEdit", "NotebookEdit"];
+
+fn valid_tool_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+impl Pattern {
+    /// Parse and compile `Tool` or `Tool(specifier)`.
+    pub fn parse(text: &str, env: &PolicyEnv) -> Result<Self, String> {
+        let text = text.trim();
+        let (tool, spec) = match text.find('(') {
+            Some(open) => {
+                let inner = text[open + 1..]
+                    .strip_suffix(')')
+                    .ok_or("missing closing `)`")?;
+                (&text[..open], Some(inner))
+            }
+            None => (text, None),
+        };
+        if let Some(rest) = tool.strip_prefix("mcp__") {
+            if spec.is_some() {
+                return Err("MCP rules take no specifier".into());
+            }
+            return parse_mcp(rest);
+        }
+        if !valid_tool_name(tool) {
+            return Err(format!("invalid tool name `{tool}`"));
+        }
+        let spec = spec.map(str::trim).filter(|s| !s.is_empty() && *s != "*");
+        let family = match tool {
+            "Read" => Some(PathFamily::Read),
+            "Edit" => Some(PathFamily::Edit),
+            _ => None,
+        };
+        match (tool, spec) {
+            (_, None) => Ok(match family {
+                Some(f) => Pattern::Family(f),
+                None => Pattern::Tool(tool.to_string()),
+            }),
+            ("Bash", Some(s)) => Ok(Pattern::Bash(CommandPattern::new(s))),
+            ("WebFetch", Some(s)) => Ok(Pattern::Domain(DomainPattern::new(s)?)),
+            (t, Some(s)) => {
+                let (family, one) = match family {
+                    Some(f) => (f, None),
+                    None if READ_TOOLS.contains(&t) => (PathFamily::Read, Some(t.to_string())),
+                    None if EDIT_TOOLS.contains(&t) => (PathFamily::Edit, Some(t.to_string())),
+                    None => return Err(format!("tool `{t}` takes no specifier")),
+                };
+                Ok(Pattern::Path {
+                    family,
+                    tool: one,
+                    pattern: PathPattern::new(s, env)?,
+                })
+            }
+        }
+    }
+}
+
+fn parse_mcp(rest: &str) -> Result<Pattern, String> {
+    let (server, tool) = match rest.split_once("__") {
+        Some((s, "*")) => (s, None),
+        Some((s, t)) => (s, Some(t.to_string())),
+        None => (rest, None),
+    };
+    if server.is_empty()
+        || tool
+            .as_deref()
+            .is_some_and(|t| t.is_empty() || t.contains('*'))
+    {
+        return Err("expected mcp__server, mcp__server__* or mcp__server__tool".into());
+    }
+    Ok(Pattern::Mcp {
+        server: server.to_string(),
+        tool,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env() -> PolicyEnv {
+        PolicyEnv {
+            workspace: "/w".into(),
+            home: "/h".into(),
+        }
+    }
+
+    fn path(spec: &str, p: &str) -> bool {
+        PathPattern::new(spec, &env())
+            .map(|x| x.matches(Path::new(p)))
+            .unwrap_or(false)
+    }
+
+    #[test]
+    fn path_anchors() {
+        assert!(path("src/**", "/w/src/a/b.rs"));
+        assert!(!path("src/**", "/w/x/src/a.rs"));
+        assert!(path("~/.ssh/**", "/h/.ssh/id_rsa"));
+        assert!(path("//etc/passwd", "/etc/passwd"));
+        assert!(path("/docs/*.md", "/w/docs/a.md"));
+        assert!(!path("/docs/*.md", "/w/docs/x/a.md"));
+        assert!(path(".env", "/w/a/b/.env"));
+        assert!(path("*.pem", "/w/k.pem"));
+        assert!(!path("*.pem", "/elsewhere/k.pem"));
+    }
+
+    #[test]
+    fn directory_pattern_covers_contents() {
+        assert!(path("~/.ssh", "/h/.ssh/id_rsa"));
+        assert!(path("build/", "/w/build/out/x"));
+        assert!(!path("~/.ssh", "/h/.sshx"));
+    }
+
+    #[test]
+    fn domains() {
+        let d = DomainPattern::new("domain:example.com").map_err(|e| e.to_string());
+        assert!(d.as_ref().is_ok_and(|d| d.matches("example.com")));
+        assert!(d.as_ref().is_ok_and(|d| !d.matches("a.example.com")));
+        let s = DomainPattern::new("domain:*.example.com");
+        assert!(s.as_ref().is_ok_and(|d| d.matches("a.example.com")));
+        assert!(s.as_ref().is_ok_and(|d| !d.matches("example.com")));
+        assert!(s.as_ref().is_ok_and(|d| !d.matches("badexample.com")));
+        assert!(DomainPattern::new("example.com").is_err());
+    }
+
+    #[test]
+    fn parse_forms() {
+        let e = env();
+        assert!(matches!(Pattern::parse("Bash", &e), Ok(Pattern::Tool(t)) if t == "Bash"));
+        assert!(matches!(
+            Pattern::parse("Bash(*)", &e),
+            Ok(Pattern::Tool(_))
+        ));
+        assert!(matches!(
+            Pattern::parse("Bash(git diff *)", &e),
+            Ok(Pattern::Bash(_))
+        ));
+        assert!(matches!(
+            Pattern::parse("Edit", &e),
+            Ok(Pattern::Family(PathFamily::Edit))
+        ));
+        assert!(matches!(
+            Pattern::parse("Write(src/**)", &e),
+            Ok(Pattern::Path {
+                family: PathFamily::Edit,
+                tool: Some(_),
+                ..
+            })
+        ));
+        assert!(matches!(
+            Pattern::parse("mcp__gh", &e),
+            Ok(Pattern::Mcp { tool: None, .. })
+        ));
+        assert!(matches!(
+            Pattern::parse("mcp__gh__*", &e),
+            Ok(Pattern::Mcp { tool: None, .. })
+        ));
+        assert!(matches!(
+            Pattern::parse("mcp__gh__issue", &e),
+            Ok(Pattern::Mcp { tool: Some(_), .. })
+        ));
+        assert!(Pattern::parse("Bash(git", &e).is_err());
+        assert!(Pattern::parse("Task(x)", &e).is_err());
+        assert!(Pattern::parse("WebFetch(example.com)", &e).is_err());
+        assert!(Pattern::parse("", &e).is_err());
+    }
+}

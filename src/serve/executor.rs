@@ -1,0 +1,190 @@
+//! The pipeline's executor backed by the sandbox: runs `bash -c` calls under the profile,
+//! streams output to a sink, and stops a run when its cancel handle fires or is dropped.
+#![forbid(unsafe_code)]
+
+use crate::exec::{Output, RunRequest, Sandbox, Stream};
+use crate::pipeline::{BoxFuture, EnforcedCaps, ExecError, ExecOutcome, ExecRequest, Executor};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::oneshot;
+
+/// Receives output chunks as they arrive: `(call id, stream, text)`.
+pub type OutputSink = Arc<dyn Fn(&str, Stream, String) + Send + Sync>;
+
+/// How much output an [`ExecOutcome`] keeps per stream (the profile's cap applies first).
+pub const OUTCOME_BYTES: usize = 1024 * 1024;
+
+/// Runs shell calls inside the sandbox.
+pub struct SandboxExecutor {
+    sandbox: Arc<Sandbox>,
+    workspace: PathBuf,
+    sink: Option<OutputSink>,
+    cancels: Mutex<HashMap<String, oneshot::Receiver<()>>>,
+}
+
+impl SandboxExecutor {
+    pub fn new(sandbox: Arc<Sandbox>, workspace: PathBuf) -> Self {
+        Self {
+            sandbox,
+            workspace,
+            sink: None,
+            cancels: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Stream output chunks to `sink` as well as collecting them.
+    #[must_use]
+    pub fn with_sink(mut self, sink: OutputSink) -> Self {
+        self.sink = Some(sink);
+        self
+    }
+
+    /// A handle that cancels the call `id` when sent to or dropped.
+    pub fn register_cancel(&self, id: &str) -> oneshot::Sender<()> {
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut m) = self.cancels.lock() {
+            m.insert(id.to_string(), rx);
+        }
+        tx
+    }
+
+    /// Drop the cancel handle of a finished call.
+    pub fn forget(&self, id: &str) {
+        if let Ok(mut m) = self.cancels.lock() {
+            m.remove(id);
+        }
+    }
+
+    fn take_cancel(&self, id: &str) -> Option<oneshot::Receiver<()>> {
+        self.cancels.lock().ok().and_then(|mut m| m.remove(id))
+    }
+}
+
+/// Turns byte chunks into text without splitting a UTF-8 sequence across events.
+#[derive(Default)]
+struct Utf8Chunks {
+    pending: Vec<u8>,
+}
+
+impl Utf8Chunks {
+    fn push(&mut self, bytes: &[u8]) -> String {
+        self.pending.extend_from_slice(bytes);
+        let keep = match std::str::from_utf8(&self.pending) {
+            Ok(_) => 0,
+            Err(e) if e.error_len().is_none() => self.pending.len() - e.valid_up_to(),
+            Err(_) => 0,
+        };
+        let cut = self.pending.len() - keep;
+        let rest = self.pending.split_off(cut);
+        let text = String::from_utf8_lossy(&self.pending).into_owned();
+        self.pending = rest;
+        text
+    }
+}
+
+#[derive(Default)]
+struct Collected {
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    cut: bool,
+}
+
+impl Executor for SandboxExecutor {
+    fn execute<'a>(
+        &'a self,
+        req: &'a ExecRequest,
+        caps: &'a EnforcedCaps,
+    ) -> BoxFuture<'a, Result<ExecOutcome, ExecError>> {
+        Box::pin(async move {
+            let cancel = self.take_cancel(&req.call_id);
+            if req.argv.is_empty() {
+                return Err(ExecError::Unsupported {
+                    tool: req.tool.clone(),
+                });
+            }
+            if req.background {
+                return Err(ExecError::Failed {
+                    message: "run_in_background is not supported by the sandbox executor".into(),
+                });
+            }
+            let collected = Arc::new(Mutex::new(Collected::default()));
+            let sink = self.sink.clone();
+            let id = req.call_id.clone();
+            let mut out = Utf8Chunks::default();
+            let mut err = Utf8Chunks::default();
+            let keep = collected.clone();
+            let callback = move |stream: Stream, bytes: &[u8]| {
+                if let Ok(mut c) = keep.lock() {
+                    let buf = match stream {
+                        Stream::Stdout => &mut c.stdout,
+                        Stream::Stderr => &mut c.stderr,
+                    };
+                    let room = OUTCOME_BYTES.saturating_sub(buf.len());
+                    buf.extend_from_slice(&bytes[..bytes.len().min(room)]);
+                    if bytes.len() > room {
+                        c.cut = true;
+                    }
+                }
+                if let Some(sink) = &sink {
+                    let text = match stream {
+                        Stream::Stdout => out.push(bytes),
+                        Stream::Stderr => err.push(bytes),
+                    };
+                    if !text.is_empty() {
+                        sink(&id, stream, text);
+                    }
+                }
+            };
+            let mut run = RunRequest::new(req.argv.iter().map(std::ffi::OsString::from));
+            run.cwd = req.cwd.clone();
+            run.workspace = self.workspace.clone();
+            run.env = std::env::vars_os().collect();
+            run.timeout = req.timeout;
+            run.grace = Duration::from_secs(2);
+            run.output = Output::Callback(Box::new(callback));
+            run.cancel = cancel;
+            let result =
+                self.sandbox
+                    .run(run, Some(caps.get()))
+                    .await
+                    .map_err(|e| ExecError::Spawn {
+                        message: e.to_string(),
+                    })?;
+            let c = collected
+                .lock()
+                .map(|mut c| std::mem::take(&mut *c))
+                .unwrap_or_default();
+            let killed = result.signal.filter(|_| !result.timed_out);
+            Ok(ExecOutcome {
+                exit_status: if killed.is_some() {
+                    None
+                } else {
+                    Some(result.code())
+                },
+                signal: killed,
+                stdout: String::from_utf8_lossy(&c.stdout).into_owned(),
+                stderr: String::from_utf8_lossy(&c.stderr).into_owned(),
+                truncated: c.cut || result.stdout_truncated || result.stderr_truncated,
+                duration: Duration::from_millis(result.duration_ms),
+                enforcement: serde_json::to_value(&result.enforcement)
+                    .unwrap_or(serde_json::Value::Null),
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Utf8Chunks;
+
+    #[test]
+    fn a_split_character_is_held_until_complete() {
+        let mut c = Utf8Chunks::default();
+        let e = "é".as_bytes();
+        assert_eq!(c.push(&[b'a', e[0]]), "a");
+        assert_eq!(c.push(&[e[1], b'b']), "éb");
+        assert_eq!(c.push(&[0xff]), "\u{fffd}");
+    }
+}

@@ -1,0 +1,445 @@
+//! Classify one simple command: redirections, assignments, wrappers, then
+//! the leader and its arguments.
+
+use super::exec_args;
+use super::leader;
+use super::paths::{self, Zone};
+use super::walk::{self, Cwd, Scope, Seg, Traits, Walker};
+use super::words::{self, Word};
+use super::{Class, Segment, Verdict, tables};
+use rable::{Node, NodeKind};
+use std::path::PathBuf;
+
+pub(crate) struct Cmd<'a> {
+    pub argv: &'a [Word],
+    pub assigns: &'a [Word],
+    pub redirects: &'a [Node],
+    pub cwd: &'a Cwd,
+    /// An argument or redirection target comes from a command substitution.
+    pub arg_subst: bool,
+    /// Segments produced by this command's substitutions.
+    pub nested: std::ops::Range<usize>,
+    pub via: &'a str,
+    pub label: Option<&'a str>,
+}
+
+pub(crate) struct Outcome {
+    pub segment: Option<Seg>,
+    /// Code strings to parse and walk (`sh -c`, `eval`, here-documents).
+    pub reparse: Vec<(String, String)>,
+    pub new_cwd: Option<Cwd>,
+}
+
+/// What standard input carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Stdin {
+    Inherited,
+    Text(String),
+    File,
+}
+
+/// Running judgement of one segment: the strictest finding wins.
+pub(crate) struct Judge {
+    pub class: Class,
+    pub reason: String,
+    pub writes: Vec<PathBuf>,
+    pub t: Traits,
+    pub reparse: Vec<(String, String)>,
+}
+
+fn rank(c: Class) -> u8 {
+    match c {
+        Class::ReadOnly => 0,
+        Class::BuildTest => 1,
+        Class::WorkspaceWrite => 2,
+        Class::OutsideWrite
+        | Class::Destructive
+        | Class::Privilege
+        | Class::Network
+        | Class::PackageInstall
+        | Class::InlineCode
+        | Class::ScriptRun
+        | Class::ConfigChange
+        | Class::SecretRead
+        | Class::Unknown
+        | Class::Opaque => 3,
+        Class::FloorWrite | Class::Malicious => 4,
+    }
+}
+
+impl Judge {
+    fn new() -> Judge {
+        Judge {
+            class: Class::ReadOnly,
+            reason: "[shell.read-only] inspection only".into(),
+            writes: Vec::new(),
+            t: Traits::default(),
+            reparse: Vec::new(),
+        }
+    }
+
+    /// Raise to `class` if it is stricter than what was found so far.
+    pub fn raise(&mut self, class: Class, reason: impl Into<String>) {
+        if rank(class) > rank(self.class) {
+            self.class = class;
+            self.reason = reason.into();
+        }
+    }
+
+    /// Record a write to a word and raise by where it lands.
+    pub fn write(&mut self, w: &Word, cwd: &Cwd, ctx: &super::ShellContext, what: &str) {
+        if is_device(&w.value) {
+            return;
+        }
+        if w.value.starts_with("/dev/tcp/") || w.value.starts_with("/dev/udp/") {
+            self.raise(
+                Class::Malicious,
+                "[shell.malicious.reverse-shell] redirection to a network socket",
+            );
+            return;
+        }
+        for (zone, path) in walk::judge(w, cwd, ctx) {
+            match zone {
+                Zone::Inside => self.raise(Class::WorkspaceWrite, format!("[shell.write.workspace] {what} inside the workspace")),
+                Zone::Outside if !w.unknown && !w.subst => self.raise(
+                    Class::OutsideWrite,
+                    format!("[shell.write.outside] {what} `{}` outside the workspace and the writable set", path.display()),
+                ),
+                Zone::Outside => self.raise(
+                    Class::OutsideWrite,
+                    format!("[shell.write.unknown] {what} `{}` is not known before running", w.display),
+                ),
+                Zone::Floor(k) => self.raise(
+                    Class::FloorWrite,
+                    format!("[shell.floor] {what} `{}` touches the safety floor ({k})", path.display()),
+                ),
+            }
+            if !self.writes.contains(&path) {
+                self.writes.push(path);
+            }
+        }
+    }
+
+    pub fn code(&mut self, code: &str, via: &str) {
+        self.reparse.push((code.to_string(), via.to_string()));
+    }
+}
+
+fn is_device(v: &str) -> bool {
+    matches!(
+        v,
+        "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "/dev/zero"
+    ) || v.starts_with("/dev/fd/")
+}
+
+fn redirect_targets(j: &mut Judge, w: &Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Stdin {
+    let mut stdin = Stdin::Inherited;
+    for r in cmd.redirects {
+        match &r.kind {
+            NodeKind::Redirect { op, target, .. } => {
+                let t = words::convert(target, &w.env(scope));
+                let dup = t.value.chars().all(|c| c.is_ascii_digit() || c == '-');
+                match op.as_str() {
+                    ">" | ">>" | ">|" | "&>" | "&>>" | "<>" => {
+                        j.write(&t, cmd.cwd, w.ctx, "redirection to")
+                    }
+                    ">&" | "<&" if !dup => j.write(&t, cmd.cwd, w.ctx, "redirection to"),
+                    ">&" | "<&" => {}
+                    "<" => {
+                        if t.value.starts_with("/dev/tcp/") || t.value.starts_with("/dev/udp/") {
+                            j.raise(
+                                Class::Malicious,
+                                "[shell.malicious.reverse-shell] input from a network socket",
+                            );
+                        }
+                        if paths::is_secret(&t.value, w.ctx) {
+                            j.t.reads_secret = true;
+                            j.raise(
+                                Class::SecretRead,
+                                format!("[shell.secret.read] reads `{}`", t.display),
+                            );
+                        }
+                        stdin = Stdin::File;
+                    }
+                    "<<<" => stdin = Stdin::Text(t.display.clone()),
+                    _ => j.raise(
+                        Class::Opaque,
+                        format!("[shell.redirect] redirection `{op}` not understood"),
+                    ),
+                }
+            }
+            NodeKind::HereDoc {
+                content, quoted, ..
+            } => {
+                if !quoted && (content.contains("$(") || content.contains('`')) {
+                    j.raise(Class::Opaque, "[shell.subst.heredoc] command substitution inside an unquoted here-document");
+                }
+                stdin = Stdin::Text(content.clone());
+            }
+            _ => j.raise(Class::Opaque, "[shell.redirect] redirection not understood"),
+        }
+    }
+    stdin
+}
+
+pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outcome {
+    let mut j = Judge::new();
+    let stdin = redirect_targets(&mut j, w, cmd, scope);
+    for a in cmd.assigns {
+        let key = a.display.split('=').next().unwrap_or("");
+        if tables::EXEC_ENV.contains(&key) {
+            j.raise(
+                Class::Opaque,
+                format!("[shell.env.exec] `{key}` changes which code runs"),
+            );
+        }
+    }
+    let mut new_cwd = None;
+    let u = leader::unwrap(cmd.argv);
+    for (class, reason) in &u.notes {
+        j.raise(*class, reason.clone());
+    }
+    for f in &u.writes {
+        j.write(f, cmd.cwd, w.ctx, "wrapper output");
+    }
+    for (code, via) in &u.shell_code {
+        shell_string(&mut j, w, cmd, code, via);
+    }
+    if u.dumps_env {
+        j.t.dumps_env = true;
+    }
+    let rest = cmd.argv.get(u.leader..).unwrap_or(&[]);
+    if let Some((lead, args)) = rest.split_first() {
+        leader_word(
+            &mut j,
+            w,
+            cmd,
+            lead,
+            args,
+            &stdin,
+            u.xargs,
+            &mut new_cwd,
+            scope,
+        );
+    } else if cmd.argv.is_empty() && cmd.assigns.is_empty() && cmd.label.is_none() {
+        return Outcome {
+            segment: None,
+            reparse: j.reparse,
+            new_cwd,
+        };
+    }
+    if let Some(p) = &u.privilege {
+        j.raise(
+            Class::Privilege,
+            format!("[shell.privilege] runs through `{p}`"),
+        );
+    }
+    let lead_name = cmd
+        .argv
+        .get(u.leader)
+        .map(|w| w.value.as_str())
+        .unwrap_or("");
+    let word_subst = cmd
+        .argv
+        .iter()
+        .enumerate()
+        .skip(u.leader + 1)
+        .any(|(i, a)| {
+            a.subst
+                && !(lead_name == "git"
+                    && i > 0
+                    && cmd
+                        .argv
+                        .get(i - 1)
+                        .is_some_and(|p| matches!(p.value.as_str(), "-m" | "--message")))
+        });
+    if (cmd.arg_subst || word_subst) && rank(j.class) > 0 && rank(j.class) < 3 {
+        j.raise(
+            Class::Opaque,
+            "[shell.subst.arg] command substitution feeds a command that is not read-only",
+        );
+    }
+    for a in cmd.argv.iter().skip(u.leader + 1) {
+        if looks_secret(a, w) {
+            j.t.reads_secret = true;
+            j.raise(
+                Class::SecretRead,
+                format!("[shell.secret.read] touches `{}`", a.display),
+            );
+        }
+    }
+    let text_words = cmd.argv.get(u.leader..).unwrap_or(&[]);
+    let text = if text_words.is_empty() {
+        match cmd.label {
+            Some(l) => l.to_string(),
+            None if cmd.argv.is_empty() => join(cmd.assigns),
+            None => join(cmd.argv),
+        }
+    } else {
+        join(text_words)
+    };
+    let class = j.class;
+    let verdict: Verdict = class.default_verdict();
+    let mut argv: Vec<String> = cmd.assigns.iter().map(|a| a.display.clone()).collect();
+    argv.extend(cmd.argv.iter().map(|a| a.display.clone()));
+    Outcome {
+        segment: Some(Seg {
+            seg: Segment {
+                text,
+                argv,
+                class,
+                verdict,
+                reason: j.reason,
+                writes: j.writes,
+                via: cmd.via.to_string(),
+            },
+            t: j.t,
+        }),
+        reparse: j.reparse,
+        new_cwd,
+    }
+}
+
+fn join(ws: &[Word]) -> String {
+    let mut s = String::new();
+    for (i, w) in ws.iter().enumerate() {
+        if i > 0 {
+            s.push(' ');
+        }
+        s.push_str(&w.display);
+    }
+    s
+}
+
+fn looks_secret(a: &Word, w: &Walker<'_>) -> bool {
+    let v = a.value.trim_start_matches('@');
+    let name = v.rsplit('/').next().unwrap_or(v);
+    let pathy = v.contains('/') || v.starts_with('.');
+    (pathy || tables::SECRET_NAMES.contains(&name) || name.starts_with("id_"))
+        && !v.starts_with('-')
+        && paths::is_secret(v, w.ctx)
+}
+
+/// A string that a shell will run (`sh -c`, `su -c`, `eval`).
+pub(crate) fn shell_string(j: &mut Judge, w: &Walker<'_>, cmd: &Cmd<'_>, code: &Word, via: &str) {
+    if code.exact {
+        j.code(&code.value, via);
+        j.reason =
+            format!("[shell.reparse] runs code through `{via}`, analysed as its own segments");
+        return;
+    }
+    code_from_substitution(j, w, cmd, via);
+}
+
+/// Code that is the output of a command substitution: malicious when the
+/// substitution fetches from the network or decodes, otherwise unknown.
+pub(crate) fn code_from_substitution(j: &mut Judge, w: &Walker<'_>, cmd: &Cmd<'_>, via: &str) {
+    let inner = w.out.get(cmd.nested.clone()).unwrap_or(&[]);
+    if inner.iter().any(|s| s.t.network) {
+        j.raise(
+            Class::Malicious,
+            format!("[shell.malicious.download-exec] `{via}` runs code fetched from the network"),
+        );
+    } else if inner.iter().any(|s| s.t.decoder) {
+        j.raise(
+            Class::Malicious,
+            format!("[shell.malicious.decode-exec] `{via}` runs decoded data"),
+        );
+    } else {
+        j.raise(
+            Class::Opaque,
+            format!("[shell.dynamic-code] `{via}` runs code that is only known when it runs"),
+        );
+    }
+}
+
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call site; a struct would only rename these"
+)]
+fn leader_word(
+    j: &mut Judge,
+    w: &mut Walker<'_>,
+    cmd: &Cmd<'_>,
+    lead: &Word,
+    args: &[Word],
+    stdin: &Stdin,
+    xargs: bool,
+    new_cwd: &mut Option<Cwd>,
+    scope: &Scope,
+) {
+    if !lead.exact && (lead.unknown || lead.subst || lead.glob) {
+        if lead.subst {
+            code_from_substitution(j, w, cmd, "command name from $(...)");
+        }
+        j.raise(
+            Class::Opaque,
+            format!(
+                "[shell.dynamic-command] command name `{}` is computed",
+                lead.display
+            ),
+        );
+        return;
+    }
+    let v = lead.value.as_str();
+    let name = if v.contains('/') {
+        let trusted = [
+            "/bin/",
+            "/usr/bin/",
+            "/usr/local/bin/",
+            "/sbin/",
+            "/usr/sbin/",
+        ]
+        .iter()
+        .any(|p| v.starts_with(p) && !v.get(p.len()..).unwrap_or("").contains('/'));
+        if !trusted {
+            j.raise(
+                Class::ScriptRun,
+                format!(
+                    "[shell.script] runs `{}`, whose content is not analysed",
+                    lead.display
+                ),
+            );
+            return;
+        }
+        v.rsplit('/').next().unwrap_or(v)
+    } else {
+        v
+    };
+    let ctx = exec_args::Ctx {
+        w,
+        cmd,
+        stdin,
+        xargs,
+        scope,
+    };
+    exec_args::dispatch(j, ctx, name, args, new_cwd);
+}
+
+/// Rebuild a simple command for a nested argv (`find -exec`, `xargs`):
+/// classified as its own segment.
+pub(crate) fn child(w: &mut Walker<'_>, argv: &[Word], cwd: &Cwd, via: &str, scope: &Scope) {
+    let empty: [Node; 0] = [];
+    let c = Cmd {
+        argv,
+        assigns: &[],
+        redirects: &empty,
+        cwd,
+        arg_subst: false,
+        nested: 0..0,
+        via,
+        label: None,
+    };
+    let o = classify(w, &c, scope);
+    if let Some(seg) = o.segment {
+        w.out.push(seg);
+    }
+    for (code, via) in o.reparse {
+        let mut inner = Scope {
+            cwd: cwd.clone(),
+            depth: scope.depth + 1,
+            via,
+        };
+        w.source(&code, &mut inner);
+    }
+}

@@ -1,0 +1,288 @@
+//! Where a path lands: the workspace, the writable set, the safety floor,
+//! or outside. Relative paths are joined to the working directory, `..` is
+//! folded, and the longest existing prefix is canonicalised so that a
+//! symlink in the workspace is judged by its target.
+
+use super::ShellContext;
+use std::path::{Component, Path, PathBuf};
+
+/// Where a write lands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Zone {
+    /// Inside the workspace or the writable set.
+    Inside,
+    /// Anywhere else.
+    Outside,
+    /// The safety floor; the string names the protected kind.
+    Floor(&'static str),
+}
+
+/// Fold `.` and `..` without touching the file system.
+pub(crate) fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::Prefix(x) => out.push(x.as_os_str()),
+            Component::RootDir => out.push("/"),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(n) => out.push(n),
+        }
+    }
+    out
+}
+
+/// Absolute, normalised path with symlinks in existing components resolved.
+pub(crate) fn resolve(value: &str, cwd: &Path) -> PathBuf {
+    let joined = if Path::new(value).is_absolute() {
+        PathBuf::from(value)
+    } else {
+        cwd.join(value)
+    };
+    canonical_prefix(&normalize(&joined))
+}
+
+fn canonical_prefix(p: &Path) -> PathBuf {
+    let mut existing = p.to_path_buf();
+    let mut rest: Vec<std::ffi::OsString> = Vec::new();
+    loop {
+        if let Ok(c) = std::fs::canonicalize(&existing) {
+            let mut out = c;
+            for r in rest.iter().rev() {
+                out.push(r);
+            }
+            // A `..` after a symlink was folded lexically above; bash
+            // follows the link first. Both readings are judged by callers
+            // through `lexical` and this canonical form.
+            return normalize(&out);
+        }
+        match (
+            existing.file_name().map(|n| n.to_os_string()),
+            existing.parent(),
+        ) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent.to_path_buf();
+            }
+            _ => return p.to_path_buf(),
+        }
+    }
+}
+
+thread_local! {
+    /// Canonical forms of the context's roots, valid for one analysis.
+    static ROOTS: std::cell::RefCell<Vec<(PathBuf, PathBuf)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Forget cached roots; called at the start of every analysis so that a
+/// symlink changed between two calls is seen.
+pub(crate) fn reset_roots() {
+    ROOTS.with(|r| r.borrow_mut().clear());
+}
+
+fn canon_root(p: &Path) -> PathBuf {
+    if let Some(hit) = ROOTS.with(|r| {
+        r.borrow()
+            .iter()
+            .find(|(k, _)| k == p)
+            .map(|(_, v)| v.clone())
+    }) {
+        return hit;
+    }
+    let c = std::fs::canonicalize(p).unwrap_or_else(|_| normalize(p));
+    ROOTS.with(|r| r.borrow_mut().push((p.to_path_buf(), c.clone())));
+    c
+}
+
+/// Floor check on one absolute path.
+pub(crate) fn floor_kind(p: &Path, ctx: &ShellContext) -> Option<&'static str> {
+    let home_ssh = ctx.home.join(".ssh");
+    if p.starts_with(&home_ssh) || p.starts_with(canon_root(&home_ssh)) {
+        return Some("~/.ssh");
+    }
+    let comps: Vec<&str> = p
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => n.to_str(),
+            Component::Prefix(_)
+            | Component::RootDir
+            | Component::CurDir
+            | Component::ParentDir => None,
+        })
+        .collect();
+    for (i, c) in comps.iter().enumerate() {
+        if *c == ".git" {
+            return Some(".git internals");
+        }
+        if (*c == ".github" || *c == ".gitea" || *c == ".forgejo")
+            && comps.get(i + 1).is_some_and(|n| *n == "workflows")
+        {
+            return Some("CI workflow");
+        }
+    }
+    let name = comps.last().copied().unwrap_or("");
+    if name == ".gitlab-ci.yml" || name == ".gitmodules" {
+        return Some("CI or git configuration");
+    }
+    if name == ".env" || (name.starts_with(".env.") && !is_env_template(name)) {
+        return Some(".env file");
+    }
+    if ["id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"]
+        .iter()
+        .any(|k| name.starts_with(k))
+    {
+        return Some("private key");
+    }
+    if name == "authorized_keys" {
+        return Some("~/.ssh");
+    }
+    let in_home = p
+        .parent()
+        .is_some_and(|d| d == ctx.home || d == canon_root(&ctx.home));
+    if in_home && tables::RC_FILES.contains(&name) {
+        return Some("shell start-up file");
+    }
+    None
+}
+
+fn is_env_template(name: &str) -> bool {
+    matches!(
+        name,
+        ".env.example" | ".env.sample" | ".env.template" | ".env.dist"
+    )
+}
+
+use super::tables;
+
+/// Judge a write to `value` (a word's best-effort value) from `cwd`.
+pub(crate) fn judge_write(value: &str, cwd: &Path, ctx: &ShellContext) -> (Zone, PathBuf) {
+    let joined = if Path::new(value).is_absolute() {
+        PathBuf::from(value)
+    } else {
+        cwd.join(value)
+    };
+    let lexical = normalize(&joined);
+    let real = canonical_prefix(&lexical);
+    if let Some(k) = floor_kind(&real, ctx).or_else(|| floor_kind(&lexical, ctx)) {
+        return (Zone::Floor(k), real);
+    }
+    if inside(&real, ctx) {
+        (Zone::Inside, real)
+    } else {
+        (Zone::Outside, real)
+    }
+}
+
+pub(crate) fn inside(real: &Path, ctx: &ShellContext) -> bool {
+    std::iter::once(&ctx.workspace)
+        .chain(ctx.writable.iter())
+        .filter(|r| !r.as_os_str().is_empty())
+        .any(|r| real.starts_with(canon_root(r)))
+}
+
+/// Paths whose recursive removal or wiping is plainly malicious: `/`, the
+/// home directory and its ancestors, top-level system directories, the
+/// workspace root's ancestors.
+pub(crate) fn is_critical(real: &Path, ctx: &ShellContext) -> bool {
+    if real == Path::new("/") {
+        return true;
+    }
+    let home = canon_root(&ctx.home);
+    if !ctx.home.as_os_str().is_empty() && (home.starts_with(real) || ctx.home.starts_with(real)) {
+        return true;
+    }
+    let ws = canon_root(&ctx.workspace);
+    if !ctx.workspace.as_os_str().is_empty() && ws.starts_with(real) && ws != real {
+        return true;
+    }
+    let mut comps = real.components();
+    comps.next();
+    let first = comps.next();
+    let depth_one = comps.next().is_none();
+    depth_one
+        && first.is_some_and(|c| {
+            c.as_os_str()
+                .to_str()
+                .is_some_and(|n| tables::SYSTEM_DIRS.contains(&n))
+        })
+}
+
+/// Credentials and keys whose reading is asked about, and whose sending over
+/// the network is denied.
+pub(crate) fn is_secret(value: &str, ctx: &ShellContext) -> bool {
+    let p = Path::new(value);
+    let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let lowered = value.to_ascii_lowercase();
+    if floor_kind(&normalize(p), ctx).is_some_and(|k| {
+        k != "CI workflow"
+            && k != ".git internals"
+            && k != "shell start-up file"
+            && k != "CI or git configuration"
+    }) {
+        return true;
+    }
+    tables::SECRET_NAMES.contains(&name)
+        || tables::SECRET_PARTS.iter().any(|s| lowered.contains(s))
+        || name.ends_with(".pem")
+        || name.ends_with(".key")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(ws: &Path, home: &Path) -> ShellContext {
+        ShellContext {
+            cwd: ws.to_path_buf(),
+            workspace: ws.to_path_buf(),
+            home: home.to_path_buf(),
+            writable: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn symlink_pointing_out_is_outside() -> std::io::Result<()> {
+        let root = tempfile::tempdir()?;
+        let ws = root.path().join("ws");
+        let out = root.path().join("elsewhere");
+        std::fs::create_dir_all(&ws)?;
+        std::fs::create_dir_all(&out)?;
+        std::os::unix::fs::symlink(&out, ws.join("link"))?;
+        let c = ctx(&ws, &root.path().join("home"));
+        assert_eq!(judge_write("link/f", &ws, &c).0, Zone::Outside);
+        assert_eq!(judge_write("plain/f", &ws, &c).0, Zone::Inside);
+        Ok(())
+    }
+
+    #[test]
+    fn symlink_into_git_is_floor() -> std::io::Result<()> {
+        let root = tempfile::tempdir()?;
+        let ws = root.path().join("ws");
+        std::fs::create_dir_all(ws.join(".git/hooks"))?;
+        std::os::unix::fs::symlink(ws.join(".git/hooks"), ws.join("h"))?;
+        let c = ctx(&ws, &root.path().join("home"));
+        assert!(matches!(
+            judge_write("h/pre-commit", &ws, &c).0,
+            Zone::Floor(_)
+        ));
+        assert_eq!(judge_write("hooks/pre-commit", &ws, &c).0, Zone::Inside);
+        Ok(())
+    }
+
+    #[test]
+    fn dotdot_escapes() {
+        let c = ctx(
+            Path::new("/nonexistent-ws/a"),
+            Path::new("/nonexistent-home"),
+        );
+        let cwd = Path::new("/nonexistent-ws/a");
+        assert_eq!(judge_write("../../etc/x", cwd, &c).0, Zone::Outside);
+        assert_eq!(judge_write("b/../c", cwd, &c).0, Zone::Inside);
+        assert!(is_critical(Path::new("/"), &c));
+        assert!(is_critical(Path::new("/nonexistent-home"), &c));
+        assert!(is_critical(Path::new("/etc"), &c));
+        assert!(!is_critical(Path::new("/etc/x"), &c));
+    }
+}

@@ -1,0 +1,233 @@
+//! Words after quote removal.
+//!
+//! `rable` keeps quotes and backslashes in its literal parts, so the quoting
+//! state is tracked here across a word's parts. A word is `exact` when its
+//! value is known without running anything (quotes, `$'..'`, escapes only);
+//! `$HOME`, `${HOME}`, `$PWD` and a leading `~` are expanded for path checks
+//! but make the word inexact for command-name purposes.
+
+use rable::{Node, NodeKind};
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Word {
+    /// Source text of the word.
+    pub raw: String,
+    /// Quote-removed text; expansions keep their source form.
+    pub display: String,
+    /// Best-effort value for path checks: `~`, `$HOME`, `$PWD` expanded.
+    pub value: String,
+    /// The value is fully known (no expansion, no glob).
+    pub exact: bool,
+    /// Contains an unquoted glob character.
+    pub glob: bool,
+    /// Contains a command or process substitution.
+    pub subst: bool,
+    /// Contains an expansion whose value is not known.
+    pub unknown: bool,
+}
+
+impl Word {
+    pub fn literal(s: &str) -> Word {
+        Word {
+            raw: s.to_string(),
+            display: s.to_string(),
+            value: s.to_string(),
+            exact: true,
+            ..Word::default()
+        }
+    }
+}
+
+/// Known values of the few variables a path check expands.
+pub(crate) struct Env<'a> {
+    pub home: &'a str,
+    pub pwd: &'a str,
+}
+
+pub(crate) fn convert(node: &Node, env: &Env<'_>) -> Word {
+    let NodeKind::Word { value, parts, .. } = &node.kind else {
+        return Word {
+            raw: String::new(),
+            unknown: true,
+            ..Word::default()
+        };
+    };
+    let mut w = Word {
+        raw: value.clone(),
+        exact: true,
+        ..Word::default()
+    };
+    let mut dq = false;
+    let mut first = true;
+    for part in parts {
+        match &part.kind {
+            NodeKind::WordLiteral { value } => {
+                literal_part(value, &mut dq, &mut w, first, env);
+            }
+            NodeKind::AnsiCQuote { decoded, .. } => {
+                w.display.push_str(decoded);
+                w.value.push_str(decoded);
+            }
+            NodeKind::LocaleString { inner, .. } => {
+                w.display.push_str(inner);
+                w.value.push_str(inner);
+            }
+            NodeKind::ParamExpansion { param, op, .. } => {
+                let src = part.source_text(value);
+                let shown = if src.is_empty() {
+                    format!("${param}")
+                } else {
+                    src.to_string()
+                };
+                w.display.push_str(&shown);
+                w.exact = false;
+                match (param.as_str(), op) {
+                    ("HOME", None) => w.value.push_str(env.home),
+                    ("PWD", None) => w.value.push_str(env.pwd),
+                    _ => {
+                        w.unknown = true;
+                        w.value.push_str(&shown);
+                    }
+                }
+            }
+            NodeKind::CommandSubstitution { .. } | NodeKind::ProcessSubstitution { .. } => {
+                w.subst = true;
+                w.unknown = true;
+                w.exact = false;
+                w.display.push_str("$(...)");
+                w.value.push_str("$(...)");
+            }
+            NodeKind::BraceExpansion { content } => {
+                w.glob = true;
+                w.exact = false;
+                w.display.push_str(content);
+                w.value.push_str(content);
+            }
+            _ => {
+                // Arithmetic, indirect expansion, lengths and anything new.
+                w.unknown = true;
+                w.exact = false;
+                w.display.push('?');
+                w.value.push('?');
+            }
+        }
+        first = false;
+    }
+    if w.glob {
+        w.exact = false;
+    }
+    w
+}
+
+fn literal_part(text: &str, dq: &mut bool, w: &mut Word, first: bool, env: &Env<'_>) {
+    let mut chars = text.chars().peekable();
+    let mut at_start = first;
+    while let Some(c) = chars.next() {
+        let start = at_start;
+        at_start = false;
+        if *dq {
+            match c {
+                '"' => *dq = false,
+                '\\' => match chars.peek().copied() {
+                    Some(n @ ('$' | '`' | '"' | '\\')) => {
+                        chars.next();
+                        push(w, n);
+                    }
+                    Some('\n') => {
+                        chars.next();
+                    }
+                    _ => push(w, '\\'),
+                },
+                _ => push(w, c),
+            }
+            continue;
+        }
+        match c {
+            '"' => *dq = true,
+            '\'' => {
+                for q in chars.by_ref() {
+                    if q == '\'' {
+                        break;
+                    }
+                    push(w, q);
+                }
+            }
+            '\\' => match chars.next() {
+                Some('\n') | None => {}
+                Some(n) => push(w, n),
+            },
+            '~' if start => {
+                let next = chars.peek().copied();
+                if matches!(next, None | Some('/')) {
+                    w.display.push('~');
+                    w.value.push_str(env.home);
+                    w.exact = false;
+                } else {
+                    // `~user`: another user's home.
+                    w.unknown = true;
+                    push(w, '~');
+                }
+            }
+            '*' | '?' => {
+                w.glob = true;
+                push(w, c);
+            }
+            '[' => {
+                // A bracket only globs when a `]` closes it (`[` alone is
+                // the test builtin).
+                if chars.clone().any(|x| x == ']') {
+                    w.glob = true;
+                }
+                push(w, c);
+            }
+            _ => push(w, c),
+        }
+    }
+}
+
+fn push(w: &mut Word, c: char) {
+    w.display.push(c);
+    w.value.push(c);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(src: &str) -> Vec<Word> {
+        let env = Env {
+            home: "/h",
+            pwd: "/w",
+        };
+        let Ok(nodes) = rable::parse(src, false) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for n in nodes {
+            if let NodeKind::Command { words, .. } = n.kind {
+                out.extend(words.iter().map(|w| convert(w, &env)));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn quote_removal() {
+        let w = words(r#"r""m 'a b' "c\"d" \rm $'\x72m' ~/x "$HOME/y" *.rs"#);
+        let vals: Vec<&str> = w.iter().map(|w| w.value.as_str()).collect();
+        assert_eq!(
+            vals,
+            ["rm", "a b", "c\"d", "rm", "rm", "/h/x", "/h/y", "*.rs"]
+        );
+        assert!(w[0].exact && w[3].exact && w[4].exact);
+        assert!(!w[5].exact && !w[6].exact && w[7].glob);
+        assert!(!w[5].unknown && !w[6].unknown);
+    }
+
+    #[test]
+    fn substitution_marks_word() {
+        let w = words(r#"echo "$(id)" $X"#);
+        assert!(w[1].subst && w[1].unknown);
+        assert!(w[2].unknown && !w[2].subst);
+    }
+}

@@ -1,0 +1,271 @@
+//! Rules for commands that write, delete or download: where their
+//! targets land decides the class.
+
+use super::classify::Judge;
+use super::commands::{has, operands, short_flag};
+use super::exec_args::{Ctx, is_critical_word};
+use super::words::Word;
+use super::{Class, paths};
+
+pub(crate) fn copy_like(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
+    let ctx = c.w.ctx;
+    let cwd = c.cmd.cwd;
+    let ops = operands(args);
+    if name == "rsync" || name == "scp" {
+        if ops
+            .iter()
+            .any(|o| o.value.contains(':') && !o.value.starts_with('/'))
+        {
+            j.t.network = true;
+            j.raise(
+                Class::Network,
+                format!("[shell.network] `{name}` to or from a remote host"),
+            );
+        }
+        if has(
+            args,
+            &[
+                "--delete",
+                "--delete-before",
+                "--delete-after",
+                "--remove-source-files",
+            ],
+        ) {
+            j.raise(
+                Class::Destructive,
+                format!("[shell.destructive] `{name} --delete` removes files"),
+            );
+        }
+    }
+    let mut target_dir: Option<&Word> = None;
+    for (i, a) in args.iter().enumerate() {
+        if a.value == "-t" || a.value == "--target-directory" {
+            target_dir = args.get(i + 1);
+        } else if let Some(t) = a.value.strip_prefix("--target-directory=") {
+            j.write(&Word::literal(t), cwd, ctx, name);
+        }
+    }
+    if let Some(t) = target_dir {
+        j.write(t, cwd, ctx, name);
+    } else if let Some(last) = ops.last() {
+        j.write(last, cwd, ctx, name);
+    } else {
+        j.raise(
+            Class::Opaque,
+            format!("[shell.write.unknown] `{name}` without a visible target"),
+        );
+    }
+    if name == "mv" {
+        let n = ops
+            .len()
+            .saturating_sub(if target_dir.is_some() { 0 } else { 1 });
+        for s in ops.iter().take(n) {
+            j.write(s, cwd, ctx, "mv source");
+        }
+    }
+    if name == "ln" && (short_flag(args, 's') || has(args, &["--symbolic"])) && ops.len() >= 2 {
+        // A link makes later writes through it land at its target.
+        if let Some(target) = ops.first() {
+            let dir = ops
+                .last()
+                .map(|l| l.value.rsplit_once('/').map_or(".", |(d, _)| d).to_string())
+                .unwrap_or_default();
+            let base = if target.value.starts_with('/') {
+                target.value.clone()
+            } else {
+                format!("{dir}/{}", target.value)
+            };
+            let mut t = (*target).clone();
+            t.value = base;
+            j.write(&t, cwd, ctx, "symlink pointing to");
+        }
+    }
+    if name == "ln" && short_flag(args, 'f') {
+        j.raise(
+            Class::Destructive,
+            "[shell.destructive] `ln -f` replaces files",
+        );
+    }
+}
+
+pub(crate) fn destructive(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
+    let ctx = c.w.ctx;
+    let cwd = c.cmd.cwd;
+    match name {
+        "kill" | "killall" | "pkill" => {
+            if args.iter().any(|a| a.value == "-1" || a.value == "1")
+                && name == "kill"
+                && args
+                    .iter()
+                    .any(|a| a.value.starts_with('-') && a.value.len() > 1)
+            {
+                j.raise(
+                    Class::Malicious,
+                    "[shell.malicious.kill-all] `kill -1` signals every process",
+                );
+            }
+            if args
+                .iter()
+                .all(|a| matches!(a.value.as_str(), "-l" | "-L" | "--list"))
+                && !args.is_empty()
+            {
+                return;
+            }
+            j.raise(
+                Class::Destructive,
+                format!("[shell.destructive] `{name}` signals processes"),
+            );
+            return;
+        }
+        "shutdown" | "reboot" | "halt" | "poweroff" => {
+            j.raise(
+                Class::Privilege,
+                format!("[shell.privilege] `{name}` stops the machine"),
+            );
+            return;
+        }
+        "crontab" => {
+            if has(args, &["-l"]) {
+                return;
+            }
+            j.raise(
+                Class::ConfigChange,
+                "[shell.persistence] `crontab` schedules commands",
+            );
+            return;
+        }
+        "dd" => {
+            for a in args {
+                if let Some(of) = a.value.strip_prefix("of=") {
+                    if of.starts_with("/dev/")
+                        && !matches!(of, "/dev/null" | "/dev/stdout" | "/dev/stderr")
+                    {
+                        j.raise(
+                            Class::Malicious,
+                            format!("[shell.malicious.wipe] `dd` writes to device `{of}`"),
+                        );
+                    }
+                    let mut w = a.clone();
+                    w.value = of.to_string();
+                    w.display = of.to_string();
+                    j.write(&w, cwd, ctx, "dd output");
+                }
+            }
+            j.raise(
+                Class::Destructive,
+                "[shell.destructive] `dd` overwrites data",
+            );
+            return;
+        }
+        _ => {}
+    }
+    let recursive = short_flag(args, 'r') || short_flag(args, 'R') || has(args, &["--recursive"]);
+    let ops = operands(args);
+    let ops: Vec<&Word> = if matches!(name, "chmod" | "chown" | "chgrp" | "setfacl" | "chattr") {
+        ops.into_iter().skip(1).collect()
+    } else {
+        ops
+    };
+    if has(args, &["--no-preserve-root"]) {
+        j.raise(
+            Class::Malicious,
+            "[shell.malicious.wipe] `--no-preserve-root`",
+        );
+    }
+    for o in &ops {
+        if is_critical_word(o, c) && (recursive || matches!(name, "shred" | "wipefs")) {
+            j.raise(
+                Class::Malicious,
+                format!("[shell.malicious.wipe] `{name}` over `{}`", o.display),
+            );
+        }
+        if (o.unknown || o.subst)
+            && recursive
+            && name == "rm"
+            && (o.raw.starts_with("$HOME")
+                || o.raw.starts_with("\"$HOME\"")
+                || o.raw.starts_with("${HOME}"))
+        {
+            j.raise(
+                Class::Malicious,
+                "[shell.malicious.wipe] `rm -r` under $HOME",
+            );
+        }
+        j.write(o, cwd, ctx, name);
+    }
+    if name != "chmod" || !ops.is_empty() {
+        j.raise(
+            Class::Destructive,
+            format!("[shell.destructive] `{name}` deletes or changes files irreversibly"),
+        );
+    }
+    if ops.is_empty() {
+        j.raise(Class::Destructive, format!("[shell.destructive] `{name}`"));
+    }
+}
+
+pub(crate) fn fetcher(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
+    j.t.network = true;
+    j.raise(
+        Class::Network,
+        format!("[shell.network] `{name}` downloads or uploads"),
+    );
+    let ctx = c.w.ctx;
+    for (i, a) in args.iter().enumerate() {
+        let v = a.value.as_str();
+        let next = args.get(i + 1);
+        match v {
+            "-o" | "--output" | "-O" | "--output-document" if name != "curl" || v != "-O" => {
+                if let Some(f) = next {
+                    if f.value != "-" {
+                        j.write(f, c.cmd.cwd, ctx, "download to");
+                        j.t.download = Some(f.value.rsplit('/').next().unwrap_or("").to_string());
+                    }
+                }
+            }
+            "-O" | "--remote-name" => {
+                let url = args.iter().rev().find(|x| x.value.contains("://"));
+                if let Some(u) = url {
+                    j.t.download = Some(u.value.rsplit('/').next().unwrap_or("").to_string());
+                }
+                j.write(&Word::literal("."), c.cmd.cwd, ctx, "download into");
+            }
+            "-d" | "--data" | "--data-binary" | "--data-raw" | "--data-urlencode" | "-F"
+            | "--form" | "-T" | "--upload-file" | "--post-file" | "--body-file" => {
+                if let Some(f) = next {
+                    let file = f.value.rsplit('@').next().unwrap_or("");
+                    if (f.value.contains('@')
+                        || v == "-T"
+                        || v == "--upload-file"
+                        || v == "--post-file")
+                        && paths::is_secret(file, ctx)
+                    {
+                        j.t.reads_secret = true;
+                    }
+                    if f.value == "@-" || f.value.ends_with("=@-") || f.value == "-" {
+                        j.t.reads_secret |= matches!(c.stdin, super::classify::Stdin::File);
+                    }
+                }
+            }
+            _ => {}
+        }
+        if name == "wget"
+            && v.starts_with("--post-file=")
+            && paths::is_secret(v.trim_start_matches("--post-file="), ctx)
+        {
+            j.t.reads_secret = true;
+        }
+    }
+    if name == "wget"
+        && !args.iter().any(|a| {
+            a.value.starts_with("-O")
+                || a.value.starts_with("--output-document")
+                || a.value == "--spider"
+        })
+    {
+        if let Some(u) = args.iter().rev().find(|x| x.value.contains("://")) {
+            j.t.download = Some(u.value.rsplit('/').next().unwrap_or("").to_string());
+        }
+        j.write(&Word::literal("."), c.cmd.cwd, ctx, "download into");
+    }
+}

@@ -1,0 +1,121 @@
+//! The tools `sbx serve` offers a model, their schemas in each vendor's format, and the
+//! model-facing rendering of a result.
+#![forbid(unsafe_code)]
+
+use serde_json::{Value, json};
+
+/// A schema format for `sbx tools --format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolFormat {
+    /// Anthropic Messages API: `name`, `description`, `input_schema`.
+    Anthropic,
+    /// OpenAI function tools: `type: function` with `function.parameters`.
+    OpenAi,
+    /// Plain JSON Schema documents keyed by tool name.
+    JsonSchema,
+}
+
+impl ToolFormat {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "anthropic" => Some(Self::Anthropic),
+            "openai" => Some(Self::OpenAi),
+            "json-schema" => Some(Self::JsonSchema),
+            _ => None,
+        }
+    }
+}
+
+const BASH_DESCRIPTION: &str = "Run a bash command inside the sbx sandbox. The command runs \
+under the session's profile: writes outside the workspace, reads of secrets and network \
+access beyond the profile fail. Output is capped; the result ends with `[exit code: N]`.";
+
+/// The input schema of the `bash` tool.
+pub fn bash_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "command": { "type": "string", "description": "The command line, run with `bash -c`." },
+            "description": { "type": "string", "description": "What the command does, in a few words, for the approver." },
+            "timeout_ms": { "type": "integer", "minimum": 1, "description": "Kill the command after this many milliseconds (the profile's limit still applies)." },
+            "workdir": { "type": "string", "description": "Directory to run in, inside the workspace (default: the session's cwd)." },
+            "run_in_background": { "type": "boolean", "description": "Start the command without waiting for it." }
+        },
+        "required": ["command"],
+        "additionalProperties": false
+    })
+}
+
+/// Every tool sbx serves: `(name, description, input schema)`.
+pub fn tools() -> Vec<(&'static str, &'static str, Value)> {
+    vec![("bash", BASH_DESCRIPTION, bash_schema())]
+}
+
+/// The tool list in one vendor's format.
+pub fn tool_schemas(format: ToolFormat) -> Value {
+    let list = tools();
+    match format {
+        ToolFormat::Anthropic => Value::Array(
+            list.into_iter()
+                .map(|(n, d, s)| json!({ "name": n, "description": d, "input_schema": s }))
+                .collect(),
+        ),
+        ToolFormat::OpenAi => Value::Array(
+            list.into_iter()
+                .map(|(n, d, s)| {
+                    json!({ "type": "function", "function": { "name": n, "description": d, "parameters": s } })
+                })
+                .collect(),
+        ),
+        ToolFormat::JsonSchema => {
+            let mut m = serde_json::Map::new();
+            for (n, d, mut s) in list {
+                if let Some(o) = s.as_object_mut() {
+                    o.insert("$schema".into(), "https://json-schema.org/draft/2020-12/schema".into());
+                    o.insert("title".into(), n.into());
+                    o.insert("description".into(), d.into());
+                }
+                m.insert(n.to_string(), s);
+            }
+            Value::Object(m)
+        }
+    }
+}
+
+/// A result as a model should see it: the output, a notice when it was cut, and a
+/// closing `[exit code: N]` line. `code` is the conventional exit code (128+N for a signal).
+pub fn render_result(output: &str, truncated: bool, total_bytes: u64, code: i32) -> String {
+    let mut s = String::with_capacity(output.len() + 64);
+    s.push_str(output);
+    if !s.is_empty() && !s.ends_with('\n') {
+        s.push('\n');
+    }
+    if truncated {
+        s.push_str(&format!(
+            "[output truncated: {} of {total_bytes} bytes shown]\n",
+            output.len()
+        ));
+    }
+    s.push_str(&format!("[exit code: {code}]"));
+    s
+}
+
+/// A call that did not run (denied, or failed before starting), for the model.
+pub fn render_refusal(content: &str) -> String {
+    content.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rendering_ends_with_the_exit_code() {
+        assert_eq!(render_result("hi\n", false, 3, 0), "hi\n[exit code: 0]");
+        assert_eq!(render_result("", false, 0, 2), "[exit code: 2]");
+        assert_eq!(
+            render_result("abc", true, 10, 137),
+            "abc\n[output truncated: 3 of 10 bytes shown]\n[exit code: 137]"
+        );
+    }
+}

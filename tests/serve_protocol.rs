@@ -1,0 +1,325 @@
+//! `sbx serve` end to end: a transcript with allowed, asked, denied, cancelled and
+//! timed-out calls, malformed and oversized lines, and stdin closing mid-run.
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const POLICY: &str = r#"[policy]
+allow = ["Bash(echo *)", "Bash(sleep *)", "Bash(printf *)"]
+ask = ["Bash(touch *)"]
+deny = ["Bash(rm *)"]
+"#;
+
+struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    events: mpsc::Receiver<Value>,
+    seen: Vec<Value>,
+    ws: tempfile::TempDir,
+    _home: tempfile::TempDir,
+}
+
+impl Server {
+    fn start(extra: &[&str]) -> Self {
+        let ws = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let policy = home.path().join("policy.toml");
+        std::fs::write(&policy, POLICY).unwrap_or_else(|e| panic!("{e}"));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sbx"))
+            .arg("serve")
+            .arg("--workspace")
+            .arg(ws.path())
+            .arg("--policy")
+            .arg(&policy)
+            .args(extra)
+            .env("HOME", home.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn: {e}"));
+        let stdout = child.stdout.take().unwrap_or_else(|| panic!("stdout"));
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let v: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("server wrote a non-JSON line ({e}): {line}"));
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        let mut s = Self {
+            child,
+            stdin,
+            events: rx,
+            seen: Vec::new(),
+            ws,
+            _home: home,
+        };
+        let ready = s.next();
+        assert_eq!(ready["type"], "ready", "{ready}");
+        assert_eq!(ready["protocol"], 1);
+        s
+    }
+
+    fn send_raw(&mut self, bytes: &[u8]) {
+        let i = self
+            .stdin
+            .as_mut()
+            .unwrap_or_else(|| panic!("stdin closed"));
+        i.write_all(bytes).unwrap_or_else(|e| panic!("write: {e}"));
+        i.flush().unwrap_or_else(|e| panic!("flush: {e}"));
+    }
+
+    fn send(&mut self, v: Value) {
+        let mut line = serde_json::to_vec(&v).unwrap_or_else(|e| panic!("{e}"));
+        line.push(b'\n');
+        self.send_raw(&line);
+    }
+
+    fn next(&mut self) -> Value {
+        let v = self
+            .events
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("no event within 60 s; seen: {:#?}", self.seen));
+        self.seen.push(v.clone());
+        v
+    }
+
+    /// Events until (and including) the first that matches.
+    fn until(&mut self, f: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let mut got = Vec::new();
+        loop {
+            let v = self.next();
+            let done = f(&v);
+            got.push(v);
+            if done {
+                return got;
+            }
+        }
+    }
+
+    fn result_of(&mut self, id: &str) -> (Vec<Value>, Value) {
+        let mut evs = self.until(|v| v["type"] == "result" && v["id"] == id);
+        let r = evs.pop().unwrap_or_default();
+        (evs.into_iter().filter(|v| v["id"] == id).collect(), r)
+    }
+}
+
+fn call(id: &str, command: &str) -> Value {
+    json!({"type": "call", "id": id, "tool": "bash", "input": {"command": command}, "session": "s1", "agent": "a1"})
+}
+
+fn types(evs: &[Value]) -> Vec<String> {
+    evs.iter()
+        .map(|v| v["type"].as_str().unwrap_or("?").to_string())
+        .collect()
+}
+
+#[test]
+fn transcript() {
+    let mut s = Server::start(&["--approval-timeout", "2", "--max-line-bytes", "4096"]);
+
+    // Allowed: decision, output, result.
+    s.send(call("a", "echo hello; echo oops >&2; exit 3"));
+    let (evs, r) = s.result_of("a");
+    assert_eq!(evs[0]["type"], "decision");
+    assert_eq!(evs[0]["decision"], "allow");
+    assert_eq!(evs[0]["rule"], "Bash(echo *)");
+    assert!(
+        evs[0]["source"]
+            .as_str()
+            .is_some_and(|x| x.contains("policy.toml")),
+        "{}",
+        evs[0]
+    );
+    let out: String = evs
+        .iter()
+        .filter(|v| v["type"] == "stdout")
+        .filter_map(|v| v["data"].as_str())
+        .collect();
+    let err: String = evs
+        .iter()
+        .filter(|v| v["type"] == "stderr")
+        .filter_map(|v| v["data"].as_str())
+        .collect();
+    assert_eq!(out, "hello\n");
+    assert_eq!(err, "oops\n");
+    assert_eq!(r["decision"], "allow");
+    assert_eq!(r["exit_code"], 3);
+    assert_eq!(r["is_error"], true);
+    assert!(
+        r["content"]
+            .as_str()
+            .is_some_and(|c| c.ends_with("[exit code: 3]")),
+        "{r}"
+    );
+    assert!(r["enforcement"]["layers"].is_array(), "{r}");
+
+    // Asked and approved once: the command runs, in the workspace.
+    s.send(call("b", "touch approved.txt"));
+    let evs = s.until(|v| v["type"] == "approval_request");
+    let d = evs
+        .iter()
+        .find(|v| v["type"] == "decision" && v["id"] == "b")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(d["decision"], "ask", "{d}");
+    let req = evs.last().cloned().unwrap_or_default();
+    assert_eq!(req["id"], "b");
+    assert_eq!(req["rule"], "Bash(touch *)");
+    assert_eq!(req["timeout_ms"], 2000);
+    s.send(json!({"type": "approval", "id": "b", "answer": "allow-once"}));
+    let (_, r) = s.result_of("b");
+    assert_eq!(r["decision"], "allow", "{r}");
+    assert_eq!(r["exit_code"], 0, "{r}");
+    assert!(s.ws.path().join("approved.txt").exists());
+
+    // Denied by rule: no process, an error result.
+    s.send(call("c", "rm -rf /"));
+    let (evs, r) = s.result_of("c");
+    assert_eq!(types(&evs), vec!["decision"]);
+    assert_eq!(evs[0]["decision"], "deny");
+    assert_eq!(r["decision"], "deny");
+    assert_eq!(r["is_error"], true);
+    assert_eq!(r["exit_code"], Value::Null);
+    assert!(
+        r["content"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("denied: ")),
+        "{r}"
+    );
+
+    // Malformed and oversized lines: error events, and the session goes on.
+    s.send_raw(b"{not json\n");
+    let e = s.until(|v| v["type"] == "error").pop().unwrap_or_default();
+    assert!(
+        e["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("malformed request")),
+        "{e}"
+    );
+    s.send(json!({"type": "call", "id": "x", "tool": "bash", "input": {}, "bogus": 1}));
+    let e = s.until(|v| v["type"] == "error").pop().unwrap_or_default();
+    assert_eq!(
+        e["id"], "x",
+        "the id of a bad request is echoed when readable"
+    );
+    let mut big = vec![b'x'; 1024 * 1024];
+    big.push(b'\n');
+    s.send_raw(&big);
+    let e = s.until(|v| v["type"] == "error").pop().unwrap_or_default();
+    assert_eq!(
+        e["message"],
+        "request line of 1048576 bytes refused: the limit is 4096 bytes"
+    );
+
+    // Unanswered approval: denied after the timeout.
+    s.send(call("t", "touch never.txt"));
+    let (_, r) = s.result_of("t");
+    assert_eq!(r["decision"], "deny");
+    assert!(
+        r["reason"]
+            .as_str()
+            .is_some_and(|x| x.contains("no answer within 2000 ms")),
+        "{r}"
+    );
+    assert!(!s.ws.path().join("never.txt").exists());
+
+    // Cancel a running call: it ends promptly with a signal.
+    s.send(call("d", "echo started; sleep 30"));
+    s.until(|v| v["type"] == "stdout" && v["id"] == "d");
+    let t = Instant::now();
+    s.send(json!({"type": "cancel", "id": "d"}));
+    let (_, r) = s.result_of("d");
+    assert!(
+        t.elapsed() < Duration::from_secs(15),
+        "cancel took {:?}",
+        t.elapsed()
+    );
+    assert_ne!(r["exit_code"], 0, "{r}");
+
+    // Unknown id for cancel and approval: error events.
+    s.send(json!({"type": "cancel", "id": "nope"}));
+    let e = s.until(|v| v["type"] == "error").pop().unwrap_or_default();
+    assert_eq!(
+        e,
+        json!({"type": "error", "id": "nope", "message": "no call in flight with this id"})
+    );
+
+    // Concurrent calls: the short one finishes while the long one runs.
+    s.send(call("long", "echo long; sleep 30"));
+    s.until(|v| v["type"] == "stdout" && v["id"] == "long");
+    s.send(call("short", "printf done"));
+    let (_, r) = s.result_of("short");
+    assert_eq!(r["exit_code"], 0);
+
+    // Closing stdin ends the long call and the server.
+    let t = Instant::now();
+    drop(s.stdin.take());
+    let (_, r) = s.result_of("long");
+    assert_ne!(r["exit_code"], 0, "{r}");
+    let status = s.child.wait().unwrap_or_else(|e| panic!("{e}"));
+    assert!(status.success(), "{status:?}");
+    assert!(
+        t.elapsed() < Duration::from_secs(15),
+        "shutdown took {:?}",
+        t.elapsed()
+    );
+}
+
+#[test]
+fn closing_stdin_kills_the_process_tree() {
+    let mut s = Server::start(&[]);
+    let marker = s.ws.path().join("survivor");
+    // A background child that would write the marker after 3 s if it survived.
+    s.send(call(
+        "bg",
+        &format!(
+            "echo go; (sleep 3; echo alive > '{}') & sleep 30",
+            marker.display()
+        ),
+    ));
+    s.until(|v| v["type"] == "stdout" && v["id"] == "bg");
+    drop(s.stdin.take());
+    let (_, r) = s.result_of("bg");
+    assert_eq!(r["type"], "result");
+    let status = s.child.wait().unwrap_or_else(|e| panic!("{e}"));
+    assert!(status.success());
+    std::thread::sleep(Duration::from_secs(4));
+    assert!(!marker.exists(), "a process of the cancelled call survived");
+}
+
+#[test]
+fn allow_for_session_is_remembered_for_that_session_only() {
+    // No rule matches `mkdir`: the default is ask, which a session grant settles.
+    let mut s = Server::start(&[]);
+    s.send(call("1", "mkdir -p sub"));
+    s.until(|v| v["type"] == "approval_request");
+    s.send(json!({"type": "approval", "id": "1", "answer": "allow-for-session"}));
+    let (_, r) = s.result_of("1");
+    assert_eq!(r["decision"], "allow", "{r}");
+    assert_eq!(r["exit_code"], 0, "{r}");
+    s.send(call("2", "mkdir -p sub"));
+    let (evs, r) = s.result_of("2");
+    assert!(
+        !types(&evs).contains(&"approval_request".to_string()),
+        "{evs:?}"
+    );
+    assert_eq!(evs[0]["decision"], "allow", "{evs:?}");
+    assert_eq!(evs[0]["stage"], "session-grant", "{evs:?}");
+    assert_eq!(r["decision"], "allow", "{r}");
+    let mut other = call("3", "mkdir -p sub");
+    other["session"] = json!("s2");
+    s.send(other);
+    s.until(|v| v["type"] == "approval_request" && v["id"] == "3");
+    s.send(json!({"type": "approval", "id": "3", "answer": "deny", "reason": "not now"}));
+    let (_, r) = s.result_of("3");
+    assert_eq!(r["decision"], "deny");
+    assert_eq!(r["reason"], "not now");
+}

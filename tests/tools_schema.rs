@@ -1,0 +1,102 @@
+//! `sbx tools`: the served tools' schemas in each format, strict about unknown fields,
+//! and the model-facing rendering of results.
+use serde_json::{Value, json};
+use std::process::Command;
+
+fn tools(format: &str) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sbx"))
+        .args(["tools", "--format", format])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+fn parse(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+fn check_bash_schema(s: &Value) {
+    assert_eq!(s["type"], "object");
+    assert_eq!(s["additionalProperties"], false);
+    assert_eq!(s["required"], json!(["command"]));
+    let mut props: Vec<&str> = s["properties"]
+        .as_object()
+        .unwrap_or_else(|| panic!("{s}"))
+        .keys()
+        .map(String::as_str)
+        .collect();
+    props.sort_unstable();
+    assert_eq!(
+        props,
+        vec![
+            "command",
+            "description",
+            "run_in_background",
+            "timeout_ms",
+            "workdir"
+        ]
+    );
+    assert_eq!(s["properties"]["timeout_ms"]["type"], "integer");
+    assert_eq!(s["properties"]["run_in_background"]["type"], "boolean");
+}
+
+#[test]
+fn anthropic_format() {
+    let (code, out) = tools("anthropic");
+    assert_eq!(code, Some(0));
+    let v = parse(&out);
+    let list = v.as_array().unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0]["name"], "bash");
+    let mut keys: Vec<&str> = list[0]
+        .as_object()
+        .map(|o| o.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    keys.sort_unstable();
+    assert_eq!(keys, vec!["description", "input_schema", "name"]);
+    check_bash_schema(&list[0]["input_schema"]);
+}
+
+#[test]
+fn openai_format() {
+    let (code, out) = tools("openai");
+    assert_eq!(code, Some(0));
+    let v = parse(&out);
+    assert_eq!(v[0]["type"], "function");
+    assert_eq!(v[0]["function"]["name"], "bash");
+    check_bash_schema(&v[0]["function"]["parameters"]);
+}
+
+#[test]
+fn json_schema_format() {
+    let (code, out) = tools("json-schema");
+    assert_eq!(code, Some(0));
+    let v = parse(&out);
+    assert_eq!(
+        v["bash"]["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    assert_eq!(v["bash"]["title"], "bash");
+    check_bash_schema(&v["bash"]);
+}
+
+#[test]
+fn unknown_format_is_an_error() {
+    let (code, out) = tools("yaml");
+    assert_eq!(code, Some(2));
+    assert!(out.is_empty());
+}
+
+#[test]
+fn rendering_for_the_model() {
+    use sbx::tools::render_result;
+    assert_eq!(render_result("ok\n", false, 3, 0), "ok\n[exit code: 0]");
+    assert_eq!(
+        render_result("partial", true, 100, 1),
+        "partial\n[output truncated: 7 of 100 bytes shown]\n[exit code: 1]"
+    );
+    assert_eq!(render_result("", false, 0, 124), "[exit code: 124]");
+}
