@@ -10,10 +10,10 @@ pub use capability::{
 };
 pub mod enforce;
 pub mod exec;
+pub mod hook;
 pub mod host;
 pub mod plan;
 pub mod profile;
-pub mod hook;
 pub mod serve;
 pub mod tools;
 pub use pipeline::{

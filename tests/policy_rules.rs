@@ -309,3 +309,39 @@ fn floor_raises_writes() {
     assert_eq!(d("/etc/passwd"), Some(Decision::Deny));
     assert_eq!(d(&format!("{WS}/.sbx/policy.toml")), Some(Decision::Ask));
 }
+
+/// A segment whose command runs under a wrapper: `text` is the unwrapped command.
+fn wrapped(full: &str, inner: &str) -> Segment {
+    Segment {
+        argv: full.split(' ').map(String::from).collect(),
+        ..seg(inner, Verdict::Ask)
+    }
+}
+
+#[test]
+fn wrappers_are_matched_by_deny_and_must_match_allow_too() {
+    let deny = policy_of(&[(SourceKind::User, "[policy]\ndeny = [\"Bash(sudo *)\"]\n")]);
+    assert_eq!(
+        eval(
+            &deny,
+            vec![wrapped("sudo apt-get install x", "apt-get install x")]
+        ),
+        Some(Decision::Deny)
+    );
+    let allow = policy_of(&[(
+        SourceKind::User,
+        "[policy]\nallow = [\"Bash(apt-get install *)\"]\n",
+    )]);
+    // The bare command is allowed; under sudo the allow rule alone does not reach it.
+    assert_eq!(
+        eval(&allow, vec![seg("apt-get install x", Verdict::Ask)]),
+        Some(Decision::Allow)
+    );
+    assert_eq!(
+        eval(
+            &allow,
+            vec![wrapped("sudo apt-get install x", "apt-get install x")]
+        ),
+        None
+    );
+}

@@ -23,21 +23,37 @@ pub struct BashRuling<'a> {
     pub segment: Option<usize>,
 }
 
-fn targets_of(analysis: &Analysis) -> impl Iterator<Item = (usize, Target<'_>)> {
-    analysis.segments.iter().enumerate().flat_map(|(i, s)| {
-        std::iter::once((i, Target::Command(s.text.as_str()))).chain(s.writes.iter().map(
-            move |w| {
-                (
-                    i,
-                    Target::Path {
-                        tool: "Bash",
-                        family: PathFamily::Edit,
-                        path: w.as_path(),
-                    },
-                )
-            },
-        ))
-    })
+/// Each segment's command as written, wrappers included (`sudo apt-get install x`), beside
+/// its unwrapped `text` (`apt-get install x`). Deny and ask rules match either form; an allow
+/// rule must match both, so a wrapper such as `sudo` cannot ride on an allow written for the
+/// bare command.
+fn full_forms(analysis: &Analysis) -> Vec<String> {
+    analysis.segments.iter().map(|s| s.argv.join(" ")).collect()
+}
+
+fn targets_of<'t>(
+    analysis: &'t Analysis,
+    fulls: &'t [String],
+) -> impl Iterator<Item = (usize, Target<'t>)> {
+    analysis
+        .segments
+        .iter()
+        .enumerate()
+        .flat_map(move |(i, s)| {
+            let full = fulls.get(i).filter(|f| **f != s.text);
+            std::iter::once((i, Target::Command(s.text.as_str())))
+                .chain(full.map(|f| (i, Target::Command(f.as_str()))))
+                .chain(s.writes.iter().map(move |w| {
+                    (
+                        i,
+                        Target::Path {
+                            tool: "Bash",
+                            family: PathFamily::Edit,
+                            path: w.as_path(),
+                        },
+                    )
+                }))
+        })
 }
 
 fn hit<'a>(decision: Decision, rule: &'a Rule, segment: usize) -> BashRuling<'a> {
@@ -54,7 +70,8 @@ fn hit<'a>(decision: Decision, rule: &'a Rule, segment: usize) -> BashRuling<'a>
 
 /// Deny rules from built-in and managed sources only.
 pub fn managed_deny<'a>(policy: &'a Policy, analysis: &Analysis) -> Option<BashRuling<'a>> {
-    targets_of(analysis).find_map(|(i, t)| {
+    let fulls = full_forms(analysis);
+    targets_of(analysis, &fulls).find_map(|(i, t)| {
         policy
             .find_managed_deny(&t)
             .map(|r| hit(Decision::Deny, r, i))
@@ -63,7 +80,8 @@ pub fn managed_deny<'a>(policy: &'a Policy, analysis: &Analysis) -> Option<BashR
 
 /// The rule set's decision on a command, or `None` to pass on.
 pub fn evaluate<'a>(policy: &'a Policy, analysis: &Analysis) -> Option<BashRuling<'a>> {
-    if let Some(d) = targets_of(analysis).find_map(|(i, t)| {
+    let fulls = full_forms(analysis);
+    if let Some(d) = targets_of(analysis, &fulls).find_map(|(i, t)| {
         policy
             .find(Decision::Deny, &t)
             .map(|r| hit(Decision::Deny, r, i))
@@ -83,7 +101,7 @@ pub fn evaluate<'a>(policy: &'a Policy, analysis: &Analysis) -> Option<BashRulin
             segment: Some(i),
         });
     }
-    if let Some(a) = targets_of(analysis).find_map(|(i, t)| {
+    if let Some(a) = targets_of(analysis, &fulls).find_map(|(i, t)| {
         policy
             .find(Decision::Ask, &t)
             .map(|r| hit(Decision::Ask, r, i))
@@ -92,7 +110,13 @@ pub fn evaluate<'a>(policy: &'a Policy, analysis: &Analysis) -> Option<BashRulin
     }
     let mut first_allow: Option<BashRuling<'a>> = None;
     for (i, s) in analysis.segments.iter().enumerate() {
-        match policy.find(Decision::Allow, &Target::Command(&s.text)) {
+        let full_ok = fulls.get(i).is_none_or(|f| {
+            *f == s.text || policy.find(Decision::Allow, &Target::Command(f)).is_some()
+        });
+        match policy
+            .find(Decision::Allow, &Target::Command(&s.text))
+            .filter(|_| full_ok)
+        {
             Some(r) => {
                 if first_allow.is_none() {
                     first_allow = Some(hit(Decision::Allow, r, i));
