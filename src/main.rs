@@ -1,5 +1,6 @@
 //! The `sbx` command line: a thin adapter over the library.
 mod adapters;
+mod gate;
 
 use clap::{Parser, Subcommand};
 use sbx::exec::{Output, RunRequest, Sandbox};
@@ -17,7 +18,9 @@ const RUN_EXIT_CODES: &str = "Exit codes:
   125      sbx could not set up the sandbox (bad profile, a required protection missing);
            the message names the cause and the fix
   126      the command was found but is not executable
-  127      the command was not found";
+  127      the command was not found
+  123      the permission pipeline refused the command (a deny rule, the safety floor,
+           or an ask with no terminal to answer it); see `sbx check`";
 
 #[derive(Parser)]
 #[command(
@@ -47,12 +50,46 @@ enum Cmd {
         /// Print one JSON object describing the run last on stdout.
         #[arg(long)]
         json: bool,
+        /// An extra policy file for the permission gate.
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        /// Permission mode: default, plan, accept-edits, sandbox-auto, bypass
+        /// (default: the policy's).
+        #[arg(long)]
+        mode: Option<String>,
+        /// Skip the permission pipeline: the person running sbx authorizes the command
+        /// themselves. The sandbox is the same either way (it comes from the profile alone).
+        #[arg(long, conflicts_with_all = ["policy", "mode"])]
+        no_policy: bool,
         /// Write the JSON object to this file instead of stdout.
         #[arg(long)]
         json_out: Option<PathBuf>,
         /// The command and its arguments.
         #[arg(last = true, required = true)]
         command: Vec<OsString>,
+    },
+    /// Decide a call without running it: the decision, the stage and rule that decided.
+    /// Exits 0 whatever the decision; non-zero only when the check could not be made.
+    Check {
+        #[arg(long, default_value = "workspace")]
+        profile: String,
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        #[arg(long)]
+        mode: Option<String>,
+        #[arg(long)]
+        json: bool,
+        /// A tool other than Bash, e.g. Edit, Read, WebFetch, mcp__server__tool.
+        #[arg(long, requires = "input")]
+        tool: Option<String>,
+        /// The tool's input as JSON.
+        #[arg(long)]
+        input: Option<String>,
+        /// The Bash command string (when no --tool is given).
+        #[arg(last = true)]
+        command: Vec<String>,
     },
     /// Show what this host can enforce and which built-in profiles run fully here.
     Doctor {
@@ -93,9 +130,27 @@ fn main() -> ExitCode {
             workspace,
             timeout,
             json,
+            policy,
+            mode,
+            no_policy,
             json_out,
             command,
-        } => ExitCode::from(run(&profile, workspace, timeout, json, json_out, command) as u8),
+        } => {
+            let gate = (!no_policy).then_some((policy, mode));
+            ExitCode::from(run(&profile, workspace, timeout, json, json_out, gate, command) as u8)
+        }
+        Cmd::Check {
+            profile,
+            workspace,
+            policy,
+            mode,
+            json,
+            tool,
+            input,
+            command,
+        } => ExitCode::from(check_cmd(
+            &profile, workspace, policy, mode, json, tool, input, command,
+        ) as u8),
         Cmd::Doctor { json } => doctor(json),
         Cmd::Explain {
             profile,
@@ -113,19 +168,34 @@ fn setup_error(msg: impl std::fmt::Display) -> i32 {
     125
 }
 
+/// `gate`: the policy file and mode for the permission pipeline, or `None` to skip it.
 fn run(
     profile: &str,
     workspace: Option<PathBuf>,
     timeout: Option<f64>,
     json: bool,
     json_out: Option<PathBuf>,
+    gate: Option<(Option<PathBuf>, Option<String>)>,
     command: Vec<OsString>,
 ) -> i32 {
-    let profile = match Profile::load(profile) {
-        Ok(p) => p,
-        Err(e) => return setup_error(e),
+    let ws = workspace.unwrap_or_else(cwd);
+    let sandbox = match gate {
+        Some((policy, mode)) => {
+            let loaded = match gate::load(profile, policy, ws.clone()) {
+                Ok(l) => l,
+                Err(e) => return setup_error(e),
+            };
+            if let Err(code) = gate::gate(&loaded, &command, cwd(), mode.as_deref()) {
+                return code;
+            }
+            loaded.sandbox
+        }
+        None => match Profile::load(profile) {
+            Ok(p) => std::sync::Arc::new(Sandbox::new(p)),
+            Err(e) => return setup_error(e),
+        },
     };
-    let sandbox = Sandbox::new(profile);
+    let workspace = Some(ws);
     let mut req = RunRequest::new(command);
     req.workspace = workspace.unwrap_or_else(cwd);
     req.cwd = cwd();
@@ -172,6 +242,60 @@ fn run(
         }
     }
     result.code()
+}
+
+#[expect(clippy::too_many_arguments, reason = "one parameter per CLI flag")]
+fn check_cmd(
+    profile: &str,
+    workspace: Option<PathBuf>,
+    policy: Option<PathBuf>,
+    mode: Option<String>,
+    json: bool,
+    tool: Option<String>,
+    input: Option<String>,
+    command: Vec<String>,
+) -> i32 {
+    let fail = |e: String| {
+        eprintln!("sbx check: {e}");
+        2
+    };
+    let loaded = match gate::load(profile, policy, workspace.unwrap_or_else(cwd)) {
+        Ok(l) => l,
+        Err(e) => return fail(e),
+    };
+    let call = match (tool, input) {
+        (Some(t), Some(i)) => match serde_json::from_str(&i) {
+            Ok(v) => gate::tool_call(&t, v, cwd()),
+            Err(e) => return fail(format!("--input is not JSON: {e}")),
+        },
+        _ if command.is_empty() => {
+            return fail("give a command after `--`, or --tool and --input".into());
+        }
+        _ => gate::bash_call(&command.join(" "), cwd()),
+    };
+    let report = match gate::decide(&loaded, &call, mode.as_deref()) {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
+    if json {
+        println!("{}", serde_json::to_string(&report).unwrap_or_default());
+    } else {
+        println!(
+            "{} by {} ({})",
+            report.decision.as_str(),
+            report.by,
+            report.stage
+        );
+        println!("  reason: {}", report.reason);
+        if let Some(r) = &report.rule {
+            println!("  rule:   {r}");
+        }
+        if let Some(s) = &report.source {
+            println!("  source: {s}");
+        }
+        println!("  call:   {}", report.canonical);
+    }
+    0
 }
 
 fn doctor(json: bool) -> ExitCode {

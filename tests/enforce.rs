@@ -568,6 +568,7 @@ fn killing_sbx_with_sigkill_kills_the_tree() {
         let mut child = s
             .sbx(&[
                 "run",
+                "--no-policy",
                 "--profile",
                 "workspace",
                 "--",
@@ -607,6 +608,7 @@ fn timeout_kills_a_command_that_ignores_sigterm() {
         let o = s
             .sbx(&[
                 "run",
+                "--no-policy",
                 "--profile",
                 "workspace",
                 "--timeout",
@@ -623,6 +625,7 @@ fn timeout_kills_a_command_that_ignores_sigterm() {
         let fine = s
             .sbx(&[
                 "run",
+                "--no-policy",
                 "--profile",
                 "workspace",
                 "--timeout",
@@ -644,7 +647,7 @@ fn inherited_file_descriptors_are_closed() {
         s.chown_all();
         let bin = sbx_bin().display().to_string();
         let inside = s.outside(&format!(
-            "exec 7<fdsecret; {bin} run --profile workspace -- sh -c 'cat <&7'"
+            "exec 7<fdsecret; {bin} run --no-policy --profile workspace -- sh -c 'cat <&7'"
         ));
         assert!(
             !text(&inside).contains("FD-SENTINEL"),
@@ -704,7 +707,16 @@ fn environment_is_cleared_unless_passed() {
         let s = Scratch::new(u);
         let wide = s.write_profile("wide", WIDE);
         let blocked = s
-            .sbx(&["run", "--profile", "workspace", "--", "sh", "-c", "env"])
+            .sbx(&[
+                "run",
+                "--no-policy",
+                "--profile",
+                "workspace",
+                "--",
+                "sh",
+                "-c",
+                "env",
+            ])
             .env("SECRET_TOKEN", "ENV-SENTINEL")
             .output()
             .unwrap();
@@ -713,6 +725,7 @@ fn environment_is_cleared_unless_passed() {
         let allowed = s
             .sbx(&[
                 "run",
+                "--no-policy",
                 "--profile",
                 wide.to_str().unwrap(),
                 "--",
@@ -778,4 +791,177 @@ fn proc_shows_only_the_sandbox() {
             .count();
         assert!(outside > n, "outside sees more processes");
     }
+}
+
+#[test]
+fn the_permission_gate_refuses_before_the_kernel_is_reached() {
+    for u in users() {
+        let s = Scratch::new(u);
+        // Refused by the floor before anything runs: exit 123 and no output from the command.
+        let gated = s
+            .sbx(&[
+                "run",
+                "--profile",
+                "workspace",
+                "--",
+                "sh",
+                "-c",
+                "echo ran; touch /etc/sbx-gate-probe",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(
+            gated.status.code(),
+            Some(123),
+            "{}: {}",
+            s.label(),
+            text(&gated)
+        );
+        assert!(!stdout(&gated).contains("ran"));
+        assert!(
+            String::from_utf8_lossy(&gated.stderr).contains("floor:system"),
+            "{}",
+            text(&gated)
+        );
+        // Without the gate the command runs, and the kernel refuses the write.
+        let kernel = s.run("workspace", "echo ran; touch /etc/sbx-gate-probe");
+        assert!(stdout(&kernel).contains("ran"), "{}", text(&kernel));
+        assert_ne!(kernel.status.code(), Some(0));
+        assert!(!std::path::Path::new("/etc/sbx-gate-probe").exists());
+        // An allowed command passes the gate and runs.
+        let ok = s
+            .sbx(&["run", "--profile", "workspace", "--", "git", "--version"])
+            .output()
+            .unwrap();
+        assert_eq!(ok.status.code(), Some(0), "{}", text(&ok));
+    }
+}
+
+#[test]
+fn exit_codes_follow_the_documented_contract() {
+    let s = Scratch::new(None);
+    let code = |args: &[&str]| s.sbx(args).output().unwrap().status.code();
+    assert_eq!(
+        code(&["run", "--no-policy", "--", "sh", "-c", "exit 7"]),
+        Some(7)
+    );
+    assert_eq!(
+        code(&["run", "--no-policy", "--", "sh", "-c", "kill -USR1 $$"]),
+        Some(128 + libc::SIGUSR1)
+    );
+    assert_eq!(
+        code(&["run", "--no-policy", "--", "no-such-command-sbx"]),
+        Some(127)
+    );
+    std::fs::write(s.ws.join("notexec"), "x").unwrap();
+    assert_eq!(code(&["run", "--no-policy", "--", "./notexec"]), Some(126));
+    assert_eq!(
+        code(&[
+            "run",
+            "--no-policy",
+            "--profile",
+            "no-such-profile",
+            "--",
+            "true"
+        ]),
+        Some(125)
+    );
+    let bad = s.write_profile("bad", "[filesystem]\nreed = [\"/\"]\n");
+    let o = s
+        .sbx(&[
+            "run",
+            "--no-policy",
+            "--profile",
+            bad.to_str().unwrap(),
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(125));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("bad.toml:2") && err.contains("reed"),
+        "error must name file, line and key: {err}"
+    );
+    assert_eq!(
+        code(&[
+            "run",
+            "--no-policy",
+            "--timeout",
+            "0.5",
+            "--",
+            "sleep",
+            "30"
+        ]),
+        Some(124)
+    );
+}
+
+#[test]
+fn json_report_describes_the_run() {
+    let s = Scratch::new(None);
+    let o = s
+        .sbx(&[
+            "run",
+            "--no-policy",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "echo out; exit 3",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3));
+    let out = stdout(&o);
+    let last = out.lines().last().unwrap();
+    let v: serde_json::Value = serde_json::from_str(last).unwrap();
+    assert_eq!(v["exit_code"], 3);
+    assert_eq!(v["timed_out"], false);
+    assert_eq!(v["stdout_bytes"], 4);
+    assert!(v["peak_memory_bytes"].as_u64().unwrap() > 0);
+    let layers = v["enforcement"]["layers"].as_array().unwrap();
+    for name in [
+        "landlock",
+        "seccomp",
+        "mount-namespace",
+        "pid-namespace",
+        "network",
+        "limits",
+        "process-tree",
+        "capabilities",
+    ] {
+        assert!(
+            layers.iter().any(|l| l["name"] == name),
+            "layer {name} missing: {last}"
+        );
+    }
+    assert!(out.starts_with("out\n"));
+}
+
+#[test]
+fn output_is_capped_per_stream() {
+    let s = Scratch::new(None);
+    let p = s.write_profile("cap", "extends = \"workspace\"\n[limits]\noutput = 1000\n");
+    let o = s
+        .sbx(&[
+            "run",
+            "--no-policy",
+            "--json",
+            "--profile",
+            p.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "yes aaaa | head -c 5000",
+        ])
+        .output()
+        .unwrap();
+    let out = stdout(&o);
+    let (body, json) = out.split_at(out.rfind('{').unwrap());
+    assert_eq!(body.len(), 1000, "stdout kept to the cap");
+    let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    assert_eq!(v["stdout_truncated"], true);
+    assert_eq!(v["stdout_bytes"], 5000);
 }

@@ -286,6 +286,10 @@ fn floor_raises_writes() {
     let d = |p: &str| policy::floor_for_write(Path::new(p), &f).map(|h| h.decision);
     assert_eq!(d(&format!("{WS}/src/main.rs")), None);
     assert_eq!(d("/tmp/x"), None);
+    assert_eq!(d("/dev/null"), None);
+    assert_eq!(d("/dev/shm/x"), None);
+    assert_eq!(d("/dev/sda"), Some(Decision::Deny));
+    assert_eq!(d("/etc/passwd"), Some(Decision::Deny));
     assert_eq!(d(&format!("{WS}/.git/config")), Some(Decision::Ask));
     assert_eq!(
         d(&format!("{WS}/.git/hooks/pre-commit")),

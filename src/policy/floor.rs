@@ -49,6 +49,17 @@ const SYSTEM_TREES: &[&str] = &[
     "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/boot", "/sys", "/proc", "/dev",
 ];
 
+/// Writes under /dev that ordinary work makes: the null sink, the standard streams, the
+/// terminal, and the sandbox's private /dev/shm.
+fn ordinary_device(path: &Path) -> bool {
+    ["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"]
+        .iter()
+        .any(|d| path == Path::new(d))
+        || path.starts_with("/dev/shm")
+        || path.starts_with("/dev/fd")
+        || path.starts_with("/dev/pts")
+}
+
 fn name_of(p: &Path) -> &str {
     p.file_name().and_then(|n| n.to_str()).unwrap_or("")
 }
@@ -93,7 +104,7 @@ pub fn floor_for_write(path: &Path, env: &FloorEnv) -> Option<FloorHit> {
             "write to a shell startup file",
         );
     }
-    if SYSTEM_TREES.iter().any(|t| path.starts_with(t)) {
+    if SYSTEM_TREES.iter().any(|t| path.starts_with(t)) && !ordinary_device(path) {
         return hit(
             Decision::Deny,
             "floor:system",
@@ -139,8 +150,9 @@ pub fn floor_for_write(path: &Path, env: &FloorEnv) -> Option<FloorHit> {
             "write to sbx policy files",
         );
     }
-    let inside =
-        path.starts_with(&env.workspace) || env.writable.iter().any(|w| path.starts_with(w));
+    let inside = path.starts_with(&env.workspace)
+        || env.writable.iter().any(|w| path.starts_with(w))
+        || ordinary_device(path);
     if !inside {
         return hit(
             Decision::Ask,

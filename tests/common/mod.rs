@@ -122,9 +122,19 @@ impl Scratch {
 
     /// Run `sh -c script` under `profile`.
     pub fn run(&self, profile: &str, script: &str) -> Output {
-        self.sbx(&["run", "--profile", profile, "--", "sh", "-c", script])
-            .output()
-            .unwrap()
+        // The kernel is under test here, not the permission pipeline.
+        self.sbx(&[
+            "run",
+            "--no-policy",
+            "--profile",
+            profile,
+            "--",
+            "sh",
+            "-c",
+            script,
+        ])
+        .output()
+        .unwrap()
     }
 
     /// Run `sh -c script` outside any sandbox, as the scenario's user.

@@ -1,0 +1,148 @@
+//! `sbx check`, and the permission gate in front of `sbx run`: argument handling only; the
+//! decision is the library pipeline's.
+use sbx::hook::sh_quote;
+use sbx::hook::{Loaded, SetupOptions};
+use sbx::{Caller, CheckReport, Decision, Mode, ToolCall, check};
+use std::ffi::OsString;
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+
+/// Exit code of `sbx run` when the permission pipeline refuses the command.
+pub const DENIED: i32 = 123;
+
+/// The command line as one shell string, so that `Bash(...)` rules apply to it.
+pub fn command_string(argv: &[OsString]) -> Result<String, String> {
+    let mut parts = Vec::with_capacity(argv.len());
+    for a in argv {
+        let s = a
+            .to_str()
+            .ok_or_else(|| format!("argument {a:?} is not UTF-8"))?;
+        parts.push(sh_quote(s).map_err(|e| e.to_string())?);
+    }
+    Ok(parts.join(" "))
+}
+
+pub fn load(profile: &str, policy: Option<PathBuf>, workspace: PathBuf) -> Result<Loaded, String> {
+    Loaded::load(&SetupOptions {
+        profile: profile.to_string(),
+        policy,
+        workspace,
+    })
+    .map_err(|e| e.to_string())
+}
+
+fn mode_of(loaded: &Loaded, mode: Option<&str>) -> Result<Mode, String> {
+    match mode {
+        Some(m) => Mode::parse(m).ok_or_else(|| {
+            format!("unknown mode `{m}` (default, plan, accept-edits, sandbox-auto, bypass)")
+        }),
+        None => Ok(loaded.policy.mode().map_or(Mode::Default, |(m, _)| *m)),
+    }
+}
+
+/// Decide one call without running anything.
+pub fn decide(loaded: &Loaded, call: &ToolCall, mode: Option<&str>) -> Result<CheckReport, String> {
+    let mode = mode_of(loaded, mode)?;
+    Ok(check(
+        call,
+        loaded.policy.clone(),
+        mode,
+        &loaded.caps,
+        loaded.outlook.clone(),
+    ))
+}
+
+fn caller(agent: &str) -> Caller {
+    Caller {
+        session: format!("cli-{}", std::process::id()),
+        agent: agent.into(),
+    }
+}
+
+pub fn bash_call(command: &str, cwd: PathBuf) -> ToolCall {
+    ToolCall::bash(
+        format!("cli-{}", std::process::id()),
+        command,
+        caller("sbx"),
+        cwd,
+    )
+}
+
+pub fn tool_call(tool: &str, input: serde_json::Value, cwd: PathBuf) -> ToolCall {
+    ToolCall::new(
+        format!("cli-{}", std::process::id()),
+        tool,
+        input,
+        caller("sbx"),
+        cwd,
+    )
+}
+
+fn describe(r: &CheckReport) -> String {
+    match (&r.rule, &r.source) {
+        (Some(rule), Some(source)) => format!("{} ({rule} from {source})", r.reason),
+        (Some(rule), None) => format!("{} ({rule})", r.reason),
+        _ => format!("{} (stage {})", r.reason, r.stage),
+    }
+}
+
+/// Ask the person at the terminal. No terminal means no.
+fn prompt(command: &str, r: &CheckReport) -> bool {
+    if !std::io::stdin().is_terminal() {
+        return false;
+    }
+    let Ok(tty) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
+    else {
+        return false;
+    };
+    let mut w = &tty;
+    let _ = write!(
+        w,
+        "sbx: {command}\nsbx: needs approval: {}\nsbx: run it? [y/N] ",
+        describe(r)
+    );
+    let _ = w.flush();
+    let mut line = String::new();
+    if std::io::BufReader::new(&tty).read_line(&mut line).is_err() {
+        return false;
+    }
+    matches!(line.trim(), "y" | "Y" | "yes")
+}
+
+/// The gate in front of `sbx run`: `Ok(())` to run, `Err(code)` to stop.
+pub fn gate(
+    loaded: &Loaded,
+    argv: &[OsString],
+    cwd: PathBuf,
+    mode: Option<&str>,
+) -> Result<(), i32> {
+    let command = command_string(argv).map_err(|e| {
+        eprintln!("sbx: {e}");
+        125
+    })?;
+    let report = decide(loaded, &bash_call(&command, cwd), mode).map_err(|e| {
+        eprintln!("sbx: {e}");
+        125
+    })?;
+    match report.decision {
+        Decision::Allow => Ok(()),
+        Decision::Ask => {
+            if prompt(&command, &report) {
+                Ok(())
+            } else {
+                eprintln!(
+                    "sbx: denied: approval needed and not given: {}",
+                    describe(&report)
+                );
+                Err(DENIED)
+            }
+        }
+        Decision::Deny => {
+            eprintln!("sbx: denied: {}", describe(&report));
+            Err(DENIED)
+        }
+    }
+}
