@@ -959,7 +959,7 @@ fn output_is_capped_per_stream() {
         .output()
         .unwrap();
     let out = stdout(&o);
-    let (body, json) = out.split_at(out.rfind('{').unwrap());
+    let (body, json) = out.split_at(out.find('{').unwrap());
     assert_eq!(body.len(), 1000, "stdout kept to the cap");
     let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
     assert_eq!(v["stdout_truncated"], true);
