@@ -38,6 +38,21 @@ pub struct Host {
     /// RLIMIT_NPROC does not bind).
     pub pids_cgroup: Option<PathBuf>,
     pub cgroup_v2_delegated: Availability,
+    /// Each PID namespace has its own pid_max (Linux 6.14 and later).
+    pub pid_max_per_namespace: bool,
+}
+
+/// Whether the running kernel's release is at least `major.minor`.
+pub fn kernel_at_least(major: u32, minor: u32) -> bool {
+    let Ok(uts) = nix::sys::utsname::uname() else {
+        return false;
+    };
+    let rel = uts.release().to_string_lossy().into_owned();
+    let mut it = rel
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|x| x.parse::<u32>().ok());
+    let (a, b) = (it.next().unwrap_or(0), it.next().unwrap_or(0));
+    (a, b) >= (major, minor)
 }
 
 fn read_trim(p: &str) -> Option<String> {
@@ -184,6 +199,7 @@ impl Host {
             namespaces,
             pids_cgroup: pids_cgroup(euid),
             cgroup_v2_delegated: cgroup_v2_delegation(euid),
+            pid_max_per_namespace: kernel_at_least(6, 14),
         }
     }
 }

@@ -166,6 +166,8 @@ pub struct SandboxPlan {
     pub rlimits: Vec<RlimitStep>,
     /// pids.max for a cgroup, when RLIMIT_NPROC does not bind (root).
     pub cgroup_pids_max: Option<u64>,
+    /// pid_max of the sandbox's PID namespace, when that is how the process limit is kept.
+    pub pid_max: Option<u64>,
     pub network: NetworkMode,
     pub tree_kill: TreeKill,
     pub hostname: Option<String>,
@@ -215,6 +217,9 @@ impl DirLister for RealFs {
         path.symlink_metadata().is_ok()
     }
 }
+
+/// The smallest pid_max the kernel accepts (RESERVED_PIDS + 1).
+pub const PID_MAX_MIN: u64 = 301;
 
 pub const BASE_DENIED_SYSCALLS: &[&str] = &[
     "ptrace",
@@ -478,7 +483,24 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
     let landlock = if host.landlock.ok() {
         let abi = host.landlock_abi.unwrap_or(0).min(LANDLOCK_ABI);
         let mut rules = Vec::new();
-        let deny_r: Vec<&PathEntry> = caps.fs.deny_read.iter().collect();
+        // Secrets hidden by a mount need no Landlock rules around them; the others (and all of
+        // them when there is no mount namespace) are kept out by granting around them.
+        let hidden: Vec<&PathBuf> = mounts
+            .iter()
+            .filter_map(|m| match m {
+                MountStep::Hide { target, .. } => Some(target),
+                MountStep::Tmpfs { .. }
+                | MountStep::Proc
+                | MountStep::MinimalDev
+                | MountStep::ReadOnly { .. } => None,
+            })
+            .collect();
+        let deny_r: Vec<&PathEntry> = caps
+            .fs
+            .deny_read
+            .iter()
+            .filter(|d| !hidden.contains(&&d.path))
+            .collect();
         // With a mount namespace, read-only mounts keep deny_write; without one, go around.
         let deny_w: Vec<&PathEntry> = if namespaces.mount {
             Vec::new()
@@ -571,6 +593,13 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
                 &format!("Landlock ABI {abi} lacks scopes (needs 6)"),
                 "upgrade to Linux 6.12 or newer",
             ));
+        }
+        if !deny_w.is_empty() {
+            report.push(Layer {
+                name: "deny-write".into(),
+                status: LayerStatus::Partial,
+                detail: "no mount namespace: read-only paths inside writable trees are kept by Landlock rules around them, so their parent directories (e.g. the workspace root) accept no new entries".into(),
+            });
         }
         let n_rules = rules.len();
         report.push(Layer {
@@ -733,12 +762,20 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
         value: 0,
         origin: Origin::builtin("no core dumps"),
     });
-    let cgroup_pids_max = if host.euid == 0 {
+    // RLIMIT_NPROC does not bind uid 0. For root, a PID namespace's own pid_max (Linux 6.14+)
+    // caps how many processes can exist in it, at no cost; it cannot go below 301, so smaller
+    // limits use a pids cgroup, whose attach is slow on cgroup v1.
+    let pid_max = if host.euid == 0 && namespaces.pid && host.pid_max_per_namespace {
+        l.processes.filter(|n| *n >= PID_MAX_MIN)
+    } else {
+        None
+    };
+    let cgroup_pids_max = if host.euid == 0 && pid_max.is_none() {
         l.processes.filter(|_| host.pids_cgroup.is_some())
     } else {
         None
     };
-    let nproc_binds = host.euid != 0 || cgroup_pids_max.is_some();
+    let nproc_binds = host.euid != 0 || cgroup_pids_max.is_some() || pid_max.is_some();
     if l.processes.is_some() && !nproc_binds {
         gaps.push(missing(
             Protection::ProcessLimit,
@@ -760,7 +797,9 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
                 .map(|r| format!("{:?}={}", r.resource, r.value))
                 .collect::<Vec<_>>()
                 .join(" "),
-            if cgroup_pids_max.is_some() {
+            if pid_max.is_some() {
+                "the PID namespace's pid_max"
+            } else if cgroup_pids_max.is_some() {
                 "pids cgroup"
             } else if host.euid != 0 {
                 "RLIMIT_NPROC"
@@ -819,6 +858,7 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
         seccomp,
         rlimits,
         cgroup_pids_max,
+        pid_max,
         network: caps.network,
         tree_kill,
         hostname: namespaces.uts.then(|| "sbx".to_string()),

@@ -736,7 +736,12 @@ fn environment_is_cleared_unless_passed() {
             .env("SECRET_TOKEN", "ENV-SENTINEL")
             .output()
             .unwrap();
-        assert!(stdout(&allowed).contains("ENV-SENTINEL"), "{}", s.label());
+        assert!(
+            stdout(&allowed).contains("ENV-SENTINEL"),
+            "{}: {}",
+            s.label(),
+            text(&allowed)
+        );
     }
 }
 
@@ -964,4 +969,113 @@ fn output_is_capped_per_stream() {
     let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
     assert_eq!(v["stdout_truncated"], true);
     assert_eq!(v["stdout_bytes"], 5000);
+}
+
+/// Hosts without user namespaces (or containers without CAP_SYS_ADMIN): Landlock and seccomp
+/// still hold, the gaps are reported, and a required namespace is refused.
+#[test]
+fn without_namespaces_landlock_and_seccomp_still_hold() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let run = |script: &str| {
+            s.sbx(&[
+                "run",
+                "--no-policy",
+                "--json",
+                "--profile",
+                "workspace",
+                "--",
+                "sh",
+                "-c",
+                script,
+            ])
+            .env("SBX_DISABLE_USERNS", "1")
+            .output()
+            .unwrap()
+        };
+        let secret = run("cat \"$HOME/.ssh/id_rsa\"");
+        assert!(
+            !text(&secret).contains("SENTINEL-SSH"),
+            "{}: {}",
+            s.label(),
+            text(&secret)
+        );
+        let err = String::from_utf8_lossy(&secret.stderr);
+        assert!(
+            err.contains("warning: not fully enforced") && err.contains("mount-namespace"),
+            "{}: {err}",
+            s.label()
+        );
+        let notes = run("cat \"$HOME/notes.txt\"");
+        assert!(
+            stdout(&notes).contains("SENTINEL-NOTES"),
+            "{}: siblings of the secret stay readable: {}",
+            s.label(),
+            text(&notes)
+        );
+        let outside = run("echo x > \"$HOME/out\"");
+        assert!(
+            !s.home.join("out").exists(),
+            "{}: {}",
+            s.label(),
+            text(&outside)
+        );
+        let hooks = run("echo x > .git/hooks/pre-commit");
+        assert!(
+            !s.ws.join(".git/hooks/pre-commit").exists(),
+            "{}: {}",
+            s.label(),
+            text(&hooks)
+        );
+        // Landlock only grants, so around a read-only `.git/hooks` the workspace root itself is
+        // not writable (documented); its existing subdirectories are.
+        std::fs::create_dir_all(s.ws.join("src")).unwrap();
+        s.chown_all();
+        let inside = run("echo x > src/new.txt && cat src/new.txt");
+        assert!(
+            stdout(&inside).starts_with("x\n"),
+            "{}: {}",
+            s.label(),
+            text(&inside)
+        );
+        let seccomp = run(&syscall_probe("101", ", 0, 0, 0, 0"));
+        assert!(
+            stdout(&seccomp).starts_with(&format!("errno {}", libc::EPERM)),
+            "{}: {}",
+            s.label(),
+            text(&seccomp)
+        );
+        let marker = format!("64{}3", std::process::id());
+        let daemon = run(&format!(
+            "setsid -f sleep {marker} </dev/null >/dev/null 2>&1; echo started"
+        ));
+        assert!(stdout(&daemon).contains("started"));
+        assert!(
+            !alive_with_arg(&marker),
+            "{}: the subreaper left a daemon",
+            s.label()
+        );
+        let strict = s.write_profile(
+            "needs-ns",
+            "extends = \"workspace\"\nrequires = [\"mount-namespace\"]\n",
+        );
+        let refused = s
+            .sbx(&[
+                "run",
+                "--no-policy",
+                "--profile",
+                strict.to_str().unwrap(),
+                "--",
+                "true",
+            ])
+            .env("SBX_DISABLE_USERNS", "1")
+            .output()
+            .unwrap();
+        assert_eq!(refused.status.code(), Some(125), "{}", text(&refused));
+        assert!(
+            String::from_utf8_lossy(&refused.stderr).contains("mount-namespace"),
+            "{}",
+            text(&refused)
+        );
+    }
 }

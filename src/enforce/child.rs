@@ -371,6 +371,9 @@ unsafe fn run_mount_ops(ops: &[Op], slots: &mut [c_int], rep: c_int) {
                         c"newinstance,ptmxmode=0666,mode=0620".as_ptr().cast()
                     )
                 ),
+                Op::WriteFile { path, data } => {
+                    check!(rep, Step::Proc, write_file(path, data.as_bytes()))
+                }
                 Op::Symlink { target, link } => check!(
                     rep,
                     Step::Symlink,
@@ -656,9 +659,11 @@ unsafe fn command(p: &mut Prepared, f: ChildFds) -> ! {
                 libc::CLOSE_RANGE_CLOEXEC
             )
         );
-        for cap in 0..64 {
-            if libc::prctl(libc::PR_CAPBSET_DROP, cap) < 0 && errno() != libc::EINVAL {
-                fail(rep, Step::Capabilities, errno());
+        if p.drop_bounding {
+            for cap in 0..64 {
+                if libc::prctl(libc::PR_CAPBSET_DROP, cap) < 0 && errno() != libc::EINVAL {
+                    fail(rep, Step::Capabilities, errno());
+                }
             }
         }
         check!(

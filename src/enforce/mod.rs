@@ -94,6 +94,9 @@ pub struct Prepared {
     pub late_rules: Vec<landlock::LateRule>,
     pub seccomp: Vec<seccompiler::BpfProgram>,
     pub pid_namespace: bool,
+    /// Whether the command may clear its bounding set (root, or inside a user namespace).
+    /// Without that privilege there is nothing to drop: no_new_privs stops any gain at exec.
+    pub drop_bounding: bool,
     pub exec: ExecSpec,
     pub landlock_skipped: Vec<PathBuf>,
 }
@@ -162,7 +165,7 @@ impl Prepared {
             (None, None)
         };
         let mount_ops = if ns.mount {
-            mounts::compile(&plan.mounts)?
+            mounts::compile(&plan.mounts, plan.pid_max)?
         } else {
             Vec::new()
         };
@@ -211,6 +214,7 @@ impl Prepared {
             late_rules,
             seccomp,
             pid_namespace: ns.pid,
+            drop_bounding: host.euid == 0 || ns.user,
             exec,
             landlock_skipped,
         })

@@ -48,6 +48,11 @@ pub enum Op {
         target: CString,
         link: CString,
     },
+    /// Write `data` to an existing file (a sysctl of the sandbox's own namespace).
+    WriteFile {
+        path: CString,
+        data: CString,
+    },
 }
 
 const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
@@ -80,7 +85,7 @@ fn slot(next: &mut usize) -> Result<usize, EnforceError> {
 }
 
 /// Compile the plan's mount steps.
-pub fn compile(steps: &[MountStep]) -> Result<Vec<Op>, EnforceError> {
+pub fn compile(steps: &[MountStep], pid_max: Option<u64>) -> Result<Vec<Op>, EnforceError> {
     let mut ops = vec![Op::MakePrivate];
     let mut next = 0usize;
     for step in steps {
@@ -140,6 +145,13 @@ pub fn compile(steps: &[MountStep]) -> Result<Vec<Op>, EnforceError> {
             }
             MountStep::Proc => {
                 ops.push(Op::Proc);
+                if let Some(n) = pid_max {
+                    // Before /proc/sys turns read-only; the value is this namespace's own.
+                    ops.push(Op::WriteFile {
+                        path: c("/proc/sys/kernel/pid_max"),
+                        data: c(&(n + 1).to_string()),
+                    });
+                }
                 ops.push(Op::BindSelf {
                     path: c("/proc/sys"),
                 });

@@ -7,6 +7,6 @@ printf '{"name":"app","version":"1.0.0","private":true,"scripts":{"test":"node t
 printf 'const d = require("localpkg"); if (d(21) !== 42) process.exit(1); console.log("app-test-passed");\n' > app/test.js
 cd app || exit 1
 npm install --offline --no-audit --no-fund ../localpkg >npm-install.log 2>&1 \
-  && grep -q '"localpkg": "file:../localpkg"' package.json && test -e node_modules/localpkg/index.js \
+  && node -e 'process.exit(require("./package.json").dependencies.localpkg === "file:../localpkg" ? 0 : 1)' && test -e node_modules/localpkg/index.js \
   && echo "OK npm-local-dep" || cat npm-install.log
 npm test 2>&1 | grep -qx 'app-test-passed' && echo "OK npm-test"

@@ -7,17 +7,21 @@ printf '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.b
 printf 'def answer():\n    return 42\n' > pkg/wlpkg/__init__.py
 venv/bin/pip install -q --disable-pip-version-check --no-index --no-build-isolation ./pkg \
   && (cd / && "$OLDPWD/venv/bin/python" -c 'import wlpkg; assert wlpkg.answer() == 42') && echo "OK pip-local"
-python3 - <<'PY' && echo "OK multiprocessing"
+# From a file: the spawn and forkserver methods re-import the main module.
+cat > mp_check.py <<'PY'
 import multiprocessing as mp
 def sq(x): return x * x
 if __name__ == "__main__":
     for method in ("fork", "spawn", "forkserver"):
         with mp.get_context(method).Pool(4) as p:
             assert p.map(sq, range(20)) == [x * x for x in range(20)], method
-    lock = mp.Lock(); q = mp.Queue()  # semaphores in /dev/shm
-    pr = mp.Process(target=q.put, args=("hi",)); pr.start(); assert q.get() == "hi"; pr.join()
+    lock = mp.Lock(); q = mp.Queue()  # POSIX semaphores, in /dev/shm
+    with lock:
+        pr = mp.Process(target=q.put, args=("hi",)); pr.start(); assert q.get() == "hi"; pr.join()
     assert pr.exitcode == 0
 PY
+# A bound, so that a broken pool cannot hang the run (workers re-spawned forever).
+timeout 300 python3 mp_check.py && echo "OK multiprocessing"
 python3 - <<'PY' && echo "OK sqlite"
 import sqlite3
 c = sqlite3.connect("wl.db")

@@ -1,0 +1,432 @@
+//! Ordinary work must keep working: a list of everyday developer tasks (git, C/C++/Rust builds,
+//! python with venv/pip/multiprocessing/sqlite, node and npm, /tmp and /dev/shm, ptys, ps and
+//! /proc, loopback servers, unix sockets and flock, hundreds of processes and files, dozens of
+//! threads, a few hundred MiB, reading /etc and home dotfiles) run inside the sandbox under each
+//! built-in profile, as the test's user and as uid 65534.
+//!
+//! Each item is a few lines of `tests/workload/*.sh` that print `OK <item>` only when the result
+//! was checked (the commit is in the log, the program printed its output, the module imports,
+//! the server answered, ...). The test asserts that every expected `OK` line is there and prints
+//! the whole output of a script that missed one.
+//!
+//! Everything is offline. Tools are looked for outside the sandbox first: a tool missing on a CI
+//! host (`CI=true`) fails the test; elsewhere the items that need it are skipped with the reason
+//! printed. A toolchain that the scenario user cannot run even outside the sandbox (rustup's
+//! toolchain under root's 0700 home, for uid 65534) is skipped with the reason printed: that is
+//! the toolchain's own file permissions, not the sandbox.
+//!
+//! The permission gate in front of the sandbox is not what is measured here: the scripts run with
+//! `--mode sandbox-auto`, which lets a fully enforced Bash call through, so what passes or fails
+//! is what the kernel-enforced sandbox allows. (`floor_allows_writes_to_private_dev_shm` below
+//! covers one gate decision that ordinary work runs into.)
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+mod common;
+use common::*;
+use std::os::unix::fs::PermissionsExt;
+use std::sync::Mutex;
+
+const STD_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// (script name, text, the items it proves).
+const SCRIPTS: &[(&str, &str, &[&str])] = &[
+    (
+        "git",
+        include_str!("workload/git.sh"),
+        &[
+            "git-commit",
+            "git-status",
+            "git-diff",
+            "git-branch",
+            "git-stash",
+            "git-worktree",
+            "git-clone",
+        ],
+    ),
+    ("git-ro", include_str!("workload/git-ro.sh"), &["git-read"]),
+    (
+        "cc",
+        include_str!("workload/cc.sh"),
+        &["gcc", "g++", "make"],
+    ),
+    (
+        "rust",
+        include_str!("workload/rust.sh"),
+        &["rustc", "cargo-build", "cargo-test"],
+    ),
+    (
+        "python",
+        include_str!("workload/python.sh"),
+        &["python-venv", "pip-local", "multiprocessing", "sqlite"],
+    ),
+    (
+        "node",
+        include_str!("workload/node.sh"),
+        &["node", "npm-local-dep", "npm-test"],
+    ),
+    (
+        "tmp",
+        include_str!("workload/tmp.sh"),
+        &["tmp-private", "tmp", "dev-shm"],
+    ),
+    (
+        "pty",
+        include_str!("workload/pty.sh"),
+        &["pty", "pty-script"],
+    ),
+    (
+        "proc",
+        include_str!("workload/proc.sh"),
+        &["ps", "proc-self"],
+    ),
+    (
+        "net",
+        include_str!("workload/net.sh"),
+        &["loopback-tcp", "loopback-http"],
+    ),
+    (
+        "ipc",
+        include_str!("workload/ipc.sh"),
+        &["unix-socket-ws", "flock-ws", "unix-socket-tmp", "flock-tmp"],
+    ),
+    (
+        "limits",
+        include_str!("workload/limits.sh"),
+        &["processes", "open-files", "threads", "memory"],
+    ),
+    (
+        "etc",
+        include_str!("workload/etc.sh"),
+        &[
+            "etc-users",
+            "etc-hosts",
+            "etc-certs",
+            "etc-locale",
+            "etc-timezone",
+        ],
+    ),
+    ("home", include_str!("workload/home.sh"), &["home-dotfiles"]),
+    (
+        "ci-caches",
+        include_str!("workload/ci-caches.sh"),
+        &["npm-cache", "pip-cache", "cargo-registry"],
+    ),
+];
+
+/// The list for the profiles that write the workspace.
+const WRITE_LIST: &[&str] = &[
+    "git", "cc", "rust", "python", "node", "tmp", "pty", "proc", "net", "ipc", "limits", "etc",
+    "home",
+];
+
+/// The list for `read-only`: nothing here writes the workspace.
+const READ_LIST: &[&str] = &["git-ro", "tmp", "pty", "proc", "etc", "home"];
+
+/// Which tools (looked for outside the sandbox) each item needs.
+fn tools_of(item: &str) -> &'static [&'static str] {
+    match item {
+        i if i.starts_with("git") => &["git"],
+        "gcc" => &["gcc"],
+        "g++" => &["g++"],
+        "make" => &["make", "gcc"],
+        "rustc" | "cargo-build" | "cargo-test" | "cargo-registry" => &["rust"],
+        "node" | "loopback-http" => &["node"],
+        "npm-local-dep" | "npm-test" => &["node", "npm"],
+        "npm-cache" => &["node", "npm"],
+        "ps" => &["ps"],
+        "pty-script" => &["script", "python3"],
+        _ => &["python3"],
+    }
+}
+
+/// Items that fail under a profile by design, with the reason.
+fn expected_to_fail(profile: &str, item: &str) -> Option<&'static str> {
+    match (profile, item) {
+        // strict reads only /usr, a curated /etc, /proc, /dev and the workspace: not the home.
+        ("strict", "home-dotfiles") => Some("strict does not read the home directory"),
+        _ => None,
+    }
+}
+
+/// The limits script counts processes against RLIMIT_NPROC, which is per user across the host:
+/// run it one at a time so that two profiles' children do not add up.
+static LIMITS: Mutex<()> = Mutex::new(());
+
+struct Env {
+    s: Scratch,
+    /// Tools found usable by the scenario user outside the sandbox.
+    tools: Vec<&'static str>,
+    rust_bin: String,
+}
+
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// The toolchain's bin directory, as seen by the test's own environment (rustup's proxies in
+/// ~/.cargo/bin need RUSTUP_HOME, which the sandbox does not pass; the toolchain's own binaries
+/// do not).
+fn rust_bin() -> Option<String> {
+    let o = std::process::Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()?;
+    let root = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    (o.status.success() && !root.is_empty()).then(|| format!("{root}/bin"))
+}
+
+fn setup(user: Option<u32>, precreate_caches: bool) -> Env {
+    let s = Scratch::new(user);
+    // Non-secret dotfiles the home script reads.
+    std::fs::create_dir_all(s.home.join(".config/wl")).unwrap();
+    std::fs::write(
+        s.home.join(".gitconfig"),
+        "[wl]\n\tmarker = home-gitconfig\n",
+    )
+    .unwrap();
+    std::fs::write(s.home.join(".config/wl/settings"), "wl-setting\n").unwrap();
+    std::fs::write(s.home.join(".bashrc"), "# wl-bashrc\n").unwrap();
+    if precreate_caches {
+        for d in [".npm", ".cache", ".cargo/registry", ".cargo/git"] {
+            std::fs::create_dir_all(s.home.join(d)).unwrap();
+        }
+    }
+    let wl = s.ws.join(".wl");
+    std::fs::create_dir_all(&wl).unwrap();
+    for (name, text, _) in SCRIPTS {
+        std::fs::write(wl.join(format!("{name}.sh")), text).unwrap();
+    }
+    s.chown_all();
+
+    // Which tools the scenario user can run, outside the sandbox.
+    let mut tools = Vec::new();
+    for t in [
+        "git", "gcc", "g++", "make", "python3", "node", "npm", "ps", "script",
+    ] {
+        let o = s.outside(&format!("PATH={STD_PATH}; command -v {t} >/dev/null"));
+        if require(&format!("tool `{t}`"), o.status.success()) {
+            tools.push(t);
+        }
+    }
+    let mut rb = String::new();
+    match rust_bin() {
+        None => {
+            require("tool `rustc`/`cargo`", false);
+        }
+        Some(bin) => {
+            let q = sh_quote(&bin);
+            let o = s.outside(&format!(
+                "PATH={q}:{STD_PATH}; {q}/rustc --version && {q}/cargo --version"
+            ));
+            if o.status.success() {
+                tools.push("rust");
+                rb = bin;
+            } else {
+                eprintln!(
+                    "SKIP rust items for {}: the toolchain in {bin} is not usable by this user even \
+                     outside the sandbox (its own file permissions): {}",
+                    s.label(),
+                    text(&o).trim()
+                );
+            }
+        }
+    }
+
+    // The workspace is a git repository made outside the sandbox, as a real checkout would be.
+    let o = s.outside(
+        "git -c init.defaultBranch=main init -q && \
+         git -c user.name=t -c user.email=t@e commit -q --allow-empty -m init",
+    );
+    if tools.contains(&"git") {
+        assert!(o.status.success(), "git init: {}", text(&o));
+    }
+    Env {
+        s,
+        tools,
+        rust_bin: rb,
+    }
+}
+
+/// Run the scripts of `list` under `profile`; return the failures (empty when all is well).
+fn run_list(env: &Env, profile: &str, list: &[&str]) -> Vec<String> {
+    let s = &env.s;
+    let procs = if profile == "strict" { 200 } else { 300 }; // strict allows 256 processes
+    let envsh = format!(
+        "WL_RUST_BIN={}\nWL_PROCS={procs}\n",
+        sh_quote(&env.rust_bin)
+    );
+    let p = s.ws.join(".wl/env.sh");
+    std::fs::write(&p, envsh).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+
+    let mut failures = Vec::new();
+    for name in list {
+        let (_, _, items) = SCRIPTS.iter().find(|(n, _, _)| n == name).unwrap();
+        let wanted: Vec<&str> = items
+            .iter()
+            .copied()
+            .filter(|i| {
+                let missing: Vec<_> = tools_of(i)
+                    .iter()
+                    .filter(|t| !env.tools.contains(t))
+                    .collect();
+                if !missing.is_empty() {
+                    eprintln!(
+                        "SKIP {i} under {profile} as {}: needs {missing:?}",
+                        s.label()
+                    );
+                }
+                missing.is_empty()
+            })
+            .collect();
+        if wanted.is_empty() {
+            continue;
+        }
+        let _guard = (*name == "limits").then(|| LIMITS.lock().unwrap_or_else(|e| e.into_inner()));
+        let out = s
+            .sbx(&[
+                "run",
+                "--profile",
+                profile,
+                "--mode",
+                "sandbox-auto",
+                "--",
+                "sh",
+                "-c",
+                &format!(". .wl/env.sh; . .wl/{name}.sh"),
+            ])
+            .output()
+            .unwrap();
+        let out_text = stdout(&out);
+        let ok = |i: &str| out_text.lines().any(|l| l == format!("OK {i}"));
+        let mut bad = Vec::new();
+        for i in &wanted {
+            match (ok(i), expected_to_fail(profile, i)) {
+                (true, None) | (false, Some(_)) => {}
+                (false, None) => bad.push(format!("{i} did not work")),
+                (true, Some(why)) => bad.push(format!("{i} worked, but should not ({why})")),
+            }
+        }
+        if !bad.is_empty() {
+            failures.push(format!(
+                "--- {name}.sh under {profile} as {} (exit {:?}): {}\n{}",
+                s.label(),
+                out.status.code(),
+                bad.join("; "),
+                text(&out)
+            ));
+        }
+    }
+    failures
+}
+
+fn check_profile(profile: &str, list: &[&str]) {
+    let mut failures = Vec::new();
+    for u in users() {
+        let env = setup(u, false);
+        failures.extend(run_list(&env, profile, list));
+    }
+    assert!(
+        failures.is_empty(),
+        "ordinary work failed under {profile}:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn workload_under_workspace() {
+    check_profile("workspace", WRITE_LIST);
+}
+
+#[test]
+fn workload_under_workspace_net() {
+    check_profile("workspace-net", WRITE_LIST);
+}
+
+#[test]
+fn workload_under_ci() {
+    check_profile("ci", WRITE_LIST);
+}
+
+#[test]
+fn workload_under_strict() {
+    check_profile("strict", WRITE_LIST);
+}
+
+#[test]
+fn workload_under_read_only() {
+    check_profile("read-only", READ_LIST);
+}
+
+/// Under `read-only` a write into the workspace fails; the same write works under `workspace`.
+#[test]
+fn read_only_refuses_workspace_writes_that_workspace_allows() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let write = "printf written > probe.txt && cat probe.txt";
+        let run = |profile: &str| {
+            s.sbx(&[
+                "run",
+                "--profile",
+                profile,
+                "--mode",
+                "sandbox-auto",
+                "--",
+                "sh",
+                "-c",
+                write,
+            ])
+            .output()
+            .unwrap()
+        };
+        let ro = run("read-only");
+        assert_ne!(ro.status.code(), Some(0), "{}: {}", s.label(), text(&ro));
+        assert!(!s.ws.join("probe.txt").exists(), "{}", s.label());
+        let ws = run("workspace");
+        assert_eq!(ws.status.code(), Some(0), "{}: {}", s.label(), text(&ws));
+        assert_eq!(stdout(&ws), "written", "{}", s.label());
+        assert!(s.ws.join("probe.txt").exists(), "{}", s.label());
+    }
+}
+
+fn check_ci_caches(precreate: bool) {
+    let mut failures = Vec::new();
+    for u in users() {
+        let env = setup(u, precreate);
+        failures.extend(run_list(&env, "ci", &["ci-caches"]));
+    }
+    assert!(
+        failures.is_empty(),
+        "tool caches in the home directory failed under ci ({} cache directories):\n{}",
+        if precreate {
+            "existing"
+        } else {
+            "fresh home, no"
+        },
+        failures.join("\n")
+    );
+}
+
+/// Under `ci`, npm, pip and cargo write their caches in the home directory, which already has
+/// the cache directories (a runner that has used the tools before).
+#[test]
+fn ci_tool_caches_in_home_with_existing_cache_dirs() {
+    check_ci_caches(true);
+}
+
+/// The same in a fresh home where `~/.npm`, `~/.cache` and `~/.cargo/registry` do not exist yet:
+/// the tools create them on first use.
+#[test]
+fn ci_tool_caches_in_a_fresh_home() {
+    check_ci_caches(false);
+}
+
+/// A plain `sh -c 'echo x > /dev/shm/f'` (the default mode, as a user would run it) reaches the
+/// sandbox: /dev/shm is the sandbox's own private tmpfs, not a system directory.
+#[test]
+fn floor_allows_writes_to_private_dev_shm() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let o = s.run("workspace", "echo shm-ok > /dev/shm/f && cat /dev/shm/f");
+        assert_eq!(stdout(&o), "shm-ok\n", "{}: {}", s.label(), text(&o));
+    }
+}
