@@ -46,6 +46,9 @@ pub enum Stream {
     Stderr,
 }
 
+/// Receives output chunks as they arrive.
+pub type OutputCallback = Box<dyn FnMut(Stream, &[u8]) + Send>;
+
 /// Where the command's output goes.
 pub enum Output {
     /// Written to this process's stdout and stderr as it arrives.
@@ -53,7 +56,7 @@ pub enum Output {
     /// Kept in [`RunResult::stdout`] and [`RunResult::stderr`].
     Collect,
     /// Handed to a callback as it arrives.
-    Callback(Box<dyn FnMut(Stream, &[u8]) + Send>),
+    Callback(OutputCallback),
 }
 
 /// One call to run.

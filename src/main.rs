@@ -195,9 +195,9 @@ fn run(
             Err(e) => return setup_error(e),
         },
     };
-    let workspace = Some(ws);
+
     let mut req = RunRequest::new(command);
-    req.workspace = workspace.unwrap_or_else(cwd);
+    req.workspace = ws;
     req.cwd = cwd();
     req.env = std::env::vars_os().collect();
     req.timeout = timeout.filter(|t| *t > 0.0).map(Duration::from_secs_f64);

@@ -246,6 +246,9 @@ impl Source<'_> {
     }
 }
 
+/// Parses one limit's value: `None` is unlimited, `Err` names what is wrong.
+type LimitParser = fn(&toml::Value) -> Result<Option<u64>, String>;
+
 fn parse_size(v: &toml::Value) -> Result<Option<u64>, String> {
     match v {
         toml::Value::Integer(i) if *i >= 0 => Ok(Some(*i as u64)),
@@ -414,11 +417,7 @@ impl Profile {
             p.network = (*n.mode.get_ref(), src.origin(n.mode.span(), "network.mode"));
         }
         if let Some(l) = raw.limits {
-            let fields: [(
-                &'static str,
-                Option<Spanned<toml::Value>>,
-                fn(&toml::Value) -> Result<Option<u64>, String>,
-            ); 7] = [
+            let fields: [(&'static str, Option<Spanned<toml::Value>>, LimitParser); 7] = [
                 ("timeout", l.timeout, parse_duration_secs),
                 ("output", l.output, parse_size),
                 ("memory", l.memory, parse_size),

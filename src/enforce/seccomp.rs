@@ -39,11 +39,11 @@ fn family(name: &str) -> Option<u64> {
 }
 
 fn ioctl(name: &str) -> Option<u64> {
-    Some(match name {
-        "TIOCSTI" => libc::TIOCSTI,
-        "TIOCLINUX" => 0x541C,
-        _ => return None,
-    } as u64)
+    match name {
+        "TIOCSTI" => Some(libc::TIOCSTI),
+        "TIOCLINUX" => Some(0x541C),
+        _ => None,
+    }
 }
 
 fn compile(filter: serde_json::Value) -> Result<BpfProgram, SeccompError> {
