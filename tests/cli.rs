@@ -1,0 +1,200 @@
+//! The CLI contract: signals, stdin, `explain` provenance, `doctor`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+mod common;
+use common::*;
+use std::io::{Read, Write};
+use std::process::Stdio;
+
+#[test]
+fn stdin_passes_through() {
+    let s = Scratch::new(None);
+    let mut c = s
+        .sbx(&["run", "--no-policy", "--", "sh", "-c", "tr a-z A-Z"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    c.stdin
+        .take()
+        .unwrap()
+        .write_all(b"through the sandbox\n")
+        .unwrap();
+    let o = c.wait_with_output().unwrap();
+    assert_eq!(stdout(&o), "THROUGH THE SANDBOX\n");
+}
+
+fn wait_for_line(child: &mut std::process::Child) -> String {
+    let mut out = child.stdout.take().unwrap();
+    let mut buf = Vec::new();
+    let mut b = [0u8; 1];
+    while out.read(&mut b).unwrap() == 1 && b[0] != b'\n' {
+        buf.push(b[0]);
+    }
+    child.stdout = Some(out);
+    String::from_utf8(buf).unwrap()
+}
+
+#[test]
+fn sigterm_is_forwarded_to_the_command() {
+    if !kernel_ready() {
+        return;
+    }
+    let s = Scratch::new(None);
+    let mut c = s
+        .sbx(&[
+            "run",
+            "--no-policy",
+            "--",
+            "sh",
+            "-c",
+            "trap 'echo got-term; exit 3' TERM; echo ready; while :; do sleep 0.1; done",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert_eq!(wait_for_line(&mut c), "ready");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(c.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let o = c.wait_with_output().unwrap();
+    assert!(stdout(&o).contains("got-term"), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(3));
+}
+
+#[test]
+fn sigterm_is_escalated_to_sigkill_after_the_grace_period() {
+    if !kernel_ready() {
+        return;
+    }
+    let s = Scratch::new(None);
+    let mut c = s
+        .sbx(&[
+            "run",
+            "--no-policy",
+            "--",
+            "sh",
+            "-c",
+            "trap '' TERM; echo ready; while :; do sleep 0.1; done",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert_eq!(wait_for_line(&mut c), "ready");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(c.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let o = c.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(128 + 9), "{}", text(&o));
+}
+
+#[test]
+fn explain_names_the_line_each_entry_came_from() {
+    let s = Scratch::new(None);
+    let p = s.write_profile("lines", "extends = \"workspace\"\n\n[filesystem]\nwrite = [\"{home}\"]\n\n[limits]\nmemory = \"1GiB\"\n\n[syscalls]\ndeny = [\"sysinfo\"]\n");
+    let o = s
+        .sbx(&["explain", "--json", "--profile", p.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let rules = v["plan"]["landlock"]["rules"].as_array().unwrap();
+    let home = rules
+        .iter()
+        .find(|r| r["path"] == s.home.to_str().unwrap())
+        .expect("a rule for the home directory");
+    assert_eq!(home["origin"]["line"], 4);
+    assert!(
+        home["origin"]["source"]
+            .as_str()
+            .unwrap()
+            .ends_with("lines.toml")
+    );
+    let mem = v["plan"]["rlimits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["resource"] == "AS")
+        .unwrap()
+        .clone();
+    assert_eq!(mem["value"], 1u64 << 30);
+    assert_eq!(mem["origin"]["line"], 7);
+    let extra = &v["plan"]["seccomp"]["extra"][0];
+    assert_eq!(extra[0], "sysinfo");
+    assert_eq!(extra[1]["line"], 10);
+    // Built-in entries name the built-in profile they came from.
+    let tmp = rules.iter().find(|r| r["path"] == "/tmp").unwrap();
+    assert_eq!(tmp["origin"]["source"], "builtin:read-only");
+}
+
+#[test]
+fn an_unknown_syscall_in_a_profile_is_a_setup_error() {
+    let s = Scratch::new(None);
+    let p = s.write_profile(
+        "sys",
+        "extends = \"workspace\"\n[syscalls]\ndeny = [\"no_such_call\"]\n",
+    );
+    let o = s
+        .sbx(&[
+            "run",
+            "--no-policy",
+            "--profile",
+            p.to_str().unwrap(),
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o));
+}
+
+#[test]
+fn doctor_reports_the_host_and_each_builtin() {
+    let s = Scratch::new(None);
+    let o = s.sbx(&["doctor", "--json"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let host = sbx::host::Host::detect();
+    assert_eq!(
+        v["host"]["landlock_abi"],
+        serde_json::json!(host.landlock_abi)
+    );
+    let names: Vec<&str> = v["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["profile"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, sbx::profile::BUILTIN_NAMES);
+    let human = s.sbx(&["doctor"]).output().unwrap();
+    assert!(stdout(&human).contains("landlock"));
+    // Without user namespaces every profile is at best partial, and the reason is named.
+    let o = s
+        .sbx(&["doctor", "--json"])
+        .env("SBX_DISABLE_USERNS", "1")
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    for p in v["profiles"].as_array().unwrap() {
+        assert_ne!(p["status"], "full", "{p}");
+        assert!(
+            p["detail"].as_str().unwrap().contains("SBX_DISABLE_USERNS"),
+            "{p}"
+        );
+    }
+}
+
+#[test]
+fn run_help_documents_the_exit_codes() {
+    let o = std::process::Command::new(sbx_bin())
+        .args(["run", "--help"])
+        .output()
+        .unwrap();
+    let h = stdout(&o);
+    for code in ["124", "125", "126", "127", "128+N", "123"] {
+        assert!(h.contains(code), "`sbx run --help` does not mention {code}");
+    }
+}
