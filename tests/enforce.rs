@@ -1084,9 +1084,16 @@ fn without_namespaces_landlock_and_seccomp_still_hold() {
 fn proc_sys_and_cgroup_files_are_out_of_reach() {
     for u in users() {
         let s = Scratch::new(u);
-        let o = s.run("workspace", "echo 1 > /proc/sys/kernel/ns_last_pid; ls -A /sys/fs/cgroup | wc -l");
+        let o = s.run(
+            "workspace",
+            "echo 1 > /proc/sys/kernel/ns_last_pid; ls -A /sys/fs/cgroup | wc -l",
+        );
         let t = text(&o);
-        assert!(t.contains("Read-only file system"), "{}: /proc/sys must be read-only: {t}", s.label());
+        assert!(
+            t.contains("Read-only file system"),
+            "{}: /proc/sys must be read-only: {t}",
+            s.label()
+        );
         let visible: usize = stdout(&o).trim().parse().unwrap_or(usize::MAX);
         assert_eq!(visible, 0, "{}: cgroup files visible: {t}", s.label());
         let outside = std::fs::read_dir("/sys/fs/cgroup").unwrap().count();

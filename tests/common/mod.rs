@@ -27,8 +27,10 @@ pub fn sbx_bin() -> &'static Path {
 /// feature fails the test; elsewhere the test is skipped with the reason printed.
 pub fn kernel_ready() -> bool {
     let host = sbx::host::Host::detect();
-    require("Landlock ABI 6 (Linux 6.12+)", host.landlock_abi.is_some_and(|v| v >= 6))
-        && require("seccomp filtering", host.seccomp.ok())
+    require(
+        "Landlock ABI 6 (Linux 6.12+)",
+        host.landlock_abi.is_some_and(|v| v >= 6),
+    ) && require("seccomp filtering", host.seccomp.ok())
         && require("unprivileged user namespaces", host.user_namespaces.ok())
 }
 
