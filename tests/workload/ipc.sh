@@ -20,9 +20,11 @@ PY
   rm -f "$dir/wl.fifo"; mkfifo "$dir/wl.fifo"
   flock "$lock" sh -c "echo held; read x < '$dir/wl.fifo'" > "$dir/holder.out" &
   holder=$!
-  until grep -q held "$dir/holder.out" 2>/dev/null; do sleep 0.05; done
-  if ! flock -n "$lock" true; then busy=1; else busy=0; fi
-  echo go > "$dir/wl.fifo"; wait "$holder"
-  [ "$busy" = 1 ] && flock -n "$lock" true && echo "OK flock-$name"
+  # Wait for the holder (or for it to fail: then the fifo is opened here so nothing blocks).
+  while kill -0 "$holder" 2>/dev/null && ! grep -q held "$dir/holder.out" 2>/dev/null; do sleep 0.05; done
+  if grep -q held "$dir/holder.out" 2>/dev/null && ! flock -n "$lock" true; then busy=1; else busy=0; fi
+  if kill -0 "$holder" 2>/dev/null; then echo go > "$dir/wl.fifo"; fi
+  wait "$holder"; held=$?
+  [ "$held" = 0 ] && [ "$busy" = 1 ] && flock -n "$lock" true && echo "OK flock-$name"
   rm -f "$dir/wl.fifo" "$dir/holder.out" "$lock"
 done

@@ -1,6 +1,6 @@
 # The sandbox's private, writable /tmp and /dev/shm.
 test "$(stat -f -c %T /tmp)" = tmpfs && test "$(stat -f -c %T /dev/shm)" = tmpfs \
-  && test -z "$(ls -A /tmp | grep -v '^git-clone2$')" && echo "OK tmp-private"
+  && listing=$(ls -A /tmp) && test -z "$(printf '%s' "$listing" | grep -v '^git-clone2$')" && echo "OK tmp-private"
 d=$(mktemp -d) && printf 'tmp-data\n' > "$d/f" && mv "$d/f" "$d/g" && grep -qx tmp-data "$d/g" \
   && ln -s "$d/g" "$d/link" && cat "$d/link" | grep -qx tmp-data && rm -r "$d" && echo "OK tmp"
 printf 'shm-data\n' > /dev/shm/wl-f && grep -qx shm-data /dev/shm/wl-f && rm /dev/shm/wl-f \
