@@ -326,6 +326,20 @@ impl Sandbox {
         } else {
             Some(make_host_tmp()?)
         };
+        let vars = self.vars(workspace, host, host_tmp.as_deref());
+        for dir in self.profile.dirs_to_create(&vars) {
+            use std::os::unix::fs::DirBuilderExt;
+            if !dir.exists() {
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(&dir)
+                    .map_err(|source| RunError::Workspace {
+                        path: dir.clone(),
+                        source,
+                    })?;
+            }
+        }
         let (_, mut plan) = match self.plan_with_tmp(workspace, host, host_tmp.as_deref(), caps) {
             Ok(x) => x,
             Err(e) => {

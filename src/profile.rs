@@ -509,6 +509,24 @@ impl Profile {
         })
     }
 
+    /// Directories the profile asks to exist (`+` prefix): created by the executor before the
+    /// sandbox starts.
+    pub fn dirs_to_create(&self, vars: &Vars) -> Vec<PathBuf> {
+        self.read
+            .iter()
+            .chain(&self.write)
+            .chain(&self.execute)
+            .filter_map(|p| p.pattern.strip_prefix('+'))
+            .map(|s| {
+                normalize(Path::new(
+                    &s.replace("{workspace}", &vars.workspace.to_string_lossy())
+                        .replace("{home}", &vars.home.to_string_lossy())
+                        .replace("{tmp}", &vars.tmp.to_string_lossy()),
+                ))
+            })
+            .collect()
+    }
+
     /// Substitute variables and make every path absolute and normal.
     pub fn resolve(&self, vars: &Vars) -> Result<CapabilitySet, ProfileError> {
         let lim = |k: &str| self.limits.get(k).and_then(|(v, _)| v.value);
@@ -542,7 +560,7 @@ impl Profile {
 }
 
 fn validate_pattern(p: &PathPattern) -> Result<(), ProfileError> {
-    let s = p.pattern.strip_prefix('?').unwrap_or(&p.pattern);
+    let s = p.pattern.strip_prefix(['?', '+']).unwrap_or(&p.pattern);
     let ok_start = s.starts_with('/')
         || s.starts_with("{workspace}")
         || s.starts_with("{home}")
@@ -597,9 +615,12 @@ fn expand_all(
 ) -> Result<Vec<PathEntry>, ProfileError> {
     let mut out: Vec<PathEntry> = Vec::new();
     for p in pats {
-        let (optional, s) = match p.pattern.strip_prefix('?') {
-            Some(rest) => (true, rest),
-            None => (!grant, p.pattern.as_str()),
+        let (optional, s) = match (p.pattern.strip_prefix('?'), p.pattern.strip_prefix('+')) {
+            (Some(rest), _) => (true, rest),
+            // Created before the sandbox starts; optional so that planning without creating
+            // (`sbx explain`) does not fail.
+            (None, Some(rest)) => (true, rest),
+            (None, None) => (!grant, p.pattern.as_str()),
         };
         let s = s
             .replace("{workspace}", &vars.workspace.to_string_lossy())
