@@ -48,6 +48,7 @@ fn check(printer: &Path, profile: &str, workspace: &str, command: &str) {
     let got = argv_through_bash(&line);
     let want = [
         "run",
+        "--no-policy",
         "--profile",
         profile,
         "--workspace",

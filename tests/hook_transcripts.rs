@@ -286,10 +286,9 @@ fn codex_transcript() {
     );
     assert_eq!(h["permissionDecision"], "allow");
     assert!(
-        h["updatedInput"]["command"]
-            .as_str()
-            .is_some_and(|c| c.contains(" run --profile 'workspace' --workspace ")
-                && c.ends_with("-- bash -c 'ls'")),
+        h["updatedInput"]["command"].as_str().is_some_and(|c| c
+            .contains(" run --no-policy --profile 'workspace' --workspace ")
+            && c.ends_with("-- bash -c 'ls'")),
         "{v}"
     );
 }

@@ -46,7 +46,9 @@ fn path_word(what: &'static str, p: &Path) -> Result<String, QuoteError> {
     sh_quote(s)
 }
 
-/// The command line that runs `command` with bash inside `sbx run`.
+/// The command line that runs `command` with bash inside `sbx run`. The hook has already
+/// decided the call (and the harness asked the user where the answer was ask), so the
+/// rewritten command skips `sbx run`'s own permission gate; the sandbox is the profile's either way.
 pub fn sandbox_command(
     sbx: &Path,
     profile: &str,
@@ -54,7 +56,7 @@ pub fn sandbox_command(
     command: &str,
 ) -> Result<String, QuoteError> {
     Ok(format!(
-        "{} run --profile {} --workspace {} -- bash -c {}",
+        "{} run --no-policy --profile {} --workspace {} -- bash -c {}",
         path_word("the sbx path", sbx)?,
         sh_quote(profile)?,
         path_word("the workspace path", workspace)?,
