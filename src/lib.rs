@@ -16,17 +16,23 @@
 //!
 //! # Running a command
 //!
-//! ```no_run
+//! ```
 //! use sbx::exec::{RunRequest, Sandbox};
 //! use sbx::profile::Profile;
 //!
-//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # if sbx::host::Host::detect().landlock_abi.is_none() {
+//! #     eprintln!("SKIP: no Landlock on this host");
+//! #     return Ok(());
+//! # }
 //! let sandbox = Sandbox::new(Profile::load("workspace")?);
 //! let mut req = RunRequest::new(["sh", "-c", "echo hello; touch /etc/sbx-probe"]);
 //! req.workspace = std::env::current_dir()?;
-//! let result = sandbox.run(req, None).await?;
+//! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+//! let result = rt.block_on(sandbox.run(req, None))?;
 //! assert_eq!(String::from_utf8_lossy(&result.stdout), "hello\n");
 //! assert_ne!(result.code(), 0); // the kernel refused the write
+//! assert!(!std::path::Path::new("/etc/sbx-probe").exists());
 //! for layer in result.enforcement.gaps() {
 //!     eprintln!("not fully enforced: {} ({})", layer.name, layer.detail);
 //! }
@@ -36,7 +42,7 @@
 //!
 //! # Deciding a call
 //!
-//! ```no_run
+//! ```
 //! use sbx::hook::{Loaded, SetupOptions};
 //! use sbx::{Caller, Decision, Mode, ToolCall, check};
 //!
