@@ -199,6 +199,23 @@ fn set_nonblocking(fd: RawFd) {
     }
 }
 
+/// Read from a pipe tokio reported readable: `Some(n)` bytes, `Some(0)` when it is closed
+/// (or failed), `None` when nothing was there after all.
+fn read_ready(
+    ready: std::io::Result<tokio::io::unix::AsyncFdReadyGuard<'_, OwnedFd>>,
+    buf: &mut [u8],
+) -> Option<usize> {
+    let Ok(mut guard) = ready else { return Some(0) };
+    match read_some(guard.get_inner().as_raw_fd(), buf) {
+        Ok(n) => Some(n),
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+            guard.clear_ready();
+            None
+        }
+        Err(_) => Some(0),
+    }
+}
+
 fn read_some(fd: RawFd, buf: &mut [u8]) -> std::io::Result<usize> {
     // SAFETY: reading into a live buffer.
     let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
@@ -652,43 +669,28 @@ async fn supervise(p: &mut Prepared2, req: &mut RunRequest) -> Result<RunResult,
     while out_open || err_open || rep_open || !exited {
         let grace_deadline = term_sent.map(|t| tokio::time::Instant::from_std(t + req.grace));
         tokio::select! {
-            r = out_fd.readable(), if out_open => {
-                if let Ok(mut g) = r {
-                    match read_some(out_fd.as_raw_fd(), &mut buf) {
-                        Ok(0) => out_open = false,
-                        Ok(n) => deliver(&mut req.output, &mut out_cap, Stream::Stdout, &buf[..n]),
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => g.clear_ready(),
-                        Err(_) => out_open = false,
+            r = out_fd.readable(), if out_open => match read_ready(r, &mut buf) {
+                Some(0) => out_open = false,
+                Some(n) => deliver(&mut req.output, &mut out_cap, Stream::Stdout, &buf[..n]),
+                None => {}
+            },
+            r = err_fd.readable(), if err_open => match read_ready(r, &mut buf) {
+                Some(0) => err_open = false,
+                Some(n) => deliver(&mut req.output, &mut err_cap, Stream::Stderr, &buf[..n]),
+                None => {}
+            },
+            r = rep_fd.readable(), if rep_open => match read_ready(r, &mut buf) {
+                Some(0) => rep_open = false,
+                Some(n) => {
+                    rep_buf.extend_from_slice(&buf[..n]);
+                    while rep_buf.len() >= MESSAGE_LEN {
+                        let m: Vec<u8> = rep_buf.drain(..MESSAGE_LEN).collect();
+                        let w = |i: usize| u32::from_ne_bytes([m[i], m[i + 1], m[i + 2], m[i + 3]]);
+                        messages.push(Message { kind: w(0), step: w(4), value: w(8) as i32 });
                     }
                 }
-            }
-            r = err_fd.readable(), if err_open => {
-                if let Ok(mut g) = r {
-                    match read_some(err_fd.as_raw_fd(), &mut buf) {
-                        Ok(0) => err_open = false,
-                        Ok(n) => deliver(&mut req.output, &mut err_cap, Stream::Stderr, &buf[..n]),
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => g.clear_ready(),
-                        Err(_) => err_open = false,
-                    }
-                }
-            }
-            r = rep_fd.readable(), if rep_open => {
-                if let Ok(mut g) = r {
-                    match read_some(rep_fd.as_raw_fd(), &mut buf) {
-                        Ok(0) => rep_open = false,
-                        Ok(n) => {
-                            rep_buf.extend_from_slice(&buf[..n]);
-                            while rep_buf.len() >= MESSAGE_LEN {
-                                let m: Vec<u8> = rep_buf.drain(..MESSAGE_LEN).collect();
-                                let w = |i: usize| u32::from_ne_bytes([m[i], m[i + 1], m[i + 2], m[i + 3]]);
-                                messages.push(Message { kind: w(0), step: w(4), value: w(8) as i32 });
-                            }
-                        }
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => g.clear_ready(),
-                        Err(_) => rep_open = false,
-                    }
-                }
-            }
+                None => {}
+            },
             r = pid_fd.readable(), if !exited => {
                 if let Ok(mut g) = r {
                     g.clear_ready();

@@ -28,22 +28,8 @@ pub struct FloorHit {
     pub path: PathBuf,
 }
 
-const RC_FILES: &[&str] = &[
-    ".bashrc",
-    ".bash_profile",
-    ".bash_login",
-    ".bash_logout",
-    ".profile",
-    ".zshrc",
-    ".zprofile",
-    ".zshenv",
-    ".zlogin",
-    ".kshrc",
-    ".cshrc",
-    ".tcshrc",
-    "config.fish",
-    ".inputrc",
-];
+/// Shell start-up files: the same list the shell analysis uses.
+use crate::shell::tables::RC_FILES;
 
 const SYSTEM_TREES: &[&str] = &[
     "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/boot", "/sys", "/proc", "/dev",

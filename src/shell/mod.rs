@@ -13,7 +13,7 @@ mod git;
 mod leader;
 mod limits;
 mod paths;
-mod tables;
+pub(crate) mod tables;
 mod walk;
 mod words;
 mod writers;
