@@ -79,7 +79,67 @@ mod props {
         ]
     }
 
+    fn plain_command() -> impl Strategy<Value = String> {
+        let word = prop_oneof![
+            Just("ls"),
+            Just("cat"),
+            Just("git"),
+            Just("rm"),
+            Just("curl"),
+            Just("cargo"),
+            Just("make"),
+            Just("python3"),
+            Just("sudo"),
+            Just("find"),
+            Just("xargs"),
+            Just("chmod"),
+            Just("env"),
+            Just("nice"),
+            Just("sh"),
+            Just("npm"),
+            Just("kill"),
+            Just("-la"),
+            Just("-rf"),
+            Just("/"),
+            Just("src"),
+            Just("."),
+            Just(".."),
+            Just("/etc/passwd"),
+            Just("HEAD"),
+            Just("push"),
+            Just("--force"),
+            Just("origin"),
+            Just("test"),
+            Just("install"),
+            Just("-exec"),
+            Just("-c"),
+            Just(".git/hooks/x"),
+            Just("id_rsa"),
+            Just("/tmp/x"),
+            Just("status"),
+            Just("-9"),
+            Just("1"),
+            Just("HEAD~1"),
+            Just("~"),
+            Just("~/x"),
+            Just("a~b"),
+        ];
+        prop::collection::vec(word, 1..6).prop_map(|w| w.join(" "))
+    }
+
     proptest! {
+        /// The fast path for plain commands agrees with the parser on every field.
+        #[test]
+        fn plain_fast_path_matches_the_parser(cmd in plain_command()) {
+            prop_assume!(crate::shell::walk::plain_words(&cmd).is_some());
+            let fast = analyze(&cmd, &ctx());
+            // A trailing `;` keeps the meaning but sends the line through the parser.
+            let parsed = analyze(&format!("{cmd};"), &ctx());
+            prop_assert_eq!(fast.verdict, parsed.verdict, "{}", cmd);
+            let key = |a: &Analysis| a.segments.iter().map(|s| (s.text.clone(), s.argv.clone(), s.class, s.verdict, s.writes.clone())).collect::<Vec<_>>();
+            prop_assert_eq!(key(&fast), key(&parsed), "{}", cmd);
+        }
+
         #[test]
         fn never_panics(s in "\\PC{0,200}") {
             let a = analyze(&s, &ctx());

@@ -70,6 +70,42 @@ pub(crate) fn analyze_top(command: &str, ctx: &ShellContext, budget: usize) -> A
     Analysis::from_segments(w.out.into_iter().map(|s| s.seg).collect())
 }
 
+/// Words bash would leave alone: a single simple command of plain ASCII characters (no quotes,
+/// expansions, globs, operators, redirections, comments or assignments) that does not start
+/// with a reserved word. Anything else goes to the parser.
+pub(crate) fn plain_words(text: &str) -> Option<Vec<Word>> {
+    const RESERVED: &[&str] = &[
+        "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until",
+        "do", "done", "in", "function", "time", "coproc",
+    ];
+    // `~` is literal except at the start of a word (assignments, which may expand it after
+    // `:` or `=`, are not plain: `=` is not in the set).
+    let plain = |b: u8| b.is_ascii_alphanumeric() || b" \t-_./:,+@%~".contains(&b);
+    if text.len() > 512 || !text.bytes().all(plain) {
+        return None;
+    }
+    let fields: Vec<&str> = text.split([' ', '\t']).filter(|f| !f.is_empty()).collect();
+    if fields.iter().any(|f| f.starts_with('~')) {
+        return None;
+    }
+    let first = fields.first()?;
+    if RESERVED.contains(first) {
+        return None;
+    }
+    Some(
+        fields
+            .into_iter()
+            .map(|f| Word {
+                raw: f.to_string(),
+                display: f.to_string(),
+                value: f.to_string(),
+                exact: true,
+                ..Word::default()
+            })
+            .collect(),
+    )
+}
+
 impl Walker<'_> {
     pub(crate) fn push_opaque(&mut self, text: &str, reason: &str, via: &str) {
         let mut seg = opaque(text, reason);
@@ -105,6 +141,24 @@ impl Walker<'_> {
                 "[shell.limit.depth] nested deeper than the analysis limit",
                 &scope.via,
             );
+            return start;
+        }
+        if let Some(argv) = plain_words(text) {
+            // Nothing in it that bash would expand, split or treat as an operator: the words
+            // are the whitespace-separated fields, so the parser has nothing to add.
+            let empty: [Node; 0] = [];
+            let cmd = Cmd {
+                argv: &argv,
+                assigns: &[],
+                redirects: &empty,
+                cwd: &scope.cwd,
+                arg_subst: false,
+                nested: start..start,
+                via: &scope.via,
+                label: None,
+            };
+            let outcome = classify::classify(self, &cmd, scope);
+            self.finish(outcome, scope);
             return start;
         }
         match rable::parse(text, false) {
