@@ -580,3 +580,62 @@ async fn a_failing_approval_channel_denies() {
     assert_eq!(r.ruling.decision, Decision::Deny);
     assert_eq!(exec.runs(), 0);
 }
+
+/// A stage that never answers in time.
+struct Hanging;
+impl Listener for Hanging {
+    fn name(&self) -> &str {
+        "hanging"
+    }
+    fn on_call(&self, _cx: &CallContext<'_>, _next: Next<'_>) -> Result<Ruling, StageError> {
+        std::thread::sleep(Duration::from_secs(30));
+        Ok(Ruling::new(
+            Decision::Allow,
+            Stage::Listener,
+            "hanging",
+            "too late",
+        ))
+    }
+}
+impl Guard for Hanging {
+    fn name(&self) -> &str {
+        "hanging"
+    }
+    fn check(&self, _cx: &CallContext<'_>) -> Result<Vote, StageError> {
+        std::thread::sleep(Duration::from_secs(30));
+        Ok(Vote::Abstain)
+    }
+}
+
+#[tokio::test]
+async fn a_listener_or_guard_that_hangs_denies_the_call() {
+    let exec = Arc::new(FakeExecutor::ok("out"));
+    let listener = builder(&exec)
+        .listeners(vec![Arc::new(Hanging)])
+        .listener_budget(Duration::from_millis(50))
+        .build();
+    let r = listener.run(bash("git diff x")).await;
+    assert_eq!(
+        (r.ruling.decision, r.ruling.by.as_str()),
+        (Decision::Deny, "timeout"),
+        "{:?}",
+        r.ruling
+    );
+    assert!(r.is_error);
+    let guarded = builder(&exec)
+        .guard(Arc::new(Hanging))
+        .guard_budget(Duration::from_millis(50))
+        .build();
+    let r = guarded.run(bash("git diff x")).await;
+    assert_eq!(
+        (r.ruling.decision, r.ruling.stage),
+        (Decision::Deny, Stage::Guard),
+        "{:?}",
+        r.ruling
+    );
+    // The same calls without the hanging stages are allowed and run.
+    let plain = builder(&exec).build();
+    let r = plain.run(bash("git diff x")).await;
+    assert_eq!(r.ruling.decision, Decision::Allow);
+    assert_eq!(exec.runs(), 1);
+}

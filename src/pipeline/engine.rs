@@ -31,7 +31,8 @@ pub struct Decided {
     pub trace: Vec<TraceStep>,
 }
 
-/// A configured pipeline.
+/// A configured pipeline. Cloning is cheap (shared parts are behind `Arc`).
+#[derive(Clone)]
 pub struct Pipeline {
     pub(super) policy: Arc<Policy>,
     pub(super) mode: Mode,
@@ -121,6 +122,86 @@ impl Pipeline {
     }
 
     /// Run one call through every stage. Never fails: every outcome is a [`CallResult`].
+    /// Run `work` on its own thread and wait at most `budget` for it. A stage that hangs
+    /// cannot be interrupted, but it can no longer hold the call: it is denied (fail closed),
+    /// and the thread is left to finish on its own.
+    async fn bounded<T: Send + 'static>(
+        budget: Duration,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Option<T> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let spawned = std::thread::Builder::new()
+            .name("sbx-stage".into())
+            .spawn(move || {
+                let _ = tx.send(work());
+            });
+        if spawned.is_err() {
+            return None;
+        }
+        match tokio::time::timeout(budget, rx).await {
+            Ok(Ok(v)) => Some(v),
+            Ok(Err(_)) | Err(_) => None,
+        }
+    }
+
+    /// [`Pipeline::decide`] with a deadline: every listener's budget, plus one for the rest.
+    async fn decide_bounded(&self, call: &Arc<ToolCall>) -> Decided {
+        if self.listeners.is_empty() {
+            return self.decide(call);
+        }
+        let budget = self
+            .listener_budget
+            .saturating_mul(u32::try_from(self.listeners.len() + 1).unwrap_or(u32::MAX));
+        let (p, c) = (self.clone(), Arc::clone(call));
+        match Self::bounded(budget, move || p.decide(&c)).await {
+            Some(d) => d,
+            None => Decided {
+                access: None,
+                canonical: format!("{}({})", call.tool(), call.input()),
+                ruling: Ruling::deny(
+                    Stage::Listener,
+                    "timeout",
+                    format!("the pre-execute stage did not answer within {budget:?}"),
+                ),
+                trace: Vec::new(),
+            },
+        }
+    }
+
+    /// The guards with a deadline; a guard that hangs denies.
+    async fn guards_bounded(
+        &self,
+        call: &Arc<ToolCall>,
+        access: &Access,
+        trace: &mut Vec<TraceStep>,
+    ) -> Option<Ruling> {
+        if self.guards.is_empty() {
+            return None;
+        }
+        let budget = self
+            .guard_budget
+            .saturating_mul(u32::try_from(self.guards.len() + 1).unwrap_or(u32::MAX));
+        let (p, c, a) = (self.clone(), Arc::clone(call), access.clone());
+        let out = Self::bounded(budget, move || {
+            let cx = p.context(&c, &a);
+            let mut t = Vec::new();
+            let r = run_guards(&p.guards, &cx, p.guard_budget, &mut t);
+            (r, t)
+        })
+        .await;
+        match out {
+            Some((r, t)) => {
+                trace.extend(t);
+                r
+            }
+            None => Some(Ruling::deny(
+                Stage::Guard,
+                "timeout",
+                format!("the guards did not answer within {budget:?}"),
+            )),
+        }
+    }
+
     pub async fn run(&self, call: ToolCall) -> CallResult {
         let start = Instant::now();
         let call = Arc::new(call);
@@ -130,7 +211,7 @@ impl Pipeline {
             canonical,
             mut ruling,
             mut trace,
-        } = self.decide(&call);
+        } = self.decide_bounded(&call).await;
         let mut rewrites = Vec::new();
 
         if let Some(access) = access
@@ -179,8 +260,7 @@ impl Pipeline {
                     .await;
             }
             if ruling.decision == Decision::Allow {
-                let cx = self.context(&call, access);
-                if let Some(denial) = run_guards(&self.guards, &cx, self.guard_budget, &mut trace) {
+                if let Some(denial) = self.guards_bounded(&call, access, &mut trace).await {
                     ruling = denial;
                 }
             }
