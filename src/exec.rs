@@ -181,6 +181,21 @@ fn env_allowed(name: &[u8], pass: &[String]) -> bool {
     })
 }
 
+/// Open `/dev/null` on any of fds 0, 1, 2 that is closed, so that the pipes sbx creates can
+/// never take those numbers (the command's stdout would then be the pipe's other end, or
+/// closed at exec). Call it first thing in a program that may be started with them closed.
+pub fn ensure_standard_fds() {
+    for fd in 0..3 {
+        // SAFETY: F_GETFD only queries; open returns the lowest free number, which is `fd`
+        // when it is closed; that fd is meant to stay open for the life of the process.
+        unsafe {
+            if libc::fcntl(fd, libc::F_GETFD) == -1 {
+                libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+            }
+        }
+    }
+}
+
 fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0 as RawFd; 2];
     // SAFETY: pipe2 fills two fds on success.

@@ -123,6 +123,7 @@ fn cwd() -> PathBuf {
 }
 
 fn main() -> ExitCode {
+    sbx::exec::ensure_standard_fds();
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::Run {

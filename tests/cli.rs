@@ -198,3 +198,28 @@ fn run_help_documents_the_exit_codes() {
         assert!(h.contains(code), "`sbx run --help` does not mention {code}");
     }
 }
+
+#[test]
+fn closed_standard_fds_do_not_confuse_the_pipes() {
+    use std::os::unix::process::CommandExt;
+    let s = Scratch::new(None);
+    let mut c = s.sbx(&[
+        "run",
+        "--no-policy",
+        "--",
+        "sh",
+        "-c",
+        "echo out; cat; echo done",
+    ]);
+    c.stdout(Stdio::piped());
+    // SAFETY: close is async-signal-safe; fd 0 is the child's own.
+    unsafe {
+        c.pre_exec(|| {
+            libc::close(0);
+            Ok(())
+        });
+    }
+    let o = c.output().unwrap();
+    assert_eq!(stdout(&o), "out\ndone\n", "{}", text(&o));
+    assert_eq!(o.status.code(), Some(0));
+}
