@@ -681,7 +681,16 @@ async fn supervise(p: &mut Prepared2, req: &mut RunRequest) -> Result<RunResult,
         unsafe { libc::kill(pid, sig) };
     };
 
-    while out_open || err_open || rep_open || !exited {
+    // Once the init has reported the command's end (the tree is dead by then), its own exit,
+    // which tears the namespaces down, need not be waited for, unless a cgroup must be
+    // removed after it.
+    let can_detach = p.prepared.cgroup_dir.is_none();
+    let mut got_exit_msg = false;
+    while out_open
+        || err_open
+        || (rep_open && !got_exit_msg)
+        || (!exited && !(got_exit_msg && can_detach))
+    {
         let grace_deadline = term_sent.map(|t| tokio::time::Instant::from_std(t + req.grace));
         tokio::select! {
             r = out_fd.readable(), if out_open => match read_ready(r, &mut buf) {
@@ -701,7 +710,9 @@ async fn supervise(p: &mut Prepared2, req: &mut RunRequest) -> Result<RunResult,
                     while rep_buf.len() >= MESSAGE_LEN {
                         let m: Vec<u8> = rep_buf.drain(..MESSAGE_LEN).collect();
                         let w = |i: usize| u32::from_ne_bytes([m[i], m[i + 1], m[i + 2], m[i + 3]]);
-                        messages.push(Message { kind: w(0), step: w(4), value: w(8) as i32 });
+                        let m = Message { kind: w(0), step: w(4), value: w(8) as i32 };
+                        got_exit_msg |= MessageKind::from_u32(m.kind) == Some(MessageKind::Exited);
+                        messages.push(m);
                     }
                 }
                 None => {}
@@ -744,12 +755,21 @@ async fn supervise(p: &mut Prepared2, req: &mut RunRequest) -> Result<RunResult,
             err_open = false;
         }
     }
-    // Reap the init and collect the tree's resource usage.
+    // Reap the init, now or (when it is still tearing its namespaces down) in the background.
     let mut status: libc::c_int = 0;
     // SAFETY: rusage is plain data filled by the kernel.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: pid is our child, exited (pidfd readable).
-    unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+    if exited {
+        // SAFETY: pid is our child, exited (pidfd readable).
+        unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+    } else {
+        tokio::spawn(async move {
+            let _ = pid_fd.readable().await;
+            let mut st: libc::c_int = 0;
+            // SAFETY: pid is our child and nobody else reaps it.
+            unsafe { libc::waitpid(pid, &mut st, 0) };
+        });
+    }
     let duration = start.elapsed();
 
     let mut result = RunResult {
@@ -784,6 +804,14 @@ async fn supervise(p: &mut Prepared2, req: &mut RunRequest) -> Result<RunResult,
             }
             Some(MessageKind::ExecFailed) => {
                 result.exec_error = Some(if m.value == libc::ENOENT { 127 } else { 126 });
+            }
+            Some(MessageKind::Usage) => {
+                let v = m.value.max(0) as u64;
+                match m.step {
+                    0 => result.peak_memory_bytes = v * 1024,
+                    1 => result.cpu_user_ms = v,
+                    _ => result.cpu_system_ms = v,
+                }
             }
             Some(MessageKind::Landlock) => {
                 if let Some(l) = result

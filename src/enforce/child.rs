@@ -29,6 +29,9 @@ pub enum MessageKind {
     Exited = 3,
     /// Landlock applied: `value` = 0 fully, 1 partially, 2 not enforced.
     Landlock = 4,
+    /// Resource use of the whole tree, sent just before `Exited`: `step` says which
+    /// (0 peak RSS in KiB, 1 user CPU ms, 2 system CPU ms), `value` the amount.
+    Usage = 5,
 }
 
 impl MessageKind {
@@ -38,6 +41,7 @@ impl MessageKind {
             2 => Self::ExecFailed,
             3 => Self::Exited,
             4 => Self::Landlock,
+            5 => Self::Usage,
             _ => return None,
         })
     }
@@ -599,6 +603,21 @@ unsafe fn reap(pid_ns: bool, cmd: libc::pid_t, rep: c_int, set: &libc::sigset_t)
                         break;
                     }
                 }
+                // The tree's usage, so that sbx need not wait for this process's own exit
+                // (which tears the namespaces down) to report it.
+                let mut ru: libc::rusage = std::mem::zeroed();
+                libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru);
+                let ms = |t: libc::timeval| {
+                    (t.tv_sec * 1000 + t.tv_usec / 1000).clamp(0, i32::MAX as i64) as i32
+                };
+                send(
+                    rep,
+                    MessageKind::Usage,
+                    0,
+                    ru.ru_maxrss.clamp(0, i32::MAX as i64) as i32,
+                );
+                send(rep, MessageKind::Usage, 1, ms(ru.ru_utime));
+                send(rep, MessageKind::Usage, 2, ms(ru.ru_stime));
                 send(rep, MessageKind::Exited, 0, st);
                 libc::_exit(0);
             }
