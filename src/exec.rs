@@ -689,7 +689,7 @@ async fn supervise(p: &mut Prepared2, req: &mut RunRequest) -> Result<RunResult,
     while out_open
         || err_open
         || (rep_open && !got_exit_msg)
-        || (!exited && !(got_exit_msg && can_detach))
+        || !(exited || (got_exit_msg && can_detach))
     {
         let grace_deadline = term_sent.map(|t| tokio::time::Instant::from_std(t + req.grace));
         tokio::select! {
