@@ -217,6 +217,9 @@ pub struct Profile {
     /// `(source name, file text)` of every file in the `extends` chain that has a `[policy]` table,
     /// base first.
     pub policy_sources: Vec<(String, String)>,
+    /// The nearest built-in in the `extends` chain (the profile itself when it is one), whose
+    /// default permission policy a profile file inherits.
+    pub builtin_base: Option<String>,
 }
 
 /// Values substituted into path patterns.
@@ -339,7 +342,9 @@ impl Profile {
                 .ok_or_else(|| ProfileError::Unknown {
                     name: name_or_path.into(),
                 })?;
-            Self::parse_depth(&format!("builtin:{name_or_path}"), text, depth)
+            let mut p = Self::parse_depth(&format!("builtin:{name_or_path}"), text, depth)?;
+            p.builtin_base = Some(name_or_path.to_string());
+            Ok(p)
         }
     }
 
@@ -497,6 +502,7 @@ impl Profile {
             extra_denied_syscalls: Vec::new(),
             isolation: Isolation::default(),
             policy_sources: Vec::new(),
+            builtin_base: None,
         }
     }
 

@@ -223,3 +223,42 @@ fn closed_standard_fds_do_not_confuse_the_pipes() {
     assert_eq!(stdout(&o), "out\ndone\n", "{}", text(&o));
     assert_eq!(o.status.code(), Some(0));
 }
+
+#[test]
+fn a_profile_file_inherits_the_default_policy_of_the_builtin_it_extends() {
+    let s = Scratch::new(None);
+    let p = s.write_profile(
+        "ext",
+        "extends = \"workspace\"\n[policy]\ndeny = [\"Bash(git push *)\"]\n",
+    );
+    let check = |cmd: &str| {
+        let o = s
+            .sbx(&[
+                "check",
+                "--json",
+                "--profile",
+                p.to_str().unwrap(),
+                "--",
+                cmd,
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        serde_json::from_str::<serde_json::Value>(&stdout(&o)).unwrap()
+    };
+    let inherited = check("cargo test");
+    assert_eq!(inherited["decision"], "allow");
+    assert!(
+        inherited["source"]
+            .as_str()
+            .unwrap()
+            .starts_with("profile:workspace"),
+        "{inherited}"
+    );
+    let own = check("git push origin main");
+    assert_eq!(own["decision"], "deny");
+    assert!(
+        own["source"].as_str().unwrap().contains("ext.toml"),
+        "{own}"
+    );
+}

@@ -73,8 +73,16 @@ impl Loaded {
             workspace: workspace.clone(),
             home,
         };
+        // A profile file inherits the default policy of the built-in it extends.
+        let inherited = match &sandbox.profile().builtin_base {
+            Some(base) if base != &opts.profile => policy::profile_policy(base)
+                .map(|t| vec![(base.clone(), t.to_string())])
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
         let load = LoadOptions {
             profile: profile_text.map(|t| (opts.profile.clone(), t)),
+            inherited,
             policy_file: opts.policy.clone(),
             ..LoadOptions::default()
         };

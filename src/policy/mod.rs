@@ -83,6 +83,9 @@ pub fn merge(mut sources: Vec<PolicySource>, env: &PolicyEnv) -> Result<Policy, 
 pub struct LoadOptions {
     /// A profile file's name and full text; its `[policy]` table is a source.
     pub profile: Option<(String, String)>,
+    /// Policies the profile inherits (the default policy of the built-in it extends), as
+    /// name and text; each is a profile source like `profile`.
+    pub inherited: Vec<(String, String)>,
     /// Defaults to `~/.config/sbx/policy.toml`; a missing file is no source.
     pub user_file: Option<PathBuf>,
     /// Skip the user file entirely.
@@ -96,6 +99,9 @@ pub struct LoadOptions {
 /// Load built-in, profile, user, project and `--policy` sources and merge them.
 pub fn load(env: &PolicyEnv, opts: &LoadOptions) -> Result<Policy, PolicyError> {
     let mut sources = Vec::new();
+    for (name, text) in &opts.inherited {
+        sources.push(parse_profile_policy(text, name, env)?);
+    }
     if let Some((name, text)) = &opts.profile {
         sources.push(parse_profile_policy(text, name, env)?);
     }
