@@ -624,17 +624,22 @@ async fn supervise(p: &mut Prepared2, req: &mut RunRequest) -> Result<RunResult,
     let (err_r, err_w) = pipe().map_err(spawn_err)?;
     let (rep_r, rep_w) = pipe().map_err(spawn_err)?;
     let start = Instant::now();
+    // SAFETY: pidfd_open on our own pid returns a new fd (or -1), owned below.
+    let parent_pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::getpid(), 0) } as RawFd;
+    // SAFETY: when non-negative, the fd was just created and is owned by nobody else.
+    let parent_pidfd = (parent_pidfd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(parent_pidfd) });
     let fds = ChildFds {
         stdout: out_w.as_raw_fd(),
         stderr: err_w.as_raw_fd(),
         report: rep_w.as_raw_fd(),
+        parent: parent_pidfd.as_ref().map_or(-1, AsRawFd::as_raw_fd),
     };
     // SAFETY: everything the child uses is in `p.prepared` and `fds`, prepared above.
     let (pid, pidfd) =
         unsafe { crate::enforce::child::spawn(&mut p.prepared, fds) }.map_err(spawn_err)?;
     // SAFETY: CLONE_PIDFD gave us a new fd that nobody else owns.
     let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
-    drop((out_w, err_w, rep_w));
+    drop((out_w, err_w, rep_w, parent_pidfd));
     for fd in [&out_r, &err_r, &rep_r] {
         set_nonblocking(fd.as_raw_fd());
     }

@@ -144,6 +144,9 @@ pub struct ChildFds {
     pub stdout: c_int,
     pub stderr: c_int,
     pub report: c_int,
+    /// A pidfd of the process that starts the sandbox (or -1): closes the window between
+    /// `clone` and `PR_SET_PDEATHSIG` in which its death would go unnoticed.
+    pub parent: c_int,
 }
 
 fn errno() -> c_int {
@@ -507,6 +510,17 @@ unsafe fn init(p: &mut Prepared, f: ChildFds) -> ! {
     // SAFETY: raw syscalls on prepared data; see module docs.
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        if f.parent >= 0 {
+            let mut pfd = libc::pollfd {
+                fd: f.parent,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            if libc::poll(&mut pfd, 1, 0) > 0 {
+                // The parent died before the death signal was armed.
+                libc::_exit(125);
+            }
+        }
         if let (Some(u), Some(g)) = (&p.uid_map, &p.gid_map) {
             check!(
                 rep,
