@@ -1,6 +1,7 @@
 //! Building a [`Pipeline`]: the profile's capability set is given once, here.
 #![forbid(unsafe_code)]
 
+use super::access::AccessEnv;
 use super::approval::{ApprovalChannel, SessionGrants};
 use super::engine::Pipeline;
 use super::exec::{Executor, NoExecutor, ProfileCaps};
@@ -86,7 +87,13 @@ impl PipelineBuilder {
         self.p.approval_timeout = Some(d);
         self
     }
-    pub fn build(self) -> Pipeline {
+    pub fn build(mut self) -> Pipeline {
+        let f = &self.p.floor;
+        self.p.access_env = AccessEnv {
+            workspace: f.workspace.clone(),
+            home: f.home.clone(),
+            writable: f.writable.clone(),
+        };
         self.p
     }
 }
@@ -131,6 +138,7 @@ impl Pipeline {
                 listener_budget: Duration::from_millis(500),
                 guard_budget: Duration::from_millis(500),
                 approval_timeout: None,
+                access_env: AccessEnv::default(),
             },
         }
     }

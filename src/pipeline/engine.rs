@@ -51,6 +51,8 @@ pub struct Pipeline {
     pub(super) listener_budget: Duration,
     pub(super) guard_budget: Duration,
     pub(super) approval_timeout: Option<Duration>,
+    /// Derived from `floor` when the pipeline is built; read on every call.
+    pub(super) access_env: AccessEnv,
 }
 
 impl Pipeline {
@@ -62,12 +64,8 @@ impl Pipeline {
         &self.grants
     }
 
-    fn access_env(&self) -> AccessEnv {
-        AccessEnv {
-            workspace: self.floor.workspace.clone(),
-            home: self.floor.home.clone(),
-            writable: self.floor.writable.clone(),
-        }
+    fn access_env(&self) -> &AccessEnv {
+        &self.access_env
     }
 
     fn context<'a>(&'a self, call: &'a ToolCall, access: &'a Access) -> CallContext<'a> {
@@ -86,7 +84,7 @@ impl Pipeline {
 
     /// Extraction, the waterfall and the floor: the decision before hooks, approval and guards.
     pub fn decide(&self, call: &ToolCall) -> Decided {
-        let access = match extract(call, &self.access_env()) {
+        let access = match extract(call, self.access_env()) {
             Ok(a) => a,
             Err(e) => {
                 return Decided {
