@@ -101,7 +101,7 @@ async fn listeners_first_decision_wins_and_order_matters() {
     assert_eq!(
         r.trace
             .iter()
-            .map(|t| (t.by.as_str(), t.outcome.as_str()))
+            .map(|t| (t.by.as_str(), t.outcome))
             .collect::<Vec<_>>(),
         vec![("pass", "pass"), ("a", "allow")]
     );

@@ -99,9 +99,9 @@ impl Pipeline {
         let (mut ruling, mut trace) = run_waterfall(&self.listeners, &cx, self.listener_budget);
         if let Some(hit) = floor_for_writes(access.writes(), &self.floor) {
             trace.push(TraceStep {
-                stage: "floor".into(),
+                stage: "floor",
                 by: hit.rule.into(),
-                outcome: hit.decision.as_str().into(),
+                outcome: hit.decision.as_str(),
                 detail: hit.reason.clone(),
             });
             if hit.decision > ruling.decision {
@@ -220,9 +220,9 @@ impl Pipeline {
             let votes = run_hooks(&self.hooks, &call).await;
             for v in &votes {
                 trace.push(TraceStep {
-                    stage: "hook".into(),
+                    stage: "hook",
                     by: v.hook.clone(),
-                    outcome: v.decision.map_or("none", |d| d.as_str()).into(),
+                    outcome: v.decision.map_or("none", |d| d.as_str()),
                     detail: v.reason.clone(),
                 });
                 if let Some(u) = &v.updated_input {
@@ -382,9 +382,9 @@ impl Pipeline {
             ),
         };
         trace.push(TraceStep {
-            stage: "approval".into(),
+            stage: "approval",
             by: "approval".into(),
-            outcome: outcome.into(),
+            outcome,
             detail: ruling.reason.clone(),
         });
         ruling

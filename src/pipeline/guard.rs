@@ -52,9 +52,9 @@ pub fn run_guards(
     denials.sort();
     for (name, reason) in &denials {
         trace.push(TraceStep {
-            stage: "guard".into(),
+            stage: "guard",
             by: name.clone(),
-            outcome: "deny".into(),
+            outcome: "deny",
             detail: reason.clone(),
         });
     }

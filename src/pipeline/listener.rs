@@ -76,10 +76,10 @@ pub struct CallContext<'a> {
 /// One step of the waterfall, for traces.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TraceStep {
-    pub stage: String,
+    pub stage: &'static str,
     pub by: String,
     /// `allow`, `ask`, `deny`, `pass` or `failed`.
-    pub outcome: String,
+    pub outcome: &'static str,
     pub detail: String,
 }
 
@@ -126,9 +126,9 @@ impl Next<'_> {
                     "pass"
                 };
                 st.trace.push(TraceStep {
-                    stage: "pre-execute".into(),
+                    stage: "pre-execute",
                     by: name,
-                    outcome: outcome.into(),
+                    outcome,
                     detail: if outcome == "pass" {
                         String::new()
                     } else {
@@ -187,9 +187,9 @@ pub fn run_waterfall(
                 | StageError::TimedOut { name, .. } => name.clone(),
             };
             trace.push(TraceStep {
-                stage: "pre-execute".into(),
+                stage: "pre-execute",
                 by: by.clone(),
-                outcome: "failed".into(),
+                outcome: "failed",
                 detail: e.to_string(),
             });
             (
