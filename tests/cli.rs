@@ -262,3 +262,105 @@ fn a_profile_file_inherits_the_default_policy_of_the_builtin_it_extends() {
         "{own}"
     );
 }
+
+/// `sbx run` under a terminal: an ask prompts, and the answer decides. (`script` gives the
+/// command a pty and forwards our stdin to it.)
+#[test]
+fn an_ask_on_a_terminal_prompts_and_the_answer_decides() {
+    let have_script = std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !require("script (util-linux) for a pty", have_script) {
+        return;
+    }
+    let s = Scratch::new(None);
+    let bin = sbx_bin().display().to_string();
+    let run = |answer: &str| {
+        let mut c = std::process::Command::new("script");
+        c.args([
+            "-qec",
+            &format!("{bin} run --profile workspace -- python3 -c 'print(6*7)'"),
+            "/dev/null",
+        ])
+        .current_dir(&s.ws)
+        .env("HOME", &s.home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(answer.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let yes = run("y\n");
+    assert!(stdout(&yes).contains("run it? [y/N]"), "{}", text(&yes));
+    assert!(stdout(&yes).contains("42"), "{}", text(&yes));
+    assert_eq!(yes.status.code(), Some(0));
+    let no = run("n\n");
+    assert!(!stdout(&no).contains("42"), "{}", text(&no));
+    assert_eq!(no.status.code(), Some(123), "{}", text(&no));
+    // Without a terminal the same ask is refused.
+    let o = s
+        .sbx(&[
+            "run",
+            "--profile",
+            "workspace",
+            "--",
+            "python3",
+            "-c",
+            "print(6*7)",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(123), "{}", text(&o));
+}
+
+#[test]
+fn check_reports_decision_stage_rule_and_source_for_any_tool() {
+    let s = Scratch::new(None);
+    let o = s
+        .sbx(&[
+            "check",
+            "--json",
+            "--tool",
+            "Write",
+            "--input",
+            &format!(
+                "{{\"file_path\": \"{}/.git/hooks/pre-commit\", \"content\": \"x\"}}",
+                s.ws.display()
+            ),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "a deny is still a successful check: {}",
+        text(&o)
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["decision"], "deny");
+    for key in ["reason", "stage", "rule", "source"] {
+        assert!(!v[key].is_null(), "{key} missing: {v}");
+    }
+    let ok = s
+        .sbx(&["check", "--json", "--", "git status"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&stdout(&ok)).unwrap();
+    assert_eq!(v["decision"], "allow");
+    let bad = s
+        .sbx(&["check", "--tool", "Write", "--input", "{not json"])
+        .output()
+        .unwrap();
+    assert_ne!(
+        bad.status.code(),
+        Some(0),
+        "a check that cannot be made fails"
+    );
+}
