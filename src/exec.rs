@@ -241,7 +241,8 @@ fn read_some(fd: RawFd, buf: &mut [u8]) -> std::io::Result<usize> {
     }
 }
 
-struct Prepared2 {
+/// One run's plan, its prepared enforcement, and what to clean up after it.
+struct Launch {
     plan: SandboxPlan,
     prepared: Prepared,
     host_tmp: Option<PathBuf>,
@@ -352,7 +353,7 @@ impl Sandbox {
         workspace: &Path,
         cwd: &Path,
         caps: Option<&CapabilitySet>,
-    ) -> Result<Prepared2, RunError> {
+    ) -> Result<Launch, RunError> {
         let host_tmp = if self.private_tmp(host) {
             None
         } else {
@@ -442,7 +443,7 @@ impl Sandbox {
             (a, b) => a.or(b),
         };
         let prepared = Prepared::new(&plan, exec, host)?;
-        Ok(Prepared2 {
+        Ok(Launch {
             plan,
             prepared,
             host_tmp,
@@ -527,7 +528,7 @@ fn make_host_tmp() -> Result<PathBuf, RunError> {
     Ok(dir)
 }
 
-fn cleanup(p: &Prepared2) {
+fn cleanup(p: &Launch) {
     if let Some(dir) = &p.host_tmp {
         let _ = std::fs::remove_dir_all(dir);
     }
@@ -618,7 +619,7 @@ fn async_fd(fd: OwnedFd) -> std::io::Result<AsyncFd<OwnedFd>> {
     unsafe { AsyncFd::register(fd) }.map_err(|e| std::io::Error::other(e.to_string()))
 }
 
-async fn supervise(p: &mut Prepared2, req: &mut RunRequest) -> Result<RunResult, RunError> {
+async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<RunResult, RunError> {
     let spawn_err = |source| RunError::Spawn { source };
     let (out_r, out_w) = pipe().map_err(spawn_err)?;
     let (err_r, err_w) = pipe().map_err(spawn_err)?;

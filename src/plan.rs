@@ -830,7 +830,11 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
     report.push(Layer {
         name: "capabilities".into(),
         status: LayerStatus::Enforced,
-        detail: "all sets empty, bounding set cleared, no_new_privs".into(),
+        detail: if host.euid == 0 || namespaces.user {
+            "all sets empty, bounding set cleared, no_new_privs".into()
+        } else {
+            "all sets empty, no_new_privs (the bounding set cannot be cleared without privilege; nothing can be gained at exec)".into()
+        },
     });
 
     // Required protections.

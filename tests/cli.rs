@@ -34,21 +34,10 @@ fn wait_for_line(child: &mut std::process::Child) -> String {
     String::from_utf8(buf).unwrap()
 }
 
-#[test]
-fn sigterm_is_forwarded_to_the_command() {
-    if !kernel_ready() {
-        return;
-    }
-    let s = Scratch::new(None);
+/// Start `script` under sbx, wait until it prints `ready`, send sbx SIGTERM, collect the end.
+fn sigterm_after_ready(s: &Scratch, script: &str) -> std::process::Output {
     let mut c = s
-        .sbx(&[
-            "run",
-            "--no-policy",
-            "--",
-            "sh",
-            "-c",
-            "trap 'echo got-term; exit 3' TERM; echo ready; while :; do sleep 0.1; done",
-        ])
+        .sbx(&["run", "--no-policy", "--", "sh", "-c", script])
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
@@ -58,7 +47,19 @@ fn sigterm_is_forwarded_to_the_command() {
         nix::sys::signal::Signal::SIGTERM,
     )
     .unwrap();
-    let o = c.wait_with_output().unwrap();
+    c.wait_with_output().unwrap()
+}
+
+#[test]
+fn sigterm_is_forwarded_to_the_command() {
+    if !kernel_ready() {
+        return;
+    }
+    let s = Scratch::new(None);
+    let o = sigterm_after_ready(
+        &s,
+        "trap 'echo got-term; exit 3' TERM; echo ready; while :; do sleep 0.1; done",
+    );
     assert!(stdout(&o).contains("got-term"), "{}", text(&o));
     assert_eq!(o.status.code(), Some(3));
 }
@@ -69,25 +70,7 @@ fn sigterm_is_escalated_to_sigkill_after_the_grace_period() {
         return;
     }
     let s = Scratch::new(None);
-    let mut c = s
-        .sbx(&[
-            "run",
-            "--no-policy",
-            "--",
-            "sh",
-            "-c",
-            "trap '' TERM; echo ready; while :; do sleep 0.1; done",
-        ])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    assert_eq!(wait_for_line(&mut c), "ready");
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(c.id() as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .unwrap();
-    let o = c.wait_with_output().unwrap();
+    let o = sigterm_after_ready(&s, "trap '' TERM; echo ready; while :; do sleep 0.1; done");
     assert_eq!(o.status.code(), Some(128 + 9), "{}", text(&o));
 }
 

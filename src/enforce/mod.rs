@@ -30,6 +30,8 @@ pub enum EnforceError {
     Seccomp(#[from] seccomp::SeccompError),
     #[error("path contains a NUL byte: {path:?}")]
     Nul { path: PathBuf },
+    #[error("more than {max} paths to keep under private tmpfs mounts")]
+    TooManyKept { max: usize },
     #[error("cannot create the pids cgroup {path}: {source}")]
     Cgroup {
         path: PathBuf,

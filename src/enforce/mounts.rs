@@ -76,9 +76,7 @@ fn mkdir_all(ops: &mut Vec<Op>, under: &Path, path: &Path) -> Result<(), Enforce
 fn slot(next: &mut usize) -> Result<usize, EnforceError> {
     let s = *next;
     if s >= MAX_SLOTS {
-        return Err(EnforceError::Nul {
-            path: PathBuf::from("(too many kept paths under a tmpfs)"),
-        });
+        return Err(EnforceError::TooManyKept { max: MAX_SLOTS });
     }
     *next += 1;
     Ok(s)
