@@ -737,7 +737,7 @@ unsafe fn command(p: &mut Prepared, f: ChildFds) -> ! {
             Step::Capabilities,
             libc::syscall(libc::SYS_capset, &raw const hdr, data.as_ptr())
         );
-        for prog in &p.seccomp {
+        if let Some(prog) = &p.seccomp {
             if seccompiler::apply_filter(prog).is_err() {
                 fail(rep, Step::Seccomp, errno());
             }

@@ -94,7 +94,8 @@ pub struct Prepared {
     pub rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
     pub ruleset: Option<std::os::fd::OwnedFd>,
     pub late_rules: Vec<landlock::LateRule>,
-    pub seccomp: Vec<seccompiler::BpfProgram>,
+    /// The one seccomp program, or none when the plan has no seccomp layer.
+    pub seccomp: Option<seccompiler::BpfProgram>,
     pub pid_namespace: bool,
     /// Whether the command may clear its bounding set (root, or inside a user namespace).
     /// Without that privilege there is nothing to drop: no_new_privs stops any gain at exec.
@@ -179,8 +180,8 @@ impl Prepared {
             None => (None, Vec::new(), Vec::new()),
         };
         let seccomp = match &plan.seccomp {
-            Some(sp) => seccomp::compile_plan(sp)?,
-            None => Vec::new(),
+            Some(sp) => Some(seccomp::compile_plan(sp)?),
+            None => None,
         };
         let (cgroup_procs, cgroup_dir) = match (plan.cgroup_pids_max, &host.pids_cgroup) {
             (Some(max), Some(root)) => {

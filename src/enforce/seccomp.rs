@@ -1,7 +1,19 @@
-//! Compile a [`SeccompPlan`] into BPF programs with seccompiler, in the parent.
+//! Compile a [`SeccompPlan`] into one BPF program with seccompiler, in the parent.
+//!
+//! seccompiler gives every rule of a filter the same action, so the plan's three actions
+//! (EPERM for denied calls, EAFNOSUPPORT for socket families, ENOSYS for `clone3`) compile
+//! to three programs, and the x32 guard it does not emit is written by hand. Rather than
+//! install four filters, which costs four attaches at start and four program runs on every
+//! system call, the programs are chained into one: each program's "allow" answer jumps to
+//! the start of the next, so the first program that refuses decides and a call all of them
+//! allow is allowed. That is the kernel's own rule for stacked filters when, as here, no
+//! two programs refuse the same call differently.
 use crate::plan::SeccompPlan;
-use seccompiler::{BpfProgram, sock_filter};
-use serde_json::json;
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch, sock_filter,
+};
+use std::collections::BTreeMap;
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -9,12 +21,20 @@ pub enum SeccompError {
     #[error("seccomp filter does not compile: {source}")]
     Compile {
         #[source]
-        source: seccompiler::Error,
+        source: seccompiler::BackendError,
     },
     #[error("unknown syscall `{name}` in syscalls.deny")]
     UnknownSyscall { name: String },
     #[error("unknown socket family `{name}`")]
     UnknownFamily { name: String },
+    #[error("unknown ioctl `{name}`")]
+    UnknownIoctl { name: String },
+}
+
+impl From<seccompiler::BackendError> for SeccompError {
+    fn from(source: seccompiler::BackendError) -> Self {
+        Self::Compile { source }
+    }
 }
 
 const CLONE_NS_FLAGS: &[u64] = &[
@@ -27,6 +47,9 @@ const CLONE_NS_FLAGS: &[u64] = &[
     libc::CLONE_NEWCGROUP as u64,
     0x80, // CLONE_NEWTIME
 ];
+
+const BPF_RET_K: u16 = 0x06; // BPF_RET | BPF_K
+const BPF_JA: u16 = 0x05; // BPF_JMP | BPF_JA
 
 fn family(name: &str) -> Option<u64> {
     Some(match name {
@@ -46,26 +69,41 @@ fn ioctl(name: &str) -> Option<u64> {
     }
 }
 
-fn compile(filter: serde_json::Value) -> Result<BpfProgram, SeccompError> {
-    let doc = json!({ "f": filter });
-    let text = doc.to_string();
-    let mut map = seccompiler::compile_from_json(
-        text.as_bytes(),
-        std::env::consts::ARCH
-            .try_into()
-            .map_err(|e| SeccompError::Compile {
-                source: seccompiler::Error::Backend(e),
-            })?,
-    )
-    .map_err(|source| match &source {
-        seccompiler::Error::JsonFrontend(e) if e.to_string().contains("syscall") => {
-            SeccompError::UnknownSyscall {
-                name: e.to_string(),
-            }
-        }
-        _ => SeccompError::Compile { source },
-    })?;
-    Ok(map.remove("f").unwrap_or_default())
+/// The syscall number of `name` on the architecture sbx is built for.
+pub fn syscall_number(name: &str) -> Option<i64> {
+    name.parse::<syscalls::Sysno>()
+        .ok()
+        .map(|s| i64::from(s.id()))
+}
+
+fn nr(name: &str) -> Result<i64, SeccompError> {
+    syscall_number(name).ok_or_else(|| SeccompError::UnknownSyscall { name: name.into() })
+}
+
+fn arch() -> Result<TargetArch, SeccompError> {
+    Ok(std::env::consts::ARCH.try_into()?)
+}
+
+fn cond(
+    index: u8,
+    len: SeccompCmpArgLen,
+    op: SeccompCmpOp,
+    value: u64,
+) -> Result<SeccompCondition, SeccompError> {
+    Ok(SeccompCondition::new(index, len, op, value)?)
+}
+
+fn program(
+    rules: BTreeMap<i64, Vec<SeccompRule>>,
+    errno: i32,
+) -> Result<BpfProgram, SeccompError> {
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(errno as u32),
+        arch()?,
+    )?;
+    Ok(filter.try_into()?)
 }
 
 /// The x32 guard seccompiler does not emit: on x86_64, any syscall number with
@@ -74,86 +112,101 @@ fn x32_guard() -> BpfProgram {
     const LD_W_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
     const JEQ_K: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
     const JGE_K: u16 = 0x35; // BPF_JMP | BPF_JGE | BPF_K
-    const RET_K: u16 = 0x06; // BPF_RET | BPF_K
     const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
     const X32_BIT: u32 = 0x4000_0000;
-    let errno = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
+    let i = |code, jt, jf, k| sock_filter { code, jt, jf, k };
     vec![
-        sock_filter {
-            code: LD_W_ABS,
-            jt: 0,
-            jf: 0,
-            k: 4,
-        }, // arch
-        sock_filter {
-            code: JEQ_K,
-            jt: 0,
-            jf: 3,
-            k: AUDIT_ARCH_X86_64,
-        },
-        sock_filter {
-            code: LD_W_ABS,
-            jt: 0,
-            jf: 0,
-            k: 0,
-        }, // nr
-        sock_filter {
-            code: JGE_K,
-            jt: 0,
-            jf: 1,
-            k: X32_BIT,
-        },
-        sock_filter {
-            code: RET_K,
-            jt: 0,
-            jf: 0,
-            k: errno,
-        },
-        sock_filter {
-            code: RET_K,
-            jt: 0,
-            jf: 0,
-            k: libc::SECCOMP_RET_ALLOW,
-        },
+        i(LD_W_ABS, 0, 0, 4), // arch
+        i(JEQ_K, 0, 3, AUDIT_ARCH_X86_64),
+        i(LD_W_ABS, 0, 0, 0), // nr
+        i(JGE_K, 0, 1, X32_BIT),
+        i(BPF_RET_K, 0, 0, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32),
+        i(BPF_RET_K, 0, 0, libc::SECCOMP_RET_ALLOW),
     ]
 }
 
-/// All programs to install, in order. The kernel runs every one; the strictest answer wins.
-pub fn compile_plan(plan: &SeccompPlan) -> Result<Vec<BpfProgram>, SeccompError> {
-    let mut rules: Vec<serde_json::Value> = plan
-        .denied
-        .iter()
-        .map(|s| json!({ "syscall": s }))
-        .collect();
+/// Chain programs into one: in every program but the last, "allow" becomes a jump to the
+/// instruction after that program, where the next one starts.
+fn chain(programs: Vec<BpfProgram>) -> BpfProgram {
+    let count = programs.len();
+    let mut out = Vec::with_capacity(programs.iter().map(Vec::len).sum());
+    for (n, mut prog) in programs.into_iter().enumerate() {
+        if n + 1 < count {
+            let len = prog.len();
+            for (i, ins) in prog.iter_mut().enumerate() {
+                if ins.code == BPF_RET_K && ins.k == libc::SECCOMP_RET_ALLOW {
+                    *ins = sock_filter {
+                        code: BPF_JA,
+                        jt: 0,
+                        jf: 0,
+                        k: (len - 1 - i) as u32,
+                    };
+                }
+            }
+        }
+        out.append(&mut prog);
+    }
+    out
+}
+
+/// The one program to install.
+pub fn compile_plan(plan: &SeccompPlan) -> Result<BpfProgram, SeccompError> {
+    let mut denied: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for name in &plan.denied {
+        // An empty rule list matches the call whatever its arguments.
+        denied.insert(nr(name)?, Vec::new());
+    }
+    let mut conditional = |name: &str, rule: SeccompRule| -> Result<(), SeccompError> {
+        let n = nr(name)?;
+        if let Some(rules) = denied.get_mut(&n) {
+            if !rules.is_empty() {
+                rules.push(rule);
+            }
+        } else {
+            denied.insert(n, vec![rule]);
+        }
+        Ok(())
+    };
     if plan.deny_namespace_clone {
-        for f in CLONE_NS_FLAGS {
-            rules.push(json!({"syscall": "clone", "args": [{"index": 0, "type": "qword", "op": {"masked_eq": f}, "val": f}]}));
+        for &f in CLONE_NS_FLAGS {
+            let c = cond(0, SeccompCmpArgLen::Qword, SeccompCmpOp::MaskedEq(f), f)?;
+            conditional("clone", SeccompRule::new(vec![c])?)?;
         }
     }
     for name in &plan.deny_ioctls {
-        let v = ioctl(name).ok_or_else(|| SeccompError::UnknownFamily { name: name.clone() })?;
-        rules.push(json!({"syscall": "ioctl", "args": [{"index": 1, "type": "dword", "op": "eq", "val": v}]}));
+        let v = ioctl(name).ok_or_else(|| SeccompError::UnknownIoctl { name: name.clone() })?;
+        let c = cond(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, v)?;
+        conditional("ioctl", SeccompRule::new(vec![c])?)?;
     }
-    let eperm = compile(
-        json!({"mismatch_action": "allow", "match_action": {"errno": libc::EPERM}, "filter": rules}),
-    )?;
+    let mut programs = Vec::with_capacity(4);
+    if plan.block_x32_and_i386 && cfg!(target_arch = "x86_64") {
+        programs.push(x32_guard());
+    }
+    programs.push(program(denied, libc::EPERM)?);
 
-    let mut fam_conds = Vec::new();
+    let mut families = Vec::new();
     for f in &plan.socket_families {
         let v = family(f).ok_or_else(|| SeccompError::UnknownFamily { name: f.clone() })?;
-        fam_conds.push(json!({"index": 0, "type": "dword", "op": "ne", "val": v}));
+        families.push(cond(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, v)?);
     }
-    let sockets = compile(json!({
-        "mismatch_action": "allow",
-        "match_action": {"errno": libc::EAFNOSUPPORT},
-        "filter": [{"syscall": "socket", "args": fam_conds}],
-    }))?;
-    let mut progs = vec![eperm, sockets];
+    let socket = if families.is_empty() {
+        Vec::new()
+    } else {
+        vec![SeccompRule::new(families)?]
+    };
+    programs.push(program(
+        BTreeMap::from([(nr("socket")?, socket)]),
+        libc::EAFNOSUPPORT,
+    )?);
     if plan.clone3_enosys {
-        progs.push(compile(json!({"mismatch_action": "allow", "match_action": {"errno": libc::ENOSYS}, "filter": [{"syscall": "clone3"}]}))?);
+        programs.push(program(
+            BTreeMap::from([(nr("clone3")?, Vec::new())]),
+            libc::ENOSYS,
+        )?);
     }
-    if plan.block_x32_and_i386 && cfg!(target_arch = "x86_64") {
-        progs.push(x32_guard());
-    }
-    Ok(progs)
+    Ok(chain(programs))
 }
+
+#[cfg(test)]
+#[path = "seccomp_tests.rs"]
+mod tests;

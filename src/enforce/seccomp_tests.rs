@@ -1,0 +1,164 @@
+//! The chained program is checked by running it: a small classic-BPF interpreter answers
+//! every syscall number the way the kernel would, and the answer is compared with the plan.
+use super::*;
+
+const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
+const AUDIT_ARCH_I386: u32 = 0x4000_0003;
+const EPERM: u32 = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
+
+/// `struct seccomp_data`: nr, arch, instruction pointer, six arguments.
+fn data(arch: u32, nr: u32, args: [u64; 6]) -> Vec<u8> {
+    let mut d = Vec::with_capacity(64);
+    d.extend_from_slice(&nr.to_ne_bytes());
+    d.extend_from_slice(&arch.to_ne_bytes());
+    d.extend_from_slice(&0u64.to_ne_bytes());
+    for a in args {
+        d.extend_from_slice(&a.to_ne_bytes());
+    }
+    d
+}
+
+/// Run a classic BPF program over `seccomp_data`, as `seccomp(2)` does.
+fn run(prog: &[sock_filter], data: &[u8]) -> u32 {
+    let (mut a, mut x, mut pc) = (0u32, 0u32, 0usize);
+    loop {
+        let ins = &prog[pc];
+        pc += 1;
+        let k = ins.k;
+        let src = if ins.code & 0x08 != 0 { x } else { k };
+        match ins.code & 0x07 {
+            0x00 => {
+                // BPF_LD: only BPF_W | BPF_ABS is valid for seccomp.
+                assert_eq!(ins.code, 0x20, "unexpected load {:#x}", ins.code);
+                let o = k as usize;
+                a = u32::from_ne_bytes([data[o], data[o + 1], data[o + 2], data[o + 3]]);
+            }
+            0x01 => x = k,
+            0x04 => {
+                a = match ins.code & 0xf0 {
+                    0x00 => a.wrapping_add(src),
+                    0x10 => a.wrapping_sub(src),
+                    0x50 => a & src,
+                    0x40 => a | src,
+                    op => panic!("unexpected alu {op:#x}"),
+                }
+            }
+            0x05 => {
+                let jump = |c: bool| usize::from(if c { ins.jt } else { ins.jf });
+                pc += match ins.code & 0xf0 {
+                    0x00 => k as usize,
+                    0x10 => jump(a == src),
+                    0x20 => jump(a > src),
+                    0x30 => jump(a >= src),
+                    0x40 => jump(a & src != 0),
+                    op => panic!("unexpected jump {op:#x}"),
+                };
+            }
+            0x06 => return k,
+            0x07 => {
+                if ins.code == 0x07 {
+                    x = a;
+                } else {
+                    a = x;
+                }
+            }
+            0x02 | 0x03 => panic!("scratch memory is not used"),
+            _ => unreachable!(),
+        }
+    }
+}
+
+fn plan() -> SeccompPlan {
+    SeccompPlan {
+        denied: ["ptrace", "mount", "io_uring_setup", "kexec_load", "unshare"]
+            .map(String::from)
+            .to_vec(),
+        extra: Vec::new(),
+        socket_families: vec!["AF_UNIX".into(), "AF_INET".into()],
+        deny_namespace_clone: true,
+        clone3_enosys: true,
+        block_x32_and_i386: true,
+        deny_ioctls: vec!["TIOCSTI".into(), "TIOCLINUX".into()],
+    }
+}
+
+fn answer(prog: &[sock_filter], name: &str, args: [u64; 6]) -> u32 {
+    let nr = syscall_number(name).unwrap() as u32;
+    run(prog, &data(AUDIT_ARCH_X86_64, nr, args))
+}
+
+#[test]
+fn every_syscall_gets_the_plans_answer() {
+    let p = plan();
+    let prog = compile_plan(&p).unwrap();
+    let denied: Vec<u32> = p
+        .denied
+        .iter()
+        .map(|s| syscall_number(s).unwrap() as u32)
+        .collect();
+    let special = ["socket", "clone", "clone3", "ioctl"].map(|s| syscall_number(s).unwrap() as u32);
+    for nr in 0..1024u32 {
+        let got = run(&prog, &data(AUDIT_ARCH_X86_64, nr, [0; 6]));
+        let want = if denied.contains(&nr) {
+            EPERM
+        } else if nr == special[0] {
+            // socket(0, ...): family 0 is not in the allowed list.
+            libc::SECCOMP_RET_ERRNO | libc::EAFNOSUPPORT as u32
+        } else if nr == special[2] {
+            libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32
+        } else {
+            libc::SECCOMP_RET_ALLOW
+        };
+        assert_eq!(got, want, "syscall {nr}");
+    }
+}
+
+#[test]
+fn arguments_decide_clone_ioctl_and_socket() {
+    let prog = compile_plan(&plan()).unwrap();
+    let allow = libc::SECCOMP_RET_ALLOW;
+    let newuser = libc::CLONE_NEWUSER as u64 | libc::SIGCHLD as u64;
+    assert_eq!(answer(&prog, "clone", [newuser, 0, 0, 0, 0, 0]), EPERM);
+    assert_eq!(answer(&prog, "clone", [0x80, 0, 0, 0, 0, 0]), EPERM);
+    assert_eq!(answer(&prog, "clone", [libc::SIGCHLD as u64, 0, 0, 0, 0, 0]), allow);
+    assert_eq!(answer(&prog, "ioctl", [0, libc::TIOCSTI, 0, 0, 0, 0]), EPERM);
+    // The request is an unsigned int: high bits do not hide it.
+    assert_eq!(answer(&prog, "ioctl", [0, libc::TIOCSTI | 1 << 32, 0, 0, 0, 0]), EPERM);
+    assert_eq!(answer(&prog, "ioctl", [0, 0x541C, 0, 0, 0, 0]), EPERM);
+    assert_eq!(answer(&prog, "ioctl", [0, libc::TIOCGWINSZ, 0, 0, 0, 0]), allow);
+    let unix = libc::AF_UNIX as u64;
+    let inet6 = libc::AF_INET6 as u64;
+    assert_eq!(answer(&prog, "socket", [unix, 1, 0, 0, 0, 0]), allow);
+    assert_eq!(
+        answer(&prog, "socket", [inet6, 1, 0, 0, 0, 0]),
+        libc::SECCOMP_RET_ERRNO | libc::EAFNOSUPPORT as u32
+    );
+}
+
+#[test]
+fn x32_numbers_and_foreign_arches_are_stopped() {
+    let prog = compile_plan(&plan()).unwrap();
+    let getpid = syscall_number("getpid").unwrap() as u32;
+    assert_eq!(
+        run(&prog, &data(AUDIT_ARCH_X86_64, getpid, [0; 6])),
+        libc::SECCOMP_RET_ALLOW
+    );
+    assert_eq!(
+        run(&prog, &data(AUDIT_ARCH_X86_64, 0x4000_0000 | getpid, [0; 6])),
+        EPERM
+    );
+    assert_eq!(
+        run(&prog, &data(AUDIT_ARCH_I386, 20, [0; 6])),
+        libc::SECCOMP_RET_KILL_PROCESS
+    );
+}
+
+#[test]
+fn unknown_names_are_errors() {
+    let mut p = plan();
+    p.denied.push("no_such_call".into());
+    assert!(matches!(
+        compile_plan(&p),
+        Err(SeccompError::UnknownSyscall { name }) if name == "no_such_call"
+    ));
+}
