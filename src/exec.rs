@@ -341,7 +341,7 @@ impl Sandbox {
                 limit_origins: &origins,
                 tmp: &vars.tmp,
             },
-            &RealFs,
+            &RealFs::default(),
         )?;
         Ok((caps, plan))
     }

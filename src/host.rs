@@ -37,7 +37,6 @@ pub struct Host {
     /// A pids controller directory sbx may create child cgroups in (needed for root, whom
     /// RLIMIT_NPROC does not bind).
     pub pids_cgroup: Option<PathBuf>,
-    pub cgroup_v2_delegated: Availability,
     /// Each PID namespace has its own pid_max (Linux 6.14 and later).
     pub pid_max_per_namespace: bool,
 }
@@ -53,6 +52,23 @@ pub fn kernel_at_least(major: u32, minor: u32) -> bool {
         .filter_map(|x| x.parse::<u32>().ok());
     let (a, b) = (it.next().unwrap_or(0), it.next().unwrap_or(0));
     (a, b) >= (major, minor)
+}
+
+/// Whether the kernel has seccomp filtering: `SECCOMP_GET_ACTION_AVAIL` (Linux 4.14+) for
+/// the errno action, which every sbx filter uses.
+fn seccomp_filter_supported() -> bool {
+    const SECCOMP_GET_ACTION_AVAIL: libc::c_ulong = 2;
+    let action: u32 = libc::SECCOMP_RET_ERRNO;
+    // SAFETY: the kernel reads one u32 from `action`, which lives across the call.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            SECCOMP_GET_ACTION_AVAIL,
+            0 as libc::c_ulong,
+            &raw const action,
+        )
+    };
+    r == 0
 }
 
 fn read_trim(p: &str) -> Option<String> {
@@ -121,7 +137,9 @@ fn pids_cgroup(euid: u32) -> Option<PathBuf> {
     None
 }
 
-fn cgroup_v2_delegation(euid: u32) -> Availability {
+/// Whether this process's cgroup v2 subtree is delegated to it (for `sbx doctor`; no run
+/// needs it, so [`Host::detect`] does not read it).
+pub fn cgroup_v2_delegation(euid: u32) -> Availability {
     let Some(own) = read_trim("/proc/self/cgroup").and_then(|c| {
         c.lines()
             .find(|l| l.starts_with("0::"))
@@ -175,7 +193,7 @@ impl Host {
                 fix: "boot Linux 5.13+ with `lsm=landlock,...` on the command line (CONFIG_SECURITY_LANDLOCK=y)".into(),
             },
         };
-        let seccomp = if read_trim("/proc/self/status").is_some_and(|s| s.contains("Seccomp:")) {
+        let seccomp = if seccomp_filter_supported() {
             Availability::Available
         } else {
             Availability::Missing {
@@ -198,7 +216,6 @@ impl Host {
             user_namespaces,
             namespaces,
             pids_cgroup: pids_cgroup(euid),
-            cgroup_v2_delegated: cgroup_v2_delegation(euid),
             pid_max_per_namespace: kernel_at_least(6, 14),
         }
     }

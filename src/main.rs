@@ -354,7 +354,10 @@ fn doctor(json: bool) -> ExitCode {
     show("seccomp", &host.seccomp);
     show("unprivileged user namespaces", &host.user_namespaces);
     show("mount/pid/net namespaces", &host.namespaces);
-    show("cgroup v2 delegation", &host.cgroup_v2_delegated);
+    show(
+        "cgroup v2 delegation",
+        &sbx::host::cgroup_v2_delegation(host.euid),
+    );
     println!(
         "  {:<28} {}",
         "pids cgroup (for root)",

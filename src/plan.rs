@@ -199,8 +199,28 @@ pub trait DirLister {
     fn exists(&self, path: &Path) -> bool;
 }
 
-/// The real filesystem.
-pub struct RealFs;
+/// The real filesystem. Each path is looked up once per plan: planning asks about the same
+/// denied paths several times.
+#[derive(Default)]
+pub struct RealFs {
+    /// `(exists, is a directory following symlinks)` per path asked about.
+    seen: std::cell::RefCell<std::collections::HashMap<PathBuf, (bool, bool)>>,
+}
+
+impl RealFs {
+    fn lookup(&self, path: &Path) -> (bool, bool) {
+        if let Some(v) = self.seen.borrow().get(path) {
+            return *v;
+        }
+        let v = match path.symlink_metadata() {
+            Ok(m) if m.file_type().is_symlink() => (true, path.is_dir()),
+            Ok(m) => (true, m.is_dir()),
+            Err(_) => (false, false),
+        };
+        self.seen.borrow_mut().insert(path.to_path_buf(), v);
+        v
+    }
+}
 
 impl DirLister for RealFs {
     fn list(&self, dir: &Path) -> Vec<PathBuf> {
@@ -211,10 +231,10 @@ impl DirLister for RealFs {
         v
     }
     fn is_dir(&self, path: &Path) -> bool {
-        path.is_dir()
+        self.lookup(path).1
     }
     fn exists(&self, path: &Path) -> bool {
-        path.symlink_metadata().is_ok()
+        self.lookup(path).0
     }
 }
 

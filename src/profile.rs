@@ -234,16 +234,24 @@ fn line_of(text: &str, offset: usize) -> usize {
     text.get(..offset).map_or(0, |t| t.matches('\n').count()) + 1
 }
 
-struct Source<'a> {
+struct Source {
     name: String,
-    text: &'a str,
+    /// Byte offset of every newline, to turn a span into a line number by binary search.
+    newlines: Vec<usize>,
 }
 
-impl Source<'_> {
+impl Source {
+    fn new(name: &str, text: &str) -> Self {
+        Self {
+            name: name.to_string(),
+            newlines: text.match_indices('\n').map(|(i, _)| i).collect(),
+        }
+    }
+
     fn origin(&self, span: std::ops::Range<usize>, key: &str) -> Origin {
         Origin {
             source: self.name.clone(),
-            line: line_of(self.text, span.start),
+            line: self.newlines.partition_point(|&n| n < span.start) + 1,
             key: key.into(),
         }
     }
@@ -354,10 +362,7 @@ impl Profile {
     }
 
     fn parse_depth(source_name: &str, text: &str, depth: usize) -> Result<Profile, ProfileError> {
-        let src = Source {
-            name: source_name.to_string(),
-            text,
-        };
+        let src = Source::new(source_name, text);
         let raw: RawProfile = toml::from_str(text).map_err(|e| ProfileError::Parse {
             source_name: source_name.into(),
             line: e.span().map_or(0, |s| line_of(text, s.start)),

@@ -93,10 +93,7 @@ fn cond(
     Ok(SeccompCondition::new(index, len, op, value)?)
 }
 
-fn program(
-    rules: BTreeMap<i64, Vec<SeccompRule>>,
-    errno: i32,
-) -> Result<BpfProgram, SeccompError> {
+fn program(rules: BTreeMap<i64, Vec<SeccompRule>>, errno: i32) -> Result<BpfProgram, SeccompError> {
     let filter = SeccompFilter::new(
         rules,
         SeccompAction::Allow,
@@ -120,7 +117,12 @@ fn x32_guard() -> BpfProgram {
         i(JEQ_K, 0, 3, AUDIT_ARCH_X86_64),
         i(LD_W_ABS, 0, 0, 0), // nr
         i(JGE_K, 0, 1, X32_BIT),
-        i(BPF_RET_K, 0, 0, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32),
+        i(
+            BPF_RET_K,
+            0,
+            0,
+            libc::SECCOMP_RET_ERRNO | libc::EPERM as u32,
+        ),
         i(BPF_RET_K, 0, 0, libc::SECCOMP_RET_ALLOW),
     ]
 }

@@ -1,5 +1,9 @@
 //! The chained program is checked by running it: a small classic-BPF interpreter answers
 //! every syscall number the way the kernel would, and the answer is compared with the plan.
+#![expect(
+    clippy::unwrap_used,
+    reason = "a test fails loudly when a name or a compile is wrong"
+)]
 use super::*;
 
 const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
@@ -120,12 +124,24 @@ fn arguments_decide_clone_ioctl_and_socket() {
     let newuser = libc::CLONE_NEWUSER as u64 | libc::SIGCHLD as u64;
     assert_eq!(answer(&prog, "clone", [newuser, 0, 0, 0, 0, 0]), EPERM);
     assert_eq!(answer(&prog, "clone", [0x80, 0, 0, 0, 0, 0]), EPERM);
-    assert_eq!(answer(&prog, "clone", [libc::SIGCHLD as u64, 0, 0, 0, 0, 0]), allow);
-    assert_eq!(answer(&prog, "ioctl", [0, libc::TIOCSTI, 0, 0, 0, 0]), EPERM);
+    assert_eq!(
+        answer(&prog, "clone", [libc::SIGCHLD as u64, 0, 0, 0, 0, 0]),
+        allow
+    );
+    assert_eq!(
+        answer(&prog, "ioctl", [0, libc::TIOCSTI, 0, 0, 0, 0]),
+        EPERM
+    );
     // The request is an unsigned int: high bits do not hide it.
-    assert_eq!(answer(&prog, "ioctl", [0, libc::TIOCSTI | 1 << 32, 0, 0, 0, 0]), EPERM);
+    assert_eq!(
+        answer(&prog, "ioctl", [0, libc::TIOCSTI | 1 << 32, 0, 0, 0, 0]),
+        EPERM
+    );
     assert_eq!(answer(&prog, "ioctl", [0, 0x541C, 0, 0, 0, 0]), EPERM);
-    assert_eq!(answer(&prog, "ioctl", [0, libc::TIOCGWINSZ, 0, 0, 0, 0]), allow);
+    assert_eq!(
+        answer(&prog, "ioctl", [0, libc::TIOCGWINSZ, 0, 0, 0, 0]),
+        allow
+    );
     let unix = libc::AF_UNIX as u64;
     let inet6 = libc::AF_INET6 as u64;
     assert_eq!(answer(&prog, "socket", [unix, 1, 0, 0, 0, 0]), allow);
@@ -144,7 +160,10 @@ fn x32_numbers_and_foreign_arches_are_stopped() {
         libc::SECCOMP_RET_ALLOW
     );
     assert_eq!(
-        run(&prog, &data(AUDIT_ARCH_X86_64, 0x4000_0000 | getpid, [0; 6])),
+        run(
+            &prog,
+            &data(AUDIT_ARCH_X86_64, 0x4000_0000 | getpid, [0; 6])
+        ),
         EPERM
     );
     assert_eq!(
