@@ -249,7 +249,7 @@ fn transcript() {
     let e = s.until(|v| v["type"] == "error").pop().unwrap_or_default();
     assert_eq!(
         e,
-        json!({"type": "error", "id": "nope", "message": "no call in flight with this id"})
+        json!({"type": "error", "id": "nope", "message": "no call in flight or job with this id"})
     );
 
     // Concurrent calls: the short one finishes while the long one runs.
