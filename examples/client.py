@@ -2,11 +2,12 @@
 """A minimal `sbx serve` client, standard library only.
 
     python3 examples/client.py [--sbx PATH] [--approve once|session|deny] \
-        --run 'echo hi' --run 'git push' -- [sbx serve options...]
+        --run 'echo hi' --run 'git push' --background 'make test' -- [sbx serve options...]
 
-Starts `sbx serve`, sends one `bash` call per --run (all at once), answers approval
-requests as --approve says, streams output to stdout, and prints each call's result
-as the model would see it. Exits 0 when every call got a result.
+Starts `sbx serve`, sends one `bash` call per --run and per --background (all at once; the
+latter with `run_in_background`), answers approval requests as --approve says, streams output
+to stdout, and prints each call's result as the model would see it. A background job is read
+with `job_output` until it ends. Exits 0 when every call got a result.
 """
 import argparse
 import json
@@ -18,6 +19,8 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sbx", default="sbx", help="path to the sbx binary")
     ap.add_argument("--run", action="append", default=[], help="a bash command to run")
+    ap.add_argument("--background", action="append", default=[],
+                    help="a bash command to run as a background job")
     ap.add_argument("--approve", choices=["once", "session", "deny"], default="deny")
     ap.add_argument("--session", default="example-session")
     ap.add_argument("serve_args", nargs="*", help="options passed to `sbx serve`")
@@ -35,18 +38,25 @@ def main() -> int:
         proc.stdin.write(json.dumps(msg) + "\n")
         proc.stdin.flush()
 
-    pending = set()
-    for i, command in enumerate(args.run, start=1):
-        call_id = f"call-{i}"
+    def call(call_id: str, tool: str, tool_input: dict) -> None:
         pending.add(call_id)
         send({
             "type": "call",
             "id": call_id,
-            "tool": "bash",
-            "input": {"command": command},
+            "tool": tool,
+            "input": tool_input,
             "session": args.session,
             "agent": "example-client",
         })
+
+    pending = set()
+    commands = [(c, False) for c in args.run] + [(c, True) for c in args.background]
+    for i, (command, background) in enumerate(commands, start=1):
+        tool_input = {"command": command}
+        if background:
+            tool_input["run_in_background"] = True
+        call(f"call-{i}", "bash", tool_input)
+    reads = 0
 
     answer = {"once": "allow-once", "session": "allow-for-session", "deny": "deny"}[args.approve]
     for line in proc.stdout:
@@ -67,6 +77,12 @@ def main() -> int:
             print(f"[{call_id}] result ({event['decision']}):")
             print(event["content"])
             pending.discard(call_id)
+            job = event.get("job_id")
+            status = event.get("job_status") or {"state": "running"}
+            if job and status["state"] == "running":
+                # Started, or still running: read again, waiting up to 5 s for news.
+                reads += 1
+                call(f"read-{reads}", "job_output", {"job_id": job, "wait_ms": 5000})
             if not pending:
                 break
         elif kind == "error":

@@ -28,7 +28,20 @@ impl ToolFormat {
 
 const BASH_DESCRIPTION: &str = "Run a bash command inside the sbx sandbox. The command runs \
 under the session's profile: writes outside the workspace, reads of secrets and network \
-access beyond the profile fail. Output is capped; the result ends with `[exit code: N]`.";
+access beyond the profile fail. Output is capped; the result ends with `[exit code: N]`. \
+With `run_in_background` the command starts as a job and the result names its job id at once.";
+
+const JOB_OUTPUT_DESCRIPTION: &str = "Read what a background job (a bash call with \
+`run_in_background`) wrote since the last read, and its status. With `wait_ms`, wait up to \
+that long for new output or the job's end when there is neither yet. The result ends with \
+`[exit code: N]` once the job has ended, or `[still running]`.";
+
+const JOB_KILL_DESCRIPTION: &str = "Kill a background job and every process it started, and \
+report how it ended (`[exit code: N]`; 128+N for signal N). Unread output stays readable \
+with job_output.";
+
+const JOB_LIST_DESCRIPTION: &str = "List this session's background jobs: id, status and \
+command.";
 
 /// The input schema of the `bash` tool.
 pub fn bash_schema() -> Value {
@@ -39,16 +52,51 @@ pub fn bash_schema() -> Value {
             "description": { "type": "string", "description": "What the command does, in a few words, for the approver." },
             "timeout_ms": { "type": "integer", "minimum": 1, "description": "Kill the command after this many milliseconds (the profile's limit still applies)." },
             "workdir": { "type": "string", "description": "Directory to run in, inside the workspace (default: the session's cwd)." },
-            "run_in_background": { "type": "boolean", "description": "Start the command without waiting for it." }
+            "run_in_background": { "type": "boolean", "description": "Start the command as a background job and return its job id without waiting; read its output with job_output, stop it with job_kill. The timeout still applies." }
         },
         "required": ["command"],
         "additionalProperties": false
     })
 }
 
+/// The input schema of `job_output`.
+pub fn job_output_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "job_id": { "type": "string", "description": "The id a background bash call returned." },
+            "wait_ms": { "type": "integer", "minimum": 0, "maximum": 60000, "description": "Wait up to this many milliseconds for new output or the job's end (default 0: return at once)." }
+        },
+        "required": ["job_id"],
+        "additionalProperties": false
+    })
+}
+
+/// The input schema of `job_kill`.
+pub fn job_kill_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "job_id": { "type": "string", "description": "The id a background bash call returned." }
+        },
+        "required": ["job_id"],
+        "additionalProperties": false
+    })
+}
+
+/// The input schema of `job_list`.
+pub fn job_list_schema() -> Value {
+    json!({ "type": "object", "properties": {}, "additionalProperties": false })
+}
+
 /// Every tool sbx serves: `(name, description, input schema)`.
 pub fn tools() -> Vec<(&'static str, &'static str, Value)> {
-    vec![("bash", BASH_DESCRIPTION, bash_schema())]
+    vec![
+        ("bash", BASH_DESCRIPTION, bash_schema()),
+        ("job_output", JOB_OUTPUT_DESCRIPTION, job_output_schema()),
+        ("job_kill", JOB_KILL_DESCRIPTION, job_kill_schema()),
+        ("job_list", JOB_LIST_DESCRIPTION, job_list_schema()),
+    ]
 }
 
 /// The tool list in one vendor's format.
@@ -100,6 +148,27 @@ pub fn render_result(output: &str, truncated: bool, total_bytes: u64, code: i32)
     s
 }
 
+/// A background job's output as a model should see it: what it wrote since the last read, a
+/// notice when older unread output was dropped, and `[exit code: N]` once it has ended
+/// (`code`), `[still running]` before.
+pub fn render_job_output(output: &str, dropped: u64, code: Option<i32>) -> String {
+    let mut s = String::with_capacity(output.len() + 64);
+    s.push_str(output);
+    if !s.is_empty() && !s.ends_with('\n') {
+        s.push('\n');
+    }
+    if dropped > 0 {
+        s.push_str(&format!(
+            "[output truncated: {dropped} earlier bytes dropped]\n"
+        ));
+    }
+    match code {
+        Some(c) => s.push_str(&format!("[exit code: {c}]")),
+        None => s.push_str("[still running]"),
+    }
+    s
+}
+
 /// A call that did not run (denied, or failed before starting), for the model.
 pub fn render_refusal(content: &str) -> String {
     content.to_string()
@@ -116,6 +185,16 @@ mod tests {
         assert_eq!(
             render_result("abc", true, 10, 137),
             "abc\n[output truncated: 3 of 10 bytes shown]\n[exit code: 137]"
+        );
+    }
+
+    #[test]
+    fn job_output_ends_with_the_exit_code_or_still_running() {
+        assert_eq!(render_job_output("a", 0, None), "a\n[still running]");
+        assert_eq!(render_job_output("", 0, Some(0)), "[exit code: 0]");
+        assert_eq!(
+            render_job_output("b\n", 7, Some(143)),
+            "b\n[output truncated: 7 earlier bytes dropped]\n[exit code: 143]"
         );
     }
 }

@@ -2,7 +2,7 @@
 use std::process::Command;
 
 #[test]
-fn python_client_runs_allowed_asked_and_denied_calls() {
+fn python_client_runs_allowed_asked_denied_and_background_calls() {
     if Command::new("python3").arg("--version").output().is_err() {
         panic!("python3 is needed to exercise examples/client.py");
     }
@@ -20,6 +20,7 @@ fn python_client_runs_allowed_asked_and_denied_calls() {
         .args(["--run", "echo from-python"])
         .args(["--run", "touch made-by-python"])
         .args(["--run", "rm -rf made-by-python"])
+        .args(["--background", "echo from-a-job"])
         .arg("--")
         .arg("--workspace")
         .arg(ws.path())
@@ -56,6 +57,11 @@ fn python_client_runs_allowed_asked_and_denied_calls() {
         stdout.contains("[call-3] result (deny):\ndenied: "),
         "{stdout}"
     );
+    assert!(
+        stdout.contains("[call-4] result (allow):\nstarted job job-1 in the background"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("from-a-job\n[exit code: 0]"), "{stdout}");
     assert!(
         ws.path().join("made-by-python").exists(),
         "the approved call ran"

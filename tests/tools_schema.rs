@@ -43,14 +43,39 @@ fn check_bash_schema(s: &Value) {
     assert_eq!(s["properties"]["run_in_background"]["type"], "boolean");
 }
 
+/// The job tools: strict objects, `job_id` required where a job is named.
+fn check_job_schemas(get: impl Fn(&str) -> Value) {
+    for (name, props, required) in [
+        ("job_output", vec!["job_id", "wait_ms"], json!(["job_id"])),
+        ("job_kill", vec!["job_id"], json!(["job_id"])),
+        ("job_list", vec![], Value::Null),
+    ] {
+        let s = get(name);
+        assert_eq!(s["type"], "object", "{name}: {s}");
+        assert_eq!(s["additionalProperties"], false, "{name}: {s}");
+        assert_eq!(s["required"], required, "{name}: {s}");
+        let mut keys: Vec<&str> = s["properties"]
+            .as_object()
+            .unwrap_or_else(|| panic!("{name}: {s}"))
+            .keys()
+            .map(String::as_str)
+            .collect();
+        keys.sort_unstable();
+        assert_eq!(keys, props, "{name}");
+    }
+    assert_eq!(get("job_output")["properties"]["wait_ms"]["maximum"], 60000);
+}
+
+const NAMES: [&str; 4] = ["bash", "job_output", "job_kill", "job_list"];
+
 #[test]
 fn anthropic_format() {
     let (code, out) = tools("anthropic");
     assert_eq!(code, Some(0));
     let v = parse(&out);
     let list = v.as_array().unwrap_or_else(|| panic!("{v}"));
-    assert_eq!(list.len(), 1);
-    assert_eq!(list[0]["name"], "bash");
+    let names: Vec<&str> = list.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(names, NAMES);
     let mut keys: Vec<&str> = list[0]
         .as_object()
         .map(|o| o.keys().map(String::as_str).collect())
@@ -58,6 +83,13 @@ fn anthropic_format() {
     keys.sort_unstable();
     assert_eq!(keys, vec!["description", "input_schema", "name"]);
     check_bash_schema(&list[0]["input_schema"]);
+    let find = |n: &str| {
+        list.iter()
+            .find(|t| t["name"] == n)
+            .map(|t| t["input_schema"].clone())
+            .unwrap_or_default()
+    };
+    check_job_schemas(find);
 }
 
 #[test]
@@ -68,6 +100,20 @@ fn openai_format() {
     assert_eq!(v[0]["type"], "function");
     assert_eq!(v[0]["function"]["name"], "bash");
     check_bash_schema(&v[0]["function"]["parameters"]);
+    let list = v.as_array().unwrap_or_else(|| panic!("{v}"));
+    let names: Vec<&str> = list
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert_eq!(names, NAMES);
+    assert!(list.iter().all(|t| t["type"] == "function"));
+    let find = |n: &str| {
+        list.iter()
+            .find(|t| t["function"]["name"] == n)
+            .map(|t| t["function"]["parameters"].clone())
+            .unwrap_or_default()
+    };
+    check_job_schemas(find);
 }
 
 #[test]
@@ -81,6 +127,18 @@ fn json_schema_format() {
     );
     assert_eq!(v["bash"]["title"], "bash");
     check_bash_schema(&v["bash"]);
+    let mut names: Vec<&str> = v
+        .as_object()
+        .map(|o| o.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    names.sort_unstable();
+    let mut want = NAMES.to_vec();
+    want.sort_unstable();
+    assert_eq!(names, want);
+    for n in NAMES {
+        assert_eq!(v[n]["title"], n);
+    }
+    check_job_schemas(|n| v[n].clone());
 }
 
 #[test]
@@ -99,4 +157,17 @@ fn rendering_for_the_model() {
         "partial\n[output truncated: 7 of 100 bytes shown]\n[exit code: 1]"
     );
     assert_eq!(render_result("", false, 0, 124), "[exit code: 124]");
+}
+
+#[test]
+fn job_output_rendering_for_the_model() {
+    use sbx::tools::render_job_output;
+    assert_eq!(
+        render_job_output("so far", 0, None),
+        "so far\n[still running]"
+    );
+    assert_eq!(
+        render_job_output("done\n", 0, Some(0)),
+        "done\n[exit code: 0]"
+    );
 }

@@ -435,7 +435,7 @@ impl Pipeline {
             });
         match out {
             Ok(o) => {
-                let failed = o.exit_status != Some(0);
+                let failed = o.job.is_none() && o.exit_status != Some(0);
                 result.is_error = failed;
                 result.content = if o.stderr.is_empty() {
                     o.stdout.clone()
@@ -449,12 +449,16 @@ impl Pipeline {
                     "stderr": o.stderr,
                     "truncated": o.truncated,
                 });
+                if let (Some(job), Some(v)) = (&o.job, result.value.as_object_mut()) {
+                    v.insert("job_id".into(), job.clone().into());
+                }
                 result.exec = Some(ExecSummary {
                     exit_status: o.exit_status,
                     signal: o.signal,
                     duration_ms: u64::try_from(o.duration.as_millis()).unwrap_or(u64::MAX),
                     truncated: o.truncated,
                     enforcement: o.enforcement,
+                    job: o.job,
                 });
             }
             Err(e) => {

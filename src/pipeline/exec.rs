@@ -75,6 +75,9 @@ pub struct ExecOutcome {
     pub duration: Duration,
     /// The executor's enforcement report for this run.
     pub enforcement: serde_json::Value,
+    /// Set when the command was started in the background instead of run to its end: the
+    /// job that now holds it. `exit_status` is then absent and the call is not an error.
+    pub job: Option<String>,
 }
 
 /// Why nothing (or nothing complete) ran.

@@ -15,6 +15,9 @@ pub struct ExecSummary {
     pub duration_ms: u64,
     pub truncated: bool,
     pub enforcement: serde_json::Value,
+    /// The background job the run was handed to, when it was started in the background.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job: Option<String>,
 }
 
 /// A hook's rewritten input: recorded, never applied.

@@ -1,7 +1,9 @@
 //! The pipeline's executor backed by the sandbox: runs `bash -c` calls under the profile,
 //! streams output to a sink, and stops a run when its cancel handle fires or is dropped.
+//! A call with `run_in_background` is handed to the session's [`Jobs`] instead of awaited.
 #![forbid(unsafe_code)]
 
+use super::jobs::Jobs;
 use crate::exec::{Output, RunRequest, Sandbox, Stream};
 use crate::pipeline::{BoxFuture, EnforcedCaps, ExecError, ExecOutcome, ExecRequest, Executor};
 use std::collections::HashMap;
@@ -22,6 +24,7 @@ pub struct SandboxExecutor {
     workspace: PathBuf,
     sink: Option<OutputSink>,
     cancels: Mutex<HashMap<String, oneshot::Receiver<()>>>,
+    jobs: Arc<Jobs>,
 }
 
 impl SandboxExecutor {
@@ -31,7 +34,13 @@ impl SandboxExecutor {
             workspace,
             sink: None,
             cancels: Mutex::new(HashMap::new()),
+            jobs: Arc::new(Jobs::default()),
         }
+    }
+
+    /// The background jobs this executor started. Dropping the last handle kills them.
+    pub fn jobs(&self) -> Arc<Jobs> {
+        self.jobs.clone()
     }
 
     /// Stream output chunks to `sink` as well as collecting them.
@@ -60,16 +69,58 @@ impl SandboxExecutor {
     fn take_cancel(&self, id: &str) -> Option<oneshot::Receiver<()>> {
         self.cancels.lock().ok().and_then(|mut m| m.remove(id))
     }
+
+    fn run_request(&self, req: &ExecRequest, output: Output) -> RunRequest {
+        let mut run = RunRequest::new(req.argv.iter().map(std::ffi::OsString::from));
+        run.cwd = req.cwd.clone();
+        run.workspace = self.workspace.clone();
+        run.env = std::env::vars_os().collect();
+        run.timeout = req.timeout;
+        run.grace = Duration::from_secs(2);
+        run.output = output;
+        run
+    }
+
+    /// Start `req` as a background job; the call's own cancel handle ends with the call.
+    fn start_job(&self, req: &ExecRequest, caps: &EnforcedCaps) -> Result<ExecOutcome, ExecError> {
+        let command = req
+            .input
+            .get("command")
+            .and_then(serde_json::Value::as_str)
+            .map_or_else(|| req.argv.join(" "), str::to_string);
+        let run = self.run_request(req, Output::Collect);
+        let id = self
+            .jobs
+            .start(self.sandbox.clone(), run, caps.get().clone(), command)
+            .map_err(|e| ExecError::Failed {
+                message: e.to_string(),
+            })?;
+        Ok(ExecOutcome {
+            stdout: format!(
+                "started job {id} in the background; read its output with job_output, \
+                 stop it with job_kill"
+            ),
+            job: Some(id),
+            ..ExecOutcome::default()
+        })
+    }
 }
 
 /// Turns byte chunks into text without splitting a UTF-8 sequence across events.
 #[derive(Default)]
-struct Utf8Chunks {
+pub(super) struct Utf8Chunks {
     pending: Vec<u8>,
 }
 
 impl Utf8Chunks {
-    fn push(&mut self, bytes: &[u8]) -> String {
+    /// The bytes held back at the end of a stream, as text (invalid bytes replaced).
+    pub(super) fn finish(&mut self) -> String {
+        let text = String::from_utf8_lossy(&self.pending).into_owned();
+        self.pending.clear();
+        text
+    }
+
+    pub(super) fn push(&mut self, bytes: &[u8]) -> String {
         self.pending.extend_from_slice(bytes);
         let keep = match std::str::from_utf8(&self.pending) {
             Ok(_) => 0,
@@ -105,9 +156,8 @@ impl Executor for SandboxExecutor {
                 });
             }
             if req.background {
-                return Err(ExecError::Failed {
-                    message: "run_in_background is not supported by the sandbox executor".into(),
-                });
+                drop(cancel);
+                return self.start_job(req, caps);
             }
             let collected = Arc::new(Mutex::new(Collected::default()));
             let sink = self.sink.clone();
@@ -137,13 +187,7 @@ impl Executor for SandboxExecutor {
                     }
                 }
             };
-            let mut run = RunRequest::new(req.argv.iter().map(std::ffi::OsString::from));
-            run.cwd = req.cwd.clone();
-            run.workspace = self.workspace.clone();
-            run.env = std::env::vars_os().collect();
-            run.timeout = req.timeout;
-            run.grace = Duration::from_secs(2);
-            run.output = Output::Callback(Box::new(callback));
+            let mut run = self.run_request(req, Output::Callback(Box::new(callback)));
             run.cancel = cancel;
             let result =
                 self.sandbox
@@ -170,6 +214,7 @@ impl Executor for SandboxExecutor {
                 duration: Duration::from_millis(result.duration_ms),
                 enforcement: serde_json::to_value(&result.enforcement)
                     .unwrap_or(serde_json::Value::Null),
+                job: None,
             })
         })
     }
@@ -186,5 +231,7 @@ mod tests {
         assert_eq!(c.push(&[b'a', e[0]]), "a");
         assert_eq!(c.push(&[e[1], b'b']), "éb");
         assert_eq!(c.push(&[0xff]), "\u{fffd}");
+        assert_eq!(c.push(&[e[0]]), "");
+        assert_eq!(c.finish(), "\u{fffd}");
     }
 }

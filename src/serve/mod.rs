@@ -2,15 +2,22 @@
 //! See `docs/protocol.md`. A thin adapter: every call goes through the pipeline.
 #![forbid(unsafe_code)]
 
+mod approval;
 mod executor;
+mod job_tools;
+mod jobs;
 mod lines;
 mod protocol;
 mod server;
+mod unread;
 
 pub use crate::hook::{Loaded, SetupError, SetupOptions};
 pub use executor::{OUTCOME_BYTES, OutputSink, SandboxExecutor};
+pub use jobs::{JobError, JobRead, Jobs, MAX_JOB_WAIT};
 pub use lines::{Line, next_line};
 pub use protocol::{
-    ApprovalReply, DEFAULT_MAX_LINE_BYTES, Event, PROTOCOL_VERSION, Request, schemas,
+    ApprovalReply, DEFAULT_MAX_LINE_BYTES, Event, JobInfo, JobStatus, PROTOCOL_VERSION, Request,
+    schemas,
 };
 pub use server::{ServeOptions, serve};
+pub use unread::JOB_OUTPUT_BYTES;

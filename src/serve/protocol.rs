@@ -20,7 +20,8 @@ pub enum Request {
     Call {
         /// Chosen by the client; unique among calls in flight.
         id: String,
-        /// `bash` (see `sbx tools`), or a pipeline tool name such as `Bash`, `Read`, `Edit`.
+        /// `bash` or a job tool (`job_output`, `job_kill`, `job_list`; see `sbx tools`), or a
+        /// pipeline tool name such as `Bash`, `Read`, `Edit`.
         tool: String,
         /// The tool's input object.
         #[serde(default)]
@@ -35,7 +36,8 @@ pub enum Request {
         #[serde(default)]
         agent: Option<String>,
     },
-    /// Stop a call: a pending approval is denied, a running process tree is killed.
+    /// Stop a call: a pending approval is denied, a running process tree is killed. With a
+    /// background job's id, that job's process tree is killed.
     Cancel { id: String },
     /// Answer an `approval_request`.
     Approval {
@@ -114,8 +116,19 @@ pub enum Event {
         duration_ms: u64,
         /// What the model should see: output, a truncation notice, `[exit code: N]`.
         content: String,
-        /// The executor's enforcement report, when a process ran.
+        /// The executor's enforcement report, when a process ran (for `job_output`: once the
+        /// job has ended).
         enforcement: Option<serde_json::Value>,
+        /// The background job this call started (`bash` with `run_in_background`) or acted on
+        /// (`job_output`, `job_kill`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        job_id: Option<String>,
+        /// The job's status, for `job_output` and `job_kill`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        job_status: Option<JobStatus>,
+        /// The session's jobs, for `job_list`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        jobs: Option<Vec<JobInfo>>,
     },
     /// A request could not be handled. The session goes on.
     Error {
@@ -123,6 +136,55 @@ pub enum Event {
         id: Option<String>,
         message: String,
     },
+}
+
+/// Where a background job stands.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(tag = "state", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum JobStatus {
+    Running,
+    /// The command ended by itself (126 not executable, 127 not found).
+    Exited {
+        exit_code: i32,
+    },
+    /// Killed by a signal: `job_kill`, a `cancel` request, the session's end, or another cause.
+    Killed {
+        signal: i32,
+    },
+    /// Killed when the call's `timeout_ms` or the profile's wall limit ran out.
+    TimedOut,
+    /// The sandbox could not start the command.
+    Failed {
+        message: String,
+    },
+}
+
+impl JobStatus {
+    pub fn is_running(&self) -> bool {
+        matches!(self, Self::Running)
+    }
+
+    /// The conventional exit code once ended: the command's own, 128+N for signal N, 124 on
+    /// timeout, 125 when the sandbox could not start it (as `sbx run` exits).
+    pub fn code(&self) -> Option<i32> {
+        match self {
+            Self::Running => None,
+            Self::Exited { exit_code } => Some(*exit_code),
+            Self::Killed { signal } => Some(128 + signal),
+            Self::TimedOut => Some(124),
+            Self::Failed { .. } => Some(125),
+        }
+    }
+}
+
+/// One background job, as `job_list` reports it.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+pub struct JobInfo {
+    pub job_id: String,
+    /// The command line it runs.
+    pub command: String,
+    pub status: JobStatus,
 }
 
 /// The JSON Schemas of both directions, as `docs/protocol.md` prints them.

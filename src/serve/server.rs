@@ -1,16 +1,17 @@
 //! The `sbx serve` session: read requests, run calls concurrently through the pipeline,
-//! stream events back. Closing stdin cancels every call and kills every process tree.
+//! stream events back. Closing stdin cancels every call and kills every process tree,
+//! background jobs included.
 #![forbid(unsafe_code)]
 
+use super::approval::{Pending, ProtocolApproval, scope_of};
 use super::executor::{OutputSink, SandboxExecutor};
+use super::job_tools::{self, JobTool};
+use super::jobs::Jobs;
 use super::lines::{Line, next_line};
 use super::protocol::{ApprovalReply, Event, PROTOCOL_VERSION, Request};
 use crate::exec::Stream;
 use crate::hook::Loaded;
-use crate::pipeline::{
-    ApprovalAnswer, ApprovalChannel, ApprovalRequest, BoxFuture, Caller, GrantScope, Observer,
-    Pipeline, StageError, ToolCall,
-};
+use crate::pipeline::{ApprovalAnswer, CallResult, Caller, Observer, Pipeline, ToolCall};
 use crate::tools::{render_refusal, render_result};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -28,50 +29,6 @@ pub struct ServeOptions {
     pub approval_timeout: Duration,
     /// The profile name, announced in the `ready` event.
     pub profile: String,
-}
-
-type Pending = Arc<Mutex<HashMap<String, (oneshot::Sender<ApprovalAnswer>, Vec<GrantScope>)>>>;
-
-/// Approval over the protocol: an `approval_request` event, answered by an `approval` request.
-struct ProtocolApproval {
-    events: mpsc::UnboundedSender<Event>,
-    pending: Pending,
-    timeout: Duration,
-}
-
-impl ApprovalChannel for ProtocolApproval {
-    fn ask<'a>(
-        &'a self,
-        req: &'a ApprovalRequest,
-    ) -> BoxFuture<'a, Result<ApprovalAnswer, StageError>> {
-        Box::pin(async move {
-            let id = req.call.id().to_string();
-            let (tx, rx) = oneshot::channel();
-            if let Ok(mut p) = self.pending.lock() {
-                p.insert(id.clone(), (tx, req.scopes.clone()));
-            }
-            let _closed = self.events.send(Event::ApprovalRequest {
-                id: id.clone(),
-                canonical: req.canonical.clone(),
-                reason: req.reason.clone(),
-                rule: req.rule.clone(),
-                scopes: req.scopes.iter().map(ToString::to_string).collect(),
-                timeout_ms: u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX),
-            });
-            let answer = match tokio::time::timeout(self.timeout, rx).await {
-                Ok(Ok(a)) => a,
-                Ok(Err(_)) => ApprovalAnswer::Deny(Some("cancelled before an answer".into())),
-                Err(_) => ApprovalAnswer::Deny(Some(format!(
-                    "no answer within {} ms",
-                    self.timeout.as_millis()
-                ))),
-            };
-            if let Ok(mut p) = self.pending.lock() {
-                p.remove(&id);
-            }
-            Ok(answer)
-        })
-    }
 }
 
 fn str_of(v: &Value) -> Option<String> {
@@ -102,6 +59,8 @@ struct Session {
     pending: Pending,
     /// Cancel handles of calls in flight.
     running: Arc<Mutex<HashMap<String, oneshot::Sender<()>>>>,
+    /// The background jobs the executor started for this session.
+    jobs: Arc<Jobs>,
     workspace: std::path::PathBuf,
     tasks: tokio::task::JoinSet<()>,
 }
@@ -137,7 +96,10 @@ impl Session {
                 let cancel = self.running.lock().ok().and_then(|mut m| m.remove(&id));
                 let approval = self.pending.lock().ok().and_then(|mut m| m.remove(&id));
                 if cancel.is_none() && approval.is_none() {
-                    return self.error(Some(id), "no call in flight with this id");
+                    if self.jobs.signal_kill(&id) {
+                        return;
+                    }
+                    return self.error(Some(id), "no call in flight or job with this id");
                 }
                 if let Some((a, _)) = approval {
                     let _gone =
@@ -186,13 +148,17 @@ impl Session {
         if busy {
             return self.error(Some(id), "a call with this id is already in flight");
         }
+        let owner = session.unwrap_or_default();
+        if let Some(t) = JobTool::parse(tool) {
+            return self.job_call(id, t, input, owner);
+        }
         let cancel = self.executor.register_cancel(&id);
         if let Ok(mut m) = self.running.lock() {
             m.insert(id.clone(), cancel);
         }
         let (tool, input) = pipeline_call(tool, input);
         let caller = Caller {
-            session: session.unwrap_or_default(),
+            session: owner.clone(),
             agent: agent.unwrap_or_default(),
         };
         let cwd = cwd
@@ -203,6 +169,7 @@ impl Session {
         let executor = self.executor.clone();
         let events = self.events.clone();
         let running = self.running.clone();
+        let jobs = self.jobs.clone();
         self.tasks.spawn(async move {
             let d = pipeline.decide(&call);
             let _closed = events.send(Event::Decision {
@@ -219,35 +186,32 @@ impl Session {
             if let Ok(mut m) = running.lock() {
                 m.remove(&id);
             }
-            let (exit_code, signal, truncated, enforcement, content) = match &r.exec {
-                Some(x) => {
-                    let code = x.exit_status.unwrap_or(128 + x.signal.unwrap_or(0));
-                    let shown = r.content.len() as u64;
-                    (
-                        x.exit_status,
-                        x.signal,
-                        x.truncated,
-                        Some(x.enforcement.clone()),
-                        render_result(&r.content, x.truncated, shown, code),
-                    )
-                }
-                None => (None, None, false, None, render_refusal(&r.content)),
+            if let Some(job) = r.exec.as_ref().and_then(|x| x.job.as_deref()) {
+                jobs.set_owner(job, &owner);
+            }
+            let _closed = events.send(result_event(id, &r));
+        });
+    }
+
+    /// A job tool call: answered by the session from its jobs, never by the executor.
+    fn job_call(&mut self, id: String, tool: JobTool, input: Map<String, Value>, owner: String) {
+        let (cancel, stop) = oneshot::channel::<()>();
+        if let Ok(mut m) = self.running.lock() {
+            m.insert(id.clone(), cancel);
+        }
+        let _closed = self.events.send(job_tools::decision(&id));
+        let jobs = self.jobs.clone();
+        let events = self.events.clone();
+        let running = self.running.clone();
+        self.tasks.spawn(async move {
+            let stop = async {
+                let _fired = stop.await;
             };
-            let _closed = events.send(Event::Result {
-                id,
-                decision: r.ruling.decision.as_str().into(),
-                stage: r.ruling.stage.as_str().into(),
-                reason: r.ruling.reason.clone(),
-                rule: r.ruling.rule.clone(),
-                source: r.ruling.source.clone(),
-                is_error: r.is_error,
-                exit_code,
-                signal,
-                truncated,
-                duration_ms: u64::try_from(r.duration.as_millis()).unwrap_or(u64::MAX),
-                content,
-                enforcement,
-            });
+            let ev = job_tools::run(&jobs, tool, id.clone(), input, &owner, stop).await;
+            if let Ok(mut m) = running.lock() {
+                m.remove(&id);
+            }
+            let _closed = events.send(ev);
         });
     }
 
@@ -256,28 +220,52 @@ impl Session {
         if let Ok(mut m) = self.pending.lock() {
             m.clear();
         }
+        self.jobs.close();
         if let Ok(mut m) = self.running.lock() {
             for (_, c) in m.drain() {
                 let _gone = c.send(());
             }
         }
         while self.tasks.join_next().await.is_some() {}
+        self.jobs.wait_all().await;
     }
 }
 
-/// The offered scope a client named (by its text), or the first offered one. A scope that
-/// was not offered is passed on as given, and the pipeline denies it.
-fn scope_of(scope: Option<String>, offered: &[GrantScope]) -> GrantScope {
-    match scope {
-        None => offered
-            .first()
-            .cloned()
-            .unwrap_or(GrantScope::Exact(String::new())),
-        Some(s) => offered
-            .iter()
-            .find(|o| o.to_string() == s)
-            .cloned()
-            .unwrap_or(GrantScope::Exact(s)),
+/// The `result` event of a call that went through the pipeline.
+fn result_event(id: String, r: &CallResult) -> Event {
+    let job_id = r.exec.as_ref().and_then(|x| x.job.clone());
+    let (exit_code, signal, truncated, enforcement, content) = match &r.exec {
+        Some(x) if x.job.is_some() => (None, None, false, None, r.content.clone()),
+        Some(x) => {
+            let code = x.exit_status.unwrap_or(128 + x.signal.unwrap_or(0));
+            let shown = r.content.len() as u64;
+            (
+                x.exit_status,
+                x.signal,
+                x.truncated,
+                Some(x.enforcement.clone()),
+                render_result(&r.content, x.truncated, shown, code),
+            )
+        }
+        None => (None, None, false, None, render_refusal(&r.content)),
+    };
+    Event::Result {
+        id,
+        decision: r.ruling.decision.as_str().into(),
+        stage: r.ruling.stage.as_str().into(),
+        reason: r.ruling.reason.clone(),
+        rule: r.ruling.rule.clone(),
+        source: r.ruling.source.clone(),
+        is_error: r.is_error,
+        exit_code,
+        signal,
+        truncated,
+        duration_ms: u64::try_from(r.duration.as_millis()).unwrap_or(u64::MAX),
+        content,
+        enforcement,
+        job_id,
+        job_status: None,
+        jobs: None,
     }
 }
 
@@ -347,12 +335,14 @@ where
     for o in observers {
         builder = builder.observer(o);
     }
+    let jobs = executor.jobs();
     let mut session = Session {
         pipeline: Arc::new(builder.build()),
         executor,
         events: tx.clone(),
         pending,
         running: Arc::new(Mutex::new(HashMap::new())),
+        jobs,
         workspace: loaded.workspace.clone(),
         tasks: tokio::task::JoinSet::new(),
     };

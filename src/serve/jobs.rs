@@ -1,0 +1,373 @@
+//! Background jobs of one `sbx serve` session: shell calls started with `run_in_background`,
+//! running in the same sandbox as any other call, their output kept for the job tools.
+//!
+//! Unread output is kept per stream up to [`JOB_OUTPUT_BYTES`](super::JOB_OUTPUT_BYTES); past that the oldest unread
+//! bytes are dropped, so a long-running job shows its latest output, and the next read says
+//! how many bytes it lost. Jobs belong to the session that started them: dropping the
+//! registry (or [`Jobs::close`]) kills every process tree still running.
+#![forbid(unsafe_code)]
+
+use super::protocol::{JobInfo, JobStatus};
+use super::unread::Unread;
+use crate::capability::CapabilitySet;
+use crate::exec::{Output, RunRequest, RunResult, Sandbox, Stream};
+use futures_util::FutureExt;
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::sync::{oneshot, watch};
+use tokio::task::JoinHandle;
+
+/// The longest a `job_output` call waits for new output or the job's end.
+pub const MAX_JOB_WAIT: Duration = Duration::from_secs(60);
+
+/// Why a job tool could not act.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum JobError {
+    /// No such job, or it belongs to another agent session.
+    #[error("no background job `{id}` in this session")]
+    Unknown { id: String },
+    /// The session is ending: it starts no more jobs.
+    #[error("the session is ending: no new background jobs")]
+    Closed,
+}
+
+struct JobState {
+    status: JobStatus,
+    stdout: Unread,
+    stderr: Unread,
+    enforcement: Option<serde_json::Value>,
+    /// The agent session allowed to use the job tools on it; none until the start is reported.
+    owner: Option<String>,
+}
+
+struct Job {
+    id: String,
+    command: String,
+    state: Mutex<JobState>,
+    /// Bumped on every chunk of output and at the end, to wake readers.
+    changed: watch::Sender<u64>,
+}
+
+impl Job {
+    fn state(&self) -> Option<MutexGuard<'_, JobState>> {
+        self.state.lock().ok()
+    }
+
+    fn push(&self, stream: Stream, bytes: &[u8]) {
+        if let Some(mut s) = self.state() {
+            match stream {
+                Stream::Stdout => s.stdout.push(bytes),
+                Stream::Stderr => s.stderr.push(bytes),
+            }
+        }
+        self.changed.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    fn end(&self, status: JobStatus, enforcement: Option<serde_json::Value>) {
+        if let Some(mut s) = self.state() {
+            s.status = status;
+            s.enforcement = enforcement;
+        }
+        self.changed.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    fn info(&self) -> JobInfo {
+        JobInfo {
+            job_id: self.id.clone(),
+            command: self.command.clone(),
+            status: self
+                .state()
+                .map_or(JobStatus::Running, |s| s.status.clone()),
+        }
+    }
+
+    /// Whether a read would return at once: unread output, or the job has ended.
+    fn ready(&self) -> bool {
+        self.state()
+            .is_none_or(|s| !s.status.is_running() || !s.stdout.is_empty() || !s.stderr.is_empty())
+    }
+
+    fn read(&self) -> JobRead {
+        let info = self.info();
+        let ended = !info.status.is_running();
+        let Some(mut s) = self.state() else {
+            return JobRead {
+                info,
+                ..JobRead::default()
+            };
+        };
+        let (stdout, out_dropped) = s.stdout.take(ended);
+        let (stderr, err_dropped) = s.stderr.take(ended);
+        JobRead {
+            info,
+            stdout,
+            stderr,
+            dropped: out_dropped + err_dropped,
+            enforcement: s.enforcement.clone(),
+        }
+    }
+}
+
+/// One `job_output` read: what the job wrote since the last read, and its status.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct JobRead {
+    pub info: JobInfo,
+    pub stdout: String,
+    pub stderr: String,
+    /// Unread bytes dropped (oldest first) because a stream outgrew [`JOB_OUTPUT_BYTES`](super::JOB_OUTPUT_BYTES).
+    pub dropped: u64,
+    /// The sandbox's enforcement report, once the job has ended.
+    pub enforcement: Option<serde_json::Value>,
+}
+
+impl Default for JobInfo {
+    fn default() -> Self {
+        Self {
+            job_id: String::new(),
+            command: String::new(),
+            status: JobStatus::Running,
+        }
+    }
+}
+
+struct Entry {
+    job: Arc<Job>,
+    /// Sending or dropping it kills the job's process tree.
+    cancel: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+#[derive(Default)]
+struct Registry {
+    entries: Vec<Entry>,
+    started: u64,
+    closed: bool,
+}
+
+/// The background jobs of one session.
+#[derive(Default)]
+pub struct Jobs {
+    registry: Mutex<Registry>,
+}
+
+fn status_of(r: &RunResult) -> JobStatus {
+    if r.timed_out {
+        JobStatus::TimedOut
+    } else if let Some(signal) = r.signal {
+        JobStatus::Killed { signal }
+    } else {
+        JobStatus::Exited {
+            exit_code: r.code(),
+        }
+    }
+}
+
+impl Jobs {
+    fn registry(&self) -> Option<MutexGuard<'_, Registry>> {
+        self.registry.lock().ok()
+    }
+
+    /// Start `run` in `sandbox`, narrowed to `caps`, and return the new job's id at once.
+    pub fn start(
+        &self,
+        sandbox: Arc<Sandbox>,
+        mut run: RunRequest,
+        caps: CapabilitySet,
+        command: String,
+    ) -> Result<String, JobError> {
+        let mut reg = self.registry().ok_or(JobError::Closed)?;
+        if reg.closed {
+            return Err(JobError::Closed);
+        }
+        reg.started += 1;
+        let job = Arc::new(Job {
+            id: format!("job-{}", reg.started),
+            command,
+            state: Mutex::new(JobState {
+                status: JobStatus::Running,
+                stdout: Unread::default(),
+                stderr: Unread::default(),
+                enforcement: None,
+                owner: None,
+            }),
+            changed: watch::channel(0).0,
+        });
+        let (cancel, cancelled) = oneshot::channel();
+        let sink = job.clone();
+        run.output = Output::Callback(Box::new(move |stream, bytes| sink.push(stream, bytes)));
+        run.cancel = Some(cancelled);
+        let held = job.clone();
+        let task = tokio::spawn(async move {
+            let ran = std::panic::AssertUnwindSafe(sandbox.run(run, Some(&caps)))
+                .catch_unwind()
+                .await;
+            match ran {
+                Ok(Ok(r)) => held.end(status_of(&r), serde_json::to_value(&r.enforcement).ok()),
+                Ok(Err(e)) => held.end(
+                    JobStatus::Failed {
+                        message: e.to_string(),
+                    },
+                    None,
+                ),
+                Err(_) => held.end(
+                    JobStatus::Failed {
+                        message: "the sandbox panicked".into(),
+                    },
+                    None,
+                ),
+            }
+        });
+        let id = job.id.clone();
+        reg.entries.push(Entry {
+            job,
+            cancel: Some(cancel),
+            task: Some(task),
+        });
+        Ok(id)
+    }
+
+    /// Let the agent session `owner` use the job tools on job `id`.
+    pub fn set_owner(&self, id: &str, owner: &str) {
+        if let Ok(job) = self.find(id, None) {
+            if let Some(mut s) = job.state() {
+                s.owner = Some(owner.to_string());
+            }
+        }
+    }
+
+    /// The job `id`; with `owner`, only when that agent session owns it.
+    fn find(&self, id: &str, owner: Option<&str>) -> Result<Arc<Job>, JobError> {
+        let unknown = || JobError::Unknown { id: id.to_string() };
+        let job = self
+            .registry()
+            .and_then(|r| {
+                r.entries
+                    .iter()
+                    .find(|e| e.job.id == id)
+                    .map(|e| e.job.clone())
+            })
+            .ok_or_else(unknown)?;
+        let allowed = match owner {
+            None => true,
+            Some(o) => job.state().is_some_and(|s| s.owner.as_deref() == Some(o)),
+        };
+        if allowed { Ok(job) } else { Err(unknown()) }
+    }
+
+    /// The jobs `owner` may see, oldest first.
+    pub fn list(&self, owner: &str) -> Vec<JobInfo> {
+        let jobs: Vec<Arc<Job>> = self
+            .registry()
+            .map(|r| r.entries.iter().map(|e| e.job.clone()).collect())
+            .unwrap_or_default();
+        jobs.iter()
+            .filter(|j| j.state().is_some_and(|s| s.owner.as_deref() == Some(owner)))
+            .map(|j| j.info())
+            .collect()
+    }
+
+    /// Output since the last read and the status. When there is neither new output nor an
+    /// end yet, wait up to `wait` (at most [`MAX_JOB_WAIT`]) for one, or until `stop`.
+    pub async fn read(
+        &self,
+        id: &str,
+        owner: &str,
+        wait: Duration,
+        stop: impl Future<Output = ()>,
+    ) -> Result<JobRead, JobError> {
+        let job = self.find(id, Some(owner))?;
+        let mut changed = job.changed.subscribe();
+        if !job.ready() {
+            tokio::select! {
+                _ = tokio::time::timeout(wait.min(MAX_JOB_WAIT), changed.changed()) => {}
+                () = stop => {}
+            }
+        }
+        Ok(job.read())
+    }
+
+    /// Signal the job `id` to die (any owner: the client's `cancel` request). False when
+    /// there is no such job.
+    pub fn signal_kill(&self, id: &str) -> bool {
+        let Some(mut reg) = self.registry() else {
+            return false;
+        };
+        match reg.entries.iter_mut().find(|e| e.job.id == id) {
+            Some(e) => {
+                if let Some(c) = e.cancel.take() {
+                    let _ended = c.send(());
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Kill the job `id` of `owner` and wait until its process tree is gone, or until `stop`.
+    /// Says whether it was still running, and how it stands now.
+    pub async fn kill(
+        &self,
+        id: &str,
+        owner: &str,
+        stop: impl Future<Output = ()>,
+    ) -> Result<(bool, JobInfo), JobError> {
+        let job = self.find(id, Some(owner))?;
+        let mut changed = job.changed.subscribe();
+        let was_running = job.info().status.is_running();
+        self.signal_kill(id);
+        let ended = async {
+            while job.info().status.is_running() {
+                if changed.changed().await.is_err() {
+                    break;
+                }
+            }
+        };
+        tokio::select! {
+            () = ended => {}
+            () = stop => {}
+        }
+        Ok((was_running, job.info()))
+    }
+
+    /// Start no more jobs and kill every running one (the session is ending).
+    pub fn close(&self) {
+        if let Some(mut reg) = self.registry() {
+            reg.closed = true;
+            for e in &mut reg.entries {
+                if let Some(c) = e.cancel.take() {
+                    let _ended = c.send(());
+                }
+            }
+        }
+    }
+
+    /// Wait until every job's run has returned (after [`Jobs::close`]: until every tree is gone).
+    pub async fn wait_all(&self) {
+        let tasks: Vec<JoinHandle<()>> = self
+            .registry()
+            .map(|mut r| r.entries.iter_mut().filter_map(|e| e.task.take()).collect())
+            .unwrap_or_default();
+        for t in tasks {
+            let _joined = t.await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_map_to_conventional_codes() {
+        assert_eq!(JobStatus::Running.code(), None);
+        assert_eq!(JobStatus::Exited { exit_code: 3 }.code(), Some(3));
+        assert_eq!(JobStatus::Killed { signal: 15 }.code(), Some(143));
+        assert_eq!(JobStatus::TimedOut.code(), Some(124));
+        let failed = JobStatus::Failed {
+            message: "no".into(),
+        };
+        assert_eq!(failed.code(), Some(125));
+    }
+}
