@@ -1,7 +1,7 @@
 //! Spawn and supervise one sandboxed process tree: output relay with byte caps, timeout with
 //! escalation, signal forwarding, exit status and resource usage.
 use crate::capability::CapabilitySet;
-use crate::enforce::child::{ChildFds, MESSAGE_LEN, Message, MessageKind, Step};
+use crate::enforce::report::{ChildFds, MESSAGE_LEN, Message, MessageKind, Step};
 use crate::enforce::{CStrArray, EnforceError, ExecSpec, Prepared, cstr};
 use crate::host::{Availability, Host};
 use crate::plan::{self, Layer, LayerStatus, PlanInput, RealFs, SandboxPlan};

@@ -10,16 +10,19 @@
 //! itself (Landlock, seccomp, rlimits) and execs.
 
 pub mod child;
+mod command;
 pub mod landlock;
 pub mod mounts;
+pub mod report;
 pub mod seccomp;
+mod setup;
 
 use crate::plan::{Rlimit, SandboxPlan};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-pub use child::{Message, MessageKind, Step};
+pub use report::{Message, MessageKind, Step};
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -37,6 +40,8 @@ pub enum EnforceError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot map the command's stack: {source}")]
+    Stack { source: std::io::Error },
 }
 
 pub(crate) fn cstr(p: &Path) -> Result<CString, EnforceError> {
@@ -96,6 +101,8 @@ pub struct Prepared {
     pub late_rules: Vec<landlock::LateRule>,
     /// The one seccomp program, or none when the plan has no seccomp layer.
     pub seccomp: Option<seccompiler::BpfProgram>,
+    /// The stack the command runs on between its clone and `execve`.
+    pub command_stack: command::CommandStack,
     pub pid_namespace: bool,
     /// Whether the command may clear its bounding set (root, or inside a user namespace).
     /// Without that privilege there is nothing to drop: no_new_privs stops any gain at exec.
@@ -216,6 +223,8 @@ impl Prepared {
             ruleset,
             late_rules,
             seccomp,
+            command_stack: command::CommandStack::new()
+                .map_err(|source| EnforceError::Stack { source })?,
             pid_namespace: ns.pid,
             drop_bounding: host.euid == 0 || ns.user,
             exec,

@@ -1,0 +1,220 @@
+//! The command's last steps before `execve`: session, stdio, limits, capabilities, Landlock
+//! and seccomp. Runs in a child that shares the init's memory until it executes, on a stack
+//! prepared by the parent. Raw syscalls on prepared data only.
+#![allow(clippy::missing_safety_doc)]
+
+use super::Prepared;
+use super::report::{ChildFds, MessageKind, Step, check, errno, fail, send};
+use libc::{c_int, c_void};
+use std::os::fd::AsRawFd;
+
+/// The command's stack while it shares the init's memory, mapped by the parent with a guard
+/// page below it.
+pub struct CommandStack {
+    base: *mut c_void,
+    len: usize,
+}
+
+// SAFETY: the mapping is owned by this value alone; only the child that runs on it uses it.
+unsafe impl Send for CommandStack {}
+// SAFETY: as above: shared references never touch the mapping.
+unsafe impl Sync for CommandStack {}
+
+impl CommandStack {
+    /// Far more than the steps before `execve` use; pages are only touched as needed.
+    const LEN: usize = 256 * 1024;
+    const GUARD: usize = 4096;
+
+    pub fn new() -> std::io::Result<Self> {
+        // SAFETY: a fresh anonymous private mapping, owned by the returned value.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                Self::LEN,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        let stack = Self {
+            base,
+            len: Self::LEN,
+        };
+        // SAFETY: the lowest page of the mapping just made.
+        if unsafe { libc::mprotect(base, Self::GUARD, libc::PROT_NONE) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(stack)
+    }
+
+    fn top(&self) -> *mut c_void {
+        // SAFETY: one past the end of the mapping, where a downward stack starts.
+        unsafe { self.base.cast::<u8>().add(self.len).cast() }
+    }
+}
+
+impl Drop for CommandStack {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`, unmapped once.
+        unsafe { libc::munmap(self.base, self.len) };
+    }
+}
+
+struct Start {
+    prepared: *mut Prepared,
+    fds: ChildFds,
+}
+
+extern "C" fn command_entry(arg: *mut c_void) -> c_int {
+    // SAFETY: `arg` is the `Start` on the init's stack, which stays put: the init is
+    // suspended (CLONE_VFORK) until this child executes or exits.
+    unsafe {
+        let start = &*arg.cast::<Start>();
+        command(&mut *start.prepared, start.fds)
+    }
+}
+
+/// Start the command in a child that shares this process's memory until it executes
+/// (`CLONE_VM | CLONE_VFORK`, as `posix_spawn` does): no copy of the address space is made,
+/// and this process waits until the child has executed or failed. Returns its pid or -1.
+///
+/// # Safety
+/// Called in the init only, with `p` fully prepared.
+pub(super) unsafe fn start_command(p: &mut Prepared, f: ChildFds) -> libc::pid_t {
+    let top = p.command_stack.top();
+    let mut start = Start {
+        prepared: &raw mut *p,
+        fds: f,
+    };
+    // SAFETY: the child runs `command_entry` on its own stack and never returns into this
+    // frame; it only reads `start` and the prepared data, and this thread is suspended until
+    // it executes or exits. It changes signal dispositions in its own copy (no CLONE_SIGHAND).
+    unsafe {
+        libc::clone(
+            command_entry,
+            top,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            (&raw mut start).cast(),
+        )
+    }
+}
+
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: c_int,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+unsafe fn command(p: &mut Prepared, f: ChildFds) -> ! {
+    let rep = f.report;
+    // SAFETY: raw syscalls on prepared data; see module docs.
+    unsafe {
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        let mut dfl: libc::sigaction = std::mem::zeroed();
+        dfl.sa_sigaction = libc::SIG_DFL;
+        for s in 1..=64 {
+            if s != libc::SIGKILL && s != libc::SIGSTOP {
+                libc::sigaction(s, &dfl, std::ptr::null_mut());
+            }
+        }
+        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+        check!(rep, Step::Setsid, libc::setsid());
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        check!(rep, Step::Stdio, libc::dup2(f.stdout, 1));
+        check!(rep, Step::Stdio, libc::dup2(f.stderr, 2));
+        check!(rep, Step::Chdir, libc::chdir(p.exec.cwd.as_ptr()));
+        for &(res, v) in &p.rlimits {
+            let mut cur: libc::rlimit = std::mem::zeroed();
+            libc::getrlimit(res, &mut cur);
+            let v = v.min(cur.rlim_max);
+            let lim = libc::rlimit {
+                rlim_cur: v,
+                rlim_max: v,
+            };
+            check!(rep, Step::Rlimit, libc::setrlimit(res, &lim));
+        }
+        check!(
+            rep,
+            Step::Stdio,
+            libc::syscall(
+                libc::SYS_close_range,
+                3u32,
+                u32::MAX,
+                libc::CLOSE_RANGE_CLOEXEC
+            )
+        );
+        if p.drop_bounding {
+            for cap in 0..64 {
+                if libc::prctl(libc::PR_CAPBSET_DROP, cap) < 0 && errno() != libc::EINVAL {
+                    fail(rep, Step::Capabilities, errno());
+                }
+            }
+        }
+        check!(
+            rep,
+            Step::Capabilities,
+            libc::prctl(
+                libc::PR_CAP_AMBIENT,
+                libc::PR_CAP_AMBIENT_CLEAR_ALL,
+                0,
+                0,
+                0
+            )
+        );
+        check!(
+            rep,
+            Step::Capabilities,
+            libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        );
+        if let Some(rs) = &p.ruleset {
+            check!(
+                rep,
+                Step::Landlock,
+                libc::syscall(libc::SYS_landlock_restrict_self, rs.as_raw_fd(), 0u32)
+            );
+            send(rep, MessageKind::Landlock, 0, 0);
+        }
+        let hdr = CapHeader {
+            version: 0x2008_0522,
+            pid: 0,
+        };
+        let data = [CapData {
+            effective: 0,
+            permitted: 0,
+            inheritable: 0,
+        }; 2];
+        check!(
+            rep,
+            Step::Capabilities,
+            libc::syscall(libc::SYS_capset, &raw const hdr, data.as_ptr())
+        );
+        if let Some(prog) = &p.seccomp {
+            if seccompiler::apply_filter(prog).is_err() {
+                fail(rep, Step::Seccomp, errno());
+            }
+        }
+        let mut err = libc::ENOENT;
+        for cand in &p.exec.candidates {
+            libc::execve(cand.as_ptr(), p.exec.argv.as_ptr(), p.exec.envp.as_ptr());
+            let e = errno();
+            if e != libc::ENOENT && e != libc::ENOTDIR {
+                err = e;
+            }
+        }
+        send(rep, MessageKind::ExecFailed, 0, err);
+        libc::_exit(if err == libc::ENOENT { 127 } else { 126 })
+    }
+}

@@ -1,0 +1,195 @@
+//! What the sandbox's children tell sbx: fixed-size messages on the report pipe, the setup
+//! steps they name, and the async-signal-safe helpers that send them.
+#![allow(clippy::missing_safety_doc)]
+
+use libc::{c_int, c_void};
+
+/// A fixed-size message on the report pipe.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Message {
+    pub kind: u32,
+    pub step: u32,
+    pub value: i32,
+}
+
+pub const MESSAGE_LEN: usize = std::mem::size_of::<Message>();
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum MessageKind {
+    /// A setup step failed: `step`, `value` = errno.
+    SetupFailed = 1,
+    /// execve failed: `value` = errno.
+    ExecFailed = 2,
+    /// The command ended: `value` = its wait status.
+    Exited = 3,
+    /// Landlock applied: `value` = 0 fully, 1 partially, 2 not enforced.
+    Landlock = 4,
+    /// Resource use of the whole tree, sent just before `Exited`: `step` says which
+    /// (0 peak RSS in KiB, 1 user CPU ms, 2 system CPU ms), `value` the amount.
+    Usage = 5,
+}
+
+impl MessageKind {
+    pub fn from_u32(v: u32) -> Option<Self> {
+        Some(match v {
+            1 => Self::SetupFailed,
+            2 => Self::ExecFailed,
+            3 => Self::Exited,
+            4 => Self::Landlock,
+            5 => Self::Usage,
+            _ => return None,
+        })
+    }
+}
+
+/// Setup steps, named in error messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Step {
+    UserMap = 1,
+    Cgroup,
+    MakePrivate,
+    CloneMount,
+    Tmpfs,
+    Mkdir,
+    Touch,
+    AttachMount,
+    Bind,
+    ReadOnly,
+    Proc,
+    Devpts,
+    Symlink,
+    Hostname,
+    Loopback,
+    ForkCommand,
+    Setsid,
+    Stdio,
+    Chdir,
+    Rlimit,
+    Capabilities,
+    Landlock,
+    Seccomp,
+    Signals,
+}
+
+impl Step {
+    pub fn from_u32(v: u32) -> Option<Self> {
+        const ALL: [Step; 24] = [
+            Step::UserMap,
+            Step::Cgroup,
+            Step::MakePrivate,
+            Step::CloneMount,
+            Step::Tmpfs,
+            Step::Mkdir,
+            Step::Touch,
+            Step::AttachMount,
+            Step::Bind,
+            Step::ReadOnly,
+            Step::Proc,
+            Step::Devpts,
+            Step::Symlink,
+            Step::Hostname,
+            Step::Loopback,
+            Step::ForkCommand,
+            Step::Setsid,
+            Step::Stdio,
+            Step::Chdir,
+            Step::Rlimit,
+            Step::Capabilities,
+            Step::Landlock,
+            Step::Seccomp,
+            Step::Signals,
+        ];
+        ALL.iter().copied().find(|s| *s as u32 == v)
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Step::UserMap => "writing the user namespace uid/gid maps",
+            Step::Cgroup => "joining the pids cgroup",
+            Step::MakePrivate => "making the mount namespace private",
+            Step::CloneMount => "copying a mount to keep it under a tmpfs",
+            Step::Tmpfs => "mounting a tmpfs",
+            Step::Mkdir => "creating a mount point",
+            Step::Touch => "creating a file mount point",
+            Step::AttachMount => "attaching a kept mount",
+            Step::Bind => "bind-mounting a path",
+            Step::ReadOnly => "making a path read-only",
+            Step::Proc => "mounting /proc for the PID namespace",
+            Step::Devpts => "mounting a private devpts",
+            Step::Symlink => "creating a /dev symlink",
+            Step::Hostname => "setting the hostname",
+            Step::Loopback => "bringing up lo",
+            Step::ForkCommand => "forking the command",
+            Step::Setsid => "starting a new session",
+            Step::Stdio => "connecting stdout and stderr",
+            Step::Chdir => "entering the working directory",
+            Step::Rlimit => "setting resource limits",
+            Step::Capabilities => "dropping capabilities",
+            Step::Landlock => "applying Landlock",
+            Step::Seccomp => "installing the seccomp filter",
+            Step::Signals => "setting up signal handling",
+        }
+    }
+}
+
+/// File descriptors the children use.
+#[derive(Clone, Copy, Debug)]
+pub struct ChildFds {
+    pub stdout: c_int,
+    pub stderr: c_int,
+    pub report: c_int,
+    /// A pidfd of the process that starts the sandbox (or -1): closes the window between
+    /// `clone` and `PR_SET_PDEATHSIG` in which its death would go unnoticed.
+    pub parent: c_int,
+}
+
+pub(super) fn errno() -> c_int {
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
+
+pub(super) unsafe fn send(fd: c_int, kind: MessageKind, step: u32, value: i32) {
+    let m = Message {
+        kind: kind as u32,
+        step,
+        value,
+    };
+    // SAFETY: writes MESSAGE_LEN bytes from a live stack value; a short write only loses the report.
+    unsafe { libc::write(fd, (&raw const m).cast::<c_void>(), MESSAGE_LEN) };
+}
+
+pub(super) unsafe fn fail(fd: c_int, step: Step, err: c_int) -> ! {
+    // SAFETY: see `send`; _exit is async-signal-safe.
+    unsafe {
+        send(fd, MessageKind::SetupFailed, step as u32, err);
+        libc::_exit(125)
+    }
+}
+
+/// Report `step` as failed and exit when `$e` is negative.
+macro_rules! check {
+    ($fd:expr, $step:expr, $e:expr) => {
+        if $e < 0 {
+            let err = $crate::enforce::report::errno();
+            $crate::enforce::report::fail($fd, $step, err)
+        }
+    };
+}
+pub(super) use check;
+
+pub(super) unsafe fn write_file(path: &std::ffi::CStr, data: &[u8]) -> c_int {
+    // SAFETY: path is NUL-terminated; data is a live slice.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return -1;
+        }
+        let n = libc::write(fd, data.as_ptr().cast(), data.len());
+        libc::close(fd);
+        if n == data.len() as isize { 0 } else { -1 }
+    }
+}

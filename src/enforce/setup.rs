@@ -1,0 +1,230 @@
+//! The init's setup steps in the new namespaces: mount operations, Landlock rules for the
+//! file systems it mounted, and the loopback interface. Raw syscalls on prepared data only.
+#![allow(clippy::missing_safety_doc)]
+
+use super::mounts::Op;
+use super::report::{Step, check, errno, fail, write_file};
+use libc::c_int;
+
+/// `struct landlock_path_beneath_attr`, which the kernel declares packed.
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+pub(super) unsafe fn add_late_rules(
+    ruleset: c_int,
+    rules: &[super::landlock::LateRule],
+    rep: c_int,
+) {
+    const LANDLOCK_RULE_PATH_BENEATH: c_int = 1;
+    for r in rules {
+        // SAFETY: open/fstat/close on a prepared path; the attr lives on the stack.
+        unsafe {
+            let fd = libc::open(r.path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
+            if fd < 0 {
+                if r.required {
+                    fail(rep, Step::Landlock, errno());
+                }
+                continue;
+            }
+            let mut st: libc::stat = std::mem::zeroed();
+            let is_dir =
+                libc::fstat(fd, &mut st) == 0 && (st.st_mode & libc::S_IFMT) == libc::S_IFDIR;
+            let access = if is_dir { r.dir_access } else { r.file_access };
+            if access != 0 {
+                let attr = PathBeneathAttr {
+                    allowed_access: access,
+                    parent_fd: fd,
+                };
+                check!(
+                    rep,
+                    Step::Landlock,
+                    libc::syscall(
+                        libc::SYS_landlock_add_rule,
+                        ruleset,
+                        LANDLOCK_RULE_PATH_BENEATH,
+                        &raw const attr,
+                        0u32
+                    )
+                );
+            }
+            libc::close(fd);
+        }
+    }
+}
+
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+pub(super) unsafe fn run_mount_ops(ops: &[Op], slots: &mut [c_int], rep: c_int) {
+    const OPEN_TREE_CLONE: libc::c_uint = 1;
+    const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
+    const MOUNT_ATTR_RDONLY: u64 = 1;
+    let null = std::ptr::null::<libc::c_char>();
+    for op in ops {
+        // SAFETY: every pointer comes from a CString owned by `ops` or a literal.
+        unsafe {
+            match op {
+                Op::MakePrivate => check!(
+                    rep,
+                    Step::MakePrivate,
+                    libc::mount(
+                        null,
+                        c"/".as_ptr(),
+                        null,
+                        libc::MS_REC | libc::MS_PRIVATE,
+                        std::ptr::null()
+                    )
+                ),
+                Op::Clone { path, slot } => {
+                    let fd = libc::syscall(
+                        libc::SYS_open_tree,
+                        libc::AT_FDCWD,
+                        path.as_ptr(),
+                        OPEN_TREE_CLONE
+                            | libc::O_CLOEXEC as libc::c_uint
+                            | libc::AT_RECURSIVE as libc::c_uint,
+                    ) as c_int;
+                    check!(rep, Step::CloneMount, fd);
+                    slots[*slot] = fd;
+                }
+                Op::Tmpfs { target, data } => check!(
+                    rep,
+                    Step::Tmpfs,
+                    libc::mount(
+                        c"tmpfs".as_ptr(),
+                        target.as_ptr(),
+                        c"tmpfs".as_ptr(),
+                        libc::MS_NOSUID | libc::MS_NODEV,
+                        data.as_ptr().cast()
+                    )
+                ),
+                Op::Mkdir { path } => {
+                    if libc::mkdir(path.as_ptr(), 0o755) < 0 && errno() != libc::EEXIST {
+                        fail(rep, Step::Mkdir, errno());
+                    }
+                }
+                Op::Touch { path } => {
+                    let fd = libc::open(
+                        path.as_ptr(),
+                        libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
+                        0o644,
+                    );
+                    check!(rep, Step::Touch, fd);
+                    libc::close(fd);
+                }
+                Op::Attach { slot, target } => {
+                    let r = libc::syscall(
+                        libc::SYS_move_mount,
+                        slots[*slot],
+                        c"".as_ptr(),
+                        libc::AT_FDCWD,
+                        target.as_ptr(),
+                        MOVE_MOUNT_F_EMPTY_PATH,
+                    );
+                    check!(rep, Step::AttachMount, r);
+                    libc::close(slots[*slot]);
+                }
+                Op::BindSelf { path } => check!(
+                    rep,
+                    Step::Bind,
+                    libc::mount(
+                        path.as_ptr(),
+                        path.as_ptr(),
+                        null,
+                        libc::MS_BIND | libc::MS_REC,
+                        std::ptr::null()
+                    )
+                ),
+                Op::BindFile { src, target } => check!(
+                    rep,
+                    Step::Bind,
+                    libc::mount(
+                        src.as_ptr(),
+                        target.as_ptr(),
+                        null,
+                        libc::MS_BIND,
+                        std::ptr::null()
+                    )
+                ),
+                Op::ReadOnly { path } => {
+                    let attr = MountAttr {
+                        attr_set: MOUNT_ATTR_RDONLY,
+                        attr_clr: 0,
+                        propagation: 0,
+                        userns_fd: 0,
+                    };
+                    let r = libc::syscall(
+                        libc::SYS_mount_setattr,
+                        libc::AT_FDCWD,
+                        path.as_ptr(),
+                        libc::AT_RECURSIVE,
+                        &raw const attr,
+                        std::mem::size_of::<MountAttr>(),
+                    );
+                    check!(rep, Step::ReadOnly, r);
+                }
+                Op::Proc => check!(
+                    rep,
+                    Step::Proc,
+                    libc::mount(
+                        c"proc".as_ptr(),
+                        c"/proc".as_ptr(),
+                        c"proc".as_ptr(),
+                        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                        std::ptr::null()
+                    )
+                ),
+                Op::Devpts => check!(
+                    rep,
+                    Step::Devpts,
+                    libc::mount(
+                        c"devpts".as_ptr(),
+                        c"/dev/pts".as_ptr(),
+                        c"devpts".as_ptr(),
+                        libc::MS_NOSUID | libc::MS_NOEXEC,
+                        c"newinstance,ptmxmode=0666,mode=0620".as_ptr().cast()
+                    )
+                ),
+                Op::WriteFile { path, data } => {
+                    check!(rep, Step::Proc, write_file(path, data.as_bytes()))
+                }
+                Op::Symlink { target, link } => check!(
+                    rep,
+                    Step::Symlink,
+                    libc::symlink(target.as_ptr(), link.as_ptr())
+                ),
+            }
+        }
+    }
+}
+
+pub(super) unsafe fn loopback_up(rep: c_int) {
+    // SAFETY: a zeroed ifreq with a NUL-terminated name is valid for SIOC[GS]IFFLAGS.
+    unsafe {
+        let s = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        check!(rep, Step::Loopback, s);
+        let mut ifr: libc::ifreq = std::mem::zeroed();
+        ifr.ifr_name[0] = b'l' as libc::c_char;
+        ifr.ifr_name[1] = b'o' as libc::c_char;
+        check!(
+            rep,
+            Step::Loopback,
+            libc::ioctl(s, libc::SIOCGIFFLAGS, &mut ifr)
+        );
+        ifr.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+        check!(
+            rep,
+            Step::Loopback,
+            libc::ioctl(s, libc::SIOCSIFFLAGS, &ifr)
+        );
+        libc::close(s);
+    }
+}
