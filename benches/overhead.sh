@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 runs=${1:-300}
 command -v hyperfine >/dev/null || { apt-get update -qq && apt-get install -y -qq hyperfine >/dev/null; }
 cargo build --release --quiet
-sbx=$PWD/target/release/sbx
+# .cargo/config.toml builds for the host tuple explicitly, so the binary sits under it.
+sbx=$PWD/target/$(rustc -vV | sed -n 's/^host: //p')/release/sbx
 work=$(mktemp -d /var/tmp/sbx-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
