@@ -4,92 +4,9 @@
 
 use super::classify::Judge;
 use super::exec_args::Ctx;
+use super::tables::git::{NETWORK, READ, WRITE};
 use super::words::Word;
 use super::{Class, paths, tables};
-
-const READ: &[&str] = &[
-    "status",
-    "diff",
-    "log",
-    "show",
-    "blame",
-    "rev-parse",
-    "ls-files",
-    "ls-tree",
-    "cat-file",
-    "describe",
-    "shortlog",
-    "grep",
-    "rev-list",
-    "whatchanged",
-    "name-rev",
-    "merge-base",
-    "for-each-ref",
-    "show-ref",
-    "show-branch",
-    "count-objects",
-    "fsck",
-    "check-ignore",
-    "check-attr",
-    "verify-commit",
-    "verify-tag",
-    "version",
-    "help",
-    "range-diff",
-    "annotate",
-    "cherry",
-    "diff-tree",
-    "diff-files",
-    "diff-index",
-    "var",
-    "ls-remote-local",
-];
-
-const WRITE: &[&str] = &[
-    "add",
-    "commit",
-    "switch",
-    "merge",
-    "rebase",
-    "cherry-pick",
-    "revert",
-    "mv",
-    "init",
-    "apply",
-    "am",
-    "notes",
-    "restore-staged",
-    "format-patch",
-    "bisect",
-    "sparse-checkout",
-    "mergetool-none",
-    "stage",
-    "update-index",
-    "commit-tree",
-    "write-tree",
-    "read-tree",
-    "hash-object",
-    "mktree",
-    "mktag",
-    "pack-refs",
-    "repack",
-    "maintenance",
-    "rerere",
-    "archive",
-];
-
-const NETWORK: &[&str] = &[
-    "fetch",
-    "pull",
-    "push",
-    "clone",
-    "ls-remote",
-    "submodule",
-    "request-pull",
-    "send-email",
-    "svn",
-    "p4",
-];
 
 pub(crate) fn classify(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
     let ctx = c.w.ctx;

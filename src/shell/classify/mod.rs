@@ -1,14 +1,20 @@
 //! Classify one simple command: redirections, assignments, wrappers, then
 //! the leader and its arguments.
 
+mod judge;
+mod redirects;
+
 use super::exec_args;
 use super::leader;
-use super::paths::{self, Zone};
-use super::walk::{self, Cwd, Scope, Seg, Traits, Walker};
-use super::words::{self, Word};
+use super::paths;
+use super::walk::{Cwd, Scope, Seg, Walker};
+use super::words::Word;
 use super::{Class, Segment, Verdict, tables};
-use rable::{Node, NodeKind};
-use std::path::PathBuf;
+use judge::rank;
+use rable::Node;
+use redirects::redirect_targets;
+
+pub(crate) use judge::Judge;
 
 pub(crate) struct Cmd<'a> {
     pub argv: &'a [Word],
@@ -36,150 +42,6 @@ pub(crate) enum Stdin {
     Inherited,
     Text(String),
     File,
-}
-
-/// Running judgement of one segment: the strictest finding wins.
-pub(crate) struct Judge {
-    pub class: Class,
-    pub reason: String,
-    pub writes: Vec<PathBuf>,
-    pub t: Traits,
-    pub reparse: Vec<(String, String)>,
-}
-
-fn rank(c: Class) -> u8 {
-    match c {
-        Class::ReadOnly => 0,
-        Class::BuildTest => 1,
-        Class::WorkspaceWrite => 2,
-        Class::OutsideWrite
-        | Class::Destructive
-        | Class::Privilege
-        | Class::Network
-        | Class::PackageInstall
-        | Class::InlineCode
-        | Class::ScriptRun
-        | Class::ConfigChange
-        | Class::SecretRead
-        | Class::Unknown
-        | Class::Opaque => 3,
-        Class::FloorWrite | Class::Malicious => 4,
-    }
-}
-
-impl Judge {
-    fn new() -> Judge {
-        Judge {
-            class: Class::ReadOnly,
-            reason: "[shell.read-only] inspection only".into(),
-            writes: Vec::new(),
-            t: Traits::default(),
-            reparse: Vec::new(),
-        }
-    }
-
-    /// Raise to `class` if it is stricter than what was found so far.
-    pub fn raise(&mut self, class: Class, reason: impl Into<String>) {
-        if rank(class) > rank(self.class) {
-            self.class = class;
-            self.reason = reason.into();
-        }
-    }
-
-    /// Record a write to a word and raise by where it lands.
-    pub fn write(&mut self, w: &Word, cwd: &Cwd, ctx: &super::ShellContext, what: &str) {
-        if is_device(&w.value) {
-            return;
-        }
-        if w.value.starts_with("/dev/tcp/") || w.value.starts_with("/dev/udp/") {
-            self.raise(
-                Class::Malicious,
-                "[shell.malicious.reverse-shell] redirection to a network socket",
-            );
-            return;
-        }
-        for (zone, path) in walk::judge(w, cwd, ctx) {
-            match zone {
-                Zone::Inside => self.raise(Class::WorkspaceWrite, format!("[shell.write.workspace] {what} inside the workspace")),
-                Zone::Outside if !w.unknown && !w.subst => self.raise(
-                    Class::OutsideWrite,
-                    format!("[shell.write.outside] {what} `{}` outside the workspace and the writable set", path.display()),
-                ),
-                Zone::Outside => self.raise(
-                    Class::OutsideWrite,
-                    format!("[shell.write.unknown] {what} `{}` is not known before running", w.display),
-                ),
-                Zone::Floor(k) => self.raise(
-                    Class::FloorWrite,
-                    format!("[shell.floor] {what} `{}` touches the safety floor ({k})", path.display()),
-                ),
-            }
-            if !self.writes.contains(&path) {
-                self.writes.push(path);
-            }
-        }
-    }
-
-    pub fn code(&mut self, code: &str, via: &str) {
-        self.reparse.push((code.to_string(), via.to_string()));
-    }
-}
-
-fn is_device(v: &str) -> bool {
-    matches!(
-        v,
-        "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "/dev/zero"
-    ) || v.starts_with("/dev/fd/")
-}
-
-fn redirect_targets(j: &mut Judge, w: &Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Stdin {
-    let mut stdin = Stdin::Inherited;
-    for r in cmd.redirects {
-        match &r.kind {
-            NodeKind::Redirect { op, target, .. } => {
-                let t = words::convert(target, &w.env(scope));
-                let dup = t.value.chars().all(|c| c.is_ascii_digit() || c == '-');
-                match op.as_str() {
-                    ">" | ">>" | ">|" | "&>" | "&>>" | "<>" => {
-                        j.write(&t, cmd.cwd, w.ctx, "redirection to")
-                    }
-                    ">&" | "<&" if !dup => j.write(&t, cmd.cwd, w.ctx, "redirection to"),
-                    ">&" | "<&" => {}
-                    "<" => {
-                        if t.value.starts_with("/dev/tcp/") || t.value.starts_with("/dev/udp/") {
-                            j.raise(
-                                Class::Malicious,
-                                "[shell.malicious.reverse-shell] input from a network socket",
-                            );
-                        }
-                        if paths::is_secret(&t.value, w.ctx) {
-                            j.t.reads_secret = true;
-                            j.raise(
-                                Class::SecretRead,
-                                format!("[shell.secret.read] reads `{}`", t.display),
-                            );
-                        }
-                        stdin = Stdin::File;
-                    }
-                    "<<<" => stdin = Stdin::Text(t.display.clone()),
-                    _ => j.raise(
-                        Class::Opaque,
-                        format!("[shell.redirect] redirection `{op}` not understood"),
-                    ),
-                }
-            }
-            NodeKind::HereDoc {
-                content, quoted, ..
-            } => {
-                if !quoted && (content.contains("$(") || content.contains('`')) {
-                    j.raise(Class::Opaque, "[shell.subst.heredoc] command substitution inside an unquoted here-document");
-                }
-                stdin = Stdin::Text(content.clone());
-            }
-            _ => j.raise(Class::Opaque, "[shell.redirect] redirection not understood"),
-        }
-    }
-    stdin
 }
 
 pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outcome {

@@ -1,0 +1,218 @@
+//! The pipeline: one path for every call, from the `call` event to the observers.
+#![forbid(unsafe_code)]
+
+mod approve;
+mod deadline;
+mod execute;
+
+use super::access::{Access, AccessEnv, extract};
+use super::approval::{ApprovalChannel, SessionGrants};
+use super::call::ToolCall;
+use super::decision::{Decision, Ruling, Stage};
+use super::exec::{Executor, ProfileCaps};
+use super::guard::Guard;
+use super::hooks::{Hook, run_hooks};
+use super::listener::{CallContext, EnforcementOutlook, Listener, TraceStep, run_waterfall};
+use super::mode::Mode;
+use super::observer::{Observer, notify_call, notify_result};
+use super::post::{PostHandler, run_post};
+use super::result::{CallResult, HookRewrite};
+use super::tool::tool_meta;
+use super::wrappers::ExecWrapper;
+use crate::policy::{FloorEnv, Policy, floor_for_writes};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The pre-approval decision on a call, without running anything.
+#[derive(Clone, Debug)]
+pub struct Decided {
+    pub access: Option<Access>,
+    pub canonical: String,
+    pub ruling: Ruling,
+    pub trace: Vec<TraceStep>,
+}
+
+/// A configured pipeline. Cloning is cheap (shared parts are behind `Arc`).
+#[derive(Clone)]
+pub struct Pipeline {
+    pub(super) policy: Arc<Policy>,
+    pub(super) mode: Mode,
+    pub(super) profile: ProfileCaps,
+    pub(super) floor: FloorEnv,
+    pub(super) outlook: EnforcementOutlook,
+    pub(super) listeners: Vec<Arc<dyn Listener>>,
+    pub(super) guards: Vec<Arc<dyn Guard>>,
+    pub(super) hooks: Vec<Arc<dyn Hook>>,
+    pub(super) approval: Option<Arc<dyn ApprovalChannel>>,
+    pub(super) executor: Arc<dyn Executor>,
+    pub(super) wrappers: Vec<Arc<dyn ExecWrapper>>,
+    pub(super) post: Vec<Arc<dyn PostHandler>>,
+    pub(super) observers: Vec<Arc<dyn Observer>>,
+    pub(super) grants: Arc<SessionGrants>,
+    pub(super) listener_budget: Duration,
+    pub(super) guard_budget: Duration,
+    pub(super) approval_timeout: Option<Duration>,
+    /// Derived from `floor` when the pipeline is built; read on every call.
+    pub(super) access_env: AccessEnv,
+}
+
+impl Pipeline {
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    pub fn grants(&self) -> &SessionGrants {
+        &self.grants
+    }
+
+    fn access_env(&self) -> &AccessEnv {
+        &self.access_env
+    }
+
+    fn context<'a>(&'a self, call: &'a ToolCall, access: &'a Access) -> CallContext<'a> {
+        CallContext {
+            call,
+            access,
+            meta: tool_meta(call.tool()),
+            mode: self.mode,
+            policy: &self.policy,
+            floor: &self.floor,
+            profile: self.profile.get(),
+            outlook: &self.outlook,
+            grants: &self.grants,
+        }
+    }
+
+    /// Extraction, the waterfall and the floor: the decision before hooks, approval and guards.
+    pub fn decide(&self, call: &ToolCall) -> Decided {
+        let access = match extract(call, self.access_env()) {
+            Ok(a) => a,
+            Err(e) => {
+                return Decided {
+                    access: None,
+                    canonical: format!("{}({})", call.tool(), call.input()),
+                    ruling: Ruling::deny(Stage::Extraction, "extraction", e.to_string()),
+                    trace: Vec::new(),
+                };
+            }
+        };
+        let cx = self.context(call, &access);
+        let (mut ruling, mut trace) = run_waterfall(&self.listeners, &cx, self.listener_budget);
+        if let Some(hit) = floor_for_writes(access.writes(), &self.floor) {
+            trace.push(TraceStep {
+                stage: "floor",
+                by: hit.rule.into(),
+                outcome: hit.decision.as_str(),
+                detail: hit.reason.clone(),
+            });
+            if hit.decision > ruling.decision {
+                ruling = Ruling::new(hit.decision, Stage::Floor, hit.rule, hit.reason);
+                ruling.rule = Some(hit.rule.to_string());
+                ruling.source = Some("floor".into());
+            }
+        }
+        let canonical = access.canonical(call);
+        Decided {
+            access: Some(access),
+            canonical,
+            ruling,
+            trace,
+        }
+    }
+
+    /// Run one call through every stage. Never fails: every outcome is a [`CallResult`].
+    pub async fn run(&self, call: ToolCall) -> CallResult {
+        let start = Instant::now();
+        let call = Arc::new(call);
+        notify_call(&self.observers, &call);
+        let Decided {
+            access,
+            canonical,
+            mut ruling,
+            mut trace,
+        } = self.decide_bounded(&call).await;
+        let mut rewrites = Vec::new();
+
+        if let Some(access) = access
+            .as_ref()
+            .filter(|_| ruling.decision != Decision::Deny)
+        {
+            // Hooks: strictest wins; an allow only settles the default ask.
+            let votes = run_hooks(&self.hooks, &call).await;
+            for v in &votes {
+                trace.push(TraceStep {
+                    stage: "hook",
+                    by: v.hook.clone(),
+                    outcome: v.decision.map_or("none", |d| d.as_str()),
+                    detail: v.reason.clone(),
+                });
+                if let Some(u) = &v.updated_input {
+                    rewrites.push(HookRewrite {
+                        hook: v.hook.clone(),
+                        updated_input: u.clone(),
+                    });
+                }
+            }
+            if let Some(top) = votes.first().filter(|v| v.decision.is_some()) {
+                let d = top.decision.unwrap_or(Decision::Ask);
+                let lifts_default = d == Decision::Allow
+                    && ruling.decision == Decision::Ask
+                    && ruling.stage == Stage::Default
+                    && votes
+                        .iter()
+                        .all(|v| v.decision.is_none_or(|x| x == Decision::Allow));
+                if d > ruling.decision || lifts_default {
+                    let reason = if top.reason.is_empty() {
+                        format!("hook answered {}", d.as_str())
+                    } else {
+                        top.reason.clone()
+                    };
+                    ruling = Ruling::new(d, Stage::Hook, &top.hook, reason);
+                    ruling.rule = Some(top.hook.clone());
+                    ruling.source = top.source.clone();
+                }
+            }
+
+            if ruling.decision == Decision::Ask {
+                ruling = self
+                    .approve(&call, access, &canonical, ruling, &mut trace)
+                    .await;
+            }
+            if ruling.decision == Decision::Allow {
+                if let Some(denial) = self.guards_bounded(&call, access, &mut trace).await {
+                    ruling = denial;
+                }
+            }
+        }
+
+        let meta = tool_meta(call.tool());
+        let mut result = CallResult {
+            call_id: call.id().to_string(),
+            tool: call.tool().to_string(),
+            canonical,
+            meta,
+            is_error: true,
+            content: String::new(),
+            value: serde_json::Value::Null,
+            ruling: ruling.clone(),
+            trace,
+            exec: None,
+            hook_rewrites: rewrites,
+            post: Vec::new(),
+            duration: Duration::ZERO,
+        };
+        match (ruling.decision, access.as_ref()) {
+            (Decision::Allow, Some(access)) => {
+                self.execute(&call, access, &ruling, &mut result).await
+            }
+            (Decision::Allow | Decision::Ask | Decision::Deny, _) => {
+                result.content = ruling.denial_text();
+                result.value = serde_json::json!({ "error": result.content });
+            }
+        }
+        run_post(&self.post, &call, &mut result);
+        result.duration = start.elapsed();
+        notify_result(&self.observers, &call, &result);
+        result
+    }
+}

@@ -1,0 +1,129 @@
+//! Interpreters (`python`, `node`, `perl`, ...): inline code, `-m` modules,
+//! scripts, and programs read from standard input.
+
+use super::{first_op, operands};
+use crate::shell::Class;
+use crate::shell::classify::{self, Judge, Stdin};
+use crate::shell::exec_args::{Ctx, inline_code};
+use crate::shell::words::Word;
+
+pub(super) fn interpreter(
+    j: &mut Judge,
+    c: &Ctx<'_, '_, '_>,
+    name: &str,
+    flags: &[&str],
+    args: &[Word],
+) {
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        let v = a.value.as_str();
+        if let Some(f) = flags
+            .iter()
+            .find(|f| v == **f || (f.len() == 2 && v.starts_with(**f) && !v.starts_with("--")))
+        {
+            let code = if v.len() > f.len() {
+                v.get(f.len()..).unwrap_or("").to_string()
+            } else {
+                args.get(i + 1).map(|x| x.value.clone()).unwrap_or_default()
+            };
+            inline_code(j, name, &code);
+            return;
+        }
+        if v == "-m" {
+            let module = args.get(i + 1).map(|x| x.value.as_str()).unwrap_or("");
+            let rest = args.get(i + 2..).unwrap_or(&[]);
+            match module {
+                "pytest" | "unittest" | "mypy" | "ruff" | "black" | "flake8" | "pylint"
+                | "doctest" | "compileall" | "py_compile" | "tox" | "nox" => j.raise(
+                    Class::BuildTest,
+                    format!("[shell.build] `{name} -m {module}`"),
+                ),
+                "pip" | "ensurepip" => {
+                    if !matches!(
+                        first_op(rest),
+                        "list" | "show" | "freeze" | "check" | "--version"
+                    ) {
+                        j.raise(
+                            Class::PackageInstall,
+                            format!("[shell.package] `{name} -m pip`"),
+                        );
+                    }
+                }
+                "venv" | "virtualenv" => {
+                    for a in operands(rest) {
+                        j.write(a, c.cmd.cwd, c.w.ctx, "virtual environment");
+                    }
+                }
+                "json.tool" | "tabnanny" | "pydoc" | "site" | "platform" | "sysconfig" => {}
+                "http.server" | "smtpd" | "ftplib" => {
+                    j.t.network = true;
+                    j.raise(
+                        Class::Network,
+                        format!("[shell.network] `{name} -m {module}` serves on the network"),
+                    );
+                }
+                _ => j.raise(
+                    Class::ScriptRun,
+                    format!("[shell.script] `{name} -m {module}` runs a module"),
+                ),
+            }
+            return;
+        }
+        if matches!(v, "--version" | "-V" | "--help" | "-h") {
+            return;
+        }
+        if name == "deno" || name == "bun" {
+            match v {
+                "test" | "check" | "lint" | "fmt" | "bench" | "build" => {
+                    j.raise(Class::BuildTest, format!("[shell.build] `{name} {v}`"));
+                    return;
+                }
+                "install" | "add" | "i" => {
+                    j.raise(
+                        Class::PackageInstall,
+                        format!("[shell.package] `{name} {v}`"),
+                    );
+                    return;
+                }
+                _ => {}
+            }
+        }
+        if name.starts_with("node") && v == "--test" {
+            j.raise(Class::BuildTest, "[shell.build] `node --test`");
+            return;
+        }
+        if v.starts_with('-') && v.len() > 1 {
+            i += 1;
+            continue;
+        }
+        if v == "-" {
+            break;
+        }
+        if a.subst {
+            classify::code_from_substitution(j, c.w, c.cmd, &format!("{name} <(...)"));
+            return;
+        }
+        j.raise(
+            Class::ScriptRun,
+            format!(
+                "[shell.script] `{name} {}` runs a program whose content is not analysed",
+                a.display
+            ),
+        );
+        return;
+    }
+    match c.stdin {
+        Stdin::Text(code) => inline_code(j, name, code),
+        Stdin::File => j.raise(
+            Class::ScriptRun,
+            format!("[shell.script] `{name}` runs a file from its input"),
+        ),
+        Stdin::Inherited => {
+            j.t.stdin_code = true;
+            j.raise(
+                Class::Opaque,
+                format!("[shell.stdin-code] `{name}` runs whatever arrives on its input"),
+            );
+        }
+    }
+}

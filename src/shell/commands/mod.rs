@@ -1,0 +1,224 @@
+//! Rules for named commands: toolchains, package managers, writers,
+//! destructive commands, network clients, privilege, and inspection.
+
+mod interpreters;
+mod system;
+mod toolchains;
+
+use super::classify::Judge;
+use super::exec_args::Ctx;
+use super::git;
+use super::walk::Cwd;
+use super::words::Word;
+use super::{Class, paths, tables};
+use interpreters::interpreter;
+use system::{containers, ip, openssl, services, socket_client, system_packages};
+use toolchains::{build_tool, cargo, go, js_pm, package_manager, task_runner};
+
+pub(crate) fn operands(args: &[Word]) -> Vec<&Word> {
+    let mut out = Vec::new();
+    let mut dashdash = false;
+    for a in args {
+        if !dashdash && a.value == "--" {
+            dashdash = true;
+            continue;
+        }
+        if dashdash || !a.value.starts_with('-') || a.value == "-" {
+            out.push(a);
+        }
+    }
+    out
+}
+
+pub(crate) fn has(args: &[Word], flags: &[&str]) -> bool {
+    args.iter().any(|a| flags.contains(&a.value.as_str()))
+}
+
+pub(crate) fn short_flag(args: &[Word], ch: char) -> bool {
+    args.iter().any(|a| {
+        let v = a.value.as_str();
+        v.starts_with('-') && !v.starts_with("--") && v.contains(ch)
+    })
+}
+
+fn first_op(args: &[Word]) -> &str {
+    args.iter()
+        .map(|a| a.value.as_str())
+        .find(|v| !v.starts_with('-'))
+        .unwrap_or("")
+}
+
+pub(crate) fn classify_named(
+    j: &mut Judge,
+    c: &Ctx<'_, '_, '_>,
+    name: &str,
+    args: &[Word],
+    new_cwd: &mut Option<Cwd>,
+) {
+    let ctx = c.w.ctx;
+    let cwd = c.cmd.cwd;
+    if let Some((_, flags)) = tables::INTERPRETERS.iter().find(|(n, _)| *n == name) {
+        interpreter(j, c, name, flags, args);
+        return;
+    }
+    match name {
+        "cd" | "pushd" => {
+            let target = args
+                .iter()
+                .find(|a| !a.value.starts_with('-') || a.value == "-");
+            *new_cwd = Some(match target {
+                None => Some(vec![ctx.home.clone()]),
+                Some(t) if t.unknown || t.subst || t.value == "-" => None,
+                Some(t) => {
+                    let cs = cwd.clone().unwrap_or_default();
+                    if cs.is_empty() && !t.value.starts_with('/') {
+                        None
+                    } else if t.value.starts_with('/') {
+                        Some(vec![paths::resolve(&t.value, &ctx.cwd)])
+                    } else {
+                        Some(cs.iter().map(|d| paths::resolve(&t.value, d)).collect())
+                    }
+                }
+            });
+        }
+        "popd" => *new_cwd = Some(None),
+        "echo" | "printf" => {
+            if args.iter().all(|a| a.exact) {
+                let text: Vec<&str> = args
+                    .iter()
+                    .map(|a| a.value.as_str())
+                    .filter(|v| !matches!(*v, "-n" | "-e" | "-E"))
+                    .collect();
+                j.t.prints = Some(text.join(" "));
+            }
+        }
+        "env" | "printenv" | "set" if args.is_empty() => j.t.dumps_env = true,
+        "export" | "declare" | "typeset" | "local" | "readonly" => {
+            if has(args, &["-p"]) || args.is_empty() {
+                j.t.dumps_env = true;
+            }
+            for a in args {
+                let key = a.value.split('=').next().unwrap_or("");
+                if a.value.contains('=') && tables::EXEC_ENV.contains(&key) {
+                    j.raise(
+                        Class::Opaque,
+                        format!("[shell.env.exec] `{key}` changes which code runs"),
+                    );
+                }
+            }
+        }
+        "git" => git::classify(j, c, args),
+        "cargo" => cargo(j, args),
+        "go" => go(j, args),
+        "npm" | "pnpm" | "yarn" | "bun" => js_pm(j, name, args),
+        "pytest" | "py.test" | "tox" | "nox" | "mypy" | "pyright" | "jest" | "vitest" | "mocha"
+        | "tsc" | "eslint" | "prettier" | "ruff" | "black" | "isort" | "flake8" | "pylint"
+        | "rustc" | "rustfmt" | "clippy-driver" | "gcc" | "g++" | "cc" | "c++" | "clang"
+        | "clang++" | "javac" | "mvn" | "gradle" | "./gradlew" | "gradlew" | "dotnet" | "ctest"
+        | "ninja" | "meson" | "cmake" | "swift" | "swiftc" | "zig" | "ghc" | "stack-test"
+        | "shellcheck" | "golangci-lint" | "staticcheck" | "cargo-nextest" | "phpunit"
+        | "rspec" | "nextest" => build_tool(j, c, name, args),
+        "make" | "gmake" | "just" | "task" | "rake" | "invoke" | "nx" | "turbo" | "bazel"
+        | "buck" | "pants" => task_runner(j, name, args),
+        n if tables::PACKAGE_MANAGERS.contains(&n) => package_manager(j, n, args),
+        "cp" | "mv" | "ln" | "install" | "rsync" => super::writers::copy_like(j, c, name, args),
+        "mkdir" | "touch" | "mkfifo" | "mknod" | "tee" => {
+            for a in operands(args) {
+                j.write(a, cwd, ctx, name);
+            }
+        }
+        "sort" => {
+            for (i, a) in args.iter().enumerate() {
+                if a.value == "-o" || a.value == "--output" {
+                    if let Some(f) = args.get(i + 1) {
+                        j.write(f, cwd, ctx, "sort -o");
+                    }
+                } else if let Some(f) = a.value.strip_prefix("--output=") {
+                    j.write(&Word::literal(f), cwd, ctx, "sort -o");
+                }
+            }
+        }
+        "uniq" | "xxd" => {
+            if let Some(out) = operands(args).get(1) {
+                j.write(out, cwd, ctx, name);
+            }
+        }
+        "patch" | "unzip" | "gunzip" | "gzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "zstd"
+        | "split" | "csplit" | "zip" | "7z" => {
+            if matches!(
+                name,
+                "gunzip" | "gzip" | "xz" | "unxz" | "bzip2" | "bunzip2" | "zstd"
+            ) && short_flag(args, 'c')
+            {
+                return;
+            }
+            let ops = operands(args);
+            if ops.is_empty() {
+                j.write(&Word::literal("."), cwd, ctx, name);
+            }
+            for a in ops {
+                j.write(a, cwd, ctx, name);
+            }
+        }
+        n if tables::DESTRUCTIVE.contains(&n) => super::writers::destructive(j, c, n, args),
+        n if n.starts_with("mkfs") => {
+            j.raise(
+                Class::Malicious,
+                format!("[shell.malicious.wipe] `{n}` formats a device"),
+            );
+        }
+        "curl" | "wget" | "http" | "https" | "xh" | "aria2c" | "fetch" => {
+            super::writers::fetcher(j, c, name, args)
+        }
+        "nc" | "ncat" | "netcat" | "socat" | "telnet" => socket_client(j, name, args),
+        n if tables::NETWORK.contains(&n) => {
+            j.t.network = true;
+            j.raise(
+                Class::Network,
+                format!("[shell.network] `{n}` uses the network"),
+            );
+        }
+        n if tables::PRIVILEGE.contains(&n) => {
+            if matches!(n, "mount" | "umount") && args.is_empty() {
+                return;
+            }
+            j.raise(
+                Class::Privilege,
+                format!("[shell.privilege] `{n}` needs or changes privileges"),
+            );
+        }
+        n if tables::EDITORS.contains(&n) => {
+            j.raise(
+                Class::Opaque,
+                format!("[shell.editor] `{n}` is interactive and can run commands"),
+            );
+        }
+        "man" | "less" | "more" | "most" => {
+            if args.iter().any(|a| {
+                matches!(a.value.as_str(), "-P" | "--pager" | "-H" | "--html")
+                    || a.value.starts_with("--pager=")
+                    || a.value.starts_with("+!")
+            }) {
+                j.raise(
+                    Class::Opaque,
+                    format!("[shell.exec-arg.pager] `{name}` option runs a command"),
+                );
+            }
+        }
+        "systemctl" | "service" => services(j, name, args),
+        "journalctl" | "lsof" | "ss" | "netstat" => {}
+        "ip" => ip(j, args),
+        "dpkg" | "rpm" => system_packages(j, name, args),
+        "docker" | "podman" | "nerdctl" => containers(j, name, args),
+        "openssl" => openssl(j, args),
+        "crontab" | "at" | "batch" => j.raise(
+            Class::ConfigChange,
+            format!("[shell.persistence] `{name}` schedules commands"),
+        ),
+        n if tables::READ_ONLY.contains(&n) => {}
+        n => j.raise(
+            Class::Unknown,
+            format!("[shell.unknown] `{n}` is not a command this analysis knows"),
+        ),
+    }
+}

@@ -1,0 +1,171 @@
+//! Toolchains, task runners and package managers: builds and tests are
+//! allowed, project scripts and installs are asked about.
+
+use super::{first_op, has};
+use crate::shell::Class;
+use crate::shell::classify::Judge;
+use crate::shell::exec_args::Ctx;
+use crate::shell::words::Word;
+
+pub(super) fn go(j: &mut Judge, args: &[Word]) {
+    match first_op(args) {
+        "build" | "test" | "vet" | "fmt" | "run" | "version" | "env" | "list" | "doc"
+        | "generate" | "tool" | "" => j.raise(Class::BuildTest, "[shell.build.go] go toolchain"),
+        "install" | "get" | "mod" => j.raise(
+            Class::PackageInstall,
+            "[shell.package.go] go fetches modules",
+        ),
+        _ => j.raise(Class::Unknown, "[shell.unknown] go subcommand not known"),
+    }
+}
+
+pub(super) fn build_tool(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
+    let ctx = c.w.ctx;
+    let cwd = c.cmd.cwd;
+    j.raise(
+        Class::BuildTest,
+        format!("[shell.build] `{name}` builds, tests or lints"),
+    );
+    for (i, a) in args.iter().enumerate() {
+        if a.value == "-o" {
+            if let Some(out) = args.get(i + 1) {
+                j.write(out, cwd, ctx, "compiler output");
+            }
+        }
+    }
+}
+
+pub(super) fn task_runner(j: &mut Judge, name: &str, args: &[Word]) {
+    if has(
+        args,
+        &["-n", "--dry-run", "--just-print", "--list", "-l", "--help"],
+    ) {
+        return;
+    }
+    j.raise(
+        Class::ScriptRun,
+        format!("[shell.script.task] `{name}` runs project-defined recipes"),
+    );
+}
+
+pub(super) fn package_manager(j: &mut Judge, n: &str, args: &[Word]) {
+    let verb = first_op(args);
+    let read = matches!(
+        verb,
+        "list"
+            | "show"
+            | "search"
+            | "info"
+            | "freeze"
+            | "check"
+            | "outdated"
+            | "--version"
+            | "version"
+            | "help"
+            | "config"
+            | "env"
+            | "which"
+            | "tree"
+    );
+    if read || (args.len() == 1 && has(args, &["--version", "-V", "--help"])) {
+        return;
+    }
+    if matches!(n, "uv" | "poetry" | "pdm") && matches!(verb, "run") {
+        let rest: Vec<Word> = args
+            .iter()
+            .skip_while(|a| a.value != "run")
+            .skip(1)
+            .cloned()
+            .collect();
+        if rest
+            .first()
+            .is_some_and(|r| matches!(r.value.as_str(), "pytest" | "mypy" | "ruff" | "black"))
+        {
+            j.raise(
+                Class::BuildTest,
+                format!("[shell.build] `{n} run` of a test tool"),
+            );
+            return;
+        }
+        j.raise(
+            Class::ScriptRun,
+            format!("[shell.script.task] `{n} run` runs a project command"),
+        );
+        return;
+    }
+    j.raise(
+        Class::PackageInstall,
+        format!("[shell.package] `{n} {verb}` installs or changes packages"),
+    );
+}
+
+pub(super) fn cargo(j: &mut Judge, args: &[Word]) {
+    let sub = args
+        .iter()
+        .map(|a| a.value.as_str())
+        .find(|v| !v.starts_with('-') && !v.starts_with('+'))
+        .unwrap_or("");
+    match sub {
+        "build" | "b" | "check" | "c" | "test" | "t" | "clippy" | "doc" | "d" | "bench" | "run"
+        | "r" | "fmt" | "tree" | "metadata" | "nextest" | "miri" | "expand" | "llvm-cov"
+        | "udeps" | "deny" | "audit" | "machete" | "verify-project" | "locate-project"
+        | "pkgid" | "version" | "help" | "" => j.raise(
+            Class::BuildTest,
+            format!("[shell.build.cargo] `cargo {sub}`"),
+        ),
+        "clean" => j.raise(
+            Class::WorkspaceWrite,
+            "[shell.build.cargo] `cargo clean` removes build output",
+        ),
+        "install" | "add" | "remove" | "rm" | "update" | "fetch" | "uninstall" | "binstall" => j
+            .raise(
+                Class::PackageInstall,
+                format!("[shell.package.cargo] `cargo {sub}`"),
+            ),
+        "publish" | "login" | "owner" | "yank" | "search" => {
+            j.t.network = true;
+            j.raise(
+                Class::Network,
+                format!("[shell.network] `cargo {sub}` talks to a registry"),
+            )
+        }
+        "new" | "init" | "generate-lockfile" | "vendor" | "fix" => j.raise(
+            Class::WorkspaceWrite,
+            format!("[shell.build.cargo] `cargo {sub}` writes in the project"),
+        ),
+        _ => j.raise(
+            Class::Unknown,
+            format!("[shell.unknown] `cargo {sub}` (may be an installed plugin)"),
+        ),
+    }
+}
+
+pub(super) fn js_pm(j: &mut Judge, name: &str, args: &[Word]) {
+    let sub = first_op(args);
+    match sub {
+        "test" | "t" | "tst" | "--version" | "-v" | "ls" | "list" | "why" | "audit"
+        | "outdated" | "view" | "info" | "explain" | "config" | "help" | "bin" | "root"
+        | "prefix" => j.raise(Class::BuildTest, format!("[shell.build.js] `{name} {sub}`")),
+        "" if name == "yarn" || name == "pnpm" || name == "bun" => j.raise(
+            Class::PackageInstall,
+            format!("[shell.package.js] `{name}` installs dependencies"),
+        ),
+        "install" | "i" | "ci" | "add" | "update" | "upgrade" | "up" | "remove" | "rm"
+        | "uninstall" | "link" | "dlx" | "exec" | "x" | "create" | "init" | "rebuild"
+        | "dedupe" | "prune" => j.raise(
+            Class::PackageInstall,
+            format!("[shell.package.js] `{name} {sub}`"),
+        ),
+        "publish" | "login" | "adduser" | "unpublish" | "deprecate" | "owner" | "token" => {
+            j.t.network = true;
+            j.raise(
+                Class::Network,
+                format!("[shell.network] `{name} {sub}` talks to a registry"),
+            )
+        }
+        _ => j.raise(
+            Class::ScriptRun,
+            format!("[shell.script.task] `{name} {sub}` runs a package script"),
+        ),
+    }
+}

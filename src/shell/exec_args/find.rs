@@ -1,0 +1,101 @@
+//! `find`: `-exec` and friends run a nested command, `-delete` removes,
+//! `-fprint` writes.
+
+use super::Ctx;
+use crate::shell::classify::{self, Judge};
+use crate::shell::words::Word;
+use crate::shell::{Class, paths};
+
+pub(super) fn find(j: &mut Judge, c: Ctx<'_, '_, '_>, args: &[Word]) {
+    let mut i = 0;
+    let mut roots: Vec<&Word> = Vec::new();
+    while let Some(a) = args.get(i) {
+        if a.value.starts_with('-') || a.value == "(" || a.value == "!" {
+            break;
+        }
+        roots.push(a);
+        i += 1;
+    }
+    while let Some(a) = args.get(i) {
+        let v = a.value.as_str();
+        i += 1;
+        match v {
+            "-exec" | "-execdir" | "-ok" | "-okdir" => {
+                let start = i;
+                while args
+                    .get(i)
+                    .is_some_and(|x| x.value != ";" && x.value != "+")
+                {
+                    i += 1;
+                }
+                let inner: Vec<Word> = args
+                    .get(start..i)
+                    .unwrap_or(&[])
+                    .iter()
+                    .map(|x| {
+                        let mut x = x.clone();
+                        if x.value.contains("{}") {
+                            x.unknown = true;
+                            x.exact = false;
+                        }
+                        x
+                    })
+                    .collect();
+                i += 1;
+                if inner.is_empty() {
+                    j.raise(
+                        Class::Opaque,
+                        "[shell.exec-arg.find] `find -exec` without a command",
+                    );
+                } else {
+                    classify::child(c.w, &inner, c.cmd.cwd, &format!("find {v}"), c.scope);
+                }
+            }
+            "-delete" => {
+                let critical = roots.iter().any(|r| is_critical_word(r, &c));
+                if critical {
+                    j.raise(
+                        Class::Malicious,
+                        "[shell.malicious.wipe] `find -delete` over the root or home directory",
+                    );
+                }
+                j.raise(
+                    Class::Destructive,
+                    "[shell.destructive.find-delete] `find -delete` removes files",
+                );
+                for r in &roots {
+                    j.write(r, c.cmd.cwd, c.w.ctx, "find -delete under");
+                }
+            }
+            "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
+                if let Some(f) = args.get(i) {
+                    j.write(f, c.cmd.cwd, c.w.ctx, "find output file");
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+pub(crate) fn is_critical_word(w: &Word, c: &Ctx<'_, '_, '_>) -> bool {
+    if w.unknown || w.subst {
+        return false;
+    }
+    let cwds: Vec<std::path::PathBuf> = match c.cmd.cwd {
+        Some(v) => v.clone(),
+        None => vec![c.w.ctx.cwd.clone()],
+    };
+    let value = if w.glob {
+        let cut = w.value.find(['*', '?', '[']).unwrap_or(w.value.len());
+        let p = w.value.get(..cut).unwrap_or("");
+        if p.is_empty() {
+            ".".to_string()
+        } else {
+            p.to_string()
+        }
+    } else {
+        w.value.clone()
+    };
+    cwds.iter()
+        .any(|cwd| paths::is_critical(&paths::resolve(&value, cwd), c.w.ctx))
+}

@@ -1,0 +1,159 @@
+//! Per-command rules for commands whose arguments execute code or name
+//! other commands: shells, interpreters, `eval`, `find -exec`, `xargs`,
+//! `awk`, `sed`, `rg --pre`, `tar --to-command`.
+
+mod awk;
+mod find;
+mod sed;
+mod shells;
+mod tar;
+
+use super::classify::{self, Cmd, Judge, Stdin};
+use super::commands;
+use super::walk::{Cwd, Scope, Walker};
+use super::words::Word;
+use super::{Class, tables};
+use awk::awk;
+use find::find;
+use sed::sed;
+use shells::shell;
+use tar::tar;
+
+pub(crate) use find::is_critical_word;
+pub(crate) use shells::inline_code;
+
+pub(crate) struct Ctx<'x, 'w, 'c> {
+    pub w: &'x mut Walker<'w>,
+    pub cmd: &'x Cmd<'c>,
+    pub stdin: &'x Stdin,
+    pub xargs: bool,
+    pub scope: &'x Scope,
+}
+
+pub(crate) fn dispatch(
+    j: &mut Judge,
+    c: Ctx<'_, '_, '_>,
+    name: &str,
+    args: &[Word],
+    new_cwd: &mut Option<Cwd>,
+) {
+    if tables::DECODERS.contains(&name) {
+        j.t.decoder = true;
+    }
+    if c.xargs {
+        let argv: Vec<Word> = std::iter::once(Word::literal(name))
+            .chain(args.iter().cloned())
+            .collect();
+        let mut probe = Judge::new_pub();
+        probe.t.decoder = j.t.decoder;
+        let inner = Ctx {
+            w: &mut *c.w,
+            cmd: c.cmd,
+            stdin: c.stdin,
+            xargs: true,
+            scope: c.scope,
+        };
+        dispatch_named(&mut probe, inner, name, args, new_cwd);
+        // The appended arguments are not visible: anything beyond
+        // inspection is asked about.
+        if probe.class != Class::ReadOnly {
+            j.raise(probe.class, probe.reason.clone());
+            j.raise(
+                Class::Opaque,
+                format!(
+                    "[shell.xargs] `xargs {}` gets arguments that are not visible here",
+                    argv.first().map_or("", |w| w.display.as_str())
+                ),
+            );
+        }
+        j.t = probe.t;
+        j.reparse = probe.reparse;
+        return;
+    }
+    dispatch_named(j, c, name, args, new_cwd);
+}
+
+fn dispatch_named(
+    j: &mut Judge,
+    c: Ctx<'_, '_, '_>,
+    name: &str,
+    args: &[Word],
+    new_cwd: &mut Option<Cwd>,
+) {
+    match name {
+        n if tables::SHELLS.contains(&n) => shell(j, &c, n, args),
+        n if tables::FOREIGN_SHELLS.contains(&n) => j.raise(
+            Class::Opaque,
+            format!("[shell.foreign] `{n}` uses a syntax this analysis does not parse"),
+        ),
+        "eval" => {
+            let code: Vec<&str> = args.iter().map(|a| a.value.as_str()).collect();
+            if args.iter().all(|a| a.exact) {
+                j.code(&code.join(" "), "eval");
+            } else {
+                classify::code_from_substitution(j, c.w, c.cmd, "eval");
+            }
+            j.raise(Class::Opaque, "[shell.eval] `eval` runs a string as code");
+        }
+        "source" | "." => {
+            let from_subst = args.first().is_some_and(|a| a.subst);
+            if from_subst {
+                classify::code_from_substitution(j, c.w, c.cmd, name);
+            }
+            if args.first().is_some_and(|a| a.value == "/dev/stdin") {
+                j.t.stdin_code = true;
+            }
+            j.raise(
+                Class::Opaque,
+                format!("[shell.source] `{name}` runs a file as code"),
+            );
+        }
+        "trap" => {
+            if let Some(code) = args
+                .first()
+                .filter(|a| a.exact && !a.value.starts_with('-'))
+            {
+                j.code(&code.value, "trap");
+            } else if args.first().is_some_and(|a| !a.exact) {
+                j.raise(Class::Opaque, "[shell.trap] trap code is computed");
+            }
+        }
+        "alias" => {
+            for a in args {
+                if let Some((_, v)) = a.value.split_once('=') {
+                    j.code(v, "alias");
+                }
+            }
+        }
+        "find" => find(j, c, args),
+        "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => awk(j, args),
+        "sed" | "gsed" => sed(j, &c, args),
+        "rg" => {
+            if args
+                .iter()
+                .any(|a| a.value == "--pre" || a.value.starts_with("--pre="))
+            {
+                j.raise(
+                    Class::Opaque,
+                    "[shell.exec-arg.rg-pre] `rg --pre` runs a command on every file",
+                );
+            }
+        }
+        "tar" | "gtar" | "bsdtar" => tar(j, &c, args),
+        _ => commands::classify_named(j, &c, name, args, new_cwd),
+    }
+}
+
+impl Judge {
+    pub(crate) fn new_pub() -> Judge {
+        let mut j = Judge {
+            class: Class::ReadOnly,
+            reason: String::new(),
+            writes: Vec::new(),
+            t: Default::default(),
+            reparse: Vec::new(),
+        };
+        j.reason = "[shell.read-only] inspection only".into();
+        j
+    }
+}

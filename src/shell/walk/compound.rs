@@ -1,0 +1,237 @@
+//! Compound commands: lists, conditionals, loops, functions, groups and
+//! `[[ ]]` tests, walked down to their simple commands while the working
+//! directory is carried from one command to the next.
+
+use super::{Cwd, Scope, Walker};
+use crate::shell::Class;
+use rable::{ListOperator, Node, NodeKind};
+
+impl Walker<'_> {
+    pub(super) fn node(&mut self, n: &Node, scope: &mut Scope) {
+        if scope.depth > self.budget {
+            self.push_opaque(
+                "",
+                "[shell.limit.depth] nested deeper than the analysis limit",
+                &scope.via,
+            );
+            return;
+        }
+        let mut deeper = Scope {
+            cwd: scope.cwd.clone(),
+            depth: scope.depth + 1,
+            via: scope.via.clone(),
+        };
+        match &n.kind {
+            NodeKind::Command {
+                assignments,
+                words,
+                redirects,
+            } => self.simple(assignments, words, redirects, scope, None),
+            NodeKind::Pipeline { commands, .. } => self.pipeline(commands, scope),
+            NodeKind::List { items } => {
+                for item in items {
+                    let before = scope.cwd.clone();
+                    self.node(&item.command, scope);
+                    let keep_only_new = matches!(item.operator, Some(ListOperator::And));
+                    if !keep_only_new && scope.cwd != before {
+                        scope.cwd = merge_cwd(&before, &scope.cwd);
+                    }
+                }
+            }
+            NodeKind::If {
+                condition,
+                then_body,
+                else_body,
+                redirects,
+            } => {
+                self.node(condition, &mut deeper);
+                self.node(then_body, &mut deeper);
+                if let Some(e) = else_body {
+                    self.node(e, &mut deeper);
+                }
+                self.redirects_only(redirects, scope);
+                settle(scope, &deeper);
+            }
+            NodeKind::While {
+                condition,
+                body,
+                redirects,
+            }
+            | NodeKind::Until {
+                condition,
+                body,
+                redirects,
+            } => {
+                self.node(condition, &mut deeper);
+                self.node(body, &mut deeper);
+                self.redirects_only(redirects, scope);
+                settle(scope, &deeper);
+            }
+            NodeKind::For {
+                words,
+                body,
+                redirects,
+                ..
+            }
+            | NodeKind::Select {
+                words,
+                body,
+                redirects,
+                ..
+            } => {
+                if let Some(ws) = words {
+                    self.words_nested(ws, scope);
+                }
+                self.node(body, &mut deeper);
+                self.redirects_only(redirects, scope);
+                settle(scope, &deeper);
+            }
+            NodeKind::ForArith {
+                init,
+                cond,
+                incr,
+                body,
+                redirects,
+            } => {
+                for t in [init, cond, incr] {
+                    self.arith_text(t, scope);
+                }
+                self.node(body, &mut deeper);
+                self.redirects_only(redirects, scope);
+                settle(scope, &deeper);
+            }
+            NodeKind::Case {
+                word,
+                patterns,
+                redirects,
+            } => {
+                self.words_nested(std::slice::from_ref(word.as_ref()), scope);
+                for p in patterns {
+                    self.words_nested(&p.patterns, scope);
+                    if let Some(b) = &p.body {
+                        self.node(b, &mut deeper);
+                    }
+                }
+                self.redirects_only(redirects, scope);
+                settle(scope, &deeper);
+            }
+            NodeKind::Function { name, body } => {
+                let start = self.out.len();
+                self.node(body, &mut deeper);
+                let recursive = self.out.get(start..).is_some_and(|segs| {
+                    segs.iter()
+                        .any(|s| s.seg.text == *name || s.seg.text.starts_with(&format!("{name} ")))
+                });
+                if recursive {
+                    self.push_class(
+                        name,
+                        Class::Malicious,
+                        format!("[shell.malicious.fork-bomb] function `{name}` calls itself"),
+                        &scope.via,
+                    );
+                }
+            }
+            NodeKind::Subshell { body, redirects } | NodeKind::BraceGroup { body, redirects } => {
+                let mut inner = scope.clone();
+                self.node(body, &mut inner);
+                self.redirects_only(redirects, scope);
+                if matches!(n.kind, NodeKind::BraceGroup { .. }) {
+                    scope.cwd = inner.cwd;
+                }
+            }
+            NodeKind::Coproc { command, .. } => self.node(command, &mut deeper),
+            NodeKind::Negation { pipeline } | NodeKind::Time { pipeline, .. } => {
+                self.node(pipeline, scope)
+            }
+            NodeKind::ArithmeticCommand {
+                raw_content,
+                redirects,
+                ..
+            } => {
+                self.arith_text(raw_content, scope);
+                self.redirects_only(redirects, scope);
+            }
+            NodeKind::ConditionalExpr { body, redirects } => {
+                self.cond(body, scope);
+                self.redirects_only(redirects, scope);
+            }
+            NodeKind::Comment { .. } | NodeKind::Empty => {}
+            _ => self.push_opaque(
+                "",
+                "[shell.unsupported] construct not understood by the analysis",
+                &scope.via,
+            ),
+        }
+    }
+
+    fn cond(&mut self, n: &Node, scope: &mut Scope) {
+        match &n.kind {
+            NodeKind::CondTerm { value, .. } => {
+                if value.contains("$(") || value.contains('`') || value.contains("<(") {
+                    let mut inner = Scope {
+                        cwd: scope.cwd.clone(),
+                        depth: scope.depth + 1,
+                        via: "[[ ]]".into(),
+                    };
+                    self.source(&format!(": {value}"), &mut inner);
+                }
+            }
+            NodeKind::UnaryTest { operand, .. } => self.cond(operand, scope),
+            NodeKind::BinaryTest { left, right, .. }
+            | NodeKind::CondAnd { left, right }
+            | NodeKind::CondOr { left, right } => {
+                self.cond(left, scope);
+                self.cond(right, scope);
+            }
+            NodeKind::CondNot { operand } => self.cond(operand, scope),
+            NodeKind::CondParen { inner } => self.cond(inner, scope),
+            NodeKind::Word { .. } => {
+                self.words_nested(std::slice::from_ref(n), scope);
+            }
+            _ => self.push_opaque(
+                "[[ ]]",
+                "[shell.unsupported] test expression not understood",
+                &scope.via,
+            ),
+        }
+    }
+
+    fn arith_text(&mut self, t: &str, scope: &Scope) {
+        if t.contains("$(") || t.contains('`') {
+            self.push_opaque(
+                t,
+                "[shell.subst.arith] command substitution inside arithmetic",
+                &scope.via,
+            );
+        }
+    }
+
+    fn redirects_only(&mut self, redirects: &[Node], scope: &mut Scope) {
+        if redirects.is_empty() {
+            return;
+        }
+        self.simple(&[], &[], redirects, scope, Some("compound command"));
+    }
+}
+
+fn merge_cwd(a: &Cwd, b: &Cwd) -> Cwd {
+    match (a, b) {
+        (Some(x), Some(y)) => {
+            let mut v = x.clone();
+            for p in y {
+                if !v.contains(p) {
+                    v.push(p.clone());
+                }
+            }
+            if v.len() > 4 { None } else { Some(v) }
+        }
+        _ => None,
+    }
+}
+
+/// After a conditional or loop body: a `cd` inside may or may not have run.
+fn settle(scope: &mut Scope, inner: &Scope) {
+    if inner.cwd != scope.cwd {
+        scope.cwd = merge_cwd(&scope.cwd, &inner.cwd);
+    }
+}

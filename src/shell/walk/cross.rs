@@ -1,0 +1,112 @@
+//! Rules that need more than one segment: pipelines into interpreters,
+//! exfiltration, and running a file downloaded earlier on the same line.
+
+use super::{Scope, Seg, Walker};
+use crate::shell::{Class, tables};
+use rable::Node;
+
+impl Walker<'_> {
+    pub(super) fn pipeline(&mut self, commands: &[Node], scope: &mut Scope) {
+        let mut stages: Vec<(usize, usize)> = Vec::new();
+        for c in commands {
+            let start = self.out.len();
+            let mut stage_scope = scope.clone();
+            self.node(c, &mut stage_scope);
+            stages.push((start, self.out.len()));
+        }
+        let any = |w: &Walker<'_>, (a, b): (usize, usize), f: &dyn Fn(&Seg) -> bool| {
+            w.out.get(a..b).is_some_and(|s| s.iter().any(f))
+        };
+        let network_anywhere = stages.iter().any(|&r| any(self, r, &|s| s.t.network));
+        for (j, &stage) in stages.iter().enumerate() {
+            if !any(self, stage, &|s| s.t.stdin_code) {
+                continue;
+            }
+            let earlier = stages.get(..j).unwrap_or(&[]);
+            let text = self
+                .out
+                .get(stage.0)
+                .map(|s| s.seg.text.clone())
+                .unwrap_or_default();
+            if network_anywhere {
+                self.push_class(
+                    &text,
+                    Class::Malicious,
+                    "[shell.malicious.download-exec] network data and an interpreter reading commands share a pipeline".into(),
+                    &scope.via,
+                );
+            } else if earlier.iter().any(|&r| any(self, r, &|s| s.t.decoder)) {
+                self.push_class(
+                    &text,
+                    Class::Malicious,
+                    "[shell.malicious.decode-exec] decoded data piped into an interpreter".into(),
+                    &scope.via,
+                );
+            } else if let Some(prev) = earlier.last() {
+                let printed = self
+                    .out
+                    .get(prev.0..prev.1)
+                    .and_then(|s| s.first())
+                    .and_then(|s| s.t.prints.clone());
+                if let Some(code) = printed {
+                    let mut inner = Scope {
+                        cwd: scope.cwd.clone(),
+                        depth: scope.depth + 1,
+                        via: "piped into a shell".into(),
+                    };
+                    self.source(&code, &mut inner);
+                }
+            }
+        }
+    }
+
+    /// Rules over the whole command line.
+    pub(super) fn cross_rules(&mut self) {
+        let network = self.out.iter().any(|s| s.t.network);
+        let secret = self.out.iter().find(|s| s.t.reads_secret || s.t.dumps_env);
+        if let (true, Some(s)) = (network, secret) {
+            let text = s.seg.text.clone();
+            self.push_class(
+                &text,
+                Class::Malicious,
+                "[shell.malicious.exfiltration] secrets or the environment are read on a command line that uses the network".into(),
+                "",
+            );
+        }
+        let mut downloads: Vec<String> = Vec::new();
+        let mut hits: Vec<String> = Vec::new();
+        for s in &self.out {
+            let runs = matches!(
+                s.seg.class,
+                Class::ScriptRun
+                    | Class::InlineCode
+                    | Class::Opaque
+                    | Class::Unknown
+                    | Class::Destructive
+            ) || s
+                .seg
+                .argv
+                .iter()
+                .any(|a| tables::SHELLS.contains(&a.as_str()));
+            if runs
+                && s.seg.argv.iter().any(|a| {
+                    let base = a.rsplit('/').next().unwrap_or(a);
+                    downloads.iter().any(|d| d == base)
+                })
+            {
+                hits.push(s.seg.text.clone());
+            }
+            if let Some(d) = &s.t.download {
+                downloads.push(d.clone());
+            }
+        }
+        for text in hits {
+            self.push_class(
+                &text,
+                Class::Malicious,
+                "[shell.malicious.download-exec] runs a file downloaded earlier on the same command line".into(),
+                "",
+            );
+        }
+    }
+}

@@ -1,0 +1,359 @@
+//! Walk the syntax tree: find every simple command, follow substitutions
+//! and re-parsed shell strings, and apply the rules that need more than one
+//! segment (pipelines into interpreters, exfiltration, download then run).
+
+mod compound;
+mod cross;
+
+use super::classify::{self, Cmd, Outcome};
+use super::limits::{deceptive_char, opaque, shape};
+use super::paths::{self, Zone};
+use super::words::{self, Env, Word};
+use super::{Analysis, Class, Segment, ShellContext};
+use rable::{Node, NodeKind};
+use std::path::PathBuf;
+
+/// Facts about a segment that rules spanning several segments need.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Traits {
+    pub network: bool,
+    pub decoder: bool,
+    /// Reads commands from standard input (a shell or interpreter without script).
+    pub stdin_code: bool,
+    pub reads_secret: bool,
+    pub dumps_env: bool,
+    /// Text a literal `echo`/`printf` prints, for `echo '...' | sh`.
+    pub prints: Option<String>,
+    /// Base name of a file this segment downloads.
+    pub download: Option<String>,
+}
+
+pub(crate) struct Seg {
+    pub seg: Segment,
+    pub t: Traits,
+}
+
+/// Candidate working directories; `None` when unknown.
+pub(crate) type Cwd = Option<Vec<PathBuf>>;
+
+#[derive(Clone)]
+pub(crate) struct Scope {
+    pub cwd: Cwd,
+    pub depth: usize,
+    pub via: String,
+}
+
+pub(crate) struct Walker<'c> {
+    pub ctx: &'c ShellContext,
+    budget: usize,
+    pub out: Vec<Seg>,
+}
+
+pub(crate) fn analyze_top(command: &str, ctx: &ShellContext, budget: usize) -> Analysis {
+    paths::reset_roots();
+    let mut w = Walker {
+        ctx,
+        budget,
+        out: Vec::new(),
+    };
+    if let Some(c) = deceptive_char(command) {
+        w.push_opaque(
+            command,
+            &format!("[shell.deceptive-char] contains U+{:04X}, which renders like a separator or hides text", c as u32),
+            "",
+        );
+    }
+    let mut scope = Scope {
+        cwd: Some(vec![ctx.cwd.clone()]),
+        depth: 0,
+        via: String::new(),
+    };
+    w.source(command, &mut scope);
+    w.cross_rules();
+    Analysis::from_segments(w.out.into_iter().map(|s| s.seg).collect())
+}
+
+/// Words bash would leave alone: a single simple command of plain ASCII characters (no quotes,
+/// expansions, globs, operators, redirections, comments or assignments) that does not start
+/// with a reserved word. Anything else goes to the parser.
+pub(crate) fn plain_words(text: &str) -> Option<Vec<Word>> {
+    const RESERVED: &[&str] = &[
+        "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until",
+        "do", "done", "in", "function", "time", "coproc",
+    ];
+    // `~` is literal except at the start of a word (assignments, which may expand it after
+    // `:` or `=`, are not plain: `=` is not in the set).
+    let plain = |b: u8| b.is_ascii_alphanumeric() || b" \t-_./:,+@%~".contains(&b);
+    if text.len() > 512 || !text.bytes().all(plain) {
+        return None;
+    }
+    let fields: Vec<&str> = text.split([' ', '\t']).filter(|f| !f.is_empty()).collect();
+    if fields.iter().any(|f| f.starts_with('~')) {
+        return None;
+    }
+    let first = fields.first()?;
+    if RESERVED.contains(first) {
+        return None;
+    }
+    Some(
+        fields
+            .into_iter()
+            .map(|f| Word {
+                raw: f.to_string(),
+                display: f.to_string(),
+                value: f.to_string(),
+                exact: true,
+                ..Word::default()
+            })
+            .collect(),
+    )
+}
+
+impl Walker<'_> {
+    pub(crate) fn push_opaque(&mut self, text: &str, reason: &str, via: &str) {
+        let mut seg = opaque(text, reason);
+        seg.via = via.to_string();
+        self.out.push(Seg {
+            seg,
+            t: Traits::default(),
+        });
+    }
+
+    fn push_class(&mut self, text: &str, class: Class, reason: String, via: &str) {
+        self.out.push(Seg {
+            seg: Segment {
+                text: text.to_string(),
+                argv: vec![text.to_string()],
+                class,
+                verdict: class.default_verdict(),
+                reason,
+                writes: Vec::new(),
+                via: via.to_string(),
+            },
+            t: Traits::default(),
+        });
+    }
+
+    /// Parse and walk a string; returns the index of its first segment.
+    pub(crate) fn source(&mut self, text: &str, scope: &mut Scope) -> usize {
+        let start = self.out.len();
+        let depth = scope.depth + shape(text).nesting;
+        if depth > self.budget {
+            self.push_opaque(
+                text,
+                "[shell.limit.depth] nested deeper than the analysis limit",
+                &scope.via,
+            );
+            return start;
+        }
+        if let Some(argv) = plain_words(text) {
+            // Nothing in it that bash would expand, split or treat as an operator: the words
+            // are the whitespace-separated fields, so the parser has nothing to add.
+            let empty: [Node; 0] = [];
+            let cmd = Cmd {
+                argv: &argv,
+                assigns: &[],
+                redirects: &empty,
+                cwd: &scope.cwd,
+                arg_subst: false,
+                nested: start..start,
+                via: &scope.via,
+                label: None,
+            };
+            let outcome = classify::classify(self, &cmd, scope);
+            self.finish(outcome, scope);
+            return start;
+        }
+        match rable::parse(text, false) {
+            Ok(nodes) => {
+                for n in &nodes {
+                    self.node(n, scope);
+                }
+            }
+            Err(e) => {
+                self.push_opaque(
+                    text,
+                    &format!("[shell.parse] not valid bash: {e}"),
+                    &scope.via,
+                );
+            }
+        }
+        start
+    }
+
+    fn nested(&mut self, node: &Node, scope: &Scope, via: &str) -> usize {
+        let start = self.out.len();
+        if scope.depth + 1 > self.budget {
+            self.push_opaque(
+                via,
+                "[shell.limit.depth] nested deeper than the analysis limit",
+                via,
+            );
+            return start;
+        }
+        let mut inner = Scope {
+            cwd: scope.cwd.clone(),
+            depth: scope.depth + 1,
+            via: via.to_string(),
+        };
+        self.node(node, &mut inner);
+        start
+    }
+
+    fn words_nested(&mut self, ws: &[Node], scope: &Scope) -> bool {
+        let mut found = false;
+        for w in ws {
+            found |= self.word_nested(w, scope);
+        }
+        found
+    }
+
+    /// Walk substitutions inside a word. Returns whether it had any.
+    pub(crate) fn word_nested(&mut self, w: &Node, scope: &Scope) -> bool {
+        let NodeKind::Word { value, parts, .. } = &w.kind else {
+            return false;
+        };
+        let mut found = false;
+        for p in parts {
+            match &p.kind {
+                NodeKind::CommandSubstitution { command, .. } => {
+                    found = true;
+                    self.nested(command, scope, "$(...)");
+                }
+                NodeKind::ProcessSubstitution { command, direction } => {
+                    found = true;
+                    self.nested(command, scope, &format!("{direction}(...)"));
+                }
+                NodeKind::ParamExpansion { arg: Some(a), .. }
+                | NodeKind::ParamIndirect { arg: Some(a), .. }
+                    if a.contains("$(") || a.contains('`') || a.contains("<(") =>
+                {
+                    found = true;
+                    let mut inner = Scope {
+                        cwd: scope.cwd.clone(),
+                        depth: scope.depth + 1,
+                        via: "${...}".into(),
+                    };
+                    self.source(&format!(": {a}"), &mut inner);
+                }
+                NodeKind::ArithmeticExpansion { .. }
+                    if value.replace("$((", "").contains("$(") || value.contains('`') =>
+                {
+                    found = true;
+                    self.push_opaque(
+                        value,
+                        "[shell.subst.arith] command substitution inside arithmetic",
+                        &scope.via,
+                    );
+                }
+                _ => {}
+            }
+        }
+        found
+    }
+
+    pub(crate) fn env<'a>(&'a self, scope: &'a Scope) -> Env<'a> {
+        Env {
+            home: self.ctx.home.to_str().unwrap_or("~"),
+            pwd: scope
+                .cwd
+                .as_ref()
+                .and_then(|c| c.first())
+                .and_then(|p| p.to_str())
+                .unwrap_or("$PWD"),
+        }
+    }
+
+    fn simple(
+        &mut self,
+        assignments: &[Node],
+        word_nodes: &[Node],
+        redirects: &[Node],
+        scope: &mut Scope,
+        label: Option<&str>,
+    ) {
+        let nested_start = self.out.len();
+        let mut subst = false;
+        subst |= self.words_nested(assignments, scope);
+        self.words_nested(word_nodes, scope);
+        for r in redirects {
+            if let NodeKind::Redirect { target, .. } = &r.kind {
+                subst |= self.word_nested(target, scope);
+            }
+        }
+        let arg_subst = subst;
+        let env = self.env(scope);
+        let argv: Vec<Word> = word_nodes.iter().map(|n| words::convert(n, &env)).collect();
+        let assigns: Vec<Word> = assignments
+            .iter()
+            .map(|n| words::convert(n, &env))
+            .collect();
+        let cmd = Cmd {
+            argv: &argv,
+            assigns: &assigns,
+            redirects,
+            cwd: &scope.cwd,
+            arg_subst,
+            nested: nested_start..self.out.len(),
+            via: &scope.via,
+            label,
+        };
+        let outcome = classify::classify(self, &cmd, scope);
+        self.finish(outcome, scope);
+    }
+
+    fn finish(&mut self, o: Outcome, scope: &mut Scope) {
+        if let Some(new_cwd) = o.new_cwd.clone() {
+            scope.cwd = new_cwd;
+        }
+        for (code, via) in &o.reparse {
+            let mut inner = Scope {
+                cwd: scope.cwd.clone(),
+                depth: scope.depth + 1,
+                via: via.clone(),
+            };
+            self.source(code, &mut inner);
+        }
+        if let Some(seg) = o.segment {
+            self.out.push(seg);
+        }
+    }
+}
+
+/// Judge one write target for every candidate working directory.
+pub(crate) fn judge(w: &Word, cwd: &Cwd, ctx: &ShellContext) -> Vec<(Zone, PathBuf)> {
+    let known = !w.unknown && !w.subst;
+    let value = if w.glob {
+        glob_dir(&w.value)
+    } else {
+        w.value.clone()
+    };
+    let abs = std::path::Path::new(&value).is_absolute();
+    match (known, cwd, abs) {
+        (false, _, _) => vec![(Zone::Outside, PathBuf::from(&w.display))],
+        (true, _, true) => vec![paths::judge_write(&value, &ctx.cwd, ctx)],
+        (true, None, false) => vec![(Zone::Outside, PathBuf::from(&w.display))],
+        (true, Some(cs), false) => cs
+            .iter()
+            .map(|c| paths::judge_write(&value, c, ctx))
+            .collect(),
+    }
+}
+
+/// The directory a glob's matches live in, plus a marker file name when the
+/// pattern can match dotfiles (so the floor check sees `.git`, `.env`).
+fn glob_dir(v: &str) -> String {
+    let cut = v.find(['*', '?', '[', '{']).unwrap_or(v.len());
+    let prefix = v.get(..cut).unwrap_or("");
+    let dir = match prefix.rfind('/') {
+        Some(0) => "/".to_string(),
+        Some(i) => prefix.get(..i).unwrap_or("").to_string(),
+        None => ".".to_string(),
+    };
+    let last = v.rsplit('/').next().unwrap_or("");
+    if last.starts_with('.') || last.starts_with("{.") {
+        format!("{dir}/.git")
+    } else {
+        dir
+    }
+}
