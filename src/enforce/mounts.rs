@@ -24,6 +24,11 @@ pub enum Op {
     Mkdir {
         path: CString,
     },
+    /// A new directory with exactly `mode` (the umask does not apply).
+    MkdirMode {
+        path: CString,
+        mode: libc::mode_t,
+    },
     Touch {
         path: CString,
     },
@@ -189,12 +194,11 @@ pub fn compile(steps: &[MountStep], pid_max: Option<u64>) -> Result<Vec<Op>, Enf
                     target: c("pts/ptmx"),
                     link: c("/dev/ptmx"),
                 });
-                ops.push(Op::Mkdir {
+                // A sticky world-writable directory on the /dev tmpfs: one file system less
+                // to create than a tmpfs of its own, and as private.
+                ops.push(Op::MkdirMode {
                     path: c("/dev/shm"),
-                });
-                ops.push(Op::Tmpfs {
-                    target: c("/dev/shm"),
-                    data: c("mode=1777"),
+                    mode: 0o1777,
                 });
                 for (t, l) in [
                     ("/proc/self/fd", "/dev/fd"),

@@ -111,6 +111,10 @@ pub(super) unsafe fn run_mount_ops(ops: &[Op], slots: &mut [c_int], rep: c_int) 
                         fail(rep, Step::Mkdir, errno());
                     }
                 }
+                Op::MkdirMode { path, mode } => {
+                    check!(rep, Step::Mkdir, libc::mkdir(path.as_ptr(), *mode));
+                    check!(rep, Step::Mkdir, libc::chmod(path.as_ptr(), *mode));
+                }
                 Op::Touch { path } => {
                     let fd = libc::open(
                         path.as_ptr(),
