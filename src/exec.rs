@@ -1,6 +1,7 @@
 //! Spawn and supervise one sandboxed process tree: output relay with byte caps, timeout with
 //! escalation, signal forwarding, exit status and resource usage.
-use crate::capability::CapabilitySet;
+use crate::capability::{CapabilitySet, NetworkMode};
+use crate::enforce::netns::PendingNet;
 use crate::enforce::report::{ChildFds, MESSAGE_LEN, Message, MessageKind, Step};
 use crate::enforce::{CStrArray, EnforceError, ExecSpec, Prepared, cstr};
 use crate::host::{Availability, Host};
@@ -458,6 +459,15 @@ impl Sandbox {
         mut req: RunRequest,
         narrow: Option<&CapabilitySet>,
     ) -> Result<RunResult, RunError> {
+        // Root needs no user namespace, so its network namespace can be made on another core
+        // while this one plans.
+        let network = narrow.map_or(self.profile.network.0, |n| {
+            self.profile.network.0.min(n.network)
+        });
+        let mut pending =
+            (self.host.euid == 0 && self.host.namespaces.ok() && network != NetworkMode::Host)
+                .then(|| PendingNet::start(network == NetworkMode::Loopback))
+                .flatten();
         let workspace =
             std::fs::canonicalize(&req.workspace).map_err(|source| RunError::Workspace {
                 path: req.workspace.clone(),
@@ -470,6 +480,9 @@ impl Sandbox {
         let mut host = self.host.clone();
         loop {
             let mut p = self.prepare(&req, &host, &workspace, &cwd, narrow)?;
+            if let Some(net) = pending.take().and_then(PendingNet::finish) {
+                p.prepared.adopt_net_namespace(&p.plan, net);
+            }
             match supervise(&mut p, &mut req).await {
                 Err(RunError::Spawn { source })
                     if p.plan.namespaces.user
