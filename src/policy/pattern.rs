@@ -26,9 +26,24 @@ pub enum PathFamily {
 /// A gitignore-style path glob made absolute.
 #[derive(Clone, Debug)]
 pub struct PathPattern {
-    set: GlobSet,
+    matcher: PathMatcher,
     /// The absolute glob the specifier expanded to.
     pub absolute: String,
+}
+
+/// How a path pattern matches. Most rules name a path or everything beneath one, which a
+/// string comparison decides; compiling a glob set costs far more and is kept for the rest.
+#[derive(Clone, Debug)]
+enum PathMatcher {
+    /// `path`, or anything beneath it.
+    Exact(PathBuf),
+    /// Anything strictly beneath `path` (`path/**`).
+    Beneath(PathBuf),
+    Glob(GlobSet),
+}
+
+fn has_glob_syntax(s: &str) -> bool {
+    s.contains(['*', '?', '[', ']', '{', '}', '\\'])
 }
 
 impl PathPattern {
@@ -56,6 +71,39 @@ impl PathPattern {
             format!("{}/**/{trimmed}", root(&env.workspace))
         };
         let absolute = absolute.replace("//", "/");
+        // The same path without glob escaping, when the specifier itself has no glob syntax.
+        let literal = |rest: &str| -> Option<PathBuf> {
+            if has_glob_syntax(rest) {
+                return None;
+            }
+            let root = |p: &Path| p.to_string_lossy().into_owned();
+            let joined = if let Some(abs) = rest.strip_prefix("//") {
+                format!("/{abs}")
+            } else if let Some(r) = rest.strip_prefix("~/") {
+                format!("{}/{r}", root(&env.home))
+            } else if rest == "~" {
+                root(&env.home)
+            } else if let Some(r) = rest.strip_prefix('/') {
+                format!("{}/{r}", root(&env.workspace))
+            } else if let Some(r) = rest.strip_prefix("./") {
+                format!("{}/{r}", root(&env.workspace))
+            } else if rest.contains('/') {
+                format!("{}/{rest}", root(&env.workspace))
+            } else {
+                return None;
+            };
+            Some(PathBuf::from(joined.replace("//", "/")))
+        };
+        let matcher = match trimmed.strip_suffix("/**") {
+            _ if trimmed == "//**" => Some(PathMatcher::Exact(PathBuf::from("/"))),
+            _ if trimmed == "/**" => Some(PathMatcher::Beneath(env.workspace.clone())),
+            _ if trimmed == "~/**" => Some(PathMatcher::Beneath(env.home.clone())),
+            Some(base) => literal(base).map(PathMatcher::Beneath),
+            None => literal(trimmed).map(PathMatcher::Exact),
+        };
+        if let Some(matcher) = matcher {
+            return Ok(Self { matcher, absolute });
+        }
         let mut builder = GlobSetBuilder::new();
         for g in [absolute.clone(), format!("{absolute}/**")] {
             let glob = GlobBuilder::new(&g)
@@ -65,12 +113,20 @@ impl PathPattern {
             builder.add(glob);
         }
         let set = builder.build().map_err(|e| e.to_string())?;
-        Ok(Self { set, absolute })
+        Ok(Self {
+            matcher: PathMatcher::Glob(set),
+            absolute,
+        })
     }
 
     /// Does the absolute path, or a directory containing it, match?
     pub fn matches(&self, path: &Path) -> bool {
-        self.set.is_match(path)
+        match &self.matcher {
+            PathMatcher::Exact(p) => path.starts_with(p),
+            // `/**` matches `/` itself, as the glob does.
+            PathMatcher::Beneath(p) => path.starts_with(p) && (path != p || p.parent().is_none()),
+            PathMatcher::Glob(set) => set.is_match(path),
+        }
     }
 }
 
@@ -222,6 +278,86 @@ fn parse_mcp(rest: &str) -> Result<Pattern, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The glob set every path pattern compiled to before the string fast paths.
+    fn reference(p: &PathPattern) -> GlobSet {
+        let mut b = GlobSetBuilder::new();
+        for g in [p.absolute.clone(), format!("{}/**", p.absolute)] {
+            let glob = GlobBuilder::new(&g).literal_separator(true).build();
+            assert!(glob.is_ok(), "{g}");
+            if let Ok(glob) = glob {
+                b.add(glob);
+            }
+        }
+        b.build().unwrap_or_else(|_| GlobSet::empty())
+    }
+
+    #[test]
+    fn fast_path_matchers_agree_with_the_glob_set() {
+        let env = PolicyEnv {
+            workspace: PathBuf::from("/work/sp ace"),
+            home: PathBuf::from("/home/u"),
+        };
+        let specs = [
+            "//etc/passwd",
+            "//etc",
+            "//etc/**",
+            "//**",
+            "///**",
+            "/**",
+            "~/**",
+            "~",
+            "~/.ssh",
+            "~/.ssh/**",
+            "~/.ssh/id_*",
+            "/src",
+            "/src/",
+            "./src/**",
+            "src/lib.rs",
+            ".env",
+            "target/**",
+            "//a/b/**/c",
+            "./**",
+            "~/",
+        ];
+        let paths = [
+            "/",
+            "/etc",
+            "/etc/passwd",
+            "/etc/passwd2",
+            "/etcx",
+            "/work/sp ace",
+            "/work/sp ace/src",
+            "/work/sp ace/src/lib.rs",
+            "/work/sp ace/srcx",
+            "/work/sp ace/.env",
+            "/work/sp ace/a/.env",
+            "/work/sp ace/target",
+            "/work/sp ace/target/debug/x",
+            "/home/u",
+            "/home/u/.ssh",
+            "/home/u/.ssh/id_rsa",
+            "/home/u/.sshx",
+            "/a/b/c",
+            "/a/b/x/c",
+            "/home",
+            "/work",
+        ];
+        for spec in specs {
+            let Ok(p) = PathPattern::new(spec, &env) else {
+                panic!("{spec} does not compile");
+            };
+            let set = reference(&p);
+            for path in paths {
+                assert_eq!(
+                    p.matches(Path::new(path)),
+                    set.is_match(path),
+                    "{spec} against {path} ({:?})",
+                    p.matcher
+                );
+            }
+        }
+    }
 
     fn env() -> PolicyEnv {
         PolicyEnv {
