@@ -2,6 +2,7 @@
 //! decision is the library pipeline's.
 use sbx::hook::sh_quote;
 use sbx::hook::{Loaded, SetupOptions};
+use sbx::pipeline::EnforcementOutlook;
 use sbx::{Caller, CheckReport, Decision, Mode, ToolCall, check};
 use std::ffi::OsString;
 use std::io::{BufRead, IsTerminal, Write};
@@ -43,12 +44,17 @@ fn mode_of(loaded: &Loaded, mode: Option<&str>) -> Result<Mode, String> {
 /// Decide one call without running anything.
 pub fn decide(loaded: &Loaded, call: &ToolCall, mode: Option<&str>) -> Result<CheckReport, String> {
     let mode = mode_of(loaded, mode)?;
+    // Only these modes' fast paths read the outlook; the others need not plan for it.
+    let outlook = match mode {
+        Mode::SandboxAuto | Mode::Bypass => loaded.outlook(),
+        Mode::Default | Mode::Plan | Mode::AcceptEdits => EnforcementOutlook::default(),
+    };
     Ok(check(
         call,
         loaded.policy.clone(),
         mode,
         &loaded.caps,
-        loaded.outlook.clone(),
+        outlook,
     ))
 }
 

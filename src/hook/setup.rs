@@ -46,7 +46,9 @@ pub struct Loaded {
     pub sandbox: Arc<Sandbox>,
     pub policy: Arc<Policy>,
     pub caps: CapabilitySet,
-    pub outlook: EnforcementOutlook,
+    /// What this host would enforce, planned on first use: only the sandbox-auto and
+    /// bypass fast paths need it, and planning reads the file system.
+    outlook: std::sync::OnceLock<EnforcementOutlook>,
     /// Canonical workspace root.
     pub workspace: PathBuf,
 }
@@ -64,7 +66,6 @@ impl Loaded {
         let profile_text = profile_policy_text(&opts.profile)?;
         let sandbox = Sandbox::new(profile);
         let caps = sandbox.capabilities(&workspace)?;
-        let outlook = outlook(&sandbox, &workspace);
         let home = std::env::var_os("HOME")
             .map(PathBuf::from)
             .filter(|h| h.is_absolute())
@@ -91,15 +92,22 @@ impl Loaded {
             sandbox: Arc::new(sandbox),
             policy: Arc::new(policy),
             caps,
-            outlook,
+            outlook: std::sync::OnceLock::new(),
             workspace,
         })
+    }
+
+    /// What the sandbox would enforce on this host (planned once, on first use).
+    pub fn outlook(&self) -> EnforcementOutlook {
+        self.outlook
+            .get_or_init(|| outlook(&self.sandbox, &self.workspace))
+            .clone()
     }
 
     /// A pipeline over this profile and policy, with the enforcement outlook of this host.
     pub fn pipeline(&self) -> PipelineBuilder {
         Pipeline::builder(self.policy.clone(), ProfileCaps::new(self.caps.clone()))
-            .outlook(self.outlook.clone())
+            .outlook(self.outlook())
     }
 }
 

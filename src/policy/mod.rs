@@ -46,17 +46,7 @@ pub fn merge(mut sources: Vec<PolicySource>, env: &PolicyEnv) -> Result<Policy, 
     if !sources.iter().any(|s| s.kind == SourceKind::Builtin) {
         sources.push(builtin.clone());
     }
-    for s in &sources {
-        if s.examples.is_empty() {
-            continue;
-        }
-        let mut rules = builtin.rules.clone();
-        if s.kind != SourceKind::Builtin {
-            rules.extend(s.rules.iter().cloned());
-        }
-        let own = Policy::from_parts(rules, None, Vec::new(), env.clone());
-        examples::check(s, &own)?;
-    }
+    check_examples(&sources, &builtin, env, false)?;
     let rank = |k: SourceKind| match k {
         SourceKind::Builtin => 0,
         SourceKind::Managed => 1,
@@ -76,6 +66,39 @@ pub fn merge(mut sources: Vec<PolicySource>, env: &PolicyEnv) -> Result<Policy, 
         hooks.extend(s.hooks);
     }
     Ok(Policy::from_parts(rules, mode, hooks, env.clone()))
+}
+
+/// Whether `source` is a text compiled into sbx: the built-in policy or a built-in profile's
+/// default policy.
+fn shipped(source: &PolicySource) -> bool {
+    match source.kind {
+        SourceKind::Builtin => true,
+        SourceKind::Profile => profile_policy(&source.file).is_some(),
+        SourceKind::Managed | SourceKind::Project | SourceKind::User | SourceKind::File => false,
+    }
+}
+
+/// Check each source's examples against the built-in rules plus its own. Shipped texts
+/// cannot change after the build, whose tests check their examples (`shipped: true`), so
+/// loading skips them.
+fn check_examples(
+    sources: &[PolicySource],
+    builtin: &PolicySource,
+    env: &PolicyEnv,
+    include_shipped: bool,
+) -> Result<(), PolicyError> {
+    for s in sources {
+        if s.examples.is_empty() || (shipped(s) && !include_shipped) {
+            continue;
+        }
+        let mut rules = builtin.rules.clone();
+        if s.kind != SourceKind::Builtin {
+            rules.extend(s.rules.iter().cloned());
+        }
+        let own = Policy::from_parts(rules, None, Vec::new(), env.clone());
+        examples::check(s, &own)?;
+    }
+    Ok(())
 }
 
 /// Where to look for policy sources.
@@ -124,4 +147,36 @@ pub fn load(env: &PolicyEnv, opts: &LoadOptions) -> Result<Policy, PolicyError> 
         sources.push(load_policy_file(f, SourceKind::File, env)?);
     }
     merge(sources, env)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_examples_hold() {
+        let env = PolicyEnv {
+            workspace: PathBuf::from("/work/ws"),
+            home: PathBuf::from("/home/u"),
+        };
+        let builtin = builtin_source(&env);
+        assert!(builtin.is_ok(), "{:?}", builtin.as_ref().err());
+        let Ok(builtin) = builtin else { return };
+        let mut sources = vec![builtin.clone()];
+        for name in PROFILE_POLICIES {
+            let Some(text) = profile_policy(name) else {
+                panic!("{name} has no shipped policy");
+            };
+            let s = parse_profile_policy(text, name, &env);
+            assert!(s.is_ok(), "{name}: {:?}", s.as_ref().err());
+            if let Ok(s) = s {
+                assert!(shipped(&s), "{name} is a shipped text");
+                sources.push(s);
+            }
+        }
+        let examples: usize = sources.iter().map(|s| s.examples.len()).sum();
+        assert!(examples > 0, "the shipped policies carry examples");
+        let r = check_examples(&sources, &builtin, &env, true);
+        assert!(r.is_ok(), "{:?}", r.err());
+    }
 }
