@@ -314,3 +314,29 @@ fn job_tools_refuse_unknown_ids_bad_input_and_other_sessions_jobs() {
     let (text, _) = read_until(&mut s, &job, |t, _| t.contains("started"));
     assert_eq!(text, "started\n");
 }
+
+#[test]
+fn a_session_runs_at_most_sixteen_jobs_at_once() {
+    let mut s = Server::start(&[]);
+    let mut jobs = Vec::new();
+    for n in 0..16 {
+        jobs.push(start(&mut s, &format!("j{n}"), "sleep 1000"));
+    }
+    s.send(background("j16", "sleep 1000"));
+    let r = settle(&mut s, "j16");
+    assert_eq!(r["is_error"], true, "{r}");
+    assert_eq!(r["job_id"], Value::Null, "{r}");
+    assert!(
+        r["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("16 background jobs are already running")),
+        "{r}"
+    );
+    // Paired: once one ends, the same start is accepted.
+    s.send(job_call("k", "job_kill", json!({"job_id": jobs[0]}), "s1"));
+    let r = settle(&mut s, "k");
+    assert_eq!(r["is_error"], false, "{r}");
+    assert_ne!(r["job_status"]["state"], "running", "{r}");
+    let again = start(&mut s, "j17", "sleep 1000");
+    assert_eq!(again, "job-17");
+}

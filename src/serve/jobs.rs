@@ -21,6 +21,12 @@ use tokio::task::JoinHandle;
 /// The longest a `job_output` call waits for new output or the job's end.
 pub const MAX_JOB_WAIT: Duration = Duration::from_secs(60);
 
+/// Background jobs one session may have running at once; a start beyond it is refused.
+pub const MAX_RUNNING_JOBS: usize = 16;
+
+/// Ended jobs a session keeps for `job_output`; past it the oldest ended ones are forgotten.
+pub const MAX_KEPT_JOBS: usize = 64;
+
 /// Why a job tool could not act.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -31,6 +37,9 @@ pub enum JobError {
     /// The session is ending: it starts no more jobs.
     #[error("the session is ending: no new background jobs")]
     Closed,
+    /// Too many jobs are running in this session.
+    #[error("{max} background jobs are already running in this session; wait for one or kill one")]
+    TooMany { max: usize },
 }
 
 struct JobState {
@@ -84,6 +93,11 @@ impl Job {
     }
 
     /// Whether a read would return at once: unread output, or the job has ended.
+    fn ended(&self) -> bool {
+        self.state()
+            .is_none_or(|s| !matches!(s.status, JobStatus::Running))
+    }
+
     fn ready(&self) -> bool {
         self.state()
             .is_none_or(|s| !s.status.is_running() || !s.stdout.is_empty() || !s.stderr.is_empty())
@@ -180,6 +194,18 @@ impl Jobs {
         let mut reg = self.registry().ok_or(JobError::Closed)?;
         if reg.closed {
             return Err(JobError::Closed);
+        }
+        let running = reg.entries.iter().filter(|e| !e.job.ended()).count();
+        if running >= MAX_RUNNING_JOBS {
+            return Err(JobError::TooMany {
+                max: MAX_RUNNING_JOBS,
+            });
+        }
+        let ended = reg.entries.len() - running;
+        if ended >= MAX_KEPT_JOBS {
+            if let Some(i) = reg.entries.iter().position(|e| e.job.ended()) {
+                reg.entries.remove(i);
+            }
         }
         reg.started += 1;
         let job = Arc::new(Job {
