@@ -18,6 +18,10 @@ cmds=(
   "$sbx run --profile workspace -- /bin/true"
 )
 names=("bare" "sbx workspace (no policy)" "sbx workspace (with policy gate)")
+# The floor any namespace sandbox pays: creating the same namespaces, one fork, one exec.
+userns=(); [ "$(id -u)" = 0 ] || userns=(--user --map-root-user)
+cmds+=("unshare ${userns[*]} --fork --pid --mount --net --ipc --uts /bin/true")
+names+=("unshare: namespaces alone")
 if command -v bwrap >/dev/null; then
   cmds+=("bwrap --unshare-all --die-with-parent --new-session --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --bind $work $work /bin/true")
   names+=("bwrap (comparable isolation)")
@@ -34,18 +38,24 @@ for x in r:
     m = statistics.median(x["times"])
     print(f"{x['command']:<34} {m*1e6:>8.0f}us {m/base:>6.2f}x")
 PY
-# Peak RSS of the sbx process itself (VmHWM just before it exits).
+# Peak RSS of the sbx process itself (VmHWM, sampled until it exits), with and without the
+# permission gate, and how much of it is pages of the sbx binary (RssFile).
 python3 - "$sbx" <<'PY'
 import subprocess, sys, time
-p = subprocess.Popen([sys.argv[1], "run", "--no-policy", "--profile", "workspace", "--", "sleep", "0.5"])
-hwm = 0
-while p.poll() is None:
-    try:
-        for line in open(f"/proc/{p.pid}/status"):
-            if line.startswith("VmHWM:"):
-                hwm = max(hwm, int(line.split()[1]))
-    except FileNotFoundError:
-        break
-    time.sleep(0.02)
-print(f"sbx peak RSS: {hwm/1024:.1f} MiB")
+for gate in ([], ["--no-policy"]):
+    p = subprocess.Popen([sys.argv[1], "run", *gate, "--profile", "workspace", "--", "sleep", "0.5"])
+    hwm = rss_file = 0
+    while p.poll() is None:
+        try:
+            for line in open(f"/proc/{p.pid}/status"):
+                key, value = line.split(":", 1)
+                if key == "VmHWM":
+                    hwm = max(hwm, int(value.split()[0]))
+                elif key == "RssFile":
+                    rss_file = max(rss_file, int(value.split()[0]))
+        except (FileNotFoundError, ProcessLookupError):
+            break
+        time.sleep(0.01)
+    label = "with the gate" if not gate else "--no-policy"
+    print(f"sbx peak RSS ({label}): {hwm/1024:.2f} MiB, of which binary pages {rss_file/1024:.2f} MiB")
 PY
