@@ -7,6 +7,10 @@ use std::path::{Path, PathBuf};
 
 pub const MAX_SLOTS: usize = 48;
 
+/// At most this many hidden directories are covered by copies of one shared tmpfs; the
+/// rest get a tmpfs each.
+const MAX_HIDDEN_COPIES: usize = 16;
+
 /// One raw mount-namespace operation.
 #[derive(Debug)]
 pub enum Op {
@@ -91,6 +95,22 @@ fn slot(next: &mut usize) -> Result<usize, EnforceError> {
 pub fn compile(steps: &[MountStep], pid_max: Option<u64>) -> Result<Vec<Op>, EnforceError> {
     let mut ops = vec![Op::MakePrivate];
     let mut next = 0usize;
+    // Hidden directories share one empty read-only tmpfs: the first gets it, and copies of
+    // that mount, taken right away, cover the others at their turn. A bind costs far less
+    // than a new file system. Copies are capped so that slots remain for the rest.
+    let hidden: Vec<&Path> = steps
+        .iter()
+        .filter_map(|s| match s {
+            MountStep::Hide {
+                target,
+                is_dir: true,
+                ..
+            } => Some(target.as_path()),
+            _ => None,
+        })
+        .collect();
+    let shared = hidden.len().saturating_sub(1).min(MAX_HIDDEN_COPIES);
+    let mut copies: Vec<(&Path, usize)> = Vec::with_capacity(shared);
     for step in steps {
         match step {
             MountStep::Tmpfs { target, keep, .. } => {
@@ -123,7 +143,16 @@ pub fn compile(steps: &[MountStep], pid_max: Option<u64>) -> Result<Vec<Op>, Enf
                 }
             }
             MountStep::Hide { target, is_dir, .. } => {
-                if *is_dir {
+                if let Some(i) = copies.iter().position(|(p, _)| p == target) {
+                    let (_, s) = copies.remove(i);
+                    ops.push(Op::Attach {
+                        slot: s,
+                        target: cstr(target)?,
+                    });
+                    ops.push(Op::ReadOnly {
+                        path: cstr(target)?,
+                    });
+                } else if *is_dir {
                     ops.push(Op::Tmpfs {
                         target: cstr(target)?,
                         data: c("mode=0,size=4k"),
@@ -131,6 +160,16 @@ pub fn compile(steps: &[MountStep], pid_max: Option<u64>) -> Result<Vec<Op>, Enf
                     ops.push(Op::ReadOnly {
                         path: cstr(target)?,
                     });
+                    if hidden.first() == Some(&target.as_path()) {
+                        for other in hidden.iter().skip(1).take(shared) {
+                            let s = slot(&mut next)?;
+                            ops.push(Op::Clone {
+                                path: cstr(target)?,
+                                slot: s,
+                            });
+                            copies.push((other, s));
+                        }
+                    }
                 } else {
                     ops.push(Op::BindFile {
                         src: c("/dev/null"),
