@@ -255,3 +255,50 @@ pub fn compile(steps: &[MountStep], pid_max: Option<u64>) -> Result<Vec<Op>, Enf
     }
     Ok(ops)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capability::Origin;
+
+    fn hide(p: &str, is_dir: bool) -> MountStep {
+        MountStep::Hide {
+            target: PathBuf::from(p),
+            is_dir,
+            origin: Origin::builtin("test"),
+        }
+    }
+
+    #[test]
+    fn hidden_directories_share_one_tmpfs() {
+        let steps = [
+            hide("/run/user", true),
+            hide("/etc/shadow", false),
+            hide("/run/dbus", true),
+            hide("/sys/fs/cgroup", true),
+        ];
+        let ops = compile(&steps, None).unwrap_or_default();
+        let tmpfs = ops.iter().filter(|o| matches!(o, Op::Tmpfs { .. })).count();
+        let clones = ops.iter().filter(|o| matches!(o, Op::Clone { .. })).count();
+        let attached: Vec<&CString> = ops
+            .iter()
+            .filter_map(|o| match o {
+                Op::Attach { target, .. } => Some(target),
+                _ => None,
+            })
+            .collect();
+        let read_only = ops
+            .iter()
+            .filter(|o| matches!(o, Op::ReadOnly { .. }))
+            .count();
+        assert_eq!(tmpfs, 1, "{ops:?}");
+        assert_eq!(clones, 2, "{ops:?}");
+        assert_eq!(attached, [&c("/run/dbus"), &c("/sys/fs/cgroup")], "{ops:?}");
+        assert_eq!(read_only, 3, "every hidden directory is read-only: {ops:?}");
+        assert!(
+            ops.iter()
+                .any(|o| matches!(o, Op::BindFile { target, .. } if *target == c("/etc/shadow"))),
+            "{ops:?}"
+        );
+    }
+}
