@@ -6,7 +6,7 @@
 //!
 //! Only for root without a user namespace: an unprivileged caller needs the user namespace
 //! the init creates before it may own a network namespace.
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::thread::JoinHandle;
 
 /// A network namespace being made.
@@ -30,26 +30,8 @@ fn make(loopback: bool) -> std::io::Result<OwnedFd> {
     if unsafe { libc::unshare(libc::CLONE_NEWNET) } < 0 {
         return Err(last_error());
     }
-    if loopback {
-        // SAFETY: a zeroed ifreq with a NUL-terminated name is valid for SIOC[GS]IFFLAGS.
-        unsafe {
-            let s = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
-            if s < 0 {
-                return Err(last_error());
-            }
-            let s = OwnedFd::from_raw_fd(s);
-            let fd = std::os::fd::AsRawFd::as_raw_fd(&s);
-            let mut ifr: libc::ifreq = std::mem::zeroed();
-            ifr.ifr_name[0] = b'l' as libc::c_char;
-            ifr.ifr_name[1] = b'o' as libc::c_char;
-            if libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut ifr) < 0 {
-                return Err(last_error());
-            }
-            ifr.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
-            if libc::ioctl(fd, libc::SIOCSIFFLAGS, &ifr) < 0 {
-                return Err(last_error());
-            }
-        }
+    if loopback && super::setup::bring_up_lo() < 0 {
+        return Err(last_error());
     }
     let f = std::fs::File::open("/proc/thread-self/ns/net")?;
     Ok(f.into())

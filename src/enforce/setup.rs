@@ -210,25 +210,36 @@ pub(super) unsafe fn run_mount_ops(ops: &[Op], slots: &mut [c_int], rep: c_int) 
     }
 }
 
-pub(super) unsafe fn loopback_up(rep: c_int) {
-    // SAFETY: a zeroed ifreq with a NUL-terminated name is valid for SIOC[GS]IFFLAGS.
+/// Bring `lo` up in the current network namespace: 0, or -1 with errno set. Async-signal-safe
+/// (a socket, two ioctls, a close), so the init and the thread that makes a namespace ahead
+/// share it.
+pub(super) fn bring_up_lo() -> c_int {
+    // SAFETY: a zeroed ifreq with a NUL-terminated name is valid for SIOC[GS]IFFLAGS; the
+    // socket is closed on every path.
     unsafe {
         let s = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
-        check!(rep, Step::Loopback, s);
+        if s < 0 {
+            return -1;
+        }
         let mut ifr: libc::ifreq = std::mem::zeroed();
         ifr.ifr_name[0] = b'l' as libc::c_char;
         ifr.ifr_name[1] = b'o' as libc::c_char;
-        check!(
-            rep,
-            Step::Loopback,
-            libc::ioctl(s, libc::SIOCGIFFLAGS, &mut ifr)
-        );
-        ifr.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
-        check!(
-            rep,
-            Step::Loopback,
-            libc::ioctl(s, libc::SIOCSIFFLAGS, &ifr)
-        );
+        let mut r = libc::ioctl(s, libc::SIOCGIFFLAGS, &mut ifr);
+        if r == 0 {
+            ifr.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+            r = libc::ioctl(s, libc::SIOCSIFFLAGS, &ifr);
+        }
+        let err = errno();
         libc::close(s);
+        if r < 0 {
+            *libc::__errno_location() = err;
+            return -1;
+        }
+        0
     }
+}
+
+pub(super) unsafe fn loopback_up(rep: c_int) {
+    // SAFETY: `check!` reports and exits on failure; see `bring_up_lo`.
+    unsafe { check!(rep, Step::Loopback, bring_up_lo()) }
 }
