@@ -1,15 +1,15 @@
 //! The `sbx` command line: a thin adapter over the library.
 mod adapters;
+mod check;
+mod doctor;
+mod explain;
 mod gate;
+mod run;
 
 use clap::{Parser, Subcommand};
-use sbx::exec::{Output, RunRequest, Sandbox};
-use sbx::host::Host;
-use sbx::profile::{BUILTIN_NAMES, Profile};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 const RUN_EXIT_CODES: &str = "Exit codes:
   N        the command's own exit code
@@ -138,7 +138,9 @@ fn main() -> ExitCode {
             command,
         } => {
             let gate = (!no_policy).then_some((policy, mode));
-            ExitCode::from(run(&profile, workspace, timeout, json, json_out, gate, command) as u8)
+            ExitCode::from(
+                run::run(&profile, workspace, timeout, json, json_out, gate, command) as u8,
+            )
         }
         Cmd::Check {
             profile,
@@ -149,15 +151,15 @@ fn main() -> ExitCode {
             tool,
             input,
             command,
-        } => ExitCode::from(check_cmd(
+        } => ExitCode::from(check::check_cmd(
             &profile, workspace, policy, mode, json, tool, input, command,
         ) as u8),
-        Cmd::Doctor { json } => doctor(json),
+        Cmd::Doctor { json } => doctor::doctor(json),
         Cmd::Explain {
             profile,
             workspace,
             json,
-        } => explain(&profile, workspace, json),
+        } => explain::explain(&profile, workspace, json),
         Cmd::Hook(args) => adapters::hook(args),
         Cmd::Serve(args) => adapters::serve(args),
         Cmd::Tools { format } => adapters::tools(&format),
@@ -167,291 +169,4 @@ fn main() -> ExitCode {
 fn setup_error(msg: impl std::fmt::Display) -> i32 {
     eprintln!("sbx: {msg}");
     125
-}
-
-/// `gate`: the policy file and mode for the permission pipeline, or `None` to skip it.
-fn run(
-    profile: &str,
-    workspace: Option<PathBuf>,
-    timeout: Option<f64>,
-    json: bool,
-    json_out: Option<PathBuf>,
-    gate: Option<(Option<PathBuf>, Option<String>)>,
-    command: Vec<OsString>,
-) -> i32 {
-    let ws = workspace.unwrap_or_else(cwd);
-    let sandbox = match gate {
-        Some((policy, mode)) => {
-            let loaded = match gate::load(profile, policy, ws.clone()) {
-                Ok(l) => l,
-                Err(e) => return setup_error(e),
-            };
-            if let Err(code) = gate::gate(&loaded, &command, cwd(), mode.as_deref()) {
-                return code;
-            }
-            loaded.sandbox
-        }
-        None => match Profile::load(profile) {
-            Ok(p) => std::sync::Arc::new(Sandbox::new(p)),
-            Err(e) => return setup_error(e),
-        },
-    };
-
-    let mut req = RunRequest::new(command);
-    req.workspace = ws;
-    req.cwd = cwd();
-    req.env = std::env::vars_os().collect();
-    req.timeout = timeout.filter(|t| *t > 0.0).map(Duration::from_secs_f64);
-    req.output = Output::Inherit;
-    req.forward_signals = true;
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => return setup_error(format!("cannot start the runtime: {e}")),
-    };
-    let result = match rt.block_on(sandbox.run(req, None)) {
-        Ok(r) => r,
-        Err(e) => return setup_error(e),
-    };
-    let gaps: Vec<String> = result
-        .enforcement
-        .gaps()
-        .iter()
-        .map(|l| format!("{} ({})", l.name, l.detail))
-        .collect();
-    if !gaps.is_empty() {
-        eprintln!(
-            "sbx: warning: not fully enforced on this host: {}",
-            gaps.join("; ")
-        );
-    }
-    if json || json_out.is_some() {
-        let mut v = serde_json::to_value(&result).unwrap_or_default();
-        if let Some(o) = v.as_object_mut() {
-            o.insert("code".into(), result.code().into());
-        }
-        let text = v.to_string();
-        match json_out {
-            Some(path) => {
-                if let Err(e) = std::fs::write(&path, text + "\n") {
-                    eprintln!("sbx: cannot write {}: {e}", path.display());
-                }
-            }
-            None => println!("{text}"),
-        }
-    }
-    result.code()
-}
-
-#[expect(clippy::too_many_arguments, reason = "one parameter per CLI flag")]
-fn check_cmd(
-    profile: &str,
-    workspace: Option<PathBuf>,
-    policy: Option<PathBuf>,
-    mode: Option<String>,
-    json: bool,
-    tool: Option<String>,
-    input: Option<String>,
-    command: Vec<String>,
-) -> i32 {
-    let fail = |e: String| {
-        eprintln!("sbx check: {e}");
-        2
-    };
-    let loaded = match gate::load(profile, policy, workspace.unwrap_or_else(cwd)) {
-        Ok(l) => l,
-        Err(e) => return fail(e),
-    };
-    let call = match (tool, input) {
-        (Some(t), Some(i)) => match serde_json::from_str(&i) {
-            Ok(v) => gate::tool_call(&t, v, cwd()),
-            Err(e) => return fail(format!("--input is not JSON: {e}")),
-        },
-        _ if command.is_empty() => {
-            return fail("give a command after `--`, or --tool and --input".into());
-        }
-        _ => gate::bash_call(&command.join(" "), cwd()),
-    };
-    let report = match gate::decide(&loaded, &call, mode.as_deref()) {
-        Ok(r) => r,
-        Err(e) => return fail(e),
-    };
-    if json {
-        println!("{}", serde_json::to_string(&report).unwrap_or_default());
-    } else {
-        println!(
-            "{} by {} ({})",
-            report.decision.as_str(),
-            report.by,
-            report.stage
-        );
-        println!("  reason: {}", report.reason);
-        if let Some(r) = &report.rule {
-            println!("  rule:   {r}");
-        }
-        if let Some(s) = &report.source {
-            println!("  source: {s}");
-        }
-        println!("  call:   {}", report.canonical);
-    }
-    0
-}
-
-fn doctor(json: bool) -> ExitCode {
-    let host = Host::detect();
-    let ws = cwd();
-    let mut profiles = Vec::new();
-    for name in BUILTIN_NAMES {
-        let verdict = match Profile::load(name) {
-            Ok(p) => {
-                let sb = Sandbox::with_host(p, host.clone());
-                match sb.plan_for(&ws, &host) {
-                    Ok((_, plan)) => {
-                        let gaps: Vec<String> = plan
-                            .report
-                            .iter()
-                            .filter(|l| l.status != sbx::plan::LayerStatus::Enforced)
-                            .map(|l| format!("{}: {}", l.name, l.detail))
-                            .collect();
-                        if gaps.is_empty() {
-                            ("full".to_string(), String::new())
-                        } else {
-                            ("partial".to_string(), gaps.join("; "))
-                        }
-                    }
-                    Err(e) => ("refused".to_string(), e.to_string()),
-                }
-            }
-            Err(e) => ("error".to_string(), e.to_string()),
-        };
-        profiles
-            .push(serde_json::json!({"profile": name, "status": verdict.0, "detail": verdict.1}));
-    }
-    if json {
-        println!(
-            "{}",
-            serde_json::json!({"host": host, "profiles": profiles})
-        );
-        return ExitCode::SUCCESS;
-    }
-    let show = |name: &str, a: &sbx::host::Availability| match a {
-        sbx::host::Availability::Available => println!("  {name:<28} yes"),
-        sbx::host::Availability::Missing { reason, fix } => {
-            println!("  {name:<28} no: {reason}\n  {:<28} fix: {fix}", "")
-        }
-    };
-    println!("host (euid {}):", host.euid);
-    match host.landlock_abi {
-        Some(v) => println!(
-            "  {:<28} ABI {v} (sbx uses up to {})",
-            "landlock",
-            sbx::host::LANDLOCK_ABI
-        ),
-        None => show("landlock", &host.landlock),
-    }
-    show("seccomp", &host.seccomp);
-    show("unprivileged user namespaces", &host.user_namespaces);
-    show("mount/pid/net namespaces", &host.namespaces);
-    show(
-        "cgroup v2 delegation",
-        &sbx::host::cgroup_v2_delegation(host.euid),
-    );
-    println!(
-        "  {:<28} {}",
-        "pids cgroup (for root)",
-        host.pids_cgroup
-            .as_ref()
-            .map_or("none".to_string(), |p| p.display().to_string())
-    );
-    println!("profiles:");
-    for p in &profiles {
-        println!(
-            "  {:<14} {} {}",
-            p["profile"].as_str().unwrap_or(""),
-            p["status"].as_str().unwrap_or(""),
-            p["detail"].as_str().unwrap_or("")
-        );
-    }
-    ExitCode::SUCCESS
-}
-
-fn explain(profile: &str, workspace: Option<PathBuf>, json: bool) -> ExitCode {
-    let p = match Profile::load(profile) {
-        Ok(p) => p,
-        Err(e) => return ExitCode::from(setup_error(e) as u8),
-    };
-    let host = Host::detect();
-    let ws = workspace.unwrap_or_else(cwd);
-    let ws = std::fs::canonicalize(&ws).unwrap_or(ws);
-    let sb = Sandbox::with_host(p, host.clone());
-    let (caps, plan) = match sb.plan_for(&ws, &host) {
-        Ok(x) => x,
-        Err(e) => return ExitCode::from(setup_error(e) as u8),
-    };
-    if json {
-        println!(
-            "{}",
-            serde_json::json!({"profile": sb.profile().name, "capabilities": caps, "plan": plan})
-        );
-        return ExitCode::SUCCESS;
-    }
-    println!(
-        "profile {} ({})",
-        sb.profile().name,
-        sb.profile().description
-    );
-    println!("namespaces: {:?}", plan.namespaces);
-    println!("filesystem (landlock):");
-    if let Some(ll) = &plan.landlock {
-        for r in &ll.rules {
-            println!(
-                "  {:<40} {:<50} {}",
-                r.path.display(),
-                format!("{:?}", r.rights),
-                r.origin
-            );
-        }
-        println!(
-            "  tcp: {}; scopes: signals={} abstract-unix={}",
-            if ll.deny_tcp { "denied" } else { "allowed" },
-            ll.scope_signals,
-            ll.scope_abstract_unix
-        );
-    }
-    println!("mounts:");
-    for m in &plan.mounts {
-        println!("  {}", serde_json::to_string(m).unwrap_or_default());
-    }
-    if let Some(s) = &plan.seccomp {
-        println!("seccomp: EPERM for {}", s.denied.join(" "));
-        for (name, o) in &s.extra {
-            println!("  extra {name} from {o}");
-        }
-        println!(
-            "  sockets allowed: {}; clone3 -> ENOSYS; namespace clone flags refused; x32 blocked; ioctls denied: {}",
-            s.socket_families.join(","),
-            s.deny_ioctls.join(",")
-        );
-    }
-    println!("network: {:?}", plan.network);
-    println!("limits:");
-    for r in &plan.rlimits {
-        println!("  {:?} = {} from {}", r.resource, r.value, r.origin);
-    }
-    println!(
-        "  timeout_ms = {:?}, output_bytes = {:?}, pids cgroup = {:?}",
-        plan.timeout_ms, plan.output_bytes, plan.cgroup_pids_max
-    );
-    println!(
-        "environment: cleared; pass {}; set {:?}",
-        plan.env_pass.join(" "),
-        plan.env_set
-    );
-    println!("report:");
-    for l in &plan.report {
-        println!("  {:<16} {:?} {}", l.name, l.status, l.detail);
-    }
-    ExitCode::SUCCESS
 }

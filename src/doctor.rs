@@ -1,0 +1,84 @@
+//! `sbx doctor`: what this host can enforce, and how fully each built-in profile runs here.
+use crate::cwd;
+use sbx::exec::Sandbox;
+use sbx::host::Host;
+use sbx::profile::{BUILTIN_NAMES, Profile};
+use std::process::ExitCode;
+
+pub fn doctor(json: bool) -> ExitCode {
+    let host = Host::detect();
+    let ws = cwd();
+    let mut profiles = Vec::new();
+    for name in BUILTIN_NAMES {
+        let verdict = match Profile::load(name) {
+            Ok(p) => {
+                let sb = Sandbox::with_host(p, host.clone());
+                match sb.plan_for(&ws, &host) {
+                    Ok((_, plan)) => {
+                        let gaps: Vec<String> = plan
+                            .report
+                            .iter()
+                            .filter(|l| l.status != sbx::plan::LayerStatus::Enforced)
+                            .map(|l| format!("{}: {}", l.name, l.detail))
+                            .collect();
+                        if gaps.is_empty() {
+                            ("full".to_string(), String::new())
+                        } else {
+                            ("partial".to_string(), gaps.join("; "))
+                        }
+                    }
+                    Err(e) => ("refused".to_string(), e.to_string()),
+                }
+            }
+            Err(e) => ("error".to_string(), e.to_string()),
+        };
+        profiles
+            .push(serde_json::json!({"profile": name, "status": verdict.0, "detail": verdict.1}));
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"host": host, "profiles": profiles})
+        );
+        return ExitCode::SUCCESS;
+    }
+    let show = |name: &str, a: &sbx::host::Availability| match a {
+        sbx::host::Availability::Available => println!("  {name:<28} yes"),
+        sbx::host::Availability::Missing { reason, fix } => {
+            println!("  {name:<28} no: {reason}\n  {:<28} fix: {fix}", "")
+        }
+    };
+    println!("host (euid {}):", host.euid);
+    match host.landlock_abi {
+        Some(v) => println!(
+            "  {:<28} ABI {v} (sbx uses up to {})",
+            "landlock",
+            sbx::host::LANDLOCK_ABI
+        ),
+        None => show("landlock", &host.landlock),
+    }
+    show("seccomp", &host.seccomp);
+    show("unprivileged user namespaces", &host.user_namespaces);
+    show("mount/pid/net namespaces", &host.namespaces);
+    show(
+        "cgroup v2 delegation",
+        &sbx::host::cgroup_v2_delegation(host.euid),
+    );
+    println!(
+        "  {:<28} {}",
+        "pids cgroup (for root)",
+        host.pids_cgroup
+            .as_ref()
+            .map_or("none".to_string(), |p| p.display().to_string())
+    );
+    println!("profiles:");
+    for p in &profiles {
+        println!(
+            "  {:<14} {} {}",
+            p["profile"].as_str().unwrap_or(""),
+            p["status"].as_str().unwrap_or(""),
+            p["detail"].as_str().unwrap_or("")
+        );
+    }
+    ExitCode::SUCCESS
+}

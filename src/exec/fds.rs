@@ -1,0 +1,69 @@
+//! The file descriptors between sbx and the sandbox: standard fds kept taken, pipes, and
+//! non-blocking reads of them under tokio.
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use tokio::io::unix::AsyncFd;
+
+/// Open `/dev/null` on any of fds 0, 1, 2 that is closed, so that the pipes sbx creates can
+/// never take those numbers (the command's stdout would then be the pipe's other end, or
+/// closed at exec). Call it first thing in a program that may be started with them closed.
+pub fn ensure_standard_fds() {
+    for fd in 0..3 {
+        // SAFETY: F_GETFD only queries; open returns the lowest free number, which is `fd`
+        // when it is closed; that fd is meant to stay open for the life of the process.
+        unsafe {
+            if libc::fcntl(fd, libc::F_GETFD) == -1 {
+                libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+            }
+        }
+    }
+}
+
+pub(super) fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as RawFd; 2];
+    // SAFETY: pipe2 fills two fds on success.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both fds were just created and are owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+pub(super) fn set_nonblocking(fd: RawFd) {
+    // SAFETY: fcntl on an fd we own.
+    unsafe {
+        let fl = libc::fcntl(fd, libc::F_GETFL);
+        libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK);
+    }
+}
+
+/// Read from a pipe tokio reported readable: `Some(n)` bytes, `Some(0)` when it is closed
+/// (or failed), `None` when nothing was there after all.
+pub(super) fn read_ready(
+    ready: std::io::Result<tokio::io::unix::AsyncFdReadyGuard<'_, OwnedFd>>,
+    buf: &mut [u8],
+) -> Option<usize> {
+    let Ok(mut guard) = ready else { return Some(0) };
+    match read_some(guard.get_inner().as_raw_fd(), buf) {
+        Ok(n) => Some(n),
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+            guard.clear_ready();
+            None
+        }
+        Err(_) => Some(0),
+    }
+}
+
+fn read_some(fd: RawFd, buf: &mut [u8]) -> std::io::Result<usize> {
+    // SAFETY: reading into a live buffer.
+    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+    if n < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+pub(super) fn async_fd(fd: OwnedFd) -> std::io::Result<AsyncFd<OwnedFd>> {
+    // SAFETY: the fd is owned by the AsyncFd from here on and is not closed elsewhere.
+    unsafe { AsyncFd::register(fd) }.map_err(|e| std::io::Error::other(e.to_string()))
+}

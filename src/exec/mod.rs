@@ -1,0 +1,225 @@
+//! Spawn and supervise one sandboxed process tree: output relay with byte caps, timeout with
+//! escalation, signal forwarding, exit status and resource usage.
+mod fds;
+mod output;
+mod prepare;
+mod request;
+mod result;
+mod supervise;
+
+pub use fds::ensure_standard_fds;
+pub use output::{Output, OutputCallback, Stream};
+pub use request::RunRequest;
+pub use result::{EnforcementReport, RunResult};
+
+use crate::capability::{CapabilitySet, NetworkMode};
+use crate::enforce::EnforceError;
+use crate::enforce::netns::PendingNet;
+use crate::enforce::report::Step;
+use crate::host::{Availability, Host};
+use crate::plan::{self, PlanInput, RealFs, SandboxPlan};
+use crate::profile::{Profile, ProfileError, Vars};
+use prepare::cleanup;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use supervise::supervise;
+
+/// Why a run could not start. The CLI maps every variant to exit code 125.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
+    #[error(transparent)]
+    Plan(#[from] plan::PlanError),
+    #[error(transparent)]
+    Enforce(#[from] EnforceError),
+    #[error("workspace {path}: {source}")]
+    Workspace {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("no command given")]
+    NoCommand,
+    #[error("sandbox setup failed while {}: {}", step.describe(), std::io::Error::from_raw_os_error(*errno))]
+    Setup { step: Step, errno: i32 },
+    #[error("cannot start the sandbox: {source}")]
+    Spawn { source: std::io::Error },
+}
+
+/// A profile bound to a host, ready to run commands.
+pub struct Sandbox {
+    profile: Profile,
+    host: Host,
+}
+
+fn home_dir() -> PathBuf {
+    if let Some(h) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        return PathBuf::from(h);
+    }
+    nix::unistd::User::from_uid(nix::unistd::geteuid())
+        .ok()
+        .flatten()
+        .map_or_else(|| PathBuf::from("/"), |u| u.dir)
+}
+
+impl Sandbox {
+    /// Bind a loaded profile to the detected host.
+    pub fn new(profile: Profile) -> Self {
+        Self {
+            profile,
+            host: Host::detect(),
+        }
+    }
+
+    /// Bind a profile to an explicit host description (tests, `explain`).
+    pub fn with_host(profile: Profile, host: Host) -> Self {
+        Self { profile, host }
+    }
+
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    pub fn host(&self) -> &Host {
+        &self.host
+    }
+
+    /// Whether runs on `host` get a private `/tmp` mounted in their own namespace.
+    pub fn private_tmp(&self, host: &Host) -> bool {
+        host.namespaces.ok() && self.profile.isolation.private_tmp
+    }
+
+    /// The variables for `workspace`. Without a private `/tmp`, `{tmp}` is a fresh directory
+    /// per run (`host_tmp`), or a placeholder when only planning.
+    pub fn vars(&self, workspace: &Path, host: &Host, host_tmp: Option<&Path>) -> Vars {
+        let tmp = if self.private_tmp(host) {
+            PathBuf::from("/tmp")
+        } else {
+            host_tmp.map_or_else(|| std::env::temp_dir().join("sbx-RUN"), Path::to_path_buf)
+        };
+        Vars {
+            workspace: workspace.to_path_buf(),
+            home: home_dir(),
+            tmp,
+        }
+    }
+
+    /// Resolve the capability set for a workspace.
+    pub fn capabilities(&self, workspace: &Path) -> Result<CapabilitySet, RunError> {
+        Ok(self
+            .profile
+            .resolve(&self.vars(workspace, &self.host, None))?)
+    }
+
+    /// Compute the plan for a workspace on `host` without touching the kernel.
+    pub fn plan_for(
+        &self,
+        workspace: &Path,
+        host: &Host,
+    ) -> Result<(CapabilitySet, SandboxPlan), RunError> {
+        self.plan_with_tmp(workspace, host, None, None)
+    }
+
+    /// `narrow`, when given, is intersected with the profile's set: it can only take away.
+    fn plan_with_tmp(
+        &self,
+        workspace: &Path,
+        host: &Host,
+        host_tmp: Option<&Path>,
+        narrow: Option<&CapabilitySet>,
+    ) -> Result<(CapabilitySet, SandboxPlan), RunError> {
+        let vars = self.vars(workspace, host, host_tmp);
+        let mut caps = self.profile.resolve(&vars)?;
+        if let Some(n) = narrow {
+            caps = caps.intersect(n);
+        }
+        let origins: BTreeMap<String, crate::capability::Origin> = [
+            "timeout",
+            "output",
+            "memory",
+            "processes",
+            "file_size",
+            "cpu_time",
+            "open_files",
+        ]
+        .iter()
+        .filter_map(|k| self.profile.limit_origin(k).map(|o| (k.to_string(), o)))
+        .collect();
+        let plan = plan::plan(
+            &PlanInput {
+                caps: &caps,
+                host,
+                requires: &self.profile.requires,
+                extra_syscall_origins: &self.profile.extra_denied_syscalls,
+                limit_origins: &origins,
+                tmp: &vars.tmp,
+            },
+            &RealFs::default(),
+        )?;
+        Ok((caps, plan))
+    }
+
+    /// Run one command under the profile. `narrow`, when given, can only shrink what the
+    /// profile grants (it is intersected with the profile's set).
+    pub async fn run(
+        &self,
+        mut req: RunRequest,
+        narrow: Option<&CapabilitySet>,
+    ) -> Result<RunResult, RunError> {
+        // Root needs no user namespace, so its network namespace can be made on another core
+        // while this one plans.
+        let network = narrow.map_or(self.profile.network.0, |n| {
+            self.profile.network.0.min(n.network)
+        });
+        let mut pending =
+            (self.host.euid == 0 && self.host.namespaces.ok() && network != NetworkMode::Host)
+                .then(|| PendingNet::start(network == NetworkMode::Loopback))
+                .flatten();
+        let workspace =
+            std::fs::canonicalize(&req.workspace).map_err(|source| RunError::Workspace {
+                path: req.workspace.clone(),
+                source,
+            })?;
+        let cwd = std::fs::canonicalize(&req.cwd)
+            .ok()
+            .filter(|c| c.starts_with(&workspace))
+            .unwrap_or_else(|| workspace.clone());
+        let mut host = self.host.clone();
+        loop {
+            let mut p = self.prepare(&req, &host, &workspace, &cwd, narrow)?;
+            if let Some(net) = pending.take().and_then(PendingNet::finish) {
+                p.prepared.adopt_net_namespace(&p.plan, net);
+            }
+            match supervise(&mut p, &mut req).await {
+                Err(RunError::Spawn { source })
+                    if p.plan.namespaces.user
+                        && matches!(
+                            source.raw_os_error(),
+                            Some(
+                                libc::EPERM
+                                    | libc::ENOSPC
+                                    | libc::EUSERS
+                                    | libc::EINVAL
+                                    | libc::EACCES
+                            )
+                        ) =>
+                {
+                    // The cheap checks said yes but the kernel said no: plan again without namespaces.
+                    let reason = format!("creating a user namespace failed: {source}");
+                    let fix = "allow unprivileged user namespaces (see `sbx doctor`)".to_string();
+                    host.user_namespaces = Availability::Missing {
+                        reason: reason.clone(),
+                        fix: fix.clone(),
+                    };
+                    host.namespaces = Availability::Missing { reason, fix };
+                    cleanup(&p);
+                }
+                other => {
+                    cleanup(&p);
+                    return other;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! Where the command's output goes, and the byte cap on what is kept of each stream.
+use serde::Serialize;
+
+/// Which stream a chunk of output came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// Receives output chunks as they arrive.
+pub type OutputCallback = Box<dyn FnMut(Stream, &[u8]) + Send>;
+
+/// Where the command's output goes.
+pub enum Output {
+    /// Written to this process's stdout and stderr as it arrives.
+    Inherit,
+    /// Kept in [`RunResult::stdout`](super::RunResult::stdout) and
+    /// [`RunResult::stderr`](super::RunResult::stderr).
+    Collect,
+    /// Handed to a callback as it arrives.
+    Callback(OutputCallback),
+}
+
+pub(super) struct Capture {
+    limit: u64,
+    pub(super) bytes: u64,
+    pub(super) truncated: bool,
+    pub(super) kept: Vec<u8>,
+}
+
+impl Capture {
+    pub(super) fn new(limit: Option<u64>) -> Self {
+        Self {
+            limit: limit.unwrap_or(u64::MAX),
+            bytes: 0,
+            truncated: false,
+            kept: Vec::new(),
+        }
+    }
+    /// The part of `chunk` that fits under the cap.
+    fn admit<'a>(&mut self, chunk: &'a [u8]) -> &'a [u8] {
+        let room = self.limit.saturating_sub(self.bytes);
+        self.bytes += chunk.len() as u64;
+        if (chunk.len() as u64) > room {
+            self.truncated = true;
+            &chunk[..room as usize]
+        } else {
+            chunk
+        }
+    }
+}
+
+pub(super) fn deliver(output: &mut Output, cap: &mut Capture, stream: Stream, chunk: &[u8]) {
+    use std::io::Write;
+    let part = cap.admit(chunk);
+    if part.is_empty() {
+        return;
+    }
+    match output {
+        Output::Inherit => {
+            let _ = match stream {
+                Stream::Stdout => std::io::stdout()
+                    .write_all(part)
+                    .and_then(|()| std::io::stdout().flush()),
+                Stream::Stderr => std::io::stderr().write_all(part),
+            };
+        }
+        Output::Collect => cap.kept.extend_from_slice(part),
+        Output::Callback(f) => f(stream, part),
+    }
+}

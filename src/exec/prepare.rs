@@ -1,0 +1,166 @@
+//! Preparing one launch: a private `{tmp}` when there is no mount namespace, the
+//! directories the profile creates, the plan, the command's environment and executable
+//! candidates, and the enforcement prepared ahead of the fork.
+use super::{RunError, RunRequest, Sandbox};
+use crate::capability::CapabilitySet;
+use crate::enforce::{CStrArray, EnforceError, ExecSpec, Prepared, cstr};
+use crate::host::Host;
+use crate::plan::SandboxPlan;
+use std::collections::BTreeMap;
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// One run's plan, its prepared enforcement, and what to clean up after it.
+pub(super) struct Launch {
+    pub(super) plan: SandboxPlan,
+    pub(super) prepared: Prepared,
+    pub(super) host_tmp: Option<PathBuf>,
+    pub(super) timeout: Option<Duration>,
+}
+
+fn env_allowed(name: &[u8], pass: &[String]) -> bool {
+    pass.iter().any(|p| match p.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix.as_bytes()),
+        None => name == p.as_bytes(),
+    })
+}
+
+impl Sandbox {
+    pub(super) fn prepare(
+        &self,
+        req: &RunRequest,
+        host: &Host,
+        workspace: &Path,
+        cwd: &Path,
+        caps: Option<&CapabilitySet>,
+    ) -> Result<Launch, RunError> {
+        let host_tmp = if self.private_tmp(host) {
+            None
+        } else {
+            Some(make_host_tmp()?)
+        };
+        let vars = self.vars(workspace, host, host_tmp.as_deref());
+        for dir in self.profile.dirs_to_create(&vars) {
+            use std::os::unix::fs::DirBuilderExt;
+            if !dir.exists() {
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(&dir)
+                    .map_err(|source| RunError::Workspace {
+                        path: dir.clone(),
+                        source,
+                    })?;
+            }
+        }
+        let (_, mut plan) = match self.plan_with_tmp(workspace, host, host_tmp.as_deref(), caps) {
+            Ok(x) => x,
+            Err(e) => {
+                if let Some(d) = &host_tmp {
+                    let _ = std::fs::remove_dir_all(d);
+                }
+                return Err(e);
+            }
+        };
+        if let Some(dir) = &host_tmp {
+            plan.env_set
+                .insert("TMPDIR".into(), dir.display().to_string());
+        }
+        // Environment: cleared, then the pass list, then fixed values.
+        let mut env: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+        for (k, v) in &req.env {
+            if env_allowed(k.as_bytes(), &plan.env_pass) {
+                env.insert(k.as_bytes().to_vec(), v.as_bytes().to_vec());
+            }
+        }
+        for (k, v) in &plan.env_set {
+            env.insert(k.as_bytes().to_vec(), v.as_bytes().to_vec());
+        }
+        let path_var = env
+            .get(b"PATH".as_slice())
+            .cloned()
+            .unwrap_or_else(|| b"/usr/local/bin:/usr/bin:/bin".to_vec());
+        let argv0 = req.argv.first().ok_or(RunError::NoCommand)?;
+        let candidates: Vec<CString> = if argv0.as_bytes().contains(&b'/') {
+            vec![cstr(Path::new(argv0))?]
+        } else {
+            path_var
+                .split(|b| *b == b':')
+                .filter(|d| !d.is_empty())
+                .filter_map(|d| {
+                    let mut p = d.to_vec();
+                    p.push(b'/');
+                    p.extend_from_slice(argv0.as_bytes());
+                    CString::new(p).ok()
+                })
+                .collect()
+        };
+        let argv = req
+            .argv
+            .iter()
+            .map(|a| {
+                CString::new(a.as_bytes()).map_err(|_| EnforceError::Nul {
+                    path: PathBuf::from(a),
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let envp = env
+            .into_iter()
+            .filter_map(|(mut k, v)| {
+                k.push(b'=');
+                k.extend_from_slice(&v);
+                CString::new(k).ok()
+            })
+            .collect();
+        let exec = ExecSpec {
+            candidates,
+            argv: CStrArray::new(argv),
+            envp: CStrArray::new(envp),
+            cwd: cstr(cwd)?,
+        };
+        let timeout = match (plan.timeout_ms.map(Duration::from_millis), req.timeout) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let prepared = Prepared::new(&plan, exec, host)?;
+        Ok(Launch {
+            plan,
+            prepared,
+            host_tmp,
+            timeout,
+        })
+    }
+}
+
+static CALL_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A new private directory for `{tmp}` when no mount namespace can give a private `/tmp`.
+/// `create_dir` fails on an existing name, so another user cannot plant one in advance.
+fn make_host_tmp() -> Result<PathBuf, RunError> {
+    use std::os::unix::fs::DirBuilderExt;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let dir = std::env::temp_dir().join(format!(
+        "sbx-{}-{}-{}-{nanos}",
+        nix::unistd::geteuid(),
+        std::process::id(),
+        CALL_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|source| RunError::Workspace {
+            path: dir.clone(),
+            source,
+        })?;
+    Ok(dir)
+}
+
+pub(super) fn cleanup(p: &Launch) {
+    if let Some(dir) = &p.host_tmp {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

@@ -1,0 +1,46 @@
+//! One call to run: the command, where it runs, its environment, timeout and output.
+use super::Output;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// One call to run.
+pub struct RunRequest {
+    pub argv: Vec<OsString>,
+    /// Where the caller is; the command starts here when it lies inside the workspace.
+    pub cwd: PathBuf,
+    pub workspace: PathBuf,
+    /// The caller's environment, filtered by the profile.
+    pub env: Vec<(OsString, OsString)>,
+    /// Overrides the profile's timeout when smaller (or when the profile has none).
+    pub timeout: Option<Duration>,
+    /// How long a command has between SIGTERM and SIGKILL.
+    pub grace: Duration,
+    pub output: Output,
+    /// Forward SIGINT, SIGTERM, SIGHUP and SIGQUIT received by this process.
+    pub forward_signals: bool,
+    /// Resolves when the caller wants the call cancelled.
+    pub cancel: Option<tokio::sync::oneshot::Receiver<()>>,
+}
+
+impl RunRequest {
+    /// A request with the current directory as workspace, collected output, and no environment.
+    pub fn new<I, S>(argv: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        Self {
+            argv: argv.into_iter().map(Into::into).collect(),
+            workspace: cwd.clone(),
+            cwd,
+            env: Vec::new(),
+            timeout: None,
+            grace: Duration::from_secs(2),
+            output: Output::Collect,
+            forward_signals: false,
+            cancel: None,
+        }
+    }
+}

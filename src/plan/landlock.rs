@@ -1,0 +1,328 @@
+//! Landlock: the rights sbx grants, the path rules for a capability set (granting around
+//! denied trees, since Landlock can only add access), TCP denial and scopes.
+#![forbid(unsafe_code)]
+
+use super::{DirLister, Layer, LayerStatus, MountStep, Namespaces, PlanInput, missing};
+use crate::capability::{NetworkMode, Origin, PathEntry};
+use crate::host::{Availability, LANDLOCK_ABI};
+use crate::profile::Protection;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// Landlock filesystem rights, by name, grouped as sbx grants them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FsRight {
+    Execute,
+    ReadFile,
+    ReadDir,
+    WriteFile,
+    Truncate,
+    MakeAndRemove,
+    Refer,
+    IoctlDev,
+}
+
+pub const READ: &[FsRight] = &[FsRight::ReadFile, FsRight::ReadDir];
+pub const WRITE: &[FsRight] = &[
+    FsRight::WriteFile,
+    FsRight::Truncate,
+    FsRight::MakeAndRemove,
+    FsRight::Refer,
+    FsRight::IoctlDev,
+];
+pub const EXEC: &[FsRight] = &[FsRight::Execute];
+
+/// One Landlock path rule.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LandlockRule {
+    pub path: PathBuf,
+    pub rights: Vec<FsRight>,
+    /// A missing required path is a setup error; a missing optional path is skipped.
+    pub required: bool,
+    pub origin: Origin,
+    /// The path lies on a filesystem the sandbox mounts itself (private /tmp, /proc, /dev):
+    /// the rule is added inside the sandbox after the mounts, since Landlock does not see
+    /// through a mount to the directory it covers.
+    pub after_mounts: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LandlockPlan {
+    /// Highest ABI the rights are taken from.
+    pub abi: i32,
+    pub rules: Vec<LandlockRule>,
+    /// Deny all TCP bind and connect (no rules for ports are ever added).
+    pub deny_tcp: bool,
+    pub scope_signals: bool,
+    pub scope_abstract_unix: bool,
+}
+
+fn rights_minus(a: &[FsRight], r: &[FsRight]) -> Vec<FsRight> {
+    a.iter().copied().filter(|x| !r.contains(x)).collect()
+}
+
+/// Grant `rights` on `root`, but not `deny_rights` on the denied trees beneath it: grant the
+/// reduced rights on `root` and the full rights on every sibling along the way to each denial.
+fn grant_around(
+    out: &mut Vec<LandlockRule>,
+    root: &PathEntry,
+    rights: &[FsRight],
+    denials: &[&PathEntry],
+    deny_rights: &[FsRight],
+    fs: &dyn DirLister,
+) {
+    let inner: Vec<&PathEntry> = denials
+        .iter()
+        .copied()
+        .filter(|d| d.path != root.path && d.path.starts_with(&root.path) && fs.exists(&d.path))
+        .collect();
+    if inner.is_empty() {
+        out.push(LandlockRule {
+            path: root.path.clone(),
+            rights: rights.to_vec(),
+            required: root.required,
+            origin: root.origin.clone(),
+            after_mounts: false,
+        });
+        return;
+    }
+    let reduced = rights_minus(rights, deny_rights);
+    if !reduced.is_empty() {
+        out.push(LandlockRule {
+            path: root.path.clone(),
+            rights: reduced,
+            required: root.required,
+            origin: root.origin.clone(),
+            after_mounts: false,
+        });
+    }
+    let removed: Vec<FsRight> = rights
+        .iter()
+        .copied()
+        .filter(|x| deny_rights.contains(x))
+        .collect();
+    walk_around(out, &root.path, &removed, &inner, &root.origin, fs);
+}
+
+fn walk_around(
+    out: &mut Vec<LandlockRule>,
+    dir: &Path,
+    rights: &[FsRight],
+    denials: &[&PathEntry],
+    origin: &Origin,
+    fs: &dyn DirLister,
+) {
+    // Children of `dir` that lead towards a denial.
+    let mut toward: Vec<PathBuf> = Vec::new();
+    for d in denials {
+        if let Ok(rest) = d.path.strip_prefix(dir) {
+            if let Some(first) = rest.components().next() {
+                let child = dir.join(first);
+                if !toward.contains(&child) {
+                    toward.push(child);
+                }
+            }
+        }
+    }
+    for child in fs.list(dir) {
+        if !toward.contains(&child) {
+            out.push(LandlockRule {
+                path: child,
+                rights: rights.to_vec(),
+                required: false,
+                origin: Origin {
+                    key: format!("{} (around a denial)", origin.key),
+                    ..origin.clone()
+                },
+                after_mounts: false,
+            });
+        }
+    }
+    for child in toward {
+        if denials.iter().any(|d| d.path == child) {
+            continue;
+        }
+        if fs.is_dir(&child) {
+            walk_around(out, &child, rights, denials, origin, fs);
+        }
+    }
+}
+
+/// The Landlock part of the plan, or `None` (with its gaps and report line) when the host
+/// has no Landlock.
+pub(super) fn landlock_plan(
+    input: &PlanInput<'_>,
+    namespaces: &Namespaces,
+    mounts: &[MountStep],
+    fs: &dyn DirLister,
+    gaps: &mut Vec<(Protection, String, String)>,
+    report: &mut Vec<Layer>,
+) -> Option<LandlockPlan> {
+    let caps = input.caps;
+    let host = input.host;
+    // Landlock.
+    if host.landlock.ok() {
+        let abi = host.landlock_abi.unwrap_or(0).min(LANDLOCK_ABI);
+        let mut rules = Vec::new();
+        // Secrets hidden by a mount need no Landlock rules around them; the others (and all of
+        // them when there is no mount namespace) are kept out by granting around them.
+        let hidden: Vec<&PathBuf> = mounts
+            .iter()
+            .filter_map(|m| match m {
+                MountStep::Hide { target, .. } => Some(target),
+                MountStep::Tmpfs { .. }
+                | MountStep::Proc
+                | MountStep::MinimalDev
+                | MountStep::ReadOnly { .. } => None,
+            })
+            .collect();
+        let deny_r: Vec<&PathEntry> = caps
+            .fs
+            .deny_read
+            .iter()
+            .filter(|d| !hidden.contains(&&d.path))
+            .collect();
+        // With a mount namespace, read-only mounts keep deny_write; without one, go around.
+        let deny_w: Vec<&PathEntry> = if namespaces.mount {
+            Vec::new()
+        } else {
+            caps.fs.deny_write.iter().collect()
+        };
+        let file_read_rights = [FsRight::ReadFile, FsRight::Execute];
+        for e in &caps.fs.read {
+            grant_around(&mut rules, e, READ, &deny_r, &file_read_rights, fs);
+        }
+        for e in &caps.fs.execute {
+            grant_around(&mut rules, e, EXEC, &deny_r, &file_read_rights, fs);
+        }
+        for e in &caps.fs.write {
+            let mut denials = deny_w.clone();
+            denials.extend(deny_r.iter().copied());
+            grant_around(&mut rules, e, WRITE, &denials, WRITE, fs);
+        }
+        // Devices: the whole minimal /dev, or the few harmless host devices.
+        let dev_paths: &[&str] = if namespaces.mount && caps.isolation.minimal_dev {
+            &["/dev"]
+        } else {
+            &[
+                "/dev/null",
+                "/dev/zero",
+                "/dev/full",
+                "/dev/random",
+                "/dev/urandom",
+                "/dev/tty",
+                "/dev/ptmx",
+                "/dev/pts",
+                "/dev/shm",
+            ]
+        };
+        for p in dev_paths {
+            let mut rights = READ.to_vec();
+            rights.extend_from_slice(WRITE);
+            rules.push(LandlockRule {
+                path: PathBuf::from(p),
+                rights,
+                required: false,
+                origin: Origin::builtin("devices"),
+                after_mounts: false,
+            });
+        }
+        if namespaces.pid {
+            rules.push(LandlockRule {
+                path: PathBuf::from("/proc"),
+                rights: READ.to_vec(),
+                required: false,
+                origin: Origin::builtin("proc"),
+                after_mounts: false,
+            });
+        } else {
+            rules.push(LandlockRule {
+                path: PathBuf::from("/proc/self"),
+                rights: READ.to_vec(),
+                required: false,
+                origin: Origin::builtin("proc"),
+                after_mounts: false,
+            });
+        }
+        let mut mounted: Vec<PathBuf> = Vec::new();
+        for m in mounts {
+            match m {
+                MountStep::Tmpfs { target, .. } => mounted.push(target.clone()),
+                MountStep::Proc => mounted.push(PathBuf::from("/proc")),
+                MountStep::MinimalDev => mounted.push(PathBuf::from("/dev")),
+                MountStep::ReadOnly { .. } | MountStep::Hide { .. } => {}
+            }
+        }
+        for r in &mut rules {
+            r.after_mounts = mounted.iter().any(|m| r.path.starts_with(m));
+        }
+        let net_ok = abi >= 4;
+        let scope_ok = abi >= 6;
+        let deny_tcp = net_ok
+            && (caps.network == NetworkMode::None
+                || (caps.network == NetworkMode::Loopback && !namespaces.net));
+        if !net_ok {
+            gaps.push(missing(
+                Protection::LandlockNetwork,
+                &format!("Landlock ABI {abi} lacks TCP rules (needs 4)"),
+                "upgrade to Linux 6.7 or newer",
+            ));
+        }
+        if !scope_ok {
+            gaps.push(missing(
+                Protection::LandlockScope,
+                &format!("Landlock ABI {abi} lacks scopes (needs 6)"),
+                "upgrade to Linux 6.12 or newer",
+            ));
+        }
+        if !deny_w.is_empty() {
+            report.push(Layer {
+                name: "deny-write".into(),
+                status: LayerStatus::Partial,
+                detail: "no mount namespace: read-only paths inside writable trees are kept by Landlock rules around them, so their parent directories (e.g. the workspace root) accept no new entries".into(),
+            });
+        }
+        let n_rules = rules.len();
+        report.push(Layer {
+            name: "landlock".into(),
+            status: if abi >= LANDLOCK_ABI {
+                LayerStatus::Enforced
+            } else {
+                LayerStatus::Partial
+            },
+            detail: format!(
+                "ABI {abi} (written for {LANDLOCK_ABI}); {n_rules} path rules; tcp {}; scopes {}",
+                if deny_tcp { "denied" } else { "unrestricted" },
+                if scope_ok {
+                    "signal+abstract-unix"
+                } else {
+                    "unavailable"
+                }
+            ),
+        });
+        Some(LandlockPlan {
+            abi,
+            rules,
+            deny_tcp,
+            scope_signals: scope_ok && caps.isolation.scope_signals,
+            scope_abstract_unix: scope_ok && caps.isolation.scope_abstract_unix,
+        })
+    } else {
+        if let Availability::Missing { reason, fix } = &host.landlock {
+            for p in [
+                Protection::Landlock,
+                Protection::LandlockNetwork,
+                Protection::LandlockScope,
+            ] {
+                gaps.push(missing(p, reason, fix));
+            }
+            report.push(Layer {
+                name: "landlock".into(),
+                status: LayerStatus::NotEnforced,
+                detail: reason.clone(),
+            });
+        }
+        None
+    }
+}

@@ -1,0 +1,199 @@
+//! From a capability set and the host's features to a [`SandboxPlan`]: every Landlock rule,
+//! the seccomp policy, namespaces, mounts, rlimits and environment, each with its origin.
+//!
+//! Pure: no syscalls here except reading directory listings for Landlock's
+//! "deny inside allow" expansion, which the caller may precompute.
+#![forbid(unsafe_code)]
+
+mod fs;
+mod landlock;
+mod limits;
+mod mounts;
+mod seccomp;
+mod types;
+
+pub use fs::{DirLister, RealFs};
+pub use landlock::{EXEC, FsRight, LandlockPlan, LandlockRule, READ, WRITE};
+pub use limits::{PID_MAX_MIN, Rlimit, RlimitStep};
+pub use mounts::MountStep;
+pub use seccomp::{BASE_DENIED_SYSCALLS, SeccompPlan};
+pub use types::{Layer, LayerStatus, Namespaces, PlanError, SandboxPlan, TreeKill};
+
+use crate::capability::{CapabilitySet, NetworkMode, Origin};
+use crate::host::{Availability, Host};
+use crate::profile::Protection;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Inputs to [`plan`] besides the capability set.
+pub struct PlanInput<'a> {
+    pub caps: &'a CapabilitySet,
+    pub host: &'a Host,
+    pub requires: &'a [(Protection, Origin)],
+    pub extra_syscall_origins: &'a [(String, Origin)],
+    /// Where each limit was set (`timeout`, `memory`, ...).
+    pub limit_origins: &'a BTreeMap<String, Origin>,
+    /// The sandbox's temporary directory as the command sees it.
+    pub tmp: &'a Path,
+}
+
+fn missing(p: Protection, reason: &str, fix: &str) -> (Protection, String, String) {
+    (p, reason.to_string(), fix.to_string())
+}
+
+/// Compute the plan. Fails only when a required protection is missing.
+pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, PlanError> {
+    let caps = input.caps;
+    let host = input.host;
+    let ns_ok = host.namespaces.ok();
+    let use_userns = ns_ok && host.euid != 0;
+    let mut report: Vec<Layer> = Vec::new();
+    let mut gaps: Vec<(Protection, String, String)> = Vec::new();
+    let ns_reason = match &host.namespaces {
+        Availability::Available => (String::new(), String::new()),
+        Availability::Missing { reason, fix } => (reason.clone(), fix.clone()),
+    };
+
+    let namespaces = Namespaces {
+        user: use_userns,
+        mount: ns_ok,
+        pid: ns_ok && caps.isolation.pid,
+        net: ns_ok && caps.network != NetworkMode::Host,
+        ipc: ns_ok && caps.isolation.ipc,
+        uts: ns_ok,
+    };
+    if !ns_ok {
+        for p in [
+            Protection::UserNamespace,
+            Protection::MountNamespace,
+            Protection::PidNamespace,
+            Protection::NetworkNamespace,
+        ] {
+            gaps.push(missing(p, &ns_reason.0, &ns_reason.1));
+        }
+    } else if !use_userns {
+        gaps.push(missing(
+            Protection::UserNamespace,
+            "not needed as root",
+            "none needed",
+        ));
+    }
+
+    let mounts = mounts::mount_layout(caps, &namespaces, input.tmp, fs);
+    let tmp = input.tmp.to_path_buf();
+
+    let landlock = landlock::landlock_plan(input, &namespaces, &mounts, fs, &mut gaps, &mut report);
+
+    let seccomp = seccomp::seccomp_plan(input, &namespaces, &mut gaps, &mut report);
+
+    // Namespaces in the report.
+    let ns_layer = |name: &str, on: bool, why_off: &str| Layer {
+        name: name.into(),
+        status: if on {
+            LayerStatus::Enforced
+        } else {
+            LayerStatus::NotEnforced
+        },
+        detail: if on { "private".into() } else { why_off.into() },
+    };
+    report.push(ns_layer("mount-namespace", namespaces.mount, &ns_reason.0));
+    report.push(ns_layer(
+        "pid-namespace",
+        namespaces.pid,
+        if ns_ok {
+            "disabled by the profile"
+        } else {
+            &ns_reason.0
+        },
+    ));
+    let net_detail = match (caps.network, namespaces.net) {
+        (NetworkMode::Host, _) => "host network (profile)".to_string(),
+        (NetworkMode::None, true) => "empty network namespace".into(),
+        (NetworkMode::Loopback, true) => "private namespace with lo up".into(),
+        (NetworkMode::None, false) => format!(
+            "no namespace ({}); TCP denied by Landlock, inet sockets by seccomp",
+            ns_reason.0
+        ),
+        (NetworkMode::Loopback, false) => format!(
+            "no namespace ({}); loopback cannot be isolated, so TCP is denied by Landlock and inet sockets by seccomp",
+            ns_reason.0
+        ),
+    };
+    report.push(Layer {
+        name: "network".into(),
+        status: if caps.network == NetworkMode::Host || namespaces.net {
+            LayerStatus::Enforced
+        } else {
+            LayerStatus::Partial
+        },
+        detail: net_detail,
+    });
+
+    let (rlimits, cgroup_pids_max, pid_max) =
+        limits::limits_plan(input, &namespaces, &mut gaps, &mut report);
+    let l = &caps.limits;
+    let tree_kill = if namespaces.pid {
+        TreeKill::PidNamespace
+    } else {
+        TreeKill::Subreaper
+    };
+    report.push(Layer {
+        name: "process-tree".into(),
+        status: if namespaces.pid {
+            LayerStatus::Enforced
+        } else {
+            LayerStatus::Partial
+        },
+        detail: match tree_kill {
+            TreeKill::PidNamespace => "PID namespace: the tree dies with its init".into(),
+            TreeKill::Subreaper => {
+                "subreaper kills collected descendants; a SIGKILL of sbx may leave orphans".into()
+            }
+        },
+    });
+    report.push(Layer {
+        name: "capabilities".into(),
+        status: LayerStatus::Enforced,
+        detail: if host.euid == 0 || namespaces.user {
+            "all sets empty, bounding set cleared, no_new_privs".into()
+        } else {
+            "all sets empty, no_new_privs (the bounding set cannot be cleared without privilege; nothing can be gained at exec)".into()
+        },
+    });
+
+    // Required protections.
+    for (p, _) in input.requires {
+        if let Some((_, reason, fix)) = gaps.iter().find(|(g, _, _)| g == p) {
+            if *p == Protection::UserNamespace && host.euid == 0 && ns_ok {
+                continue;
+            }
+            return Err(PlanError::Missing {
+                protection: p.name(),
+                reason: reason.clone(),
+                fix: fix.clone(),
+            });
+        }
+    }
+
+    let mut env_set = caps.env.set.clone();
+    env_set
+        .entry("TMPDIR".into())
+        .or_insert_with(|| tmp.display().to_string());
+    Ok(SandboxPlan {
+        namespaces: namespaces.clone(),
+        mounts,
+        landlock,
+        seccomp,
+        rlimits,
+        cgroup_pids_max,
+        pid_max,
+        network: caps.network,
+        tree_kill,
+        hostname: namespaces.uts.then(|| "sbx".to_string()),
+        env_pass: caps.env.pass.clone(),
+        env_set,
+        timeout_ms: l.timeout_ms,
+        output_bytes: l.output_bytes,
+        report,
+    })
+}

@@ -1,0 +1,95 @@
+//! The mount layout built in the sandbox's mount namespace: secrets hidden, read-only binds
+//! inside writable trees, the private /tmp, /proc and a minimal /dev.
+#![forbid(unsafe_code)]
+
+use super::{DirLister, Namespaces};
+use crate::capability::{CapabilitySet, Origin};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// One step of the mount layout built in the sandbox's mount namespace, in order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum MountStep {
+    /// Replace `target` by an empty tmpfs, carrying `keep` (which must lie beneath it) over.
+    Tmpfs {
+        target: PathBuf,
+        keep: Vec<PathBuf>,
+        origin: Origin,
+    },
+    /// A fresh procfs for the PID namespace, with /proc/sys read-only.
+    Proc,
+    /// A minimal /dev: null, zero, full, random, urandom, tty, a private devpts and /dev/shm.
+    MinimalDev,
+    /// Make `target` read-only (recursively), by bind-mounting it onto itself.
+    ReadOnly { target: PathBuf, origin: Origin },
+    /// Hide `target`: an empty read-only tmpfs over a directory, /dev/null over a file.
+    Hide {
+        target: PathBuf,
+        is_dir: bool,
+        origin: Origin,
+    },
+}
+
+/// The mount steps, in order; none without a mount namespace.
+pub(super) fn mount_layout(
+    caps: &CapabilitySet,
+    namespaces: &Namespaces,
+    tmp: &Path,
+    fs: &dyn DirLister,
+) -> Vec<MountStep> {
+    // Mount layout.
+    let mut mounts = Vec::new();
+    let tmp = tmp.to_path_buf();
+    if namespaces.mount {
+        for d in &caps.fs.deny_read {
+            if fs.exists(&d.path) && !d.path.starts_with("/proc") && !d.path.starts_with("/dev") {
+                mounts.push(MountStep::Hide {
+                    target: d.path.clone(),
+                    is_dir: fs.is_dir(&d.path),
+                    origin: d.origin.clone(),
+                });
+            }
+        }
+        for d in &caps.fs.deny_write {
+            if fs.exists(&d.path) && caps.fs.write.iter().any(|w| d.path.starts_with(&w.path)) {
+                mounts.push(MountStep::ReadOnly {
+                    target: d.path.clone(),
+                    origin: d.origin.clone(),
+                });
+            }
+        }
+        // The private tmp comes after hides and read-only binds: kept paths carry them along.
+        if caps.isolation.private_tmp {
+            let mut keep: Vec<PathBuf> = caps
+                .fs
+                .read
+                .iter()
+                .chain(&caps.fs.write)
+                .chain(&caps.fs.execute)
+                .filter(|e| e.path != tmp && e.path.starts_with(&tmp) && fs.exists(&e.path))
+                .map(|e| e.path.clone())
+                .collect();
+            keep.sort();
+            keep.dedup();
+            // Keep only outermost paths.
+            let outer: Vec<PathBuf> = keep
+                .iter()
+                .filter(|p| !keep.iter().any(|q| q != *p && p.starts_with(q)))
+                .cloned()
+                .collect();
+            mounts.push(MountStep::Tmpfs {
+                target: tmp.clone(),
+                keep: outer,
+                origin: Origin::builtin("isolation.private_tmp"),
+            });
+        }
+        if namespaces.pid {
+            mounts.push(MountStep::Proc);
+        }
+        if caps.isolation.minimal_dev {
+            mounts.push(MountStep::MinimalDev);
+        }
+    }
+    mounts
+}

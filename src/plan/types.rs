@@ -1,0 +1,80 @@
+//! The plan as a whole: the [`SandboxPlan`] the enforce layer applies, its namespaces, the
+//! enforcement report's lines, and the error a missing required protection gives.
+#![forbid(unsafe_code)]
+
+use super::{LandlockPlan, MountStep, RlimitStep, SeccompPlan};
+use crate::capability::NetworkMode;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Namespaces {
+    pub user: bool,
+    pub mount: bool,
+    pub pid: bool,
+    pub net: bool,
+    pub ipc: bool,
+    pub uts: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LayerStatus {
+    Enforced,
+    Partial,
+    NotEnforced,
+}
+
+/// One line of the enforcement report.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Layer {
+    pub name: String,
+    pub status: LayerStatus,
+    pub detail: String,
+}
+
+/// How the tree is made to die with the command.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TreeKill {
+    /// The command's init is PID 1 of a private PID namespace; the kernel kills the rest.
+    PidNamespace,
+    /// A subreaper kills every descendant it collects; a SIGKILL of sbx can leave orphans.
+    Subreaper,
+}
+
+/// Everything the enforce layer will apply, printable by `sbx explain`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SandboxPlan {
+    pub namespaces: Namespaces,
+    pub mounts: Vec<MountStep>,
+    pub landlock: Option<LandlockPlan>,
+    pub seccomp: Option<SeccompPlan>,
+    pub rlimits: Vec<RlimitStep>,
+    /// pids.max for a cgroup, when RLIMIT_NPROC does not bind (root).
+    pub cgroup_pids_max: Option<u64>,
+    /// pid_max of the sandbox's PID namespace, when that is how the process limit is kept.
+    pub pid_max: Option<u64>,
+    pub network: NetworkMode,
+    pub tree_kill: TreeKill,
+    pub hostname: Option<String>,
+    /// Environment: name -> (value or None to copy from the caller, origin).
+    pub env_pass: Vec<String>,
+    pub env_set: BTreeMap<String, String>,
+    pub timeout_ms: Option<u64>,
+    pub output_bytes: Option<u64>,
+    pub report: Vec<Layer>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PlanError {
+    #[error(
+        "the profile requires {protection} but this host cannot provide it: {reason}. Fix: {fix}"
+    )]
+    Missing {
+        protection: &'static str,
+        reason: String,
+        fix: String,
+    },
+}

@@ -1,0 +1,280 @@
+//! Loading a profile: built-ins by name or files by path, parsing with origins for every
+//! entry, `extends` applied base first, and path patterns validated.
+#![forbid(unsafe_code)]
+
+use super::limits::{LimitParser, LimitValue, parse_count, parse_duration_secs, parse_size};
+use super::raw::RawProfile;
+use super::{PathPattern, Profile, ProfileError};
+use crate::capability::{EnvPolicy, Isolation, NetworkMode, Origin};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// Built-in profiles, compiled into the binary.
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("base", include_str!("../../profiles/base.toml")),
+    ("read-only", include_str!("../../profiles/read-only.toml")),
+    ("workspace", include_str!("../../profiles/workspace.toml")),
+    (
+        "workspace-net",
+        include_str!("../../profiles/workspace-net.toml"),
+    ),
+    ("strict", include_str!("../../profiles/strict.toml")),
+    ("ci", include_str!("../../profiles/ci.toml")),
+];
+
+/// Names of the built-in profiles meant to be used directly.
+pub const BUILTIN_NAMES: &[&str] = &["read-only", "workspace", "workspace-net", "strict", "ci"];
+
+const MAX_EXTENDS_DEPTH: usize = 8;
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text.get(..offset).map_or(0, |t| t.matches('\n').count()) + 1
+}
+
+struct Source {
+    name: String,
+    /// Byte offset of every newline, to turn a span into a line number by binary search.
+    newlines: Vec<usize>,
+}
+
+impl Source {
+    fn new(name: &str, text: &str) -> Self {
+        Self {
+            name: name.to_string(),
+            newlines: text.match_indices('\n').map(|(i, _)| i).collect(),
+        }
+    }
+
+    fn origin(&self, span: std::ops::Range<usize>, key: &str) -> Origin {
+        Origin {
+            source: self.name.clone(),
+            line: self.newlines.partition_point(|&n| n < span.start) + 1,
+            key: key.into(),
+        }
+    }
+}
+
+impl Profile {
+    /// Load a built-in by name, or a file when `name_or_path` contains `/` or ends in `.toml`.
+    pub fn load(name_or_path: &str) -> Result<Profile, ProfileError> {
+        Self::load_depth(name_or_path, 0)
+    }
+
+    fn load_depth(name_or_path: &str, depth: usize) -> Result<Profile, ProfileError> {
+        if depth > MAX_EXTENDS_DEPTH {
+            return Err(ProfileError::ExtendsLoop {
+                name: name_or_path.into(),
+            });
+        }
+        if name_or_path.contains('/') || name_or_path.ends_with(".toml") {
+            let path = PathBuf::from(name_or_path);
+            let text = std::fs::read_to_string(&path).map_err(|source| ProfileError::Read {
+                path: path.clone(),
+                source,
+            })?;
+            let name = path.display().to_string();
+            Self::parse_depth(&name, &text, depth)
+        } else {
+            let text = BUILTIN
+                .iter()
+                .find(|(n, _)| *n == name_or_path)
+                .map(|(_, t)| *t)
+                .ok_or_else(|| ProfileError::Unknown {
+                    name: name_or_path.into(),
+                })?;
+            let mut p = Self::parse_depth(&format!("builtin:{name_or_path}"), text, depth)?;
+            p.builtin_base = Some(name_or_path.to_string());
+            Ok(p)
+        }
+    }
+
+    /// Parse profile text; `source_name` appears in errors and origins.
+    pub fn parse(source_name: &str, text: &str) -> Result<Profile, ProfileError> {
+        Self::parse_depth(source_name, text, 0)
+    }
+
+    fn parse_depth(source_name: &str, text: &str, depth: usize) -> Result<Profile, ProfileError> {
+        let src = Source::new(source_name, text);
+        let raw: RawProfile = toml::from_str(text).map_err(|e| ProfileError::Parse {
+            source_name: source_name.into(),
+            line: e.span().map_or(0, |s| line_of(text, s.start)),
+            message: e.message().trim().to_string(),
+        })?;
+        let mut p = match &raw.extends {
+            Some(parent) => {
+                let base = if parent.get_ref().contains('/') && !parent.get_ref().starts_with('/') {
+                    // Relative to the extending file.
+                    Path::new(source_name)
+                        .parent()
+                        .unwrap_or(Path::new("."))
+                        .join(parent.get_ref())
+                        .display()
+                        .to_string()
+                } else {
+                    parent.get_ref().clone()
+                };
+                Self::load_depth(&base, depth + 1)?
+            }
+            None => Profile::empty(),
+        };
+        p.name = source_name
+            .strip_prefix("builtin:")
+            .unwrap_or(source_name)
+            .to_string();
+        if let Some(d) = raw.description {
+            p.description = d;
+        }
+        if let Some(reqs) = raw.requires {
+            for r in reqs {
+                let o = src.origin(r.span(), "requires");
+                let prot = *r.get_ref();
+                if !p.requires.iter().any(|(q, _)| *q == prot) {
+                    p.requires.push((prot, o));
+                }
+            }
+        }
+        let add = |dst: &mut Vec<PathPattern>, items: Vec<Spanned<String>>, key: &str| {
+            for it in items {
+                let origin = src.origin(it.span(), key);
+                dst.push(PathPattern {
+                    pattern: it.into_inner(),
+                    origin,
+                });
+            }
+        };
+        add(&mut p.read, raw.filesystem.read, "filesystem.read");
+        add(&mut p.write, raw.filesystem.write, "filesystem.write");
+        add(&mut p.execute, raw.filesystem.execute, "filesystem.execute");
+        add(
+            &mut p.deny_read,
+            raw.filesystem.deny_read,
+            "filesystem.deny_read",
+        );
+        add(
+            &mut p.deny_write,
+            raw.filesystem.deny_write,
+            "filesystem.deny_write",
+        );
+        if let Some(n) = raw.network {
+            p.network = (*n.mode.get_ref(), src.origin(n.mode.span(), "network.mode"));
+        }
+        if let Some(l) = raw.limits {
+            let fields: [(&'static str, Option<Spanned<toml::Value>>, LimitParser); 7] = [
+                ("timeout", l.timeout, parse_duration_secs),
+                ("output", l.output, parse_size),
+                ("memory", l.memory, parse_size),
+                ("processes", l.processes, parse_count),
+                ("file_size", l.file_size, parse_size),
+                ("cpu_time", l.cpu_time, parse_duration_secs),
+                ("open_files", l.open_files, parse_count),
+            ];
+            for (key, v, f) in fields {
+                if let Some(v) = v {
+                    let line = line_of(text, v.span().start);
+                    let value = f(v.get_ref()).map_err(|message| ProfileError::Invalid {
+                        source_name: source_name.into(),
+                        line,
+                        key: format!("limits.{key}"),
+                        message,
+                    })?;
+                    p.limits
+                        .insert(key, (LimitValue { value, line }, source_name.to_string()));
+                }
+            }
+        }
+        if let Some(e) = raw.environment {
+            for v in e.pass {
+                if !p.env.pass.contains(&v) {
+                    p.env.pass.push(v);
+                }
+            }
+            p.env.set.extend(e.set);
+        }
+        if let Some(s) = raw.syscalls {
+            for name in s.deny {
+                let o = src.origin(name.span(), "syscalls.deny");
+                p.extra_denied_syscalls.push((name.into_inner(), o));
+            }
+        }
+        if let Some(i) = raw.isolation {
+            let d = &mut p.isolation;
+            d.pid = i.pid.unwrap_or(d.pid);
+            d.ipc = i.ipc.unwrap_or(d.ipc);
+            d.scope_signals = i.scope_signals.unwrap_or(d.scope_signals);
+            d.scope_abstract_unix = i.scope_abstract_unix.unwrap_or(d.scope_abstract_unix);
+            d.private_tmp = i.private_tmp.unwrap_or(d.private_tmp);
+            d.minimal_dev = i.minimal_dev.unwrap_or(d.minimal_dev);
+        }
+        if raw.policy.is_some() {
+            p.policy_sources
+                .push((source_name.to_string(), text.to_string()));
+        }
+        for pat in p
+            .read
+            .iter()
+            .chain(&p.write)
+            .chain(&p.execute)
+            .chain(&p.deny_read)
+            .chain(&p.deny_write)
+        {
+            validate_pattern(pat)?;
+        }
+        Ok(p)
+    }
+
+    fn empty() -> Profile {
+        Profile {
+            name: String::new(),
+            description: String::new(),
+            requires: Vec::new(),
+            read: Vec::new(),
+            write: Vec::new(),
+            execute: Vec::new(),
+            deny_read: Vec::new(),
+            deny_write: Vec::new(),
+            network: (NetworkMode::None, Origin::builtin("network.mode (default)")),
+            limits: BTreeMap::new(),
+            env: EnvPolicy::default(),
+            env_origin: Vec::new(),
+            extra_denied_syscalls: Vec::new(),
+            isolation: Isolation::default(),
+            policy_sources: Vec::new(),
+            builtin_base: None,
+        }
+    }
+}
+
+fn validate_pattern(p: &PathPattern) -> Result<(), ProfileError> {
+    let s = p.pattern.strip_prefix(['?', '+']).unwrap_or(&p.pattern);
+    let ok_start = s.starts_with('/')
+        || s.starts_with("{workspace}")
+        || s.starts_with("{home}")
+        || s.starts_with("{tmp}");
+    let bad = |message: String| ProfileError::Invalid {
+        source_name: p.origin.source.clone(),
+        line: p.origin.line,
+        key: p.origin.key.clone(),
+        message,
+    };
+    if !ok_start {
+        return Err(bad(format!(
+            "`{s}` must be absolute or start with {{workspace}}, {{home}} or {{tmp}}"
+        )));
+    }
+    let mut rest = s;
+    while let Some(i) = rest.find('{') {
+        let tail = &rest[i..];
+        let end = tail
+            .find('}')
+            .ok_or_else(|| bad(format!("unclosed `{{` in `{s}`")))?;
+        let var = &tail[..=end];
+        if !matches!(var, "{workspace}" | "{home}" | "{tmp}") {
+            return Err(bad(format!(
+                "unknown variable `{var}` (known: {{workspace}}, {{home}}, {{tmp}})"
+            )));
+        }
+        rest = &tail[end + 1..];
+    }
+    Ok(())
+}

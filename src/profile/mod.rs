@@ -1,0 +1,53 @@
+//! The TOML profile format: parsing, `extends`, variables and validation.
+//!
+//! A profile is data. [`Profile::resolve`] turns it into a
+//! [`CapabilitySet`](crate::CapabilitySet) with absolute paths; nothing here touches the kernel.
+#![forbid(unsafe_code)]
+
+mod error;
+mod limits;
+mod load;
+mod protection;
+mod raw;
+mod resolve;
+
+pub use error::ProfileError;
+pub use load::{BUILTIN, BUILTIN_NAMES};
+pub use protection::Protection;
+pub use resolve::{Vars, normalize};
+
+use crate::capability::{EnvPolicy, Isolation, NetworkMode, Origin};
+use limits::LimitValue;
+use std::collections::BTreeMap;
+
+/// A path pattern before variable substitution.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathPattern {
+    pub pattern: String,
+    pub origin: Origin,
+}
+
+/// A parsed profile with `extends` applied; paths still hold `{workspace}`, `{home}`, `{tmp}`.
+#[derive(Clone, Debug)]
+pub struct Profile {
+    pub name: String,
+    pub description: String,
+    pub requires: Vec<(Protection, Origin)>,
+    pub read: Vec<PathPattern>,
+    pub write: Vec<PathPattern>,
+    pub execute: Vec<PathPattern>,
+    pub deny_read: Vec<PathPattern>,
+    pub deny_write: Vec<PathPattern>,
+    pub network: (NetworkMode, Origin),
+    limits: BTreeMap<&'static str, (LimitValue, String)>,
+    pub env: EnvPolicy,
+    pub env_origin: Vec<Origin>,
+    pub extra_denied_syscalls: Vec<(String, Origin)>,
+    pub isolation: Isolation,
+    /// `(source name, file text)` of every file in the `extends` chain that has a `[policy]` table,
+    /// base first.
+    pub policy_sources: Vec<(String, String)>,
+    /// The nearest built-in in the `extends` chain (the profile itself when it is one), whose
+    /// default permission policy a profile file inherits.
+    pub builtin_base: Option<String>,
+}

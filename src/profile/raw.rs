@@ -1,0 +1,86 @@
+//! The profile as written in TOML, before `extends` and validation: every table rejects
+//! unknown keys, and values keep their spans so that origins can name a line.
+#![forbid(unsafe_code)]
+
+use super::Protection;
+use crate::capability::NetworkMode;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use toml::Spanned;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawProfile {
+    pub(super) description: Option<String>,
+    pub(super) extends: Option<Spanned<String>>,
+    pub(super) requires: Option<Vec<Spanned<Protection>>>,
+    #[serde(default)]
+    pub(super) filesystem: RawFs,
+    pub(super) network: Option<RawNetwork>,
+    pub(super) limits: Option<RawLimits>,
+    pub(super) environment: Option<RawEnv>,
+    pub(super) syscalls: Option<RawSyscalls>,
+    pub(super) isolation: Option<RawIsolation>,
+    /// Permission rules; interpreted by the policy module, not here.
+    pub(super) policy: Option<toml::Table>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawFs {
+    #[serde(default)]
+    pub(super) read: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub(super) write: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub(super) execute: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub(super) deny_read: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub(super) deny_write: Vec<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawNetwork {
+    pub(super) mode: Spanned<NetworkMode>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawLimits {
+    pub(super) timeout: Option<Spanned<toml::Value>>,
+    pub(super) output: Option<Spanned<toml::Value>>,
+    pub(super) memory: Option<Spanned<toml::Value>>,
+    pub(super) processes: Option<Spanned<toml::Value>>,
+    pub(super) file_size: Option<Spanned<toml::Value>>,
+    pub(super) cpu_time: Option<Spanned<toml::Value>>,
+    pub(super) open_files: Option<Spanned<toml::Value>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawEnv {
+    #[serde(default)]
+    pub(super) pass: Vec<String>,
+    #[serde(default)]
+    pub(super) set: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSyscalls {
+    #[serde(default)]
+    pub(super) deny: Vec<Spanned<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawIsolation {
+    pub(super) pid: Option<bool>,
+    pub(super) ipc: Option<bool>,
+    pub(super) scope_signals: Option<bool>,
+    pub(super) scope_abstract_unix: Option<bool>,
+    pub(super) private_tmp: Option<bool>,
+    pub(super) minimal_dev: Option<bool>,
+}
