@@ -1,0 +1,169 @@
+//! Path, command and domain patterns against the cases they must and must not match.
+use super::*;
+
+/// The glob set every path pattern compiled to before the string fast paths.
+fn reference(p: &PathPattern) -> GlobSet {
+    let mut b = GlobSetBuilder::new();
+    for g in [p.absolute.clone(), format!("{}/**", p.absolute)] {
+        let glob = GlobBuilder::new(&g).literal_separator(true).build();
+        assert!(glob.is_ok(), "{g}");
+        if let Ok(glob) = glob {
+            b.add(glob);
+        }
+    }
+    b.build().unwrap_or_else(|_| GlobSet::empty())
+}
+
+#[test]
+fn fast_path_matchers_agree_with_the_glob_set() {
+    let env = PolicyEnv {
+        workspace: PathBuf::from("/work/sp ace"),
+        home: PathBuf::from("/home/u"),
+    };
+    let specs = [
+        "//etc/passwd",
+        "//etc",
+        "//etc/**",
+        "//**",
+        "///**",
+        "/**",
+        "~/**",
+        "~",
+        "~/.ssh",
+        "~/.ssh/**",
+        "~/.ssh/id_*",
+        "/src",
+        "/src/",
+        "./src/**",
+        "src/lib.rs",
+        ".env",
+        "target/**",
+        "//a/b/**/c",
+        "./**",
+        "~/",
+    ];
+    let paths = [
+        "/",
+        "/etc",
+        "/etc/passwd",
+        "/etc/passwd2",
+        "/etcx",
+        "/work/sp ace",
+        "/work/sp ace/src",
+        "/work/sp ace/src/lib.rs",
+        "/work/sp ace/srcx",
+        "/work/sp ace/.env",
+        "/work/sp ace/a/.env",
+        "/work/sp ace/target",
+        "/work/sp ace/target/debug/x",
+        "/home/u",
+        "/home/u/.ssh",
+        "/home/u/.ssh/id_rsa",
+        "/home/u/.sshx",
+        "/a/b/c",
+        "/a/b/x/c",
+        "/home",
+        "/work",
+    ];
+    for spec in specs {
+        let Ok(p) = PathPattern::new(spec, &env) else {
+            panic!("{spec} does not compile");
+        };
+        let set = reference(&p);
+        for path in paths {
+            assert_eq!(
+                p.matches(Path::new(path)),
+                set.is_match(path),
+                "{spec} against {path} ({:?})",
+                p.matcher
+            );
+        }
+    }
+}
+
+fn env() -> PolicyEnv {
+    PolicyEnv {
+        workspace: "/w".into(),
+        home: "/h".into(),
+    }
+}
+
+fn path(spec: &str, p: &str) -> bool {
+    PathPattern::new(spec, &env())
+        .map(|x| x.matches(Path::new(p)))
+        .unwrap_or(false)
+}
+
+#[test]
+fn path_anchors() {
+    assert!(path("src/**", "/w/src/a/b.rs"));
+    assert!(!path("src/**", "/w/x/src/a.rs"));
+    assert!(path("~/.ssh/**", "/h/.ssh/id_rsa"));
+    assert!(path("//etc/passwd", "/etc/passwd"));
+    assert!(path("/docs/*.md", "/w/docs/a.md"));
+    assert!(!path("/docs/*.md", "/w/docs/x/a.md"));
+    assert!(path(".env", "/w/a/b/.env"));
+    assert!(path("*.pem", "/w/k.pem"));
+    assert!(!path("*.pem", "/elsewhere/k.pem"));
+}
+
+#[test]
+fn directory_pattern_covers_contents() {
+    assert!(path("~/.ssh", "/h/.ssh/id_rsa"));
+    assert!(path("build/", "/w/build/out/x"));
+    assert!(!path("~/.ssh", "/h/.sshx"));
+}
+
+#[test]
+fn domains() {
+    let d = DomainPattern::new("domain:example.com").map_err(|e| e.to_string());
+    assert!(d.as_ref().is_ok_and(|d| d.matches("example.com")));
+    assert!(d.as_ref().is_ok_and(|d| !d.matches("a.example.com")));
+    let s = DomainPattern::new("domain:*.example.com");
+    assert!(s.as_ref().is_ok_and(|d| d.matches("a.example.com")));
+    assert!(s.as_ref().is_ok_and(|d| !d.matches("example.com")));
+    assert!(s.as_ref().is_ok_and(|d| !d.matches("badexample.com")));
+    assert!(DomainPattern::new("example.com").is_err());
+}
+
+#[test]
+fn parse_forms() {
+    let e = env();
+    assert!(matches!(Pattern::parse("Bash", &e), Ok(Pattern::Tool(t)) if t == "Bash"));
+    assert!(matches!(
+        Pattern::parse("Bash(*)", &e),
+        Ok(Pattern::Tool(_))
+    ));
+    assert!(matches!(
+        Pattern::parse("Bash(git diff *)", &e),
+        Ok(Pattern::Bash(_))
+    ));
+    assert!(matches!(
+        Pattern::parse("Edit", &e),
+        Ok(Pattern::Family(PathFamily::Edit))
+    ));
+    assert!(matches!(
+        Pattern::parse("Write(src/**)", &e),
+        Ok(Pattern::Path {
+            family: PathFamily::Edit,
+            tool: Some(_),
+            ..
+        })
+    ));
+    assert!(matches!(
+        Pattern::parse("mcp__gh", &e),
+        Ok(Pattern::Mcp { tool: None, .. })
+    ));
+    assert!(matches!(
+        Pattern::parse("mcp__gh__*", &e),
+        Ok(Pattern::Mcp { tool: None, .. })
+    ));
+    assert!(matches!(
+        Pattern::parse("mcp__gh__issue", &e),
+        Ok(Pattern::Mcp { tool: Some(_), .. })
+    ));
+    assert!(Pattern::parse("Bash(git", &e).is_err());
+    assert!(Pattern::parse("Task(x)", &e).is_err());
+    assert!(Pattern::parse("WebFetch(example.com)", &e).is_err());
+    assert!(Pattern::parse("", &e).is_err());
+}
