@@ -61,9 +61,44 @@ fn python_client_runs_allowed_asked_denied_and_background_calls() {
         stdout.contains("[call-4] result (allow):\nstarted job job-1 in the background"),
         "{stdout}"
     );
-    assert!(stdout.contains("from-a-job\n[exit code: 0]"), "{stdout}");
+    // The job's output comes with whichever read finds it, while running or at its end;
+    // the last read reports the end.
+    let reads = job_reads(&stdout);
+    assert!(
+        reads.iter().any(|(text, _)| text.contains("from-a-job")),
+        "{stdout}"
+    );
+    assert_eq!(
+        reads.last().map(|(_, end)| end.as_str()),
+        Some("[exit code: 0]"),
+        "{stdout}"
+    );
     assert!(
         ws.path().join("made-by-python").exists(),
         "the approved call ran"
     );
+}
+
+/// Each `[read-N] result` block the client printed: its text and its closing status line.
+fn job_reads(stdout: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut current: Option<String> = None;
+    for line in stdout.lines() {
+        let is_header = line
+            .strip_prefix("[read-")
+            .and_then(|r| r.strip_suffix("] result (allow):"))
+            .is_some_and(|n| n.chars().all(|c| c.is_ascii_digit()));
+        if is_header {
+            current = Some(String::new());
+        } else if let Some(text) = current.as_mut() {
+            if line.starts_with("[exit code: ") || line == "[still running]" {
+                out.push((std::mem::take(text), line.to_string()));
+                current = None;
+            } else {
+                text.push_str(line);
+                text.push('\n');
+            }
+        }
+    }
+    out
 }
