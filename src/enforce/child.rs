@@ -126,13 +126,6 @@ unsafe fn init(p: &mut Prepared, f: ChildFds) -> ! {
             check!(rep, Step::UserMap, write_file(c"/proc/self/uid_map", u));
             check!(rep, Step::UserMap, write_file(c"/proc/self/gid_map", g));
         }
-        if let Some(net) = &p.net_ns {
-            check!(
-                rep,
-                Step::NetNamespace,
-                libc::setns(net.as_raw_fd(), libc::CLONE_NEWNET)
-            );
-        }
         libc::setpgid(0, 0);
         if let Some(procs) = &p.cgroup_procs {
             check!(rep, Step::Cgroup, write_file(procs, b"0"));

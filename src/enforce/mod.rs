@@ -13,7 +13,6 @@ pub mod child;
 mod command;
 pub mod landlock;
 pub mod mounts;
-pub mod netns;
 pub mod report;
 pub mod seccomp;
 mod setup;
@@ -95,8 +94,6 @@ pub struct Prepared {
     pub slots: [libc::c_int; mounts::MAX_SLOTS],
     pub hostname: Option<CString>,
     pub loopback_up: bool,
-    /// A network namespace made ahead of time for the init to join (see [`netns`]).
-    pub net_ns: Option<std::os::fd::OwnedFd>,
     pub cgroup_procs: Option<CString>,
     pub cgroup_dir: Option<PathBuf>,
     pub rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
@@ -216,7 +213,6 @@ impl Prepared {
             slots: [-1; mounts::MAX_SLOTS],
             hostname: plan.hostname.as_deref().and_then(|h| CString::new(h).ok()),
             loopback_up: ns.net && plan.network == crate::capability::NetworkMode::Loopback,
-            net_ns: None,
             cgroup_procs,
             cgroup_dir,
             rlimits: plan
@@ -234,19 +230,6 @@ impl Prepared {
             exec,
             landlock_skipped,
         })
-    }
-}
-
-impl Prepared {
-    /// Join `net` instead of creating a network namespace, when it is the one the plan asks
-    /// for (a private namespace, with `lo` up exactly when the plan wants loopback).
-    pub fn adopt_net_namespace(&mut self, plan: &SandboxPlan, net: netns::NetNamespace) {
-        let wants_lo = plan.network == crate::capability::NetworkMode::Loopback;
-        if plan.namespaces.net && !plan.namespaces.user && net.loopback == wants_lo {
-            self.clone_flags &= !(libc::CLONE_NEWNET as u64);
-            self.loopback_up = false;
-            self.net_ns = Some(net.fd);
-        }
     }
 }
 

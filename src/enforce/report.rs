@@ -72,12 +72,11 @@ pub enum Step {
     Landlock,
     Seccomp,
     Signals,
-    NetNamespace,
 }
 
 impl Step {
     pub fn from_u32(v: u32) -> Option<Self> {
-        const ALL: [Step; 25] = [
+        const ALL: [Step; 24] = [
             Step::UserMap,
             Step::Cgroup,
             Step::MakePrivate,
@@ -102,7 +101,6 @@ impl Step {
             Step::Landlock,
             Step::Seccomp,
             Step::Signals,
-            Step::NetNamespace,
         ];
         ALL.iter().copied().find(|s| *s as u32 == v)
     }
@@ -133,7 +131,6 @@ impl Step {
             Step::Landlock => "applying Landlock",
             Step::Seccomp => "installing the seccomp filter",
             Step::Signals => "setting up signal handling",
-            Step::NetNamespace => "joining the prepared network namespace",
         }
     }
 }

@@ -210,10 +210,9 @@ pub(super) unsafe fn run_mount_ops(ops: &[Op], slots: &mut [c_int], rep: c_int) 
     }
 }
 
-/// Bring `lo` up in the current network namespace: 0, or -1 with errno set. Async-signal-safe
-/// (a socket, two ioctls, a close), so the init and the thread that makes a namespace ahead
-/// share it.
-pub(super) fn bring_up_lo() -> c_int {
+/// Bring `lo` up in the current network namespace: 0, or -1 with errno set. Async-signal-safe:
+/// a socket, two ioctls, a close.
+fn bring_up_lo() -> c_int {
     // SAFETY: a zeroed ifreq with a NUL-terminated name is valid for SIOC[GS]IFFLAGS; the
     // socket is closed on every path.
     unsafe {

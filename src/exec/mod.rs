@@ -12,9 +12,8 @@ pub use output::{Output, OutputCallback, Stream};
 pub use request::RunRequest;
 pub use result::{EnforcementReport, RunResult};
 
-use crate::capability::{CapabilitySet, NetworkMode};
+use crate::capability::CapabilitySet;
 use crate::enforce::EnforceError;
-use crate::enforce::netns::PendingNet;
 use crate::enforce::report::Step;
 use crate::host::{Availability, Host};
 use crate::plan::{self, PlanInput, RealFs, SandboxPlan};
@@ -167,15 +166,6 @@ impl Sandbox {
         mut req: RunRequest,
         narrow: Option<&CapabilitySet>,
     ) -> Result<RunResult, RunError> {
-        // Root needs no user namespace, so its network namespace can be made on another core
-        // while this one plans.
-        let network = narrow.map_or(self.profile.network.0, |n| {
-            self.profile.network.0.min(n.network)
-        });
-        let mut pending =
-            (self.host.euid == 0 && self.host.namespaces.ok() && network != NetworkMode::Host)
-                .then(|| PendingNet::start(network == NetworkMode::Loopback))
-                .flatten();
         let workspace =
             std::fs::canonicalize(&req.workspace).map_err(|source| RunError::Workspace {
                 path: req.workspace.clone(),
@@ -188,9 +178,6 @@ impl Sandbox {
         let mut host = self.host.clone();
         loop {
             let mut p = self.prepare(&req, &host, &workspace, &cwd, narrow)?;
-            if let Some(net) = pending.take().and_then(PendingNet::finish) {
-                p.prepared.adopt_net_namespace(&p.plan, net);
-            }
             match supervise(&mut p, &mut req).await {
                 Err(RunError::Spawn { source })
                     if p.plan.namespaces.user
