@@ -1,4 +1,4 @@
-//! Apply a [`SandboxPlan`](crate::plan::SandboxPlan) to a new process tree.
+//! Apply a [`SandboxPlan`] to a new process tree.
 //!
 //! Everything that allocates or can fail in complex ways happens in [`Prepared::new`], in the
 //! parent: paths become C strings, the Landlock ruleset is built from opened path fds, the
