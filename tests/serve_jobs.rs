@@ -340,3 +340,32 @@ fn a_session_runs_at_most_sixteen_jobs_at_once() {
     let again = start(&mut s, "j17", "sleep 1000");
     assert_eq!(again, "job-17");
 }
+
+#[test]
+fn a_job_the_sandbox_cannot_start_is_an_error_result_not_a_started_job() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let profile = |name: &str, path: &str| {
+        let p = dir.path().join(name);
+        let text = format!("extends = \"workspace\"\n[filesystem]\nread = [\"{path}\"]\n");
+        std::fs::write(&p, text).unwrap_or_else(|e| panic!("{e}"));
+        p.display().to_string()
+    };
+    let missing = "/nonexistent-sbx-required-path";
+    // Paired: the same path marked optional starts.
+    let good = profile("good.toml", &format!("?{missing}"));
+    let mut s = Server::start(&["--profile", &good]);
+    let job = start(&mut s, "ok", "true");
+    assert_eq!(job, "job-1");
+
+    let bad = profile("bad.toml", missing);
+    let mut s = Server::start(&["--profile", &bad]);
+    s.send(background("bg", "true"));
+    let r = settle(&mut s, "bg");
+    assert_eq!(r["is_error"], true, "{r}");
+    assert_eq!(r["job_id"], Value::Null, "{r}");
+    let content = r["content"].as_str().unwrap_or_default();
+    assert!(
+        content.contains("cannot start the job") && content.contains(missing),
+        "{r}"
+    );
+}

@@ -159,6 +159,20 @@ impl Sandbox {
         Ok((caps, plan))
     }
 
+    /// Prepare `req` as [`Sandbox::run`] would, and start nothing: an error is the one `run`
+    /// would return before the command starts (a bad workspace, a required path or protection
+    /// missing). For callers that answer before the run ends, such as background jobs.
+    pub fn check_launch(
+        &self,
+        req: &RunRequest,
+        narrow: Option<&CapabilitySet>,
+    ) -> Result<(), RunError> {
+        let (workspace, cwd) = places(req)?;
+        let p = self.prepare(req, &self.host, &workspace, &cwd, narrow)?;
+        cleanup(&p);
+        Ok(())
+    }
+
     /// Run one command under the profile. `narrow`, when given, can only shrink what the
     /// profile grants (it is intersected with the profile's set).
     pub async fn run(
@@ -166,15 +180,7 @@ impl Sandbox {
         mut req: RunRequest,
         narrow: Option<&CapabilitySet>,
     ) -> Result<RunResult, RunError> {
-        let workspace =
-            std::fs::canonicalize(&req.workspace).map_err(|source| RunError::Workspace {
-                path: req.workspace.clone(),
-                source,
-            })?;
-        let cwd = std::fs::canonicalize(&req.cwd)
-            .ok()
-            .filter(|c| c.starts_with(&workspace))
-            .unwrap_or_else(|| workspace.clone());
+        let (workspace, cwd) = places(&req)?;
         let mut host = self.host.clone();
         loop {
             let mut p = self.prepare(&req, &host, &workspace, &cwd, narrow)?;
@@ -209,4 +215,19 @@ impl Sandbox {
             }
         }
     }
+}
+
+/// The canonical workspace, and the directory to start in: the request's, when it lies
+/// inside the workspace, else the workspace.
+fn places(req: &RunRequest) -> Result<(PathBuf, PathBuf), RunError> {
+    let workspace =
+        std::fs::canonicalize(&req.workspace).map_err(|source| RunError::Workspace {
+            path: req.workspace.clone(),
+            source,
+        })?;
+    let cwd = std::fs::canonicalize(&req.cwd)
+        .ok()
+        .filter(|c| c.starts_with(&workspace))
+        .unwrap_or_else(|| workspace.clone());
+    Ok((workspace, cwd))
 }

@@ -37,6 +37,9 @@ pub enum JobError {
     /// The session is ending: it starts no more jobs.
     #[error("the session is ending: no new background jobs")]
     Closed,
+    /// The sandbox cannot start the command (a run would end with exit 125).
+    #[error("cannot start the job: {message}")]
+    Start { message: String },
     /// Too many jobs are running in this session.
     #[error("{max} background jobs are already running in this session; wait for one or kill one")]
     TooMany { max: usize },
@@ -191,6 +194,12 @@ impl Jobs {
         caps: CapabilitySet,
         command: String,
     ) -> Result<String, JobError> {
+        // Answer a launch that cannot work now, rather than report a started job that failed.
+        sandbox
+            .check_launch(&run, Some(&caps))
+            .map_err(|e| JobError::Start {
+                message: e.to_string(),
+            })?;
         let mut reg = self.registry().ok_or(JobError::Closed)?;
         if reg.closed {
             return Err(JobError::Closed);
@@ -378,22 +387,5 @@ impl Jobs {
         for t in tasks {
             let _joined = t.await;
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn statuses_map_to_conventional_codes() {
-        assert_eq!(JobStatus::Running.code(), None);
-        assert_eq!(JobStatus::Exited { exit_code: 3 }.code(), Some(3));
-        assert_eq!(JobStatus::Killed { signal: 15 }.code(), Some(143));
-        assert_eq!(JobStatus::TimedOut.code(), Some(124));
-        let failed = JobStatus::Failed {
-            message: "no".into(),
-        };
-        assert_eq!(failed.code(), Some(125));
     }
 }

@@ -194,3 +194,20 @@ pub fn schemas() -> serde_json::Value {
         "event": schemars::schema_for!(Event),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_map_to_conventional_codes() {
+        assert_eq!(JobStatus::Running.code(), None);
+        assert_eq!(JobStatus::Exited { exit_code: 3 }.code(), Some(3));
+        assert_eq!(JobStatus::Killed { signal: 15 }.code(), Some(143));
+        assert_eq!(JobStatus::TimedOut.code(), Some(124));
+        let failed = JobStatus::Failed {
+            message: "no".into(),
+        };
+        assert_eq!(failed.code(), Some(125));
+    }
+}
