@@ -42,6 +42,16 @@ enum PathMatcher {
     Glob(GlobSet),
 }
 
+/// An absolute path other than `/` with no empty, `.` or `..` component and no trailing slash:
+/// for such a path, comparing components (`Path::starts_with`) and matching the glob string
+/// agree. Any other specifier keeps the glob.
+fn clean(p: &str) -> bool {
+    p.strip_prefix('/').is_some_and(|rest| {
+        rest.split('/')
+            .all(|c| !c.is_empty() && c != "." && c != "..")
+    })
+}
+
 fn has_glob_syntax(s: &str) -> bool {
     s.contains(['*', '?', '[', ']', '{', '}', '\\'])
 }
@@ -92,12 +102,13 @@ impl PathPattern {
             } else {
                 return None;
             };
-            Some(PathBuf::from(joined.replace("//", "/")))
+            clean(&joined).then(|| PathBuf::from(joined))
         };
+        let clean_dir = |p: &Path| clean(&p.to_string_lossy()).then(|| p.to_path_buf());
         let matcher = match trimmed.strip_suffix("/**") {
             _ if trimmed == "//**" => Some(PathMatcher::Exact(PathBuf::from("/"))),
-            _ if trimmed == "/**" => Some(PathMatcher::Beneath(env.workspace.clone())),
-            _ if trimmed == "~/**" => Some(PathMatcher::Beneath(env.home.clone())),
+            _ if trimmed == "/**" => clean_dir(&env.workspace).map(PathMatcher::Beneath),
+            _ if trimmed == "~/**" => clean_dir(&env.home).map(PathMatcher::Beneath),
             Some(base) => literal(base).map(PathMatcher::Beneath),
             None => literal(trimmed).map(PathMatcher::Exact),
         };

@@ -16,10 +16,13 @@ fn reference(p: &PathPattern) -> GlobSet {
 
 #[test]
 fn fast_path_matchers_agree_with_the_glob_set() {
-    let env = PolicyEnv {
-        workspace: PathBuf::from("/work/sp ace"),
-        home: PathBuf::from("/home/u"),
-    };
+    // Workspaces and homes with spaces, glob characters and trailing slashes.
+    let envs = [
+        ("/work/sp ace", "/home/u"),
+        ("/w[1]", "/h{a}"),
+        ("/w/", "/h/"),
+        ("/w", "/"),
+    ];
     let specs = [
         "//etc/passwd",
         "//etc",
@@ -29,6 +32,7 @@ fn fast_path_matchers_agree_with_the_glob_set() {
         "/**",
         "~/**",
         "~",
+        "~/",
         "~/.ssh",
         "~/.ssh/**",
         "~/.ssh/id_*",
@@ -40,44 +44,80 @@ fn fast_path_matchers_agree_with_the_glob_set() {
         "target/**",
         "//a/b/**/c",
         "./**",
-        "~/",
+        "//",
+        "~//",
+        "src//",
+        "////etc/passwd",
+        "//.",
+        "./.",
+        "x/.",
+        "/./x",
+        "~/./x",
+        "~//**",
+        "x/..",
+        "//etc/../etc",
+        "/x",
     ];
-    let paths = [
-        "/",
-        "/etc",
-        "/etc/passwd",
-        "/etc/passwd2",
-        "/etcx",
-        "/work/sp ace",
-        "/work/sp ace/src",
-        "/work/sp ace/src/lib.rs",
-        "/work/sp ace/srcx",
-        "/work/sp ace/.env",
-        "/work/sp ace/a/.env",
-        "/work/sp ace/target",
-        "/work/sp ace/target/debug/x",
-        "/home/u",
-        "/home/u/.ssh",
-        "/home/u/.ssh/id_rsa",
-        "/home/u/.sshx",
-        "/a/b/c",
-        "/a/b/x/c",
-        "/home",
-        "/work",
-    ];
-    for spec in specs {
-        let Ok(p) = PathPattern::new(spec, &env) else {
-            panic!("{spec} does not compile");
+    for (ws, home) in envs {
+        let env = PolicyEnv {
+            workspace: PathBuf::from(ws),
+            home: PathBuf::from(home),
         };
-        let set = reference(&p);
-        for path in paths {
-            assert_eq!(
-                p.matches(Path::new(path)),
-                set.is_match(path),
-                "{spec} against {path} ({:?})",
-                p.matcher
-            );
+        // Paths are normalized before they are matched (no `.`, `..`, `//` or trailing `/`).
+        let roots = [ws.trim_end_matches('/'), home.trim_end_matches('/')];
+        let mut paths: Vec<String> = [
+            "/",
+            "/etc",
+            "/etc/passwd",
+            "/etc/passwd2",
+            "/etcx",
+            "/a/b/c",
+            "/a/b/x/c",
+            "/home",
+            "/work",
+            "/x",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for root in roots {
+            for tail in [
+                "",
+                "/src",
+                "/src/lib.rs",
+                "/srcx",
+                "/.env",
+                "/a/.env",
+                "/target",
+                "/target/d/x",
+                "/.ssh",
+                "/.ssh/id_rsa",
+                "/.sshx",
+                "/x",
+                "/x/y",
+            ] {
+                paths.push(format!("{root}{tail}"));
+            }
         }
+        let mut fast = 0;
+        for spec in specs {
+            let Ok(p) = PathPattern::new(spec, &env) else {
+                panic!("{spec} does not compile");
+            };
+            if !matches!(p.matcher, PathMatcher::Glob(_)) {
+                fast += 1;
+            }
+            let set = reference(&p);
+            for path in &paths {
+                assert_eq!(
+                    p.matches(Path::new(path)),
+                    set.is_match(path),
+                    "{spec} against {path} in {env:?} ({:?})",
+                    p.matcher
+                );
+            }
+        }
+        assert!(fast >= 3, "the fast paths are exercised in {env:?}: {fast}");
     }
 }
 
