@@ -201,10 +201,10 @@ unsafe fn command(p: &mut Prepared, f: ChildFds) -> ! {
             Step::Capabilities,
             libc::syscall(libc::SYS_capset, &raw const hdr, data.as_ptr())
         );
-        if let Some(prog) = &p.seccomp {
-            if seccompiler::apply_filter(prog).is_err() {
-                fail(rep, Step::Seccomp, errno());
-            }
+        if let Some(prog) = &p.seccomp
+            && seccompiler::apply_filter(prog).is_err()
+        {
+            fail(rep, Step::Seccomp, errno());
         }
         let mut err = libc::ENOENT;
         for cand in &p.exec.candidates {

@@ -98,19 +98,28 @@ pub fn compile(steps: &[MountStep], pid_max: Option<u64>) -> Result<Vec<Op>, Enf
     // Hidden directories share one empty read-only tmpfs: the first gets it, and copies of
     // that mount, taken right away, cover the others at their turn. A bind costs far less
     // than a new file system. Copies are capped so that slots remain for the rest.
-    let hidden: Vec<&Path> = steps
-        .iter()
-        .filter_map(|s| match s {
+    let mut hidden: Vec<&Path> = Vec::new();
+    let mut other_slots = 0;
+    for step in steps {
+        match step {
             MountStep::Hide {
                 target,
                 is_dir: true,
                 ..
-            } => Some(target.as_path()),
-            _ => None,
-        })
-        .collect();
-    let shared = hidden.len().saturating_sub(1).min(MAX_HIDDEN_COPIES);
+            } if !hidden.contains(&target.as_path()) => hidden.push(target),
+            MountStep::Tmpfs { keep, .. } => other_slots += keep.len(),
+            MountStep::MinimalDev => other_slots += DEVICES.len(),
+            MountStep::Hide { .. } | MountStep::ReadOnly { .. } | MountStep::Proc => {}
+        }
+    }
+    // Copies only use the slots the kept paths and devices leave.
+    let shared = hidden
+        .len()
+        .saturating_sub(1)
+        .min(MAX_HIDDEN_COPIES)
+        .min(MAX_SLOTS.saturating_sub(other_slots));
     let mut copies: Vec<(&Path, usize)> = Vec::with_capacity(shared);
+    let mut cloned = false;
     for step in steps {
         match step {
             MountStep::Tmpfs { target, keep, .. } => {
@@ -160,7 +169,8 @@ pub fn compile(steps: &[MountStep], pid_max: Option<u64>) -> Result<Vec<Op>, Enf
                     ops.push(Op::ReadOnly {
                         path: cstr(target)?,
                     });
-                    if hidden.first() == Some(&target.as_path()) {
+                    if hidden.first() == Some(&target.as_path()) && !cloned {
+                        cloned = true;
                         for other in hidden.iter().skip(1).take(shared) {
                             let s = slot(&mut next)?;
                             ops.push(Op::Clone {
@@ -300,5 +310,40 @@ mod tests {
                 .any(|o| matches!(o, Op::BindFile { target, .. } if *target == c("/etc/shadow"))),
             "{ops:?}"
         );
+    }
+
+    #[test]
+    fn kept_paths_and_devices_come_before_copies_and_duplicates_are_covered_once() {
+        let keep: Vec<PathBuf> = (0..40)
+            .map(|i| PathBuf::from(format!("/tmp/k{i}")))
+            .collect();
+        let mut steps = vec![MountStep::Tmpfs {
+            target: PathBuf::from("/tmp"),
+            keep,
+            origin: Origin::builtin("test"),
+        }];
+        for i in 0..6 {
+            steps.push(hide(&format!("/h{i}"), true));
+        }
+        steps.push(hide("/h0", true));
+        steps.push(MountStep::MinimalDev);
+        // 40 kept paths + up to 6 devices leave 2 slots: two copies, the rest get a tmpfs.
+        let ops = match compile(&steps, None) {
+            Ok(ops) => ops,
+            Err(e) => panic!("{e}"),
+        };
+        let hidden_tmpfs = ops
+            .iter()
+            .filter(|o| matches!(o, Op::Tmpfs { data, .. } if data.as_bytes() == b"mode=0,size=4k"))
+            .count();
+        let attached = ops
+            .iter()
+            .filter(
+                |o| matches!(o, Op::Attach { target, .. } if target.as_bytes().starts_with(b"/h")),
+            )
+            .count();
+        assert_eq!(attached, 2, "{ops:?}");
+        // /h0 twice, /h3../h5 without a copy.
+        assert_eq!(hidden_tmpfs, 5, "{ops:?}");
     }
 }

@@ -29,6 +29,8 @@ pub enum SeccompError {
     UnknownFamily { name: String },
     #[error("unknown ioctl `{name}`")]
     UnknownIoctl { name: String },
+    #[error("the seccomp program has {len} instructions; the kernel takes at most {max}")]
+    TooLong { len: usize, max: usize },
 }
 
 impl From<seccompiler::BackendError> for SeccompError {
@@ -50,6 +52,8 @@ const CLONE_NS_FLAGS: &[u64] = &[
 
 const BPF_RET_K: u16 = 0x06; // BPF_RET | BPF_K
 const BPF_JA: u16 = 0x05; // BPF_JMP | BPF_JA
+/// The kernel's limit on a classic BPF program's length.
+const BPF_MAXINSNS: usize = 4096;
 
 fn family(name: &str) -> Option<u64> {
     Some(match name {
@@ -206,9 +210,17 @@ pub fn compile_plan(plan: &SeccompPlan) -> Result<BpfProgram, SeccompError> {
             libc::ENOSYS,
         )?);
     }
-    Ok(chain(programs))
+    let program = chain(programs);
+    if program.len() > BPF_MAXINSNS {
+        return Err(SeccompError::TooLong {
+            len: program.len(),
+            max: BPF_MAXINSNS,
+        });
+    }
+    Ok(program)
 }
 
-#[cfg(test)]
+// The tests use x86_64 numbers and the x86_64 audit arch.
+#[cfg(all(test, target_arch = "x86_64"))]
 #[path = "seccomp_tests.rs"]
 mod tests;

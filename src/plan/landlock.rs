@@ -116,12 +116,12 @@ fn walk_around(
     // Children of `dir` that lead towards a denial.
     let mut toward: Vec<PathBuf> = Vec::new();
     for d in denials {
-        if let Ok(rest) = d.path.strip_prefix(dir) {
-            if let Some(first) = rest.components().next() {
-                let child = dir.join(first);
-                if !toward.contains(&child) {
-                    toward.push(child);
-                }
+        if let Ok(rest) = d.path.strip_prefix(dir)
+            && let Some(first) = rest.components().next()
+        {
+            let child = dir.join(first);
+            if !toward.contains(&child) {
+                toward.push(child);
             }
         }
     }

@@ -44,6 +44,9 @@ pub struct PolicySource {
     pub mode: Option<(Mode, RuleSource)>,
     pub hooks: Vec<HookSpec>,
     pub examples: Vec<Example>,
+    /// The text is one compiled into sbx (the built-in policy or a built-in profile's
+    /// default policy), whose examples the test suite checks.
+    pub shipped: bool,
 }
 
 impl PolicySource {
@@ -56,6 +59,7 @@ impl PolicySource {
             mode: None,
             hooks: Vec::new(),
             examples: Vec::new(),
+            shipped: false,
         }
     }
 }
@@ -151,6 +155,12 @@ fn parse(
         message: e.message().to_string(),
     })?;
     let mut out = PolicySource::empty(kind, file);
+    // By text, not name: a caller may hand any text under a built-in's name.
+    out.shipped = match kind {
+        SourceKind::Builtin => text == super::BUILTIN_POLICY,
+        SourceKind::Profile => super::profile_policy(file) == Some(text),
+        SourceKind::Managed | SourceKind::Project | SourceKind::User | SourceKind::File => false,
+    };
     for (key, value) in doc.get_ref().iter() {
         if key.get_ref() == "policy" {
             let DeValue::Table(t) = value.get_ref() else {

@@ -68,16 +68,6 @@ pub fn merge(mut sources: Vec<PolicySource>, env: &PolicyEnv) -> Result<Policy, 
     Ok(Policy::from_parts(rules, mode, hooks, env.clone()))
 }
 
-/// Whether `source` is a text compiled into sbx: the built-in policy or a built-in profile's
-/// default policy.
-fn shipped(source: &PolicySource) -> bool {
-    match source.kind {
-        SourceKind::Builtin => true,
-        SourceKind::Profile => profile_policy(&source.file).is_some(),
-        SourceKind::Managed | SourceKind::Project | SourceKind::User | SourceKind::File => false,
-    }
-}
-
 /// Check each source's examples against the built-in rules plus its own. Shipped texts
 /// cannot change after the build, whose tests check their examples (`shipped: true`), so
 /// loading skips them.
@@ -88,7 +78,7 @@ fn check_examples(
     include_shipped: bool,
 ) -> Result<(), PolicyError> {
     for s in sources {
-        if s.examples.is_empty() || (shipped(s) && !include_shipped) {
+        if s.examples.is_empty() || (s.shipped && !include_shipped) {
             continue;
         }
         let mut rules = builtin.rules.clone();
@@ -162,6 +152,7 @@ mod tests {
         let builtin = builtin_source(&env);
         assert!(builtin.is_ok(), "{:?}", builtin.as_ref().err());
         let Ok(builtin) = builtin else { return };
+        assert!(builtin.shipped);
         let mut sources = vec![builtin.clone()];
         for name in PROFILE_POLICIES {
             let Some(text) = profile_policy(name) else {
@@ -170,7 +161,10 @@ mod tests {
             let s = parse_profile_policy(text, name, &env);
             assert!(s.is_ok(), "{name}: {:?}", s.as_ref().err());
             if let Ok(s) = s {
-                assert!(shipped(&s), "{name} is a shipped text");
+                assert!(s.shipped, "{name} is a shipped text");
+                // The same name with another text is not.
+                let other = parse_profile_policy(&format!("{text}\n"), name, &env);
+                assert!(other.is_ok_and(|o| !o.shipped), "{name} with another text");
                 sources.push(s);
             }
         }

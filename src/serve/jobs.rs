@@ -211,10 +211,10 @@ impl Jobs {
             });
         }
         let ended = reg.entries.len() - running;
-        if ended >= MAX_KEPT_JOBS {
-            if let Some(i) = reg.entries.iter().position(|e| e.job.ended()) {
-                reg.entries.remove(i);
-            }
+        if ended >= MAX_KEPT_JOBS
+            && let Some(i) = reg.entries.iter().position(|e| e.job.ended())
+        {
+            reg.entries.remove(i);
         }
         reg.started += 1;
         let job = Arc::new(Job {
@@ -265,10 +265,10 @@ impl Jobs {
 
     /// Let the agent session `owner` use the job tools on job `id`.
     pub fn set_owner(&self, id: &str, owner: &str) {
-        if let Ok(job) = self.find(id, None) {
-            if let Some(mut s) = job.state() {
-                s.owner = Some(owner.to_string());
-            }
+        if let Ok(job) = self.find(id, None)
+            && let Some(mut s) = job.state()
+        {
+            s.owner = Some(owner.to_string());
         }
     }
 

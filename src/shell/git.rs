@@ -282,10 +282,10 @@ pub(crate) fn classify(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
                 Class::Network,
                 format!("[shell.network.git] `git {s}` talks to a remote"),
             );
-            if s == "clone" {
-                if let Some(p) = rest.iter().filter(|a| !a.value.starts_with('-')).nth(1) {
-                    j.write(p, c.cmd.cwd, ctx, "git clone into");
-                }
+            if s == "clone"
+                && let Some(p) = rest.iter().filter(|a| !a.value.starts_with('-')).nth(1)
+            {
+                j.write(p, c.cmd.cwd, ctx, "git clone into");
             }
         }
         s if WRITE.contains(&s) => {

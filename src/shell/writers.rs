@@ -216,11 +216,11 @@ pub(crate) fn fetcher(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Wo
         let next = args.get(i + 1);
         match v {
             "-o" | "--output" | "-O" | "--output-document" if name != "curl" || v != "-O" => {
-                if let Some(f) = next {
-                    if f.value != "-" {
-                        j.write(f, c.cmd.cwd, ctx, "download to");
-                        j.t.download = Some(f.value.rsplit('/').next().unwrap_or("").to_string());
-                    }
+                if let Some(f) = next
+                    && f.value != "-"
+                {
+                    j.write(f, c.cmd.cwd, ctx, "download to");
+                    j.t.download = Some(f.value.rsplit('/').next().unwrap_or("").to_string());
                 }
             }
             "-O" | "--remote-name" => {

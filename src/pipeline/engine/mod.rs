@@ -178,10 +178,10 @@ impl Pipeline {
                     .approve(&call, access, &canonical, ruling, &mut trace)
                     .await;
             }
-            if ruling.decision == Decision::Allow {
-                if let Some(denial) = self.guards_bounded(&call, access, &mut trace).await {
-                    ruling = denial;
-                }
+            if ruling.decision == Decision::Allow
+                && let Some(denial) = self.guards_bounded(&call, access, &mut trace).await
+            {
+                ruling = denial;
             }
         }
 

@@ -27,10 +27,10 @@ pub(super) fn build_tool(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &
         format!("[shell.build] `{name}` builds, tests or lints"),
     );
     for (i, a) in args.iter().enumerate() {
-        if a.value == "-o" {
-            if let Some(out) = args.get(i + 1) {
-                j.write(out, cwd, ctx, "compiler output");
-            }
+        if a.value == "-o"
+            && let Some(out) = args.get(i + 1)
+        {
+            j.write(out, cwd, ctx, "compiler output");
         }
     }
 }

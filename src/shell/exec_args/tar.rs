@@ -63,9 +63,7 @@ pub(super) fn tar(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
         let target = dir.cloned().unwrap_or_else(|| Word::literal("."));
         j.write(&target, c.cmd.cwd, c.w.ctx, "tar extraction into");
     }
-    if create {
-        if let Some(f) = file.filter(|f| f.value != "-") {
-            j.write(f, c.cmd.cwd, c.w.ctx, "tar archive");
-        }
+    if create && let Some(f) = file.filter(|f| f.value != "-") {
+        j.write(f, c.cmd.cwd, c.w.ctx, "tar archive");
     }
 }
