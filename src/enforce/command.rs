@@ -12,7 +12,6 @@ use std::os::fd::AsRawFd;
 /// page below it.
 pub struct CommandStack {
     base: *mut c_void,
-    len: usize,
 }
 
 // SAFETY: the mapping is owned by this value alone; only the child that runs on it uses it.
@@ -40,10 +39,7 @@ impl CommandStack {
         if base == libc::MAP_FAILED {
             return Err(std::io::Error::last_os_error());
         }
-        let stack = Self {
-            base,
-            len: Self::LEN,
-        };
+        let stack = Self { base };
         // SAFETY: the lowest page of the mapping just made.
         if unsafe { libc::mprotect(base, Self::GUARD, libc::PROT_NONE) } < 0 {
             return Err(std::io::Error::last_os_error());
@@ -53,19 +49,19 @@ impl CommandStack {
 
     fn top(&self) -> *mut c_void {
         // SAFETY: one past the end of the mapping, where a downward stack starts.
-        unsafe { self.base.cast::<u8>().add(self.len).cast() }
+        unsafe { self.base.cast::<u8>().add(Self::LEN).cast() }
     }
 }
 
 impl Drop for CommandStack {
     fn drop(&mut self) {
         // SAFETY: the mapping made in `new`, unmapped once.
-        unsafe { libc::munmap(self.base, self.len) };
+        unsafe { libc::munmap(self.base, Self::LEN) };
     }
 }
 
 struct Start {
-    prepared: *mut Prepared,
+    prepared: *const Prepared,
     fds: ChildFds,
 }
 
@@ -74,7 +70,7 @@ extern "C" fn command_entry(arg: *mut c_void) -> c_int {
     // suspended (CLONE_VFORK) until this child executes or exits.
     unsafe {
         let start = &*arg.cast::<Start>();
-        command(&mut *start.prepared, start.fds)
+        command(&*start.prepared, start.fds)
     }
 }
 
@@ -84,10 +80,10 @@ extern "C" fn command_entry(arg: *mut c_void) -> c_int {
 ///
 /// # Safety
 /// Called in the init only, with `p` fully prepared.
-pub(super) unsafe fn start_command(p: &mut Prepared, f: ChildFds) -> libc::pid_t {
+pub(super) unsafe fn start_command(p: &Prepared, f: ChildFds) -> libc::pid_t {
     let top = p.command_stack.top();
     let mut start = Start {
-        prepared: &raw mut *p,
+        prepared: &raw const *p,
         fds: f,
     };
     // SAFETY: the child runs `command_entry` on its own stack and never returns into this
@@ -117,7 +113,7 @@ struct CapData {
     inheritable: u32,
 }
 
-unsafe fn command(p: &mut Prepared, f: ChildFds) -> ! {
+unsafe fn command(p: &Prepared, f: ChildFds) -> ! {
     let rep = f.report;
     // SAFETY: raw syscalls on prepared data; see module docs.
     unsafe {

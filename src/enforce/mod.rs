@@ -187,7 +187,7 @@ impl Prepared {
             None => (None, Vec::new(), Vec::new()),
         };
         let seccomp = match &plan.seccomp {
-            Some(sp) => Some(seccomp::compile_plan(sp)?),
+            Some(sp) => Some(seccomp::program_for(sp)?),
             None => None,
         };
         let (cgroup_procs, cgroup_dir) = match (plan.cgroup_pids_max, &host.pids_cgroup) {

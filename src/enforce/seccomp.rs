@@ -155,6 +155,31 @@ fn chain(programs: Vec<BpfProgram>) -> BpfProgram {
     out
 }
 
+/// Programs compiled in this process, by plan: each distinct plan is compiled once (a server
+/// runs many calls under few plans).
+static COMPILED: std::sync::Mutex<Vec<(SeccompPlan, BpfProgram)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// How many compiled plans [`program_for`] keeps.
+const KEEP: usize = 8;
+
+/// The program for `plan`, compiled on first use.
+pub fn program_for(plan: &SeccompPlan) -> Result<BpfProgram, SeccompError> {
+    if let Ok(done) = COMPILED.lock()
+        && let Some((_, prog)) = done.iter().find(|(p, _)| p == plan)
+    {
+        return Ok(prog.clone());
+    }
+    let prog = compile_plan(plan)?;
+    if let Ok(mut done) = COMPILED.lock() {
+        if done.len() >= KEEP {
+            done.remove(0);
+        }
+        done.push((plan.clone(), prog.clone()));
+    }
+    Ok(prog)
+}
+
 /// The one program to install.
 pub fn compile_plan(plan: &SeccompPlan) -> Result<BpfProgram, SeccompError> {
     let mut denied: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();

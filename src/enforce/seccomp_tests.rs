@@ -181,3 +181,17 @@ fn unknown_names_are_errors() {
         Err(SeccompError::UnknownSyscall { name }) if name == "no_such_call"
     ));
 }
+
+#[test]
+fn a_cached_program_is_the_compiled_one() {
+    let p = plan();
+    let key = |prog: &[sock_filter]| -> Vec<(u16, u8, u8, u32)> {
+        prog.iter().map(|i| (i.code, i.jt, i.jf, i.k)).collect()
+    };
+    let fresh = key(&compile_plan(&p).unwrap());
+    assert_eq!(key(&program_for(&p).unwrap()), fresh);
+    assert_eq!(key(&program_for(&p).unwrap()), fresh);
+    let mut other = plan();
+    other.clone3_enosys = false;
+    assert_ne!(key(&program_for(&other).unwrap()), fresh);
+}

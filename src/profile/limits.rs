@@ -12,31 +12,41 @@ pub(super) struct LimitValue {
 /// Parses one limit's value: `None` is unlimited, `Err` names what is wrong.
 pub(super) type LimitParser = fn(&toml::Value) -> Result<Option<u64>, String>;
 
+/// `N` followed by a unit, from a string such as `"512MiB"` or `"10m"`: `N` times the
+/// multiplier `unit` gives for the rest, or an error naming what is wrong.
+fn with_unit(
+    s: &str,
+    what: &str,
+    unit: fn(&str) -> Option<u64>,
+    units: &str,
+) -> Result<Option<u64>, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (num, u) = s.split_at(split);
+    let n: u64 = num.parse().map_err(|_| format!("`{s}` is not a {what}"))?;
+    let mult = unit(u).ok_or_else(|| format!("unknown {what} unit `{u}` (use {units})"))?;
+    n.checked_mul(mult)
+        .map(Some)
+        .ok_or_else(|| format!("`{s}` is too large"))
+}
+
 pub(super) fn parse_size(v: &toml::Value) -> Result<Option<u64>, String> {
     match v {
         toml::Value::Integer(i) if *i >= 0 => Ok(Some(*i as u64)),
         toml::Value::String(s) if s == "unlimited" => Ok(None),
-        toml::Value::String(s) => {
-            let s = s.trim();
-            let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-            let (num, unit) = s.split_at(split);
-            let n: u64 = num.parse().map_err(|_| format!("`{s}` is not a size"))?;
-            let mult: u64 = match unit.trim() {
-                "" | "B" => 1,
-                "K" | "KiB" | "k" => 1 << 10,
-                "M" | "MiB" => 1 << 20,
-                "G" | "GiB" => 1 << 30,
-                "T" | "TiB" => 1 << 40,
-                u => {
-                    return Err(format!(
-                        "unknown size unit `{u}` (use B, KiB, MiB, GiB, TiB)"
-                    ));
-                }
-            };
-            n.checked_mul(mult)
-                .map(Some)
-                .ok_or_else(|| format!("`{s}` is too large"))
-        }
+        toml::Value::String(s) => with_unit(
+            s,
+            "size",
+            |u| match u.trim() {
+                "" | "B" => Some(1),
+                "K" | "KiB" | "k" => Some(1 << 10),
+                "M" | "MiB" => Some(1 << 20),
+                "G" | "GiB" => Some(1 << 30),
+                "T" | "TiB" => Some(1 << 40),
+                _ => None,
+            },
+            "B, KiB, MiB, GiB, TiB",
+        ),
         _ => Err(
             "expected a non-negative integer, a string like \"512MiB\", or \"unlimited\"".into(),
         ),
@@ -47,21 +57,17 @@ pub(super) fn parse_duration_secs(v: &toml::Value) -> Result<Option<u64>, String
     match v {
         toml::Value::Integer(i) if *i >= 0 => Ok(Some(*i as u64)),
         toml::Value::String(s) if s == "unlimited" => Ok(None),
-        toml::Value::String(s) => {
-            let s = s.trim();
-            let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-            let (num, unit) = s.split_at(split);
-            let n: u64 = num
-                .parse()
-                .map_err(|_| format!("`{s}` is not a duration"))?;
-            let mult = match unit {
-                "" | "s" => 1,
-                "m" => 60,
-                "h" => 3600,
-                u => return Err(format!("unknown duration unit `{u}` (use s, m, h)")),
-            };
-            Ok(Some(n * mult))
-        }
+        toml::Value::String(s) => with_unit(
+            s,
+            "duration",
+            |u| match u {
+                "" | "s" => Some(1),
+                "m" => Some(60),
+                "h" => Some(3600),
+                _ => None,
+            },
+            "s, m, h",
+        ),
         _ => Err("expected seconds as an integer, a string like \"10m\", or \"unlimited\"".into()),
     }
 }
@@ -71,5 +77,25 @@ pub(super) fn parse_count(v: &toml::Value) -> Result<Option<u64>, String> {
         toml::Value::Integer(i) if *i > 0 => Ok(Some(*i as u64)),
         toml::Value::String(s) if s == "unlimited" => Ok(None),
         _ => Err("expected a positive integer or \"unlimited\"".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &str) -> toml::Value {
+        toml::Value::String(v.into())
+    }
+
+    #[test]
+    fn sizes_and_durations_scale_and_refuse_overflow() {
+        assert_eq!(parse_size(&s("2GiB")), Ok(Some(2 << 30)));
+        assert_eq!(parse_size(&s("512 MiB")), Ok(Some(512 << 20)));
+        assert_eq!(parse_duration_secs(&s("10m")), Ok(Some(600)));
+        assert_eq!(parse_duration_secs(&s("unlimited")), Ok(None));
+        assert!(parse_duration_secs(&s("18446744073709551615h")).is_err());
+        assert!(parse_size(&s("18446744073709551615TiB")).is_err());
+        assert!(parse_duration_secs(&s("5GiB")).is_err());
     }
 }
