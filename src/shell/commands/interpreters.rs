@@ -3,8 +3,8 @@
 
 use super::{first_op, operands};
 use crate::shell::Class;
-use crate::shell::classify::{self, Judge, Stdin};
-use crate::shell::exec_args::{Ctx, inline_code};
+use crate::shell::classify::{self, Judge};
+use crate::shell::exec_args::{Ctx, inline_code, stdin_code};
 use crate::shell::words::Word;
 
 pub(super) fn interpreter(
@@ -112,18 +112,5 @@ pub(super) fn interpreter(
         );
         return;
     }
-    match c.stdin {
-        Stdin::Text(code) => inline_code(j, name, code),
-        Stdin::File => j.raise(
-            Class::ScriptRun,
-            format!("[shell.script] `{name}` runs a file from its input"),
-        ),
-        Stdin::Inherited => {
-            j.t.stdin_code = true;
-            j.raise(
-                Class::Opaque,
-                format!("[shell.stdin-code] `{name}` runs whatever arrives on its input"),
-            );
-        }
-    }
+    stdin_code(j, c, name);
 }

@@ -20,7 +20,7 @@ use shells::shell;
 use tar::tar;
 
 pub(crate) use find::is_critical_word;
-pub(crate) use shells::inline_code;
+pub(crate) use shells::{inline_code, stdin_code};
 
 pub(crate) struct Ctx<'x, 'w, 'c> {
     pub w: &'x mut Walker<'w>,

@@ -66,7 +66,7 @@ pub(super) fn shell(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word
 }
 
 /// A shell or interpreter that reads its program from standard input.
-fn stdin_code(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str) {
+pub(crate) fn stdin_code(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str) {
     match c.stdin {
         Stdin::Text(code) if tables::SHELLS.contains(&name) => {
             j.code(code, &format!("{name} <<here-document"));
