@@ -195,3 +195,94 @@ fn a_cached_program_is_the_compiled_one() {
     other.clone3_enosys = false;
     assert_ne!(key(&program_for(&other).unwrap()), fresh);
 }
+
+/// Every number below 1024 against the plan's answer, for a plan whose denied list is long
+/// enough that the search needs jumps longer than eight bits.
+#[test]
+fn a_long_list_keeps_every_answer() {
+    let mut p = plan();
+    let all: Vec<String> = (0..460)
+        .filter_map(|n| syscalls::Sysno::new(n).map(|s| s.name().to_string()))
+        .filter(|n| !["socket", "clone", "clone3", "ioctl", "getpid"].contains(&n.as_str()))
+        .collect();
+    p.denied = all.clone();
+    let prog = compile_plan(&p).unwrap();
+    assert!(prog.len() > 300, "{} instructions", prog.len());
+    let denied: Vec<u32> = all
+        .iter()
+        .map(|s| syscall_number(s).unwrap() as u32)
+        .collect();
+    for nr in 0..1024u32 {
+        let got = run(&prog, &data(AUDIT_ARCH_X86_64, nr, [0; 6]));
+        let want = if denied.contains(&nr) {
+            EPERM
+        } else if nr == syscall_number("socket").unwrap() as u32 {
+            libc::SECCOMP_RET_ERRNO | libc::EAFNOSUPPORT as u32
+        } else if nr == syscall_number("clone3").unwrap() as u32 {
+            libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32
+        } else {
+            libc::SECCOMP_RET_ALLOW
+        };
+        assert_eq!(got, want, "syscall {nr}");
+    }
+    // The argument rules still decide inside the long program.
+    let newnet = libc::CLONE_NEWNET as u64;
+    assert_eq!(answer(&prog, "clone", [newnet, 0, 0, 0, 0, 0]), EPERM);
+    assert_eq!(
+        answer(&prog, "clone", [libc::SIGCHLD as u64, 0, 0, 0, 0, 0]),
+        libc::SECCOMP_RET_ALLOW
+    );
+    assert_eq!(
+        answer(&prog, "ioctl", [0, libc::TIOCSTI, 0, 0, 0, 0]),
+        EPERM
+    );
+}
+
+#[test]
+fn an_outright_denial_beats_an_argument_rule() {
+    let mut p = plan();
+    p.denied
+        .extend(["clone", "ioctl", "socket", "clone3"].map(String::from));
+    let prog = compile_plan(&p).unwrap();
+    for name in ["clone", "ioctl", "socket", "clone3"] {
+        assert_eq!(
+            answer(&prog, name, [libc::SIGCHLD as u64, 0, 0, 0, 0, 0]),
+            EPERM,
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn no_family_refuses_every_socket_and_repeats_change_nothing() {
+    let mut p = plan();
+    p.socket_families = Vec::new();
+    let prog = compile_plan(&p).unwrap();
+    let refused = libc::SECCOMP_RET_ERRNO | libc::EAFNOSUPPORT as u32;
+    for fam in [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6, 0] {
+        assert_eq!(
+            answer(&prog, "socket", [fam as u64, 1, 0, 0, 0, 0]),
+            refused
+        );
+    }
+    let mut p = plan();
+    p.socket_families = vec!["AF_UNIX".into(); 300];
+    p.deny_ioctls = vec!["TIOCSTI".into(); 300];
+    let prog = compile_plan(&p).unwrap();
+    assert_eq!(
+        answer(&prog, "socket", [libc::AF_UNIX as u64, 1, 0, 0, 0, 0]),
+        libc::SECCOMP_RET_ALLOW
+    );
+    assert_eq!(
+        answer(&prog, "socket", [libc::AF_INET as u64, 1, 0, 0, 0, 0]),
+        refused
+    );
+    assert_eq!(
+        answer(&prog, "ioctl", [0, libc::TIOCSTI, 0, 0, 0, 0]),
+        EPERM
+    );
+    assert_eq!(
+        answer(&prog, "ioctl", [0, libc::TIOCGWINSZ, 0, 0, 0, 0]),
+        libc::SECCOMP_RET_ALLOW
+    );
+}
