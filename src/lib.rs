@@ -73,6 +73,7 @@ pub mod enforce;
 pub mod exec;
 pub mod hook;
 pub mod host;
+mod lines;
 pub mod plan;
 pub mod profile;
 pub mod serve;

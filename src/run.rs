@@ -18,19 +18,20 @@ pub fn run(
     command: Vec<OsString>,
 ) -> i32 {
     let ws = workspace.unwrap_or_else(cwd);
-    let sandbox = match gate {
+    let (sandbox, resolved) = match gate {
         Some((policy, mode)) => {
-            let loaded = match gate::load(profile, policy, ws.clone()) {
+            let mut loaded = match gate::load(profile, policy, ws.clone()) {
                 Ok(l) => l,
                 Err(e) => return setup_error(e),
             };
             if let Err(code) = gate::gate(&loaded, &command, cwd(), mode.as_deref()) {
                 return code;
             }
-            loaded.sandbox
+            // The run follows at once: it reuses the gate's resolution of the profile.
+            (loaded.sandbox, loaded.resolved.take())
         }
         None => match Profile::load(profile) {
-            Ok(p) => std::sync::Arc::new(Sandbox::new(p)),
+            Ok(p) => (std::sync::Arc::new(Sandbox::new(p)), None),
             Err(e) => return setup_error(e),
         },
     };
@@ -49,7 +50,7 @@ pub fn run(
         Ok(rt) => rt,
         Err(e) => return setup_error(format!("cannot start the runtime: {e}")),
     };
-    let result = match rt.block_on(sandbox.run(req, None)) {
+    let result = match rt.block_on(sandbox.run_resolved(req, None, resolved)) {
         Ok(r) => r,
         Err(e) => return setup_error(e),
     };

@@ -50,6 +50,30 @@ pub enum RunError {
 pub struct Sandbox {
     profile: Profile,
     host: Host,
+    /// Tells this sandbox's [`Resolved`] snapshots from another's.
+    id: u64,
+}
+
+fn next_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The profile's capability set resolved for one workspace by [`Sandbox::resolve`]: a snapshot
+/// of the file system at that moment (globs expanded, paths looked up). Handed to
+/// [`Sandbox::run_resolved`] right after, it spares the run a second resolution. A run given
+/// no snapshot, or one taken by another sandbox or for other variables, resolves afresh; a
+/// snapshot is used once.
+pub struct Resolved {
+    sandbox: u64,
+    vars: Vars,
+    caps: CapabilitySet,
+}
+
+impl Resolved {
+    pub fn caps(&self) -> &CapabilitySet {
+        &self.caps
+    }
 }
 
 fn home_dir() -> PathBuf {
@@ -68,12 +92,17 @@ impl Sandbox {
         Self {
             profile,
             host: Host::detect(),
+            id: next_id(),
         }
     }
 
     /// Bind a profile to an explicit host description (tests, `explain`).
     pub fn with_host(profile: Profile, host: Host) -> Self {
-        Self { profile, host }
+        Self {
+            profile,
+            host,
+            id: next_id(),
+        }
     }
 
     pub fn profile(&self) -> &Profile {
@@ -106,9 +135,18 @@ impl Sandbox {
 
     /// Resolve the capability set for a workspace.
     pub fn capabilities(&self, workspace: &Path) -> Result<CapabilitySet, RunError> {
-        Ok(self
-            .profile
-            .resolve(&self.vars(workspace, &self.host, None))?)
+        Ok(self.resolve(workspace)?.caps)
+    }
+
+    /// Resolve the capability set for a workspace, as a snapshot a run may reuse.
+    pub fn resolve(&self, workspace: &Path) -> Result<Resolved, RunError> {
+        let vars = self.vars(workspace, &self.host, None);
+        let caps = self.profile.resolve(&vars)?;
+        Ok(Resolved {
+            sandbox: self.id,
+            vars,
+            caps,
+        })
     }
 
     /// Compute the plan for a workspace on `host` without touching the kernel.
@@ -117,19 +155,24 @@ impl Sandbox {
         workspace: &Path,
         host: &Host,
     ) -> Result<(CapabilitySet, SandboxPlan), RunError> {
-        self.plan_with_tmp(workspace, host, None, None)
+        self.plan_with_tmp(workspace, host, None, None, None)
     }
 
     /// `narrow`, when given, is intersected with the profile's set: it can only take away.
+    /// `resolved` is used when it is this sandbox's, for the same variables.
     fn plan_with_tmp(
         &self,
         workspace: &Path,
         host: &Host,
         host_tmp: Option<&Path>,
         narrow: Option<&CapabilitySet>,
+        resolved: Option<Resolved>,
     ) -> Result<(CapabilitySet, SandboxPlan), RunError> {
         let vars = self.vars(workspace, host, host_tmp);
-        let mut caps = self.profile.resolve(&vars)?;
+        let mut caps = match resolved.filter(|r| r.sandbox == self.id && r.vars == vars) {
+            Some(r) => r.caps,
+            None => self.profile.resolve(&vars)?,
+        };
         if let Some(n) = narrow {
             caps = caps.intersect(n);
         }
@@ -168,7 +211,7 @@ impl Sandbox {
         narrow: Option<&CapabilitySet>,
     ) -> Result<(), RunError> {
         let (workspace, cwd) = places(req)?;
-        let p = self.prepare(req, &self.host, &workspace, &cwd, narrow)?;
+        let p = self.prepare(req, &self.host, &workspace, &cwd, narrow, None)?;
         cleanup(&p);
         Ok(())
     }
@@ -177,13 +220,23 @@ impl Sandbox {
     /// profile grants (it is intersected with the profile's set).
     pub async fn run(
         &self,
+        req: RunRequest,
+        narrow: Option<&CapabilitySet>,
+    ) -> Result<RunResult, RunError> {
+        self.run_resolved(req, narrow, None).await
+    }
+
+    /// [`Sandbox::run`] with the snapshot [`Sandbox::resolve`] just took for this workspace.
+    pub async fn run_resolved(
+        &self,
         mut req: RunRequest,
         narrow: Option<&CapabilitySet>,
+        mut resolved: Option<Resolved>,
     ) -> Result<RunResult, RunError> {
         let (workspace, cwd) = places(&req)?;
         let mut host = self.host.clone();
         loop {
-            let mut p = self.prepare(&req, &host, &workspace, &cwd, narrow)?;
+            let mut p = self.prepare(&req, &host, &workspace, &cwd, narrow, resolved.take())?;
             match supervise(&mut p, &mut req).await {
                 Err(RunError::Spawn { source })
                     if p.plan.namespaces.user

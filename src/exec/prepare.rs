@@ -35,6 +35,7 @@ impl Sandbox {
         workspace: &Path,
         cwd: &Path,
         caps: Option<&CapabilitySet>,
+        resolved: Option<super::Resolved>,
     ) -> Result<Launch, RunError> {
         let host_tmp = if self.private_tmp(host) {
             None
@@ -55,15 +56,16 @@ impl Sandbox {
                     })?;
             }
         }
-        let (_, mut plan) = match self.plan_with_tmp(workspace, host, host_tmp.as_deref(), caps) {
-            Ok(x) => x,
-            Err(e) => {
-                if let Some(d) = &host_tmp {
-                    let _ = std::fs::remove_dir_all(d);
+        let (_, mut plan) =
+            match self.plan_with_tmp(workspace, host, host_tmp.as_deref(), caps, resolved) {
+                Ok(x) => x,
+                Err(e) => {
+                    if let Some(d) = &host_tmp {
+                        let _ = std::fs::remove_dir_all(d);
+                    }
+                    return Err(e);
                 }
-                return Err(e);
-            }
-        };
+            };
         if let Some(dir) = &host_tmp {
             plan.env_set
                 .insert("TMPDIR".into(), dir.display().to_string());

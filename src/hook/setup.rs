@@ -2,7 +2,7 @@
 //! and a pipeline built from them. Shared by `sbx hook` and `sbx serve`.
 #![forbid(unsafe_code)]
 
-use crate::exec::{RunError, Sandbox};
+use crate::exec::{Resolved, RunError, Sandbox};
 use crate::pipeline::{EnforcementOutlook, PipelineBuilder, ProfileCaps};
 use crate::plan::LayerStatus;
 use crate::policy::{self, LoadOptions, Policy, PolicyEnv, PolicyError};
@@ -51,6 +51,9 @@ pub struct Loaded {
     outlook: std::sync::OnceLock<EnforcementOutlook>,
     /// Canonical workspace root.
     pub workspace: PathBuf,
+    /// The resolution behind `caps`, for a run that follows at once ([`Sandbox::run_resolved`]);
+    /// a caller that runs later lets it go and the run resolves afresh.
+    pub resolved: Option<Resolved>,
 }
 
 impl Loaded {
@@ -65,7 +68,8 @@ impl Loaded {
         let profile = Profile::load(&opts.profile)?;
         let profile_text = profile_policy_text(&opts.profile)?;
         let sandbox = Sandbox::new(profile);
-        let caps = sandbox.capabilities(&workspace)?;
+        let resolved = sandbox.resolve(&workspace)?;
+        let caps = resolved.caps().clone();
         let home = std::env::var_os("HOME")
             .map(PathBuf::from)
             .filter(|h| h.is_absolute())
@@ -94,6 +98,7 @@ impl Loaded {
             caps,
             outlook: std::sync::OnceLock::new(),
             workspace,
+            resolved: Some(resolved),
         })
     }
 

@@ -22,6 +22,7 @@ use super::error::{Location, PolicyError};
 use super::hook::{DEFAULT_HOOK_TIMEOUT_MS, HookSpec};
 use super::pattern::{Pattern, PolicyEnv};
 use super::rule::{Rule, RuleSource, SourceKind};
+use crate::lines::LineIndex;
 use crate::pipeline::{Decision, Mode};
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -65,7 +66,7 @@ impl PolicySource {
 }
 
 struct Cx<'a> {
-    text: &'a str,
+    lines: LineIndex,
     kind: SourceKind,
     file: &'a str,
     env: &'a PolicyEnv,
@@ -73,12 +74,7 @@ struct Cx<'a> {
 
 impl Cx<'_> {
     fn line(&self, offset: usize) -> usize {
-        let end = offset.min(self.text.len());
-        self.text.as_bytes()[..end]
-            .iter()
-            .filter(|b| **b == b'\n')
-            .count()
-            + 1
+        self.lines.line(offset)
     }
 
     fn at(&self, offset: usize) -> Location {
@@ -145,7 +141,7 @@ fn parse(
     strict_top: bool,
 ) -> Result<PolicySource, PolicyError> {
     let cx = Cx {
-        text,
+        lines: LineIndex::new(text),
         kind,
         file,
         env,

@@ -2,8 +2,9 @@
 #![forbid(unsafe_code)]
 
 use super::command::CommandPattern;
-use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// The directories a path pattern is anchored to.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -39,7 +40,31 @@ enum PathMatcher {
     Exact(PathBuf),
     /// Anything strictly beneath `path` (`path/**`).
     Beneath(PathBuf),
-    Glob(GlobSet),
+    Glob(LazyGlobs),
+}
+
+/// Globs parsed (so that a bad one is an error when the rule loads) but compiled into a set
+/// only when a path is first matched: compiling is most of a rule's cost, and most calls
+/// (a plain command, say) never match a path.
+#[derive(Clone, Debug)]
+struct LazyGlobs {
+    globs: Vec<Glob>,
+    /// `None` when the set did not compile.
+    set: OnceLock<Option<GlobSet>>,
+}
+
+impl LazyGlobs {
+    fn set(&self) -> Option<&GlobSet> {
+        self.set
+            .get_or_init(|| {
+                let mut builder = GlobSetBuilder::new();
+                for g in &self.globs {
+                    builder.add(g.clone());
+                }
+                builder.build().ok()
+            })
+            .as_ref()
+    }
 }
 
 /// An absolute path other than `/` with no empty, `.` or `..` component and no trailing slash:
@@ -115,29 +140,32 @@ impl PathPattern {
         if let Some(matcher) = matcher {
             return Ok(Self { matcher, absolute });
         }
-        let mut builder = GlobSetBuilder::new();
+        let mut globs = Vec::with_capacity(2);
         for g in [absolute.clone(), format!("{absolute}/**")] {
             let glob = GlobBuilder::new(&g)
                 .literal_separator(true)
                 .build()
                 .map_err(|e| e.to_string())?;
-            builder.add(glob);
+            globs.push(glob);
         }
-        let set = builder.build().map_err(|e| e.to_string())?;
         Ok(Self {
-            matcher: PathMatcher::Glob(set),
+            matcher: PathMatcher::Glob(LazyGlobs {
+                globs,
+                set: OnceLock::new(),
+            }),
             absolute,
         })
     }
 
-    /// Does the absolute path, or a directory containing it, match?
-    pub fn matches(&self, path: &Path) -> bool {
-        match &self.matcher {
+    /// Does the absolute path, or a directory containing it, match? `None` when the pattern's
+    /// glob set could not be compiled (the caller decides which way that fails).
+    pub fn matches(&self, path: &Path) -> Option<bool> {
+        Some(match &self.matcher {
             PathMatcher::Exact(p) => path.starts_with(p),
             // `/**` matches `/` itself, as the glob does.
             PathMatcher::Beneath(p) => path.starts_with(p) && (path != p || p.parent().is_none()),
-            PathMatcher::Glob(set) => set.is_match(path),
-        }
+            PathMatcher::Glob(lazy) => lazy.set()?.is_match(path),
+        })
     }
 }
 

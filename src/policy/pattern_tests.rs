@@ -111,7 +111,7 @@ fn fast_path_matchers_agree_with_the_glob_set() {
             for path in &paths {
                 assert_eq!(
                     p.matches(Path::new(path)),
-                    set.is_match(path),
+                    Some(set.is_match(path)),
                     "{spec} against {path} in {env:?} ({:?})",
                     p.matcher
                 );
@@ -130,7 +130,8 @@ fn env() -> PolicyEnv {
 
 fn path(spec: &str, p: &str) -> bool {
     PathPattern::new(spec, &env())
-        .map(|x| x.matches(Path::new(p)))
+        .ok()
+        .and_then(|x| x.matches(Path::new(p)))
         .unwrap_or(false)
 }
 

@@ -56,7 +56,15 @@ fn rule_matches(rule: &Rule, target: &Target<'_>) -> bool {
                 pattern,
             },
             Target::Path { tool, family, path },
-        ) => f == family && one.as_deref().is_none_or(|o| o == *tool) && pattern.matches(path),
+        ) => {
+            f == family
+                && one.as_deref().is_none_or(|o| o == *tool)
+                // A pattern that could not be compiled matches for deny and ask rules and not
+                // for allow rules: it fails closed.
+                && pattern
+                    .matches(path)
+                    .unwrap_or(rule.effect != Decision::Allow)
+        }
         (Pattern::Path { .. }, _) => false,
         (Pattern::Domain(d), Target::Domain { host, .. }) => d.matches(host),
         (Pattern::Domain(_), _) => false,

@@ -6,6 +6,7 @@ use super::limits::{LimitParser, LimitValue, parse_count, parse_duration_secs, p
 use super::raw::RawProfile;
 use super::{PathPattern, Profile, ProfileError};
 use crate::capability::{EnvPolicy, Isolation, NetworkMode, Origin};
+use crate::lines::LineIndex;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
@@ -28,28 +29,23 @@ pub const BUILTIN_NAMES: &[&str] = &["read-only", "workspace", "workspace-net", 
 
 const MAX_EXTENDS_DEPTH: usize = 8;
 
-fn line_of(text: &str, offset: usize) -> usize {
-    text.get(..offset).map_or(0, |t| t.matches('\n').count()) + 1
-}
-
 struct Source {
     name: String,
-    /// Byte offset of every newline, to turn a span into a line number by binary search.
-    newlines: Vec<usize>,
+    lines: LineIndex,
 }
 
 impl Source {
     fn new(name: &str, text: &str) -> Self {
         Self {
             name: name.to_string(),
-            newlines: text.match_indices('\n').map(|(i, _)| i).collect(),
+            lines: LineIndex::new(text),
         }
     }
 
     fn origin(&self, span: std::ops::Range<usize>, key: &str) -> Origin {
         Origin {
             source: self.name.clone(),
-            line: self.newlines.partition_point(|&n| n < span.start) + 1,
+            line: self.lines.line(span.start),
             key: key.into(),
         }
     }
@@ -98,7 +94,7 @@ impl Profile {
         let src = Source::new(source_name, text);
         let raw: RawProfile = toml::from_str(text).map_err(|e| ProfileError::Parse {
             source_name: source_name.into(),
-            line: e.span().map_or(0, |s| line_of(text, s.start)),
+            line: e.span().map_or(0, |s| src.lines.line(s.start)),
             message: e.message().trim().to_string(),
         })?;
         let mut p = match &raw.extends {
@@ -171,7 +167,7 @@ impl Profile {
             ];
             for (key, v, f) in fields {
                 if let Some(v) = v {
-                    let line = line_of(text, v.span().start);
+                    let line = src.lines.line(v.span().start);
                     let value = f(v.get_ref()).map_err(|message| ProfileError::Invalid {
                         source_name: source_name.into(),
                         line,

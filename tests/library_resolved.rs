@@ -1,0 +1,59 @@
+//! A resolution handed to a run (`Sandbox::run_resolved`) is used only by the sandbox that
+//! took it, for the workspace it was taken for: another sandbox's, even a wider one, cannot
+//! widen what a run gets.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+mod common;
+
+use sbx::exec::{Output, RunRequest, Sandbox};
+use sbx::profile::Profile;
+use std::path::Path;
+
+fn touch(sandbox: &Sandbox, ws: &Path, file: &str, resolved: Option<sbx::exec::Resolved>) -> i32 {
+    let mut req = RunRequest::new(["/bin/sh".to_string(), "-c".into(), format!("touch {file}")]);
+    req.workspace = ws.to_path_buf();
+    req.cwd = ws.to_path_buf();
+    req.env = vec![("PATH".into(), "/usr/bin:/bin".into())];
+    req.output = Output::Collect;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(sandbox.run_resolved(req, None, resolved))
+        .unwrap()
+        .code()
+}
+
+#[test]
+fn a_snapshot_counts_only_for_its_own_sandbox_and_workspace() {
+    if !common::kernel_ready() {
+        return;
+    }
+    // Not under /tmp: the sandbox's private /tmp would hide the workspace.
+    let root = tempfile::Builder::new()
+        .prefix("sbx-t")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let ws = root.path().canonicalize().unwrap();
+    let other_ws = ws.join("other");
+    std::fs::create_dir(&other_ws).unwrap();
+    let read_only = Sandbox::new(Profile::load("read-only").unwrap());
+    let workspace = Sandbox::new(Profile::load("workspace").unwrap());
+
+    // The workspace profile's own snapshot: the write is allowed.
+    let own = workspace.resolve(&ws).unwrap();
+    assert!(own.caps().fs.write.iter().any(|e| e.path == ws));
+    assert_eq!(touch(&workspace, &ws, "own", Some(own)), 0);
+    assert!(ws.join("own").exists());
+
+    // The same snapshot handed to the read-only sandbox is ignored: the write fails.
+    let foreign = workspace.resolve(&ws).unwrap();
+    // touch reports the refused write with 1 (a setup failure would be 125).
+    assert_eq!(touch(&read_only, &ws, "foreign", Some(foreign)), 1);
+    assert!(!ws.join("foreign").exists());
+
+    // A snapshot for another workspace is not used either: the run resolves its own
+    // workspace, where the write is allowed (with the snapshot's, it would not be).
+    let elsewhere = workspace.resolve(&other_ws).unwrap();
+    assert_eq!(touch(&workspace, &ws, "afresh", Some(elsewhere)), 0);
+    assert!(ws.join("afresh").exists());
+}
