@@ -9,6 +9,13 @@ command -v hyperfine >/dev/null || { apt-get update -qq && apt-get install -y -q
 cargo build --release --quiet
 # .cargo/config.toml builds for the host tuple explicitly, so the binary sits under it.
 sbx=$PWD/target/$(rustc -vV | sed -n 's/^host: //p')/release/sbx
+# build.rs packs the functions a run executes at the start of the text (link/hot-functions.txt);
+# names the code no longer has are skipped, so say how much of the list still matches.
+if command -v nm >/dev/null && [ -s link/hot-functions.txt ]; then
+  listed=$(sort -u link/hot-functions.txt | wc -l)
+  found=$(comm -12 <(nm --defined-only "$sbx" | awk '{print $3}' | sort -u) <(sort -u link/hot-functions.txt) | wc -l)
+  echo "hot-function list: $found of $listed names found in the binary$([ $((found * 10)) -lt $((listed * 9)) ] && echo ' (stale: run benches/hot-functions.sh)')"
+fi
 work=$(mktemp -d /var/tmp/sbx-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
