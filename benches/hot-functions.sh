@@ -50,6 +50,7 @@ if command -v perf >/dev/null; then
     done" >/dev/null 2>&1 || true
   perf script -i "$work/perf.data" --comm sbx -F ip,sym --no-demangle 2>/dev/null |
     awk 'NF >= 2 && $1 !~ /^ffffffff/ {print $2}' | sort | uniq -c | sort -rn > "$work/sampled"
+  [ -s "$work/sampled" ] || { echo "perf recorded no samples" >&2; exit 1; }
 else
   echo "perf not found: only callgrind's functions are listed" >&2
   : > "$work/sampled"
