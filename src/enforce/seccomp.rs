@@ -136,25 +136,30 @@ fn block(action: &Action) -> Vec<sock_filter> {
         ],
         // Both lists are deduplicated names of a fixed table (two requests, four families),
         // so every jump here and in a leaf fits in eight bits.
-        Action::Ioctls(cmds) => {
-            let mut b = vec![ins(LD_W_ABS, 0, 0, arg_low(1))];
-            let n = cmds.len();
-            for (i, c) in cmds.iter().enumerate() {
-                b.push(ins(JEQ_K, (n - i) as u8, 0, *c));
-            }
-            b.extend([allow, ret(errno(libc::EPERM))]);
-            b
-        }
-        Action::Families(fams) => {
-            let mut b = vec![ins(LD_W_ABS, 0, 0, arg_low(0))];
-            let n = fams.len();
-            for (i, f) in fams.iter().enumerate() {
-                b.push(ins(JEQ_K, (n - i) as u8, 0, *f));
-            }
-            b.extend([ret(errno(libc::EAFNOSUPPORT)), allow]);
-            b
-        }
+        Action::Ioctls(cmds) => one_of(
+            arg_low(1),
+            cmds,
+            errno(libc::EPERM),
+            libc::SECCOMP_RET_ALLOW,
+        ),
+        Action::Families(fams) => one_of(
+            arg_low(0),
+            fams,
+            libc::SECCOMP_RET_ALLOW,
+            errno(libc::EAFNOSUPPORT),
+        ),
     }
+}
+
+/// Load the word at `offset`; answer `matched` when it is one of `values`, else `otherwise`.
+fn one_of(offset: u32, values: &[u32], matched: u32, otherwise: u32) -> Vec<sock_filter> {
+    let mut b = vec![ins(LD_W_ABS, 0, 0, offset)];
+    let n = values.len();
+    for (i, v) in values.iter().enumerate() {
+        b.push(ins(JEQ_K, (n - i) as u8, 0, *v));
+    }
+    b.extend([ret(otherwise), ret(matched)]);
+    b
 }
 
 /// A leaf: compare each number, jump to its block; no match is allowed. Equal blocks are
@@ -239,6 +244,21 @@ pub fn program_for(plan: &SeccompPlan) -> Result<BpfProgram, SeccompError> {
     Ok(prog)
 }
 
+/// The values of `names`, sorted and without repeats.
+fn values(
+    names: &[String],
+    lookup: fn(&str) -> Option<u32>,
+    unknown: fn(String) -> SeccompError,
+) -> Result<Vec<u32>, SeccompError> {
+    let mut v = names
+        .iter()
+        .map(|n| lookup(n).ok_or_else(|| unknown(n.clone())))
+        .collect::<Result<Vec<_>, _>>()?;
+    v.sort_unstable();
+    v.dedup();
+    Ok(v)
+}
+
 /// The one program to install.
 pub fn compile_plan(plan: &SeccompPlan) -> Result<BpfProgram, SeccompError> {
     // A number denied outright keeps that answer whatever other rule names it.
@@ -250,22 +270,14 @@ pub fn compile_plan(plan: &SeccompPlan) -> Result<BpfProgram, SeccompError> {
         rules.entry(nr("clone")?).or_insert(Action::CloneNamespaces);
     }
     if !plan.deny_ioctls.is_empty() {
-        let mut cmds = plan
-            .deny_ioctls
-            .iter()
-            .map(|n| ioctl(n).ok_or_else(|| SeccompError::UnknownIoctl { name: n.clone() }))
-            .collect::<Result<Vec<_>, _>>()?;
-        cmds.sort_unstable();
-        cmds.dedup();
+        let cmds = values(&plan.deny_ioctls, ioctl, |name| {
+            SeccompError::UnknownIoctl { name }
+        })?;
         rules.entry(nr("ioctl")?).or_insert(Action::Ioctls(cmds));
     }
-    let mut families = plan
-        .socket_families
-        .iter()
-        .map(|f| family(f).ok_or_else(|| SeccompError::UnknownFamily { name: f.clone() }))
-        .collect::<Result<Vec<_>, _>>()?;
-    families.sort_unstable();
-    families.dedup();
+    let families = values(&plan.socket_families, family, |name| {
+        SeccompError::UnknownFamily { name }
+    })?;
     // No family allowed: every socket is refused.
     rules
         .entry(nr("socket")?)
