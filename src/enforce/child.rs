@@ -5,7 +5,7 @@
 
 use super::Prepared;
 use super::command::start_command;
-use super::report::{ChildFds, MessageKind, Step, check, errno, send, write_file};
+use super::report::{ChildFds, Message, MessageKind, Step, check, errno, send_all, write_file};
 use super::setup::{add_late_rules, loopback_up, run_mount_ops};
 use libc::c_int;
 use std::os::fd::AsRawFd;
@@ -210,15 +210,24 @@ unsafe fn reap(pid_ns: bool, cmd: libc::pid_t, rep: c_int, set: &libc::sigset_t)
                 let ms = |t: libc::timeval| {
                     (t.tv_sec * 1000 + t.tv_usec / 1000).clamp(0, i32::MAX as i64) as i32
                 };
-                send(
+                let m = |kind: MessageKind, step, value| Message {
+                    kind: kind as u32,
+                    step,
+                    value,
+                };
+                send_all(
                     rep,
-                    MessageKind::Usage,
-                    0,
-                    ru.ru_maxrss.clamp(0, i32::MAX as i64) as i32,
+                    &[
+                        m(
+                            MessageKind::Usage,
+                            0,
+                            ru.ru_maxrss.clamp(0, i32::MAX as i64) as i32,
+                        ),
+                        m(MessageKind::Usage, 1, ms(ru.ru_utime)),
+                        m(MessageKind::Usage, 2, ms(ru.ru_stime)),
+                        m(MessageKind::Exited, 0, st),
+                    ],
                 );
-                send(rep, MessageKind::Usage, 1, ms(ru.ru_utime));
-                send(rep, MessageKind::Usage, 2, ms(ru.ru_stime));
-                send(rep, MessageKind::Exited, 0, st);
                 libc::_exit(0);
             }
         }

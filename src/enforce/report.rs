@@ -162,6 +162,15 @@ pub(super) unsafe fn send(fd: c_int, kind: MessageKind, step: u32, value: i32) {
     unsafe { libc::write(fd, (&raw const m).cast::<c_void>(), MESSAGE_LEN) };
 }
 
+/// Send several messages in one write, so that sbx wakes once for all of them (a write of at
+/// most `PIPE_BUF` bytes to a pipe is atomic).
+pub(super) unsafe fn send_all<const N: usize>(fd: c_int, messages: &[Message; N]) {
+    const { assert!(N * MESSAGE_LEN <= libc::PIPE_BUF) };
+    // SAFETY: writes the array, a live stack value of N * MESSAGE_LEN bytes (repr(C), no
+    // padding: three 4-byte fields); a short write only loses the report.
+    unsafe { libc::write(fd, messages.as_ptr().cast::<c_void>(), N * MESSAGE_LEN) };
+}
+
 pub(super) unsafe fn fail(fd: c_int, step: Step, err: c_int) -> ! {
     // SAFETY: see `send`; _exit is async-signal-safe.
     unsafe {
