@@ -118,13 +118,22 @@ fn prompt(command: &str, r: &CheckReport) -> bool {
     matches!(line.trim(), "y" | "Y" | "yes")
 }
 
-/// The gate in front of `sbx run`: `Ok(())` to run, `Err(code)` to stop.
+/// How the gate let a command through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Passed {
+    /// Allowed by the policy at once.
+    Allowed,
+    /// Approved by the person at the terminal, after however long they took.
+    Approved,
+}
+
+/// The gate in front of `sbx run`: `Ok` to run, `Err(code)` to stop.
 pub fn gate(
     loaded: &Loaded,
     argv: &[OsString],
     cwd: PathBuf,
     mode: Option<&str>,
-) -> Result<(), i32> {
+) -> Result<Passed, i32> {
     let command = command_string(argv).map_err(|e| {
         eprintln!("sbx: {e}");
         125
@@ -134,10 +143,10 @@ pub fn gate(
         125
     })?;
     match report.decision {
-        Decision::Allow => Ok(()),
+        Decision::Allow => Ok(Passed::Allowed),
         Decision::Ask => {
             if prompt(&command, &report) {
-                Ok(())
+                Ok(Passed::Approved)
             } else {
                 eprintln!(
                     "sbx: denied: approval needed and not given: {}",

@@ -24,11 +24,17 @@ pub fn run(
                 Ok(l) => l,
                 Err(e) => return setup_error(e),
             };
-            if let Err(code) = gate::gate(&loaded, &command, cwd(), mode.as_deref()) {
-                return code;
-            }
-            // The run follows at once: it reuses the gate's resolution of the profile.
-            (loaded.sandbox, loaded.resolved.take())
+            let passed = match gate::gate(&loaded, &command, cwd(), mode.as_deref()) {
+                Ok(p) => p,
+                Err(code) => return code,
+            };
+            // A run that follows at once reuses the gate's resolution of the profile. After a
+            // prompt, which can take any time, the files its globs match may have changed.
+            let resolved = loaded
+                .resolved
+                .take()
+                .filter(|_| passed == gate::Passed::Allowed);
+            (loaded.sandbox, resolved)
         }
         None => match Profile::load(profile) {
             Ok(p) => (std::sync::Arc::new(Sandbox::new(p)), None),

@@ -1,6 +1,6 @@
-//! A resolution handed to a run (`Sandbox::run_resolved`) is used only by the sandbox that
-//! took it, for the workspace it was taken for: another sandbox's, even a wider one, cannot
-//! widen what a run gets.
+//! A resolution handed to a run (`Sandbox::run_resolved`) is used, and only by the sandbox
+//! that took it, for the workspace it was taken for: another sandbox's, even a wider one,
+//! cannot widen what a run gets.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 mod common;
 
@@ -50,6 +50,14 @@ fn a_snapshot_counts_only_for_its_own_sandbox_and_workspace() {
     // touch reports the refused write with 1 (a setup failure would be 125).
     assert_eq!(touch(&read_only, &ws, "foreign", Some(foreign)), 1);
     assert!(!ws.join("foreign").exists());
+
+    // A snapshot is used: it is a view of the file system when it was taken. A `.env` file
+    // made after it is outside its list of read-only files, and the write goes through; the
+    // same run resolving afresh keeps the file read-only (touch fails with 1).
+    let snapshot = workspace.resolve(&ws).unwrap();
+    std::fs::write(ws.join(".env.later"), "x").unwrap();
+    assert_eq!(touch(&workspace, &ws, ".env.later", None), 1);
+    assert_eq!(touch(&workspace, &ws, ".env.later", Some(snapshot)), 0);
 
     // A snapshot for another workspace is not used either: the run resolves its own
     // workspace, where the write is allowed (with the snapshot's, it would not be).

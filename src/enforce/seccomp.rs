@@ -156,6 +156,7 @@ fn one_of(offset: u32, values: &[u32], matched: u32, otherwise: u32) -> Vec<sock
     let mut b = vec![ins(LD_W_ABS, 0, 0, offset)];
     let n = values.len();
     for (i, v) in values.iter().enumerate() {
+        debug_assert!(n - i <= usize::from(u8::MAX));
         b.push(ins(JEQ_K, (n - i) as u8, 0, *v));
     }
     b.extend([ret(otherwise), ret(matched)]);
@@ -188,6 +189,7 @@ fn leaf(entries: &[(u32, Action)]) -> Vec<sock_filter> {
                 .iter()
                 .map(|(_, b)| b.len())
                 .sum::<usize>();
+        debug_assert!(skip <= usize::from(u8::MAX));
         out.push(ins(JEQ_K, skip as u8, 0, *number));
     }
     out.push(ret(libc::SECCOMP_RET_ALLOW));

@@ -1,4 +1,4 @@
-//! The chained program is checked by running it: a small classic-BPF interpreter answers
+//! The program is checked by running it: a small classic-BPF interpreter answers
 //! every syscall number the way the kernel would, and the answer is compared with the plan.
 #![expect(
     clippy::unwrap_used,

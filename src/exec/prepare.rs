@@ -43,9 +43,12 @@ impl Sandbox {
             Some(make_host_tmp()?)
         };
         let vars = self.vars(workspace, host, host_tmp.as_deref());
+        let mut resolved = resolved;
         for dir in self.profile.dirs_to_create(&vars) {
             use std::os::unix::fs::DirBuilderExt;
             if !dir.exists() {
+                // The snapshot predates this directory: resolve afresh.
+                resolved = None;
                 std::fs::DirBuilder::new()
                     .recursive(true)
                     .mode(0o700)

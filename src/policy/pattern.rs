@@ -77,6 +77,9 @@ fn clean(p: &str) -> bool {
     })
 }
 
+/// Globs longer than this (in bytes, made absolute) are compiled when the rule loads.
+const EAGER_GLOB_LEN: usize = 256;
+
 fn has_glob_syntax(s: &str) -> bool {
     s.contains(['*', '?', '[', ']', '{', '}', '\\'])
 }
@@ -148,11 +151,18 @@ impl PathPattern {
                 .map_err(|e| e.to_string())?;
             globs.push(glob);
         }
+        let lazy = LazyGlobs {
+            globs,
+            set: OnceLock::new(),
+        };
+        // Compiling fails only past the regex size limit, far beyond a short glob; a long one
+        // is compiled now, so that such a failure is a load error rather than a rule that
+        // silently fails closed.
+        if absolute.len() > EAGER_GLOB_LEN && lazy.set().is_none() {
+            return Err(format!("glob `{absolute}` is too large to compile"));
+        }
         Ok(Self {
-            matcher: PathMatcher::Glob(LazyGlobs {
-                globs,
-                set: OnceLock::new(),
-            }),
+            matcher: PathMatcher::Glob(lazy),
             absolute,
         })
     }

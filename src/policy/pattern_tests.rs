@@ -208,3 +208,22 @@ fn parse_forms() {
     assert!(Pattern::parse("WebFetch(example.com)", &e).is_err());
     assert!(Pattern::parse("", &e).is_err());
 }
+
+#[test]
+fn a_long_glob_is_compiled_at_load_and_matches() {
+    let dirs = "d/".repeat(150);
+    let spec = format!("{dirs}*.rs");
+    assert!(spec.len() > EAGER_GLOB_LEN);
+    let p = PathPattern::new(&spec, &env());
+    assert!(p.is_ok(), "{:?}", p.err());
+    let Ok(p) = p else { return };
+    // Compiled already, before any match.
+    assert!(matches!(&p.matcher, PathMatcher::Glob(l) if l.set.get().is_some()));
+    assert_eq!(p.matches(Path::new(&format!("/w/{dirs}a.rs"))), Some(true));
+    assert_eq!(p.matches(Path::new("/w/d/a.rs")), Some(false));
+    // A short glob waits for its first match.
+    let short = PathPattern::new("src/*.rs", &env());
+    assert!(
+        matches!(&short, Ok(s) if matches!(&s.matcher, PathMatcher::Glob(l) if l.set.get().is_none()))
+    );
+}
