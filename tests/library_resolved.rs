@@ -64,4 +64,28 @@ fn a_snapshot_counts_only_for_its_own_sandbox_and_workspace() {
     let elsewhere = workspace.resolve(&other_ws).unwrap();
     assert_eq!(touch(&workspace, &ws, "afresh", Some(elsewhere)), 0);
     assert!(ws.join("afresh").exists());
+
+    // The same holds for a whole prepared launch (`prepare_run`, as background jobs use).
+    let mut req = RunRequest::new(["/bin/sh", "-c", "touch prepared"]);
+    req.workspace = ws.clone();
+    req.cwd = ws.clone();
+    req.env = vec![("PATH".into(), "/usr/bin:/bin".into())];
+    let foreign = workspace.prepare_run(&req, None).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let r = rt
+        .block_on(read_only.run_prepared(foreign, req, None))
+        .unwrap();
+    assert_eq!(r.code(), 1);
+    assert!(!ws.join("prepared").exists());
+    let mut req = RunRequest::new(["/bin/sh", "-c", "touch prepared"]);
+    req.workspace = ws.clone();
+    req.cwd = ws.clone();
+    req.env = vec![("PATH".into(), "/usr/bin:/bin".into())];
+    let own = workspace.prepare_run(&req, None).unwrap();
+    let r = rt.block_on(workspace.run_prepared(own, req, None)).unwrap();
+    assert_eq!(r.code(), 0);
+    assert!(ws.join("prepared").exists());
 }

@@ -204,16 +204,32 @@ impl Sandbox {
 
     /// Prepare `req` as [`Sandbox::run`] would, and start nothing: an error is the one `run`
     /// would return before the command starts (a bad workspace, a required path or protection
-    /// missing). For callers that answer before the run ends, such as background jobs.
-    pub fn check_launch(
+    /// missing). For callers that answer before the run ends, such as background jobs, which
+    /// then hand the result to [`Sandbox::run_prepared`].
+    pub fn prepare_run(
         &self,
         req: &RunRequest,
         narrow: Option<&CapabilitySet>,
-    ) -> Result<(), RunError> {
+    ) -> Result<PreparedRun, RunError> {
+        self.prepare_resolved(req, narrow, None)
+    }
+
+    fn prepare_resolved(
+        &self,
+        req: &RunRequest,
+        narrow: Option<&CapabilitySet>,
+        resolved: Option<Resolved>,
+    ) -> Result<PreparedRun, RunError> {
         let (workspace, cwd) = places(req)?;
-        let p = self.prepare(req, &self.host, &workspace, &cwd, narrow, None)?;
-        cleanup(&p);
-        Ok(())
+        let host = self.host.clone();
+        let launch = self.prepare(req, &host, &workspace, &cwd, narrow, resolved)?;
+        Ok(PreparedRun {
+            launch,
+            sandbox: self.id,
+            workspace,
+            cwd,
+            host,
+        })
     }
 
     /// Run one command under the profile. `narrow`, when given, can only shrink what the
@@ -229,17 +245,32 @@ impl Sandbox {
     /// [`Sandbox::run`] with the snapshot [`Sandbox::resolve`] just took for this workspace.
     pub async fn run_resolved(
         &self,
+        req: RunRequest,
+        narrow: Option<&CapabilitySet>,
+        resolved: Option<Resolved>,
+    ) -> Result<RunResult, RunError> {
+        let first = self.prepare_resolved(&req, narrow, resolved)?;
+        self.run_prepared(first, req, narrow).await
+    }
+
+    /// Run what [`Sandbox::prepare_run`] prepared for `req` with the same `narrow`. A launch
+    /// prepared by another sandbox is not used: the run prepares afresh.
+    pub async fn run_prepared(
+        &self,
+        first: PreparedRun,
         mut req: RunRequest,
         narrow: Option<&CapabilitySet>,
-        mut resolved: Option<Resolved>,
     ) -> Result<RunResult, RunError> {
-        let (workspace, cwd) = places(&req)?;
-        let mut host = self.host.clone();
+        let mut p = if first.sandbox == self.id {
+            first
+        } else {
+            drop(first);
+            self.prepare_run(&req, narrow)?
+        };
         loop {
-            let mut p = self.prepare(&req, &host, &workspace, &cwd, narrow, resolved.take())?;
-            match supervise(&mut p, &mut req).await {
+            match supervise(&mut p.launch, &mut req).await {
                 Err(RunError::Spawn { source })
-                    if p.plan.namespaces.user
+                    if p.launch.plan.namespaces.user
                         && matches!(
                             source.raw_os_error(),
                             Some(
@@ -254,19 +285,41 @@ impl Sandbox {
                     // The cheap checks said yes but the kernel said no: plan again without namespaces.
                     let reason = format!("creating a user namespace failed: {source}");
                     let fix = "allow unprivileged user namespaces (see `sbx doctor`)".to_string();
+                    let mut host = p.host.clone();
                     host.user_namespaces = Availability::Missing {
                         reason: reason.clone(),
                         fix: fix.clone(),
                     };
                     host.namespaces = Availability::Missing { reason, fix };
-                    cleanup(&p);
+                    let launch = self.prepare(&req, &host, &p.workspace, &p.cwd, narrow, None)?;
+                    // The replaced launch cleans up as it drops.
+                    p = PreparedRun {
+                        launch,
+                        sandbox: self.id,
+                        workspace: p.workspace.clone(),
+                        cwd: p.cwd.clone(),
+                        host,
+                    };
                 }
-                other => {
-                    cleanup(&p);
-                    return other;
-                }
+                other => return other,
             }
         }
+    }
+}
+
+/// A launch prepared by [`Sandbox::prepare_run`]: the plan, the enforcement prepared ahead of
+/// the fork, and what to clean up (done when it drops).
+pub struct PreparedRun {
+    launch: prepare::Launch,
+    sandbox: u64,
+    workspace: PathBuf,
+    cwd: PathBuf,
+    host: Host,
+}
+
+impl Drop for PreparedRun {
+    fn drop(&mut self) {
+        cleanup(&self.launch);
     }
 }
 

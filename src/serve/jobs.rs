@@ -194,9 +194,10 @@ impl Jobs {
         caps: CapabilitySet,
         command: String,
     ) -> Result<String, JobError> {
-        // Answer a launch that cannot work now, rather than report a started job that failed.
-        sandbox
-            .check_launch(&run, Some(&caps))
+        // Answer a launch that cannot work now, rather than report a started job that failed;
+        // the job then runs what was prepared here.
+        let prepared = sandbox
+            .prepare_run(&run, Some(&caps))
             .map_err(|e| JobError::Start {
                 message: e.to_string(),
             })?;
@@ -235,9 +236,10 @@ impl Jobs {
         run.cancel = Some(cancelled);
         let held = job.clone();
         let task = tokio::spawn(async move {
-            let ran = std::panic::AssertUnwindSafe(sandbox.run(run, Some(&caps)))
-                .catch_unwind()
-                .await;
+            let ran =
+                std::panic::AssertUnwindSafe(sandbox.run_prepared(prepared, run, Some(&caps)))
+                    .catch_unwind()
+                    .await;
             match ran {
                 Ok(Ok(r)) => held.end(status_of(&r), serde_json::to_value(&r.enforcement).ok()),
                 Ok(Err(e)) => held.end(
