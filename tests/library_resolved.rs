@@ -75,9 +75,7 @@ fn a_snapshot_counts_only_for_its_own_sandbox_and_workspace() {
         .enable_all()
         .build()
         .unwrap();
-    let r = rt
-        .block_on(read_only.run_prepared(foreign, req, None))
-        .unwrap();
+    let r = rt.block_on(read_only.run_prepared(foreign, req)).unwrap();
     assert_eq!(r.code(), 1);
     assert!(!ws.join("prepared").exists());
     let mut req = RunRequest::new(["/bin/sh", "-c", "touch prepared"]);
@@ -85,7 +83,7 @@ fn a_snapshot_counts_only_for_its_own_sandbox_and_workspace() {
     req.cwd = ws.clone();
     req.env = vec![("PATH".into(), "/usr/bin:/bin".into())];
     let own = workspace.prepare_run(&req, None).unwrap();
-    let r = rt.block_on(workspace.run_prepared(own, req, None)).unwrap();
+    let r = rt.block_on(workspace.run_prepared(own, req)).unwrap();
     assert_eq!(r.code(), 0);
     assert!(ws.join("prepared").exists());
 }

@@ -226,6 +226,7 @@ impl Sandbox {
         Ok(PreparedRun {
             launch,
             sandbox: self.id,
+            narrow: narrow.cloned(),
             workspace,
             cwd,
             host,
@@ -250,22 +251,23 @@ impl Sandbox {
         resolved: Option<Resolved>,
     ) -> Result<RunResult, RunError> {
         let first = self.prepare_resolved(&req, narrow, resolved)?;
-        self.run_prepared(first, req, narrow).await
+        self.run_prepared(first, req).await
     }
 
-    /// Run what [`Sandbox::prepare_run`] prepared for `req` with the same `narrow`. A launch
-    /// prepared by another sandbox is not used: the run prepares afresh.
+    /// Run what [`Sandbox::prepare_run`] prepared for `req` (its command, environment and
+    /// narrowing are the prepared ones). A launch prepared by another sandbox is not used: the
+    /// run prepares afresh, with the same narrowing.
     pub async fn run_prepared(
         &self,
         first: PreparedRun,
         mut req: RunRequest,
-        narrow: Option<&CapabilitySet>,
     ) -> Result<RunResult, RunError> {
         let mut p = if first.sandbox == self.id {
             first
         } else {
+            let narrow = first.narrow.clone();
             drop(first);
-            self.prepare_run(&req, narrow)?
+            self.prepare_run(&req, narrow.as_ref())?
         };
         loop {
             match supervise(&mut p.launch, &mut req).await {
@@ -291,11 +293,14 @@ impl Sandbox {
                         fix: fix.clone(),
                     };
                     host.namespaces = Availability::Missing { reason, fix };
-                    let launch = self.prepare(&req, &host, &p.workspace, &p.cwd, narrow, None)?;
+                    let narrow = p.narrow.clone();
+                    let launch =
+                        self.prepare(&req, &host, &p.workspace, &p.cwd, narrow.as_ref(), None)?;
                     // The replaced launch cleans up as it drops.
                     p = PreparedRun {
                         launch,
                         sandbox: self.id,
+                        narrow,
                         workspace: p.workspace.clone(),
                         cwd: p.cwd.clone(),
                         host,
@@ -312,6 +317,7 @@ impl Sandbox {
 pub struct PreparedRun {
     launch: prepare::Launch,
     sandbox: u64,
+    narrow: Option<CapabilitySet>,
     workspace: PathBuf,
     cwd: PathBuf,
     host: Host,

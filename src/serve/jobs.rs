@@ -236,10 +236,9 @@ impl Jobs {
         run.cancel = Some(cancelled);
         let held = job.clone();
         let task = tokio::spawn(async move {
-            let ran =
-                std::panic::AssertUnwindSafe(sandbox.run_prepared(prepared, run, Some(&caps)))
-                    .catch_unwind()
-                    .await;
+            let ran = std::panic::AssertUnwindSafe(sandbox.run_prepared(prepared, run))
+                .catch_unwind()
+                .await;
             match ran {
                 Ok(Ok(r)) => held.end(status_of(&r), serde_json::to_value(&r.enforcement).ok()),
                 Ok(Err(e)) => held.end(
