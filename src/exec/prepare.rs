@@ -45,18 +45,10 @@ impl Sandbox {
         let vars = self.vars(workspace, host, host_tmp.as_deref());
         let mut resolved = resolved;
         for dir in self.profile.dirs_to_create(&vars) {
-            use std::os::unix::fs::DirBuilderExt;
             if !dir.exists() {
                 // The snapshot predates this directory: resolve afresh.
                 resolved = None;
-                std::fs::DirBuilder::new()
-                    .recursive(true)
-                    .mode(0o700)
-                    .create(&dir)
-                    .map_err(|source| RunError::Workspace {
-                        path: dir.clone(),
-                        source,
-                    })?;
+                make_dir(&dir, true)?;
             }
         }
         let (_, mut plan) =
@@ -144,7 +136,6 @@ static CALL_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::ne
 /// A new private directory for `{tmp}` when no mount namespace can give a private `/tmp`.
 /// `create_dir` fails on an existing name, so another user cannot plant one in advance.
 fn make_host_tmp() -> Result<PathBuf, RunError> {
-    use std::os::unix::fs::DirBuilderExt;
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
@@ -154,14 +145,21 @@ fn make_host_tmp() -> Result<PathBuf, RunError> {
         std::process::id(),
         CALL_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     ));
-    std::fs::DirBuilder::new()
-        .mode(0o700)
-        .create(&dir)
-        .map_err(|source| RunError::Workspace {
-            path: dir.clone(),
-            source,
-        })?;
+    make_dir(&dir, false)?;
     Ok(dir)
+}
+
+/// A `0700` directory (with its parents when `recursive`).
+fn make_dir(dir: &Path, recursive: bool) -> Result<(), RunError> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(recursive)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|source| RunError::Workspace {
+            path: dir.to_path_buf(),
+            source,
+        })
 }
 
 pub(super) fn cleanup(p: &Launch) {

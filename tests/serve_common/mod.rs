@@ -122,3 +122,14 @@ pub fn types(evs: &[Value]) -> Vec<String> {
         .map(|v| v["type"].as_str().unwrap_or("?").to_string())
         .collect()
 }
+
+/// A result of a command that ran to exit `code`: its content ends with the exit line and it
+/// carries the enforcement report.
+pub fn assert_ran_to(r: &Value, code: i32) {
+    let tail = format!("[exit code: {code}]");
+    assert!(
+        r["content"].as_str().is_some_and(|c| c.ends_with(&tail)),
+        "{r}"
+    );
+    assert!(r["enforcement"]["layers"].is_array(), "{r}");
+}

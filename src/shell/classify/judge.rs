@@ -4,7 +4,7 @@
 use crate::shell::paths::Zone;
 use crate::shell::walk::{self, Cwd, Traits};
 use crate::shell::words::Word;
-use crate::shell::{Class, ShellContext};
+use crate::shell::{Class, ShellContext, Verdict};
 use std::path::PathBuf;
 
 /// Running judgement of one segment: the strictest finding wins.
@@ -16,23 +16,17 @@ pub(crate) struct Judge {
     pub reparse: Vec<(String, String)>,
 }
 
+/// How strict a class is: its default verdict first, and among the allowed classes, how far
+/// they reach (inspection, then builds and tests, then workspace writes).
 pub(super) fn rank(c: Class) -> u8 {
-    match c {
-        Class::ReadOnly => 0,
-        Class::BuildTest => 1,
-        Class::WorkspaceWrite => 2,
-        Class::OutsideWrite
-        | Class::Destructive
-        | Class::Privilege
-        | Class::Network
-        | Class::PackageInstall
-        | Class::InlineCode
-        | Class::ScriptRun
-        | Class::ConfigChange
-        | Class::SecretRead
-        | Class::Unknown
-        | Class::Opaque => 3,
-        Class::FloorWrite | Class::Malicious => 4,
+    match c.default_verdict() {
+        Verdict::Allow => match c {
+            Class::ReadOnly => 0,
+            Class::BuildTest => 1,
+            _ => 2,
+        },
+        Verdict::Ask => 3,
+        Verdict::Deny => 4,
     }
 }
 
