@@ -227,3 +227,53 @@ fn a_long_glob_is_compiled_at_load_and_matches() {
         matches!(&short, Ok(s) if matches!(&s.matcher, PathMatcher::Glob(l) if l.set.get().is_none()))
     );
 }
+
+/// A glob set that could not compile fails closed: a deny rule holding it matches every path
+/// of its family, an allow rule none. Paired with the same rules over a set that compiled.
+#[test]
+fn a_glob_that_cannot_compile_fails_closed() {
+    use crate::pipeline::Decision;
+    use crate::policy::{Policy, Rule, RuleSource, SourceKind, Target};
+    let rule = |effect, broken: bool| {
+        let mut p = PathPattern::new("src/*.rs", &env()).unwrap_or_else(|e| panic!("{e}"));
+        if broken && let PathMatcher::Glob(l) = &mut p.matcher {
+            l.set = OnceLock::from(None);
+        }
+        Rule {
+            effect,
+            text: "Edit(src/*.rs)".into(),
+            pattern: Pattern::Path {
+                family: PathFamily::Edit,
+                tool: None,
+                pattern: p,
+            },
+            reason: None,
+            source: RuleSource {
+                kind: SourceKind::File,
+                file: "t".into(),
+                line: 1,
+            },
+        }
+    };
+    let target = |path: &'static str| Target::Path {
+        tool: "Edit",
+        family: PathFamily::Edit,
+        path: Path::new(path),
+    };
+    for broken in [false, true] {
+        let policy = Policy::from_parts(
+            vec![rule(Decision::Deny, broken), rule(Decision::Allow, broken)],
+            None,
+            Vec::new(),
+            env(),
+        );
+        // Inside the glob, deny matches either way; allow only when the set compiled.
+        let inside = target("/w/src/a.rs");
+        assert!(policy.find(Decision::Deny, &inside).is_some());
+        assert_eq!(policy.find(Decision::Allow, &inside).is_some(), !broken);
+        // Outside it, only the broken deny rule matches.
+        let outside = target("/w/docs/a.md");
+        assert_eq!(policy.find(Decision::Deny, &outside).is_some(), broken);
+        assert!(policy.find(Decision::Allow, &outside).is_none());
+    }
+}
