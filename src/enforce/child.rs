@@ -195,13 +195,22 @@ unsafe fn reap(pid_ns: bool, cmd: libc::pid_t, rep: c_int, set: &libc::sigset_t)
                 }
             }
             if let Some(st) = cmd_status {
-                // The command is gone: nothing else of the tree may outlive it.
+                // The command is gone: nothing else of the tree may outlive it. Every process
+                // of the tree is a child of this one (the PID namespace's init, or the
+                // subreaper) or descends from one, so no child left means no tree left. That is
+                // the usual case, and it spares `kill(-1)`, which walks every process of the
+                // host.
                 loop {
-                    signal_tree(pid_ns, cmd, libc::SIGKILL);
                     let mut s2: c_int = 0;
-                    if libc::waitpid(-1, &mut s2, 0) < 0 && errno() == libc::ECHILD {
+                    let r = libc::waitpid(-1, &mut s2, libc::WNOHANG);
+                    if r > 0 {
+                        continue;
+                    }
+                    if r < 0 && errno() == libc::ECHILD {
                         break;
                     }
+                    signal_tree(pid_ns, cmd, libc::SIGKILL);
+                    libc::waitpid(-1, &mut s2, 0);
                 }
                 // The tree's usage, so that sbx need not wait for this process's own exit
                 // (which tears the namespaces down) to report it.

@@ -1,5 +1,6 @@
 //! The file descriptors between sbx and the sandbox: standard fds kept taken, pipes, and
 //! non-blocking reads of them under tokio.
+use std::mem::MaybeUninit;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use tokio::io::unix::AsyncFd;
 
@@ -36,31 +37,38 @@ pub(super) fn set_nonblocking(fd: RawFd) {
     }
 }
 
-/// Read from a pipe tokio reported readable: `Some(n)` bytes, `Some(0)` when it is closed
-/// (or failed), `None` when nothing was there after all.
-pub(super) fn read_ready(
-    ready: std::io::Result<tokio::io::unix::AsyncFdReadyGuard<'_, OwnedFd>>,
-    buf: &mut [u8],
-) -> Option<usize> {
-    let Ok(mut guard) = ready else { return Some(0) };
-    match read_some(guard.get_inner().as_raw_fd(), buf) {
-        Ok(n) => Some(n),
-        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-            guard.clear_ready();
-            None
-        }
-        Err(_) => Some(0),
+/// A buffer for reads from the sandbox's pipes. It is left uninitialised, so that its pages are
+/// touched only as reads fill them: a zeroed one would fault all sixteen in at the start of
+/// every run.
+pub(super) struct ReadBuf(Box<[MaybeUninit<u8>]>);
+
+impl ReadBuf {
+    pub(super) fn new() -> Self {
+        Self(Box::new_uninit_slice(64 * 1024))
     }
 }
 
-fn read_some(fd: RawFd, buf: &mut [u8]) -> std::io::Result<usize> {
-    // SAFETY: reading into a live buffer.
-    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-    if n < 0 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(n as usize)
+/// Read from a pipe tokio reported readable: `Some(bytes)`, empty when it is closed (or
+/// failed), `None` when nothing was there after all.
+pub(super) fn read_ready<'b>(
+    ready: std::io::Result<tokio::io::unix::AsyncFdReadyGuard<'_, OwnedFd>>,
+    buf: &'b mut ReadBuf,
+) -> Option<&'b [u8]> {
+    let Ok(mut guard) = ready else {
+        return Some(&[]);
+    };
+    let fd = guard.get_inner().as_raw_fd();
+    // SAFETY: read writes at most `len` bytes into the buffer.
+    let n = unsafe { libc::read(fd, buf.0.as_mut_ptr().cast(), buf.0.len()) };
+    if n >= 0 {
+        // SAFETY: the kernel initialised the first `n` bytes.
+        return Some(unsafe { std::slice::from_raw_parts(buf.0.as_ptr().cast(), n as usize) });
     }
+    if std::io::Error::last_os_error().kind() == std::io::ErrorKind::WouldBlock {
+        guard.clear_ready();
+        return None;
+    }
+    Some(&[])
 }
 
 pub(super) fn async_fd(fd: OwnedFd) -> std::io::Result<AsyncFd<OwnedFd>> {

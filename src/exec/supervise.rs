@@ -1,6 +1,6 @@
 //! Supervising a launched tree: relaying output, the timeout and its escalation, forwarded
 //! signals and cancellation, then reaping and turning the init's report into a result.
-use super::fds::{async_fd, pipe, read_ready, set_nonblocking};
+use super::fds::{ReadBuf, async_fd, pipe, read_ready, set_nonblocking};
 use super::output::{Capture, deliver};
 use super::prepare::Launch;
 use super::{EnforcementReport, RunError, RunRequest, RunResult, Stream};
@@ -91,7 +91,7 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
     let mut cancel = req.cancel.take();
     let mut out_cap = Capture::new(p.plan.output_bytes);
     let mut err_cap = Capture::new(p.plan.output_bytes);
-    let mut buf = vec![0u8; 64 * 1024];
+    let mut buf = ReadBuf::new();
     let mut out_open = true;
     let mut err_open = true;
     let mut rep_open = true;
@@ -121,19 +121,19 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
         let grace_deadline = term_sent.map(|t| tokio::time::Instant::from_std(t + req.grace));
         tokio::select! {
             r = out_fd.readable(), if out_open => match read_ready(r, &mut buf) {
-                Some(0) => out_open = false,
-                Some(n) => deliver(&mut req.output, &mut out_cap, Stream::Stdout, &buf[..n]),
+                Some([]) => out_open = false,
+                Some(b) => deliver(&mut req.output, &mut out_cap, Stream::Stdout, b),
                 None => {}
             },
             r = err_fd.readable(), if err_open => match read_ready(r, &mut buf) {
-                Some(0) => err_open = false,
-                Some(n) => deliver(&mut req.output, &mut err_cap, Stream::Stderr, &buf[..n]),
+                Some([]) => err_open = false,
+                Some(b) => deliver(&mut req.output, &mut err_cap, Stream::Stderr, b),
                 None => {}
             },
             r = rep_fd.readable(), if rep_open => match read_ready(r, &mut buf) {
-                Some(0) => rep_open = false,
-                Some(n) => {
-                    rep_buf.extend_from_slice(&buf[..n]);
+                Some([]) => rep_open = false,
+                Some(b) => {
+                    rep_buf.extend_from_slice(b);
                     while rep_buf.len() >= MESSAGE_LEN {
                         let m: Vec<u8> = rep_buf.drain(..MESSAGE_LEN).collect();
                         let w = |i: usize| u32::from_ne_bytes([m[i], m[i + 1], m[i + 2], m[i + 3]]);
