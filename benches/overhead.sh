@@ -4,6 +4,7 @@
 # Usage: benches/overhead.sh [runs]   (builds the release binary first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+repo=$PWD
 runs=${1:-300}
 command -v hyperfine >/dev/null || { apt-get update -qq && apt-get install -y -qq hyperfine >/dev/null; }
 cargo build --release --quiet
@@ -26,6 +27,14 @@ cmds=(
 )
 names=("bare" "sbx workspace (no policy)" "sbx workspace (with policy gate)")
 # The floor any namespace sandbox pays: creating the same namespaces, one fork, one exec.
+# benches/floor.c does only that, from a static binary; unshare does the same from a dynamic one.
+if command -v cc >/dev/null && { cc -O2 -static -o "$work/floor" "$repo/benches/floor.c" 2>/dev/null ||
+  cc -O2 -o "$work/floor" "$repo/benches/floor.c"; }; then
+  cmds+=("$work/floor /bin/true")
+  names+=("floor: namespaces, fork, exec")
+else
+  echo "no C compiler: the floor program is left out" >&2
+fi
 userns=(); [ "$(id -u)" = 0 ] || userns=(--user --map-root-user)
 cmds+=("unshare ${userns[*]} --fork --pid --mount --net --ipc --uts /bin/true")
 names+=("unshare: namespaces alone")
