@@ -142,6 +142,83 @@ fn git_hooks_stay_read_only_but_git_internals_are_writable() {
 }
 
 #[test]
+fn git_dir_cannot_be_swapped_for_a_copy_with_writable_hooks() {
+    // Carry `.git` (and the read-only hooks mounted in it) off, and put a copy with a planted
+    // hook in its place: `.git` is a mount point in the sandbox, so the rename fails.
+    let swap = "cp -a .git .g2 && echo planted > .g2/hooks/pre-commit && mv .git .gold && mv .g2 .git && echo SWAPPED";
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        let blocked = s.run("workspace", swap);
+        assert!(
+            !stdout(&blocked).contains("SWAPPED"),
+            "{}: {}",
+            s.label(),
+            text(&blocked)
+        );
+        assert!(
+            text(&blocked).contains("busy"),
+            "{}: the rename should fail as a mount point: {}",
+            s.label(),
+            text(&blocked)
+        );
+        assert!(
+            !s.ws.join(".git/hooks/pre-commit").exists() && s.ws.join(".git").is_dir(),
+            "{}",
+            s.label()
+        );
+        // Paired: without the read-only hooks the same swap goes through.
+        std::fs::remove_dir_all(s.ws.join(".g2")).unwrap();
+        let allowed = s.run(wide.to_str().unwrap(), swap);
+        assert!(
+            stdout(&allowed).contains("SWAPPED"),
+            "{}: {}",
+            s.label(),
+            text(&allowed)
+        );
+        assert!(s.ws.join(".git/hooks/pre-commit").exists(), "{}", s.label());
+    }
+}
+
+#[test]
+fn missing_hooks_and_workflow_directories_cannot_be_created() {
+    // `.git/hooks` and `.github` do not exist when the run starts: sbx makes them empty and
+    // mounts them read-only, so the command cannot create them with content of its own.
+    let plant = "mkdir -p .git/hooks .github/workflows; echo planted > .git/hooks/pre-commit; echo on: push > .github/workflows/ci.yml; cat .git/hooks/pre-commit .github/workflows/ci.yml";
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        std::fs::remove_dir_all(s.ws.join(".git/hooks")).unwrap();
+        let blocked = s.run("workspace", plant);
+        assert!(
+            !stdout(&blocked).contains("planted") && !stdout(&blocked).contains("push"),
+            "{}: {}",
+            s.label(),
+            text(&blocked)
+        );
+        assert!(
+            text(&blocked).contains("Read-only file system"),
+            "{}: {}",
+            s.label(),
+            text(&blocked)
+        );
+        for made in [".git/hooks", ".github"] {
+            let p = s.ws.join(made);
+            assert!(p.is_dir(), "{}: {made} was not made", s.label());
+            assert_eq!(std::fs::read_dir(&p).unwrap().count(), 0, "{}", s.label());
+        }
+        // Paired: with them writable the same script plants both.
+        let allowed = s.run(wide.to_str().unwrap(), plant);
+        assert!(
+            stdout(&allowed).contains("planted") && stdout(&allowed).contains("push"),
+            "{}: {}",
+            s.label(),
+            text(&allowed)
+        );
+    }
+}
+
+#[test]
 fn symlink_out_of_workspace_does_not_grant_write() {
     for u in users() {
         let s = Scratch::new(u);

@@ -109,7 +109,10 @@ pub fn compile(steps: &[MountStep], pid_max: Option<u64>) -> Result<Vec<Op>, Enf
             } if !hidden.contains(&target.as_path()) => hidden.push(target),
             MountStep::Tmpfs { keep, .. } => other_slots += keep.len(),
             MountStep::MinimalDev => other_slots += DEVICES.len(),
-            MountStep::Hide { .. } | MountStep::ReadOnly { .. } | MountStep::Proc => {}
+            MountStep::Hide { .. }
+            | MountStep::Pin { .. }
+            | MountStep::ReadOnly { .. }
+            | MountStep::Proc => {}
         }
     }
     // Copies only use the slots the kept paths and devices leave.
@@ -186,6 +189,11 @@ pub fn compile(steps: &[MountStep], pid_max: Option<u64>) -> Result<Vec<Op>, Enf
                         target: cstr(target)?,
                     });
                 }
+            }
+            MountStep::Pin { target, .. } => {
+                ops.push(Op::BindSelf {
+                    path: cstr(target)?,
+                });
             }
             MountStep::ReadOnly { target, .. } => {
                 ops.push(Op::BindSelf {

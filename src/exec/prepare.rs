@@ -51,6 +51,11 @@ impl Sandbox {
                 make_dir(&dir, true)?;
             }
         }
+        for dir in self.profile.denied_dirs_to_create(&vars) {
+            if make_read_only_dir(workspace, &dir) {
+                resolved = None;
+            }
+        }
         let (_, mut plan) =
             match self.plan_with_tmp(workspace, host, host_tmp.as_deref(), caps, resolved) {
                 Ok(x) => x,
@@ -160,6 +165,56 @@ fn make_dir(dir: &Path, recursive: bool) -> Result<(), RunError> {
             path: dir.to_path_buf(),
             source,
         })
+}
+
+/// Make `dir`, a directory the profile keeps read-only inside the workspace, when its parent
+/// exists and it does not, so that it is mounted read-only like one that was there. The parent
+/// is opened beneath the workspace without following symbolic links, so that what an earlier
+/// run left there cannot point the new directory elsewhere; the directory gets the parent's
+/// owner. Returns whether it was made.
+fn make_read_only_dir(workspace: &Path, dir: &Path) -> bool {
+    use nix::fcntl::{OFlag, OpenHow, ResolveFlag, openat2};
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let (Ok(rel), Some(name)) = (dir.strip_prefix(workspace), dir.file_name()) else {
+        return false;
+    };
+    if dir.symlink_metadata().is_ok() {
+        return false;
+    }
+    let parent = match rel.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let Ok(ws) = std::fs::File::open(workspace) else {
+        return false;
+    };
+    let how = OpenHow::new()
+        .flags(OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC)
+        .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS);
+    let Ok(fd) = openat2(&ws, parent, how) else {
+        return false;
+    };
+    let Ok(name) = std::ffi::CString::new(name.as_bytes()) else {
+        return false;
+    };
+    // SAFETY: mkdirat, fstat and fchownat on a live fd and a NUL-terminated name.
+    unsafe {
+        if libc::mkdirat(fd.as_raw_fd(), name.as_ptr(), 0o755) < 0 {
+            return false;
+        }
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::geteuid() == 0 && libc::fstat(fd.as_raw_fd(), &mut st) == 0 {
+            libc::fchownat(
+                fd.as_raw_fd(),
+                name.as_ptr(),
+                st.st_uid,
+                st.st_gid,
+                libc::AT_SYMLINK_NOFOLLOW,
+            );
+        }
+    }
+    true
 }
 
 pub(super) fn cleanup(p: &Launch) {

@@ -9,25 +9,29 @@ pub trait DirLister {
     fn list(&self, dir: &Path) -> Vec<PathBuf>;
     fn is_dir(&self, path: &Path) -> bool;
     fn exists(&self, path: &Path) -> bool;
+    /// Whether `path` itself is a symbolic link.
+    fn is_symlink(&self, _path: &Path) -> bool {
+        false
+    }
 }
 
 /// The real filesystem. Each path is looked up once per plan: planning asks about the same
 /// denied paths several times.
 #[derive(Default)]
 pub struct RealFs {
-    /// `(exists, is a directory following symlinks)` per path asked about.
-    seen: std::cell::RefCell<std::collections::HashMap<PathBuf, (bool, bool)>>,
+    /// `(exists, is a directory following symlinks, is a symlink)` per path asked about.
+    seen: std::cell::RefCell<std::collections::HashMap<PathBuf, (bool, bool, bool)>>,
 }
 
 impl RealFs {
-    fn lookup(&self, path: &Path) -> (bool, bool) {
+    fn lookup(&self, path: &Path) -> (bool, bool, bool) {
         if let Some(v) = self.seen.borrow().get(path) {
             return *v;
         }
         let v = match path.symlink_metadata() {
-            Ok(m) if m.file_type().is_symlink() => (true, path.is_dir()),
-            Ok(m) => (true, m.is_dir()),
-            Err(_) => (false, false),
+            Ok(m) if m.file_type().is_symlink() => (true, path.is_dir(), true),
+            Ok(m) => (true, m.is_dir(), false),
+            Err(_) => (false, false, false),
         };
         self.seen.borrow_mut().insert(path.to_path_buf(), v);
         v
@@ -47,5 +51,8 @@ impl DirLister for RealFs {
     }
     fn exists(&self, path: &Path) -> bool {
         self.lookup(path).0
+    }
+    fn is_symlink(&self, path: &Path) -> bool {
+        self.lookup(path).2
     }
 }

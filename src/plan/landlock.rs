@@ -174,6 +174,7 @@ pub(super) fn landlock_plan(
                 MountStep::Tmpfs { .. }
                 | MountStep::Proc
                 | MountStep::MinimalDev
+                | MountStep::Pin { .. }
                 | MountStep::ReadOnly { .. } => None,
             })
             .collect();
@@ -251,7 +252,7 @@ pub(super) fn landlock_plan(
                 MountStep::Tmpfs { target, .. } => mounted.push(target.clone()),
                 MountStep::Proc => mounted.push(PathBuf::from("/proc")),
                 MountStep::MinimalDev => mounted.push(PathBuf::from("/dev")),
-                MountStep::ReadOnly { .. } | MountStep::Hide { .. } => {}
+                MountStep::Pin { .. } | MountStep::ReadOnly { .. } | MountStep::Hide { .. } => {}
             }
         }
         for r in &mut rules {

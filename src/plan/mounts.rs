@@ -21,6 +21,11 @@ pub enum MountStep {
     Proc,
     /// A minimal /dev: null, zero, full, random, urandom, tty, a private devpts and /dev/shm.
     MinimalDev,
+    /// Bind `target` onto itself, still writable. It is a directory between a writable root
+    /// and a read-only path inside it (`.git` for `.git/hooks`): a mount point cannot be
+    /// renamed or removed (EBUSY), so the read-only path cannot be carried off with its parent
+    /// and the parent replaced by a writable copy.
+    Pin { target: PathBuf, origin: Origin },
     /// Make `target` read-only (recursively), by bind-mounting it onto itself.
     ReadOnly { target: PathBuf, origin: Origin },
     /// Hide `target`: an empty read-only tmpfs over a directory, /dev/null over a file.
@@ -51,14 +56,46 @@ pub(super) fn mount_layout(
                 });
             }
         }
+        let mut read_only = Vec::new();
         for d in &caps.fs.deny_write {
-            if fs.exists(&d.path) && caps.fs.write.iter().any(|w| d.path.starts_with(&w.path)) {
-                mounts.push(MountStep::ReadOnly {
-                    target: d.path.clone(),
-                    origin: d.origin.clone(),
-                });
+            if !fs.exists(&d.path) {
+                continue;
             }
+            // The outermost writable root: anything beneath it can be renamed.
+            let Some(root) = caps
+                .fs
+                .write
+                .iter()
+                .map(|w| &w.path)
+                .filter(|w| d.path.starts_with(w))
+                .min_by_key(|w| w.components().count())
+            else {
+                continue;
+            };
+            for a in d.path.ancestors().skip(1) {
+                if a == root.as_path() || !a.starts_with(root) {
+                    break;
+                }
+                let pinned =
+                    |m: &MountStep| matches!(m, MountStep::Pin { target, .. } if target == a);
+                if fs.is_dir(a) && !fs.is_symlink(a) && !mounts.iter().any(pinned) {
+                    mounts.push(MountStep::Pin {
+                        target: a.to_path_buf(),
+                        origin: d.origin.clone(),
+                    });
+                }
+            }
+            read_only.push(MountStep::ReadOnly {
+                target: d.path.clone(),
+                origin: d.origin.clone(),
+            });
         }
+        // Outer pins first, so that each later bind lands inside the mounts before it.
+        mounts.sort_by_key(|m| match m {
+            MountStep::Pin { target, .. } => target.components().count(),
+            _ => 0,
+        });
+        mounts.extend(read_only);
         // The private tmp comes after hides and read-only binds: kept paths carry them along.
         if caps.isolation.private_tmp {
             let mut keep: Vec<PathBuf> = caps

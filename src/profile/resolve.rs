@@ -27,19 +27,17 @@ impl Profile {
     /// Directories the profile asks to exist (`+` prefix): created by the executor before the
     /// sandbox starts.
     pub fn dirs_to_create(&self, vars: &Vars) -> Vec<PathBuf> {
-        self.read
-            .iter()
-            .chain(&self.write)
-            .chain(&self.execute)
-            .filter_map(|p| p.pattern.strip_prefix('+'))
-            .map(|s| {
-                normalize(Path::new(
-                    &s.replace("{workspace}", &vars.workspace.to_string_lossy())
-                        .replace("{home}", &vars.home.to_string_lossy())
-                        .replace("{tmp}", &vars.tmp.to_string_lossy()),
-                ))
-            })
-            .collect()
+        plus_paths(
+            self.read.iter().chain(&self.write).chain(&self.execute),
+            vars,
+        )
+    }
+
+    /// Read-only directories the profile asks to exist (`+` prefix on a `deny_write` entry):
+    /// made by the executor when only the last component is missing, so that the kernel keeps
+    /// them read-only rather than letting the command create them.
+    pub fn denied_dirs_to_create(&self, vars: &Vars) -> Vec<PathBuf> {
+        plus_paths(self.deny_write.iter(), vars)
     }
 
     /// Substitute variables and make every path absolute and normal.
@@ -87,6 +85,19 @@ pub fn normalize(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+fn plus_paths<'a>(pats: impl Iterator<Item = &'a PathPattern>, vars: &Vars) -> Vec<PathBuf> {
+    pats.filter_map(|p| p.pattern.strip_prefix('+'))
+        .filter(|s| !s.contains(['*', '?', '[']))
+        .map(|s| {
+            normalize(Path::new(
+                &s.replace("{workspace}", &vars.workspace.to_string_lossy())
+                    .replace("{home}", &vars.home.to_string_lossy())
+                    .replace("{tmp}", &vars.tmp.to_string_lossy()),
+            ))
+        })
+        .collect()
 }
 
 fn expand_all(
