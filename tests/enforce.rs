@@ -219,6 +219,53 @@ fn missing_hooks_and_workflow_directories_cannot_be_created() {
 }
 
 #[test]
+fn ci_writes_caches_but_not_programs_or_build_config_in_home() {
+    // Later steps outside the sandbox run what is in these directories, or obey it.
+    let planted = [
+        ".local/bin/tool",
+        "go/bin/tool",
+        ".gradle/init.d/init.gradle",
+        ".m2/settings.xml",
+    ];
+    let script = format!(
+        "for f in {}; do echo x > \"$HOME/$f\" && echo \"WROTE $f\"; done; echo x > \"$HOME/.cache/ok\" && echo CACHE",
+        planted.join(" ")
+    );
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        for f in planted {
+            std::fs::create_dir_all(s.home.join(f).parent().unwrap()).unwrap();
+        }
+        std::fs::create_dir_all(s.home.join(".cache")).unwrap();
+        s.chown_all();
+        let blocked = s.run("ci", &script);
+        assert!(
+            stdout(&blocked).contains("CACHE"),
+            "{}: {}",
+            s.label(),
+            text(&blocked)
+        );
+        assert!(
+            !stdout(&blocked).contains("WROTE"),
+            "{}: {}",
+            s.label(),
+            text(&blocked)
+        );
+        // Paired: with the home writable the same script writes all four.
+        let allowed = s.run(wide.to_str().unwrap(), &script);
+        for f in planted {
+            assert!(
+                stdout(&allowed).contains(&format!("WROTE {f}")),
+                "{}: {}",
+                s.label(),
+                text(&allowed)
+            );
+        }
+    }
+}
+
+#[test]
 fn symlink_out_of_workspace_does_not_grant_write() {
     for u in users() {
         let s = Scratch::new(u);
