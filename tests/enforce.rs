@@ -896,29 +896,58 @@ fn tiocsti_is_refused() {
 fn proc_shows_only_the_sandbox() {
     for u in users() {
         let s = Scratch::new(u);
-        let o = s.run(
-            "workspace",
-            "ls /proc | grep -c '^[0-9]'; cat /proc/1/environ >/dev/null && echo READ1",
+        let wide = s.write_profile("wide", WIDE);
+        // A process outside, as the same user and (for root) without capabilities, so that
+        // the same user outside any sandbox may read its environment through /proc.
+        let marker = format!("SBXPROC{}x", std::process::id());
+        let mut outside = std::process::Command::new("setpriv");
+        if u.is_none() && nix::unistd::geteuid().is_root() {
+            outside.args(["--bounding-set", "-all"]);
+        }
+        outside
+            .args(["sleep", "300"])
+            .env("SBX_MARK", &marker)
+            .stdin(std::process::Stdio::null());
+        if let Some(uid) = u {
+            use std::os::unix::process::CommandExt;
+            outside.uid(uid).gid(uid);
+        }
+        let mut outside = outside.spawn().unwrap();
+        let probe = format!(
+            "ls /proc | grep -c '^[0-9]'; cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c '^SBX_MARK={marker}$'"
         );
-        let n: usize = stdout(&o)
-            .lines()
-            .next()
-            .unwrap_or("0")
-            .trim()
-            .parse()
-            .unwrap_or(999);
-        assert!(n < 10, "{}: {n} processes visible", s.label());
-        let outside = std::fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .filter(|e| {
-                e.file_name()
-                    .to_string_lossy()
-                    .chars()
-                    .all(|c| c.is_ascii_digit())
-            })
-            .count();
-        assert!(outside > n, "outside sees more processes");
+        let counts = |o: &std::process::Output| -> Vec<usize> {
+            stdout(o)
+                .lines()
+                .map(|l| l.trim().parse().unwrap_or(999))
+                .collect()
+        };
+        let inside = s.run("workspace", &probe);
+        let no_pid_ns = s.run(wide.to_str().unwrap(), &probe);
+        let unconfined = s.outside(&probe);
+        let _ = outside.kill();
+        let _ = outside.wait();
+        let (inside, no_pid_ns, unconfined) =
+            (counts(&inside), counts(&no_pid_ns), counts(&unconfined));
+        assert_eq!(inside.len(), 2, "{}: {inside:?}", s.label());
+        assert!(
+            inside[0] < 10,
+            "{}: {} processes visible",
+            s.label(),
+            inside[0]
+        );
+        assert_eq!(
+            inside[1],
+            0,
+            "{}: an outside environment was read",
+            s.label()
+        );
+        // Without the PID namespace the host's processes are listed, but Landlock still keeps
+        // their /proc files out of reach (ptrace access is confined to the domain).
+        assert!(no_pid_ns[0] > inside[0], "{}: {no_pid_ns:?}", s.label());
+        assert_eq!(no_pid_ns[1], 0, "{}: {no_pid_ns:?}", s.label());
+        // Paired: the same probe outside any sandbox reads the marker.
+        assert!(unconfined[1] >= 1, "{}: {unconfined:?}", s.label());
     }
 }
 
