@@ -1042,6 +1042,21 @@ fn exit_codes_follow_the_documented_contract() {
         err.contains("bad.toml:2") && err.contains("reed"),
         "error must name file, line and key: {err}"
     );
+    // A bad value, caught while parsing, names its key too.
+    let bad = s.write_profile(
+        "badvalue",
+        "[isolation]\npid = true\n[network]\nmode = \"lan\"\n",
+    );
+    let o = s
+        .sbx(&["explain", "--profile", bad.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(125));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("badvalue.toml:4: `network.mode`:") && err.contains("lan"),
+        "error must name file, line and key: {err}"
+    );
     assert_eq!(
         code(&[
             "run",

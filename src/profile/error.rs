@@ -15,10 +15,12 @@ pub enum ProfileError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{source_name}:{line}: {message}")]
+    #[error("{source_name}:{line}: {}{message}", key.as_deref().map(|k| format!("`{k}`: ")).unwrap_or_default())]
     Parse {
         source_name: String,
         line: usize,
+        /// The dotted key the error is about, when the text shows one.
+        key: Option<String>,
         message: String,
     },
     #[error("{source_name}:{line}: `{key}`: {message}")]

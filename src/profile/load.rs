@@ -95,6 +95,7 @@ impl Profile {
         let raw: RawProfile = toml::from_str(text).map_err(|e| ProfileError::Parse {
             source_name: source_name.into(),
             line: e.span().map_or(0, |s| src.lines.line(s.start)),
+            key: e.span().and_then(|s| key_at(text, s.start)),
             message: e.message().trim().to_string(),
         })?;
         let mut p = match &raw.extends {
@@ -241,6 +242,37 @@ impl Profile {
     }
 }
 
+/// The dotted key of the value at byte `offset`: the nearest `key =` on its line or above,
+/// under the nearest table header above that (or the header itself, for an error about a
+/// table). Lines of a multi-line array have no bare key and are passed over.
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let offset = offset.min(text.len());
+    let end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+    let mut key: Option<&str> = None;
+    for line in text[..end].lines().rev() {
+        let t = line.trim_start();
+        if let Some(header) = t.strip_prefix('[') {
+            let table = header.trim_start_matches('[').split(']').next()?.trim();
+            return Some(match key {
+                Some(k) => format!("{table}.{k}"),
+                None => table.to_string(),
+            });
+        }
+        if key.is_none()
+            && let Some((k, _)) = t.split_once('=')
+        {
+            let k = k.trim();
+            if !k.is_empty()
+                && k.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+            {
+                key = Some(k);
+            }
+        }
+    }
+    key.map(str::to_string)
+}
+
 fn validate_pattern(p: &PathPattern) -> Result<(), ProfileError> {
     let s = p.pattern.strip_prefix(['?', '+']).unwrap_or(&p.pattern);
     let ok_start = s.starts_with('/')
@@ -273,4 +305,27 @@ fn validate_pattern(p: &PathPattern) -> Result<(), ProfileError> {
         rest = &tail[end + 1..];
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod key_tests {
+    use super::key_at;
+
+    fn key(text: &str, at: &str) -> Option<String> {
+        key_at(text, text.find(at)?)
+    }
+
+    #[test]
+    fn the_key_of_a_bad_value_is_found_under_its_table() {
+        let t = "extends = \"workspace\"\n[network]\nmode = \"lan\"\n";
+        assert_eq!(key(t, "\"lan\"").as_deref(), Some("network.mode"));
+        assert_eq!(key(t, "\"workspace\"").as_deref(), Some("extends"));
+        let t = "[filesystem]\nread = [\n  \"/a\",\n  \"x=y\",\n  3,\n]\n";
+        assert_eq!(key(t, "3,").as_deref(), Some("filesystem.read"));
+        assert_eq!(
+            key("[isolation]\n", "isolation").as_deref(),
+            Some("isolation")
+        );
+        assert_eq!(key("x\n", "x"), None);
+    }
 }
