@@ -1,8 +1,10 @@
 //! `sbx explain`: a profile's resolved plan, with the origin of every entry.
 use crate::{cwd, setup_error};
+use sbx::capability::Origin;
 use sbx::exec::Sandbox;
 use sbx::host::Host;
 use sbx::profile::Profile;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -19,10 +21,22 @@ pub fn explain(profile: &str, workspace: Option<PathBuf>, json: bool) -> ExitCod
         Ok(x) => x,
         Err(e) => return ExitCode::from(setup_error(e) as u8),
     };
+    let prof = sb.profile();
+    let isolation = isolation_origins(prof);
+    let limit = |k: &str| {
+        prof.limit_origin(k)
+            .unwrap_or_else(|| Origin::builtin(&format!("limits.{k} (unlimited)")))
+    };
     if json {
+        let origins = serde_json::json!({
+            "network": prof.network.1,
+            "isolation": isolation,
+            "environment": {"pass": prof.env_pass_origins, "set": prof.env_set_origins},
+            "limits": {"timeout": limit("timeout"), "output": limit("output")},
+        });
         println!(
             "{}",
-            serde_json::json!({"profile": sb.profile().name, "capabilities": caps, "plan": plan})
+            serde_json::json!({"profile": prof.name, "capabilities": caps, "plan": plan, "origins": origins})
         );
         return ExitCode::SUCCESS;
     }
@@ -32,6 +46,11 @@ pub fn explain(profile: &str, workspace: Option<PathBuf>, json: bool) -> ExitCod
         sb.profile().description
     );
     println!("namespaces: {:?}", plan.namespaces);
+    println!("  net from {}", prof.network.1);
+    println!("isolation:");
+    for (k, o) in &isolation {
+        println!("  {k:<20} {o}");
+    }
     println!("filesystem (landlock):");
     if let Some(ll) = &plan.landlock {
         for r in &ll.rules {
@@ -64,23 +83,63 @@ pub fn explain(profile: &str, workspace: Option<PathBuf>, json: bool) -> ExitCod
             s.deny_ioctls.join(",")
         );
     }
-    println!("network: {:?}", plan.network);
+    println!("network: {:?} from {}", plan.network, prof.network.1);
     println!("limits:");
     for r in &plan.rlimits {
         println!("  {:?} = {} from {}", r.resource, r.value, r.origin);
     }
     println!(
-        "  timeout_ms = {:?}, output_bytes = {:?}, pids cgroup = {:?}",
-        plan.timeout_ms, plan.output_bytes, plan.cgroup_pids_max
+        "  timeout_ms = {:?} from {}",
+        plan.timeout_ms,
+        limit("timeout")
     );
     println!(
-        "environment: cleared; pass {}; set {:?}",
-        plan.env_pass.join(" "),
-        plan.env_set
+        "  output_bytes = {:?} from {}",
+        plan.output_bytes,
+        limit("output")
     );
+    println!("  pids cgroup = {:?}", plan.cgroup_pids_max);
+    println!("environment: cleared, then");
+    for name in &plan.env_pass {
+        let o = prof.env_pass_origins.get(name);
+        println!(
+            "  pass {name:<20} {}",
+            o.map(ToString::to_string).unwrap_or_default()
+        );
+    }
+    for (name, value) in &plan.env_set {
+        let o = prof.env_set_origins.get(name);
+        println!(
+            "  set  {name}={value} {}",
+            o.map(ToString::to_string)
+                .unwrap_or_else(|| "sbx (the run)".into())
+        );
+    }
     println!("report:");
     for l in &plan.report {
         println!("  {:<16} {:?} {}", l.name, l.status, l.detail);
     }
     ExitCode::SUCCESS
+}
+
+/// Every isolation switch with where its value came from: a profile line, or the default.
+fn isolation_origins(p: &Profile) -> BTreeMap<&'static str, Origin> {
+    [
+        "pid",
+        "ipc",
+        "scope_signals",
+        "scope_abstract_unix",
+        "private_tmp",
+        "minimal_dev",
+    ]
+    .into_iter()
+    .map(|k| {
+        let o = p
+            .isolation_origins
+            .get(k)
+            .cloned()
+            .unwrap_or_else(|| Origin::builtin(&format!("isolation.{k} (default: true)")));
+        (k, o)
+    })
+    .collect()
 }

@@ -77,7 +77,10 @@ fn sigterm_is_escalated_to_sigkill_after_the_grace_period() {
 #[test]
 fn explain_names_the_line_each_entry_came_from() {
     let s = Scratch::new(None);
-    let p = s.write_profile("lines", "extends = \"workspace\"\n\n[filesystem]\nwrite = [\"{home}\"]\n\n[limits]\nmemory = \"1GiB\"\n\n[syscalls]\ndeny = [\"sysinfo\"]\n");
+    let p = s.write_profile(
+        "lines",
+        "extends = \"workspace\"\n\n[filesystem]\nwrite = [\"{home}\"]\n\n[limits]\nmemory = \"1GiB\"\ntimeout = \"5m\"\n\n[syscalls]\ndeny = [\"sysinfo\"]\n[network]\nmode = \"none\"\n[isolation]\npid = false\n[environment]\npass = [\"FOO\"]\nset = { BAR = \"1\" }\n",
+    );
     let o = s
         .sbx(&["explain", "--json", "--profile", p.to_str().unwrap()])
         .output()
@@ -107,7 +110,16 @@ fn explain_names_the_line_each_entry_came_from() {
     assert_eq!(mem["origin"]["line"], 7);
     let extra = &v["plan"]["seccomp"]["extra"][0];
     assert_eq!(extra[0], "sysinfo");
-    assert_eq!(extra[1]["line"], 10);
+    assert_eq!(extra[1]["line"], 11);
+    // Network, isolation, environment and the timeout name their lines too.
+    let o = &v["origins"];
+    assert_eq!(o["network"]["line"], 13, "{o}");
+    assert_eq!(o["isolation"]["pid"]["line"], 15, "{o}");
+    assert_eq!(o["environment"]["pass"]["FOO"]["line"], 17, "{o}");
+    assert_eq!(o["environment"]["set"]["BAR"]["line"], 18, "{o}");
+    assert_eq!(o["limits"]["timeout"]["line"], 8, "{o}");
+    assert_eq!(o["environment"]["pass"]["PATH"]["source"], "builtin:base");
+    assert_eq!(o["isolation"]["ipc"]["source"], "sbx");
     // Built-in entries name the built-in profile they came from.
     let tmp = rules.iter().find(|r| r["path"] == "/tmp").unwrap();
     assert_eq!(tmp["origin"]["source"], "builtin:read-only");

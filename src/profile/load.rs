@@ -182,11 +182,18 @@ impl Profile {
         }
         if let Some(e) = raw.environment {
             for v in e.pass {
+                let o = src.origin(v.span(), "environment.pass");
+                let v = v.into_inner();
                 if !p.env.pass.contains(&v) {
-                    p.env.pass.push(v);
+                    p.env.pass.push(v.clone());
                 }
+                p.env_pass_origins.insert(v, o);
             }
-            p.env.set.extend(e.set);
+            for (k, v) in e.set {
+                p.env_set_origins
+                    .insert(k.clone(), src.origin(v.span(), "environment.set"));
+                p.env.set.insert(k, v.into_inner());
+            }
         }
         if let Some(s) = raw.syscalls {
             for name in s.deny {
@@ -196,12 +203,25 @@ impl Profile {
         }
         if let Some(i) = raw.isolation {
             let d = &mut p.isolation;
-            d.pid = i.pid.unwrap_or(d.pid);
-            d.ipc = i.ipc.unwrap_or(d.ipc);
-            d.scope_signals = i.scope_signals.unwrap_or(d.scope_signals);
-            d.scope_abstract_unix = i.scope_abstract_unix.unwrap_or(d.scope_abstract_unix);
-            d.private_tmp = i.private_tmp.unwrap_or(d.private_tmp);
-            d.minimal_dev = i.minimal_dev.unwrap_or(d.minimal_dev);
+            let switches = [
+                ("pid", i.pid, &mut d.pid),
+                ("ipc", i.ipc, &mut d.ipc),
+                ("scope_signals", i.scope_signals, &mut d.scope_signals),
+                (
+                    "scope_abstract_unix",
+                    i.scope_abstract_unix,
+                    &mut d.scope_abstract_unix,
+                ),
+                ("private_tmp", i.private_tmp, &mut d.private_tmp),
+                ("minimal_dev", i.minimal_dev, &mut d.minimal_dev),
+            ];
+            for (key, v, field) in switches {
+                if let Some(v) = v {
+                    let o = src.origin(v.span(), &format!("isolation.{key}"));
+                    *field = *v.get_ref();
+                    p.isolation_origins.insert(key, o);
+                }
+            }
         }
         if raw.policy.is_some() {
             p.policy_sources
@@ -233,9 +253,11 @@ impl Profile {
             network: (NetworkMode::None, Origin::builtin("network.mode (default)")),
             limits: BTreeMap::new(),
             env: EnvPolicy::default(),
-            env_origin: Vec::new(),
+            env_pass_origins: BTreeMap::new(),
+            env_set_origins: BTreeMap::new(),
             extra_denied_syscalls: Vec::new(),
             isolation: Isolation::default(),
+            isolation_origins: BTreeMap::new(),
             policy_sources: Vec::new(),
             builtin_base: None,
         }

@@ -41,9 +41,13 @@ pub struct Profile {
     pub network: (NetworkMode, Origin),
     limits: BTreeMap<&'static str, (LimitValue, String)>,
     pub env: EnvPolicy,
-    pub env_origin: Vec<Origin>,
+    /// Where each `environment.pass` entry and each `environment.set` name came from.
+    pub env_pass_origins: BTreeMap<String, Origin>,
+    pub env_set_origins: BTreeMap<String, Origin>,
     pub extra_denied_syscalls: Vec<(String, Origin)>,
     pub isolation: Isolation,
+    /// Where each `isolation` switch set by a file came from; the others are defaults.
+    pub isolation_origins: BTreeMap<&'static str, Origin>,
     /// `(source name, file text)` of every file in the `extends` chain that has a `[policy]` table,
     /// base first.
     pub policy_sources: Vec<(String, String)>,

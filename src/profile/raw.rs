@@ -62,9 +62,9 @@ pub(super) struct RawLimits {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawEnv {
     #[serde(default)]
-    pub(super) pass: Vec<String>,
+    pub(super) pass: Vec<Spanned<String>>,
     #[serde(default)]
-    pub(super) set: BTreeMap<String, String>,
+    pub(super) set: BTreeMap<String, Spanned<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -77,10 +77,10 @@ pub(super) struct RawSyscalls {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawIsolation {
-    pub(super) pid: Option<bool>,
-    pub(super) ipc: Option<bool>,
-    pub(super) scope_signals: Option<bool>,
-    pub(super) scope_abstract_unix: Option<bool>,
-    pub(super) private_tmp: Option<bool>,
-    pub(super) minimal_dev: Option<bool>,
+    pub(super) pid: Option<Spanned<bool>>,
+    pub(super) ipc: Option<Spanned<bool>>,
+    pub(super) scope_signals: Option<Spanned<bool>>,
+    pub(super) scope_abstract_unix: Option<Spanned<bool>>,
+    pub(super) private_tmp: Option<Spanned<bool>>,
+    pub(super) minimal_dev: Option<Spanned<bool>>,
 }
