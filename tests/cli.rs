@@ -359,3 +359,27 @@ fn check_reports_decision_stage_rule_and_source_for_any_tool() {
         "a check that cannot be made fails"
     );
 }
+
+#[test]
+fn a_profile_file_without_extends_keeps_the_built_in_limits_unless_it_lifts_one() {
+    let s = Scratch::new(None);
+    let rlimits = |toml: &str| -> Vec<serde_json::Value> {
+        let p = s.write_profile("own", toml);
+        let o = s
+            .sbx(&["explain", "--json", "--profile", p.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        v["plan"]["rlimits"].as_array().unwrap().clone()
+    };
+    let memory = |r: &[serde_json::Value]| r.iter().find(|r| r["resource"] == "AS").cloned();
+    let forgotten = rlimits("[filesystem]\nread = [\"/\"]\n");
+    let m = memory(&forgotten).expect("a memory limit nobody wrote");
+    assert_eq!(m["origin"]["source"], "builtin:base");
+    assert!(forgotten.iter().any(|r| r["resource"] == "NOFILE"));
+    // Paired: written out, "unlimited" lifts it.
+    let lifted = rlimits("[filesystem]\nread = [\"/\"]\n[limits]\nmemory = \"unlimited\"\n");
+    assert!(memory(&lifted).is_none(), "{lifted:?}");
+    assert!(lifted.iter().any(|r| r["resource"] == "NOFILE"));
+}

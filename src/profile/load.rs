@@ -113,6 +113,13 @@ impl Profile {
                 };
                 Self::load_depth(&base, depth + 1)?
             }
+            // A profile file that builds on nothing still starts from the built-in limits, so
+            // that an unlimited resource is one written out, never one forgotten.
+            None if !source_name.starts_with("builtin:") => {
+                let mut p = Profile::empty();
+                p.limits = Self::load_depth("base", depth + 1)?.limits;
+                p
+            }
             None => Profile::empty(),
         };
         p.name = source_name
