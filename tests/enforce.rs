@@ -39,18 +39,23 @@ fn secret_under_deny_read_is_unreadable() {
     for u in users() {
         let s = Scratch::new(u);
         let wide = s.write_profile("wide", WIDE);
-        let blocked = s.run("workspace", "cat \"$HOME/.ssh/id_rsa\"");
+        // A file secret too: it reads as empty (/dev/null is mounted over it).
+        std::fs::write(s.home.join(".netrc"), "SENTINEL-NETRC-5d1e\n").unwrap();
+        s.chown_all();
+        let read = "cat \"$HOME/.netrc\"; cat \"$HOME/.ssh/id_rsa\"";
+        let blocked = s.run("workspace", read);
         assert!(
-            !text(&blocked).contains("SENTINEL-SSH"),
+            !text(&blocked).contains("SENTINEL-SSH") && !text(&blocked).contains("SENTINEL-NETRC"),
             "{}: secret leaked: {}",
             s.label(),
             text(&blocked)
         );
         assert_ne!(blocked.status.code(), Some(0), "{}", s.label());
-        let allowed = s.run(wide.to_str().unwrap(), "cat \"$HOME/.ssh/id_rsa\"");
+        let allowed = s.run(wide.to_str().unwrap(), read);
         assert!(
-            stdout(&allowed).contains("SENTINEL-SSH"),
-            "{}: wide profile should read it: {}",
+            stdout(&allowed).contains("SENTINEL-SSH")
+                && stdout(&allowed).contains("SENTINEL-NETRC"),
+            "{}: wide profile should read them: {}",
             s.label(),
             text(&allowed)
         );
@@ -335,6 +340,7 @@ fn udp_to_host_loopback_does_not_arrive() {
         );
         s.run("workspace", &send);
         s.run("read-only", &send);
+        s.run("strict", &send);
         let allowed = s.run("workspace-net", &send);
         assert_eq!(allowed.status.code(), Some(0), "{}", text(&allowed));
         let mut buf = [0u8; 64];
@@ -529,7 +535,8 @@ fn unshare_cannot_regain_capabilities() {
         let s = Scratch::new(u);
         let blocked = s.run("workspace", "unshare -r id -u && echo REGAINED");
         assert!(
-            !stdout(&blocked).contains("REGAINED"),
+            !stdout(&blocked).contains("REGAINED")
+                && text(&blocked).contains("Operation not permitted"),
             "{}: {}",
             s.label(),
             text(&blocked)
@@ -663,10 +670,14 @@ fn setsid_daemon_does_not_survive() {
     for u in users() {
         let s = Scratch::new(u);
         let marker = format!("31{}7", std::process::id());
+        // Both daemons are seen alive inside before the command returns.
         let o = s.run(
             "workspace",
             &format!(
-                "setsid -f sleep {marker}; nohup sleep {marker}1 >/dev/null 2>&1 & echo started"
+                "setsid -f sh -c 'echo $$ > d1.pid; exec sleep {marker}'; \
+                 nohup sh -c 'echo $$ > d2.pid; exec sleep {marker}1' >/dev/null 2>&1 & \
+                 i=0; while [ ! -s d1.pid ] || [ ! -s d2.pid ]; do i=$((i+1)); [ $i -gt 1000 ] && break; sleep 0.01; done; \
+                 kill -0 \"$(cat d1.pid)\" && kill -0 \"$(cat d2.pid)\" && echo started"
             ),
         );
         assert!(stdout(&o).contains("started"), "{}", text(&o));
