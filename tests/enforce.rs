@@ -1008,146 +1008,152 @@ fn the_permission_gate_refuses_before_the_kernel_is_reached() {
 
 #[test]
 fn exit_codes_follow_the_documented_contract() {
-    let s = Scratch::new(None);
-    let code = |args: &[&str]| s.sbx(args).output().unwrap().status.code();
-    assert_eq!(
-        code(&["run", "--no-policy", "--", "sh", "-c", "exit 7"]),
-        Some(7)
-    );
-    assert_eq!(
-        code(&["run", "--no-policy", "--", "sh", "-c", "kill -USR1 $$"]),
-        Some(128 + libc::SIGUSR1)
-    );
-    assert_eq!(
-        code(&["run", "--no-policy", "--", "no-such-command-sbx"]),
-        Some(127)
-    );
-    std::fs::write(s.ws.join("notexec"), "x").unwrap();
-    assert_eq!(code(&["run", "--no-policy", "--", "./notexec"]), Some(126));
-    assert_eq!(
-        code(&[
-            "run",
-            "--no-policy",
-            "--profile",
-            "no-such-profile",
-            "--",
-            "true"
-        ]),
-        Some(125)
-    );
-    let bad = s.write_profile("bad", "[filesystem]\nreed = [\"/\"]\n");
-    let o = s
-        .sbx(&[
-            "run",
-            "--no-policy",
-            "--profile",
-            bad.to_str().unwrap(),
-            "--",
-            "true",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(125));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("bad.toml:2") && err.contains("reed"),
-        "error must name file, line and key: {err}"
-    );
-    // A bad value, caught while parsing, names its key too.
-    let bad = s.write_profile(
-        "badvalue",
-        "[isolation]\npid = true\n[network]\nmode = \"lan\"\n",
-    );
-    let o = s
-        .sbx(&["explain", "--profile", bad.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(125));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("badvalue.toml:4: `network.mode`:") && err.contains("lan"),
-        "error must name file, line and key: {err}"
-    );
-    assert_eq!(
-        code(&[
-            "run",
-            "--no-policy",
-            "--timeout",
-            "0.5",
-            "--",
-            "sleep",
-            "30"
-        ]),
-        Some(124)
-    );
+    for u in users() {
+        let s = Scratch::new(u);
+        let code = |args: &[&str]| s.sbx(args).output().unwrap().status.code();
+        assert_eq!(
+            code(&["run", "--no-policy", "--", "sh", "-c", "exit 7"]),
+            Some(7)
+        );
+        assert_eq!(
+            code(&["run", "--no-policy", "--", "sh", "-c", "kill -USR1 $$"]),
+            Some(128 + libc::SIGUSR1)
+        );
+        assert_eq!(
+            code(&["run", "--no-policy", "--", "no-such-command-sbx"]),
+            Some(127)
+        );
+        std::fs::write(s.ws.join("notexec"), "x").unwrap();
+        assert_eq!(code(&["run", "--no-policy", "--", "./notexec"]), Some(126));
+        assert_eq!(
+            code(&[
+                "run",
+                "--no-policy",
+                "--profile",
+                "no-such-profile",
+                "--",
+                "true"
+            ]),
+            Some(125)
+        );
+        let bad = s.write_profile("bad", "[filesystem]\nreed = [\"/\"]\n");
+        let o = s
+            .sbx(&[
+                "run",
+                "--no-policy",
+                "--profile",
+                bad.to_str().unwrap(),
+                "--",
+                "true",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(125));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("bad.toml:2") && err.contains("reed"),
+            "error must name file, line and key: {err}"
+        );
+        // A bad value, caught while parsing, names its key too.
+        let bad = s.write_profile(
+            "badvalue",
+            "[isolation]\npid = true\n[network]\nmode = \"lan\"\n",
+        );
+        let o = s
+            .sbx(&["explain", "--profile", bad.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(125));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("badvalue.toml:4: `network.mode`:") && err.contains("lan"),
+            "error must name file, line and key: {err}"
+        );
+        assert_eq!(
+            code(&[
+                "run",
+                "--no-policy",
+                "--timeout",
+                "0.5",
+                "--",
+                "sleep",
+                "30"
+            ]),
+            Some(124)
+        );
+    }
 }
 
 #[test]
 fn json_report_describes_the_run() {
-    let s = Scratch::new(None);
-    let o = s
-        .sbx(&[
-            "run",
-            "--no-policy",
-            "--json",
-            "--",
-            "sh",
-            "-c",
-            "echo out; exit 3",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(3));
-    let out = stdout(&o);
-    let last = out.lines().last().unwrap();
-    let v: serde_json::Value = serde_json::from_str(last).unwrap();
-    assert_eq!(v["exit_code"], 3);
-    assert_eq!(v["timed_out"], false);
-    assert_eq!(v["stdout_bytes"], 4);
-    assert!(v["peak_memory_bytes"].as_u64().unwrap() > 0);
-    let layers = v["enforcement"]["layers"].as_array().unwrap();
-    for name in [
-        "landlock",
-        "seccomp",
-        "mount-namespace",
-        "pid-namespace",
-        "network",
-        "limits",
-        "process-tree",
-        "capabilities",
-    ] {
-        assert!(
-            layers.iter().any(|l| l["name"] == name),
-            "layer {name} missing: {last}"
-        );
+    for u in users() {
+        let s = Scratch::new(u);
+        let o = s
+            .sbx(&[
+                "run",
+                "--no-policy",
+                "--json",
+                "--",
+                "sh",
+                "-c",
+                "echo out; exit 3",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(3));
+        let out = stdout(&o);
+        let last = out.lines().last().unwrap();
+        let v: serde_json::Value = serde_json::from_str(last).unwrap();
+        assert_eq!(v["exit_code"], 3);
+        assert_eq!(v["timed_out"], false);
+        assert_eq!(v["stdout_bytes"], 4);
+        assert!(v["peak_memory_bytes"].as_u64().unwrap() > 0);
+        let layers = v["enforcement"]["layers"].as_array().unwrap();
+        for name in [
+            "landlock",
+            "seccomp",
+            "mount-namespace",
+            "pid-namespace",
+            "network",
+            "limits",
+            "process-tree",
+            "capabilities",
+        ] {
+            assert!(
+                layers.iter().any(|l| l["name"] == name),
+                "layer {name} missing: {last}"
+            );
+        }
+        assert!(out.starts_with("out\n"));
     }
-    assert!(out.starts_with("out\n"));
 }
 
 #[test]
 fn output_is_capped_per_stream() {
-    let s = Scratch::new(None);
-    let p = s.write_profile("cap", "extends = \"workspace\"\n[limits]\noutput = 1000\n");
-    let o = s
-        .sbx(&[
-            "run",
-            "--no-policy",
-            "--json",
-            "--profile",
-            p.to_str().unwrap(),
-            "--",
-            "sh",
-            "-c",
-            "yes aaaa | head -c 5000",
-        ])
-        .output()
-        .unwrap();
-    let out = stdout(&o);
-    let (body, json) = out.split_at(out.find('{').unwrap());
-    assert_eq!(body.len(), 1000, "stdout kept to the cap");
-    let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
-    assert_eq!(v["stdout_truncated"], true);
-    assert_eq!(v["stdout_bytes"], 5000);
+    for u in users() {
+        let s = Scratch::new(u);
+        let p = s.write_profile("cap", "extends = \"workspace\"\n[limits]\noutput = 1000\n");
+        let o = s
+            .sbx(&[
+                "run",
+                "--no-policy",
+                "--json",
+                "--profile",
+                p.to_str().unwrap(),
+                "--",
+                "sh",
+                "-c",
+                "yes aaaa | head -c 5000",
+            ])
+            .output()
+            .unwrap();
+        let out = stdout(&o);
+        let (body, json) = out.split_at(out.find('{').unwrap());
+        assert_eq!(body.len(), 1000, "stdout kept to the cap");
+        let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+        assert_eq!(v["stdout_truncated"], true);
+        assert_eq!(v["stdout_bytes"], 5000);
+    }
 }
 
 /// Hosts without user namespaces (or containers without CAP_SYS_ADMIN): Landlock and seccomp
