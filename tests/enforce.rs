@@ -1266,6 +1266,70 @@ fn without_namespaces_landlock_and_seccomp_still_hold() {
 }
 
 #[test]
+fn without_namespaces_the_network_stays_closed() {
+    // No network namespace to give: Landlock refuses TCP and seccomp refuses other sockets
+    // than unix ones. Paired with workspace-net (host network) in the same fallback.
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let tcp_port = tcp.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for c in tcp.incoming().flatten() {
+            let mut c = c;
+            let _ = std::io::Write::write_all(&mut c, b"HELLO-TCP");
+        }
+    });
+    for u in users() {
+        let s = Scratch::new(u);
+        let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let udp_port = udp.local_addr().unwrap().port();
+        let probe = format!(
+            "{}; python3 -c 'import socket,sys; socket.socket(socket.AF_INET,socket.SOCK_DGRAM).sendto((\"UDP-\"+sys.argv[1]).encode(),(\"127.0.0.1\",{udp_port})); print(\"SENT\")' \"$0\"",
+            tcp_probe(tcp_port)
+        );
+        let run = |profile: &str, tag: &str| {
+            s.sbx(&[
+                "run",
+                "--no-policy",
+                "--profile",
+                profile,
+                "--",
+                "sh",
+                "-c",
+                &probe,
+                tag,
+            ])
+            .env("SBX_DISABLE_USERNS", "1")
+            .output()
+            .unwrap()
+        };
+        let blocked = run("workspace", "BLOCKED");
+        assert!(
+            !stdout(&blocked).contains("CONNECTED") && !stdout(&blocked).contains("SENT"),
+            "{}: {}",
+            s.label(),
+            text(&blocked)
+        );
+        let allowed = run("workspace-net", "ALLOWED");
+        assert!(
+            stdout(&allowed).contains("CONNECTED HELLO-TCP") && stdout(&allowed).contains("SENT"),
+            "{}: {}",
+            s.label(),
+            text(&allowed)
+        );
+        let mut buf = [0u8; 64];
+        udp.set_read_timeout(Some(std::time::Duration::from_secs(3)))
+            .unwrap();
+        let (n, _) = udp.recv_from(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"UDP-ALLOWED", "{}", s.label());
+        udp.set_nonblocking(true).unwrap();
+        assert!(
+            udp.recv_from(&mut buf).is_err(),
+            "{}: a datagram from the confined run arrived",
+            s.label()
+        );
+    }
+}
+
+#[test]
 fn proc_sys_and_cgroup_files_are_out_of_reach() {
     for u in users() {
         let s = Scratch::new(u);
