@@ -178,12 +178,22 @@ pub(super) fn landlock_plan(
                 | MountStep::ReadOnly { .. } => None,
             })
             .collect();
-        let deny_r: Vec<&PathEntry> = caps
+        // Without a mount namespace there is no minimal /dev to mount: reads are granted around
+        // the host's /dev instead, and the harmless devices below are granted one by one.
+        let host_dev = PathEntry {
+            path: PathBuf::from("/dev"),
+            required: false,
+            origin: Origin::builtin("isolation.minimal_dev (no mount namespace)"),
+        };
+        let mut deny_r: Vec<&PathEntry> = caps
             .fs
             .deny_read
             .iter()
             .filter(|d| !hidden.contains(&&d.path))
             .collect();
+        if !namespaces.mount && caps.isolation.minimal_dev {
+            deny_r.push(&host_dev);
+        }
         // With a mount namespace, read-only mounts keep deny_write; without one, go around.
         let deny_w: Vec<&PathEntry> = if namespaces.mount {
             Vec::new()
