@@ -39,6 +39,9 @@ pub struct Host {
     pub pids_cgroup: Option<PathBuf>,
     /// Each PID namespace has its own pid_max (Linux 6.14 and later).
     pub pid_max_per_namespace: bool,
+    /// sbx holds CAP_SETPCAP, so the command may clear its bounding set without a user
+    /// namespace (root in a container may lack it).
+    pub can_drop_bounding: bool,
 }
 
 /// Whether the running kernel's release is at least `major.minor`.
@@ -140,11 +143,16 @@ fn pids_cgroup(euid: u32) -> Option<PathBuf> {
 /// Whether this process's cgroup v2 subtree is delegated to it (for `sbx doctor`; no run
 /// needs it, so [`Host::detect`] does not read it).
 pub fn cgroup_v2_delegation(euid: u32) -> Availability {
-    let Some(own) = read_trim("/proc/self/cgroup").and_then(|c| {
-        c.lines()
-            .find(|l| l.starts_with("0::"))
-            .map(|l| l[3..].to_string())
-    }) else {
+    let own = procfs::process::Process::myself()
+        .and_then(|p| p.cgroups())
+        .ok()
+        .and_then(|groups| {
+            groups
+                .into_iter()
+                .find(|g| g.hierarchy == 0 && g.controllers.is_empty())
+                .map(|g| g.pathname)
+        });
+    let Some(own) = own else {
         return Availability::Missing {
             reason: "no cgroup v2 membership in /proc/self/cgroup".into(),
             fix: "boot with a unified cgroup v2 hierarchy (systemd.unified_cgroup_hierarchy=1)"
@@ -217,6 +225,12 @@ impl Host {
             namespaces,
             pids_cgroup: pids_cgroup(euid),
             pid_max_per_namespace: kernel_at_least(6, 14),
+            can_drop_bounding: caps::has_cap(
+                None,
+                caps::CapSet::Effective,
+                caps::Capability::CAP_SETPCAP,
+            )
+            .unwrap_or(false),
         }
     }
 }

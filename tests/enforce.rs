@@ -552,6 +552,83 @@ fn unshare_cannot_regain_capabilities() {
 }
 
 #[test]
+fn root_without_cap_setpcap_still_runs_with_its_capabilities_dropped() {
+    // Root in a container may lack CAP_SETPCAP: the bounding set then cannot be cleared, but
+    // the run must go on with every other set empty and no_new_privs, and say so.
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("SKIP: needs root, to drop CAP_SETPCAP from sbx");
+        return;
+    }
+    let s = Scratch::new(None);
+    let probe = "grep -E '^Cap(Eff|Prm|Bnd)' /proc/self/status";
+    let run = |wrap: &[&str]| {
+        let mut c = std::process::Command::new(wrap.first().copied().unwrap_or("env"));
+        c.args(wrap.iter().skip(1))
+            .arg(sbx_bin())
+            .args([
+                "run",
+                "--no-policy",
+                "--json",
+                "--profile",
+                "workspace",
+                "--",
+                "sh",
+                "-c",
+                probe,
+            ])
+            .current_dir(&s.ws)
+            .env("HOME", &s.home)
+            .stdin(std::process::Stdio::null());
+        c.output().unwrap()
+    };
+    let field = |o: &std::process::Output, name: &str| {
+        stdout(o)
+            .lines()
+            .find(|l| l.starts_with(name))
+            .map(|l| l.split_whitespace().last().unwrap_or("").to_string())
+            .unwrap_or_default()
+    };
+    let limited = run(&["setpriv", "--bounding-set", "-setpcap"]);
+    assert_eq!(limited.status.code(), Some(0), "{}", text(&limited));
+    assert_eq!(
+        field(&limited, "CapEff:"),
+        "0000000000000000",
+        "{}",
+        text(&limited)
+    );
+    assert_eq!(
+        field(&limited, "CapPrm:"),
+        "0000000000000000",
+        "{}",
+        text(&limited)
+    );
+    assert_ne!(
+        field(&limited, "CapBnd:"),
+        "0000000000000000",
+        "{}",
+        text(&limited)
+    );
+    assert!(
+        stdout(&limited).contains("the bounding set cannot be cleared"),
+        "{}",
+        text(&limited)
+    );
+    // Paired: with CAP_SETPCAP the same run clears the bounding set too.
+    let full = run(&[]);
+    assert_eq!(
+        field(&full, "CapBnd:"),
+        "0000000000000000",
+        "{}",
+        text(&full)
+    );
+    assert!(
+        stdout(&full).contains("bounding set cleared"),
+        "{}",
+        text(&full)
+    );
+}
+
+#[test]
 fn capabilities_are_all_dropped() {
     for u in users() {
         let s = Scratch::new(u);

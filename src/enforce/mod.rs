@@ -104,7 +104,8 @@ pub struct Prepared {
     /// The stack the command runs on between its clone and `execve`.
     pub command_stack: command::CommandStack,
     pub pid_namespace: bool,
-    /// Whether the command may clear its bounding set (root, or inside a user namespace).
+    /// Whether the command may clear its bounding set (sbx holds CAP_SETPCAP, or the command
+    /// is inside a user namespace).
     /// Without that privilege there is nothing to drop: no_new_privs stops any gain at exec.
     pub drop_bounding: bool,
     pub exec: ExecSpec,
@@ -226,7 +227,7 @@ impl Prepared {
             command_stack: command::CommandStack::new()
                 .map_err(|source| EnforceError::Stack { source })?,
             pid_namespace: ns.pid,
-            drop_bounding: host.euid == 0 || ns.user,
+            drop_bounding: host.can_drop_bounding || ns.user,
             exec,
             landlock_skipped,
         })

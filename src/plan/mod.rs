@@ -154,7 +154,7 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
     report.push(Layer {
         name: "capabilities".into(),
         status: LayerStatus::Enforced,
-        detail: if host.euid == 0 || namespaces.user {
+        detail: if host.can_drop_bounding || namespaces.user {
             "all sets empty, bounding set cleared, no_new_privs".into()
         } else {
             "all sets empty, no_new_privs (the bounding set cannot be cleared without privilege; nothing can be gained at exec)".into()
