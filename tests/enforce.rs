@@ -450,10 +450,13 @@ fn processes_outside_cannot_be_signalled() {
         }
         let mut victim = victim.spawn().unwrap();
         let pid = victim.id();
-        let script = format!("kill -0 {pid} && echo SIGNALLED");
+        // By kill(2), and by a pidfd.
+        let script = format!(
+            "kill -0 {pid} && echo SIGNALLED; python3 -c 'import os,signal; signal.pidfd_send_signal(os.pidfd_open({pid}), 0); print(\"PIDFD\")'"
+        );
         let blocked = s.run("workspace", &script);
         assert!(
-            !stdout(&blocked).contains("SIGNALLED"),
+            !stdout(&blocked).contains("SIGNALLED") && !stdout(&blocked).contains("PIDFD"),
             "{}: {}",
             s.label(),
             text(&blocked)
@@ -465,14 +468,14 @@ fn processes_outside_cannot_be_signalled() {
         );
         let blocked2 = s.run(scoped.to_str().unwrap(), &script);
         assert!(
-            !stdout(&blocked2).contains("SIGNALLED"),
+            !stdout(&blocked2).contains("SIGNALLED") && !stdout(&blocked2).contains("PIDFD"),
             "{}: {}",
             s.label(),
             text(&blocked2)
         );
         let allowed = s.run(wide.to_str().unwrap(), &script);
         assert!(
-            stdout(&allowed).contains("SIGNALLED"),
+            stdout(&allowed).contains("SIGNALLED") && stdout(&allowed).contains("PIDFD"),
             "{}: {}",
             s.label(),
             text(&allowed)
