@@ -35,19 +35,161 @@ fn wait_for_line(child: &mut std::process::Child) -> String {
 }
 
 /// Start `script` under sbx, wait until it prints `ready`, send sbx SIGTERM, collect the end.
-fn sigterm_after_ready(s: &Scratch, script: &str) -> std::process::Output {
+fn signal_after_ready(
+    s: &Scratch,
+    script: &str,
+    sig: nix::sys::signal::Signal,
+) -> std::process::Output {
     let mut c = s
         .sbx(&["run", "--no-policy", "--", "sh", "-c", script])
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
     assert_eq!(wait_for_line(&mut c), "ready");
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(c.id() as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .unwrap();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(c.id() as i32), sig).unwrap();
     c.wait_with_output().unwrap()
+}
+
+fn sigterm_after_ready(s: &Scratch, script: &str) -> std::process::Output {
+    signal_after_ready(s, script, nix::sys::signal::Signal::SIGTERM)
+}
+
+#[test]
+fn sigint_is_forwarded_to_the_command() {
+    if !kernel_ready() {
+        return;
+    }
+    let s = Scratch::new(None);
+    let o = signal_after_ready(
+        &s,
+        "trap 'echo got-int; exit 4' INT; echo ready; while :; do sleep 0.1; done",
+        nix::sys::signal::Signal::SIGINT,
+    );
+    assert!(stdout(&o).contains("got-int"), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(4));
+}
+
+#[test]
+fn json_out_gets_the_report_and_a_signal_death_is_named() {
+    if !kernel_ready() {
+        return;
+    }
+    let s = Scratch::new(None);
+    let out = s.root.path().join("report.json");
+    let o = s
+        .sbx(&[
+            "run",
+            "--no-policy",
+            "--json-out",
+            out.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "echo visible; kill -USR1 $$",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(128 + libc::SIGUSR1), "{}", text(&o));
+    // The command's output streams as usual; the report goes to the file, not stdout.
+    assert_eq!(stdout(&o), "visible\n");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(v["signal"], libc::SIGUSR1, "{v}");
+    assert!(v["exit_code"].is_null(), "{v}");
+    assert_eq!(v["code"], 128 + libc::SIGUSR1, "{v}");
+}
+
+#[test]
+fn the_command_starts_in_the_current_directory_inside_the_workspace_else_in_the_workspace() {
+    if !kernel_ready() {
+        return;
+    }
+    let s = Scratch::new(None);
+    let sub = s.ws.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    let ws = s.ws.canonicalize().unwrap();
+    let pwd = |cwd: &std::path::Path| {
+        let o = s
+            .sbx(&[
+                "run",
+                "--no-policy",
+                "--workspace",
+                ws.to_str().unwrap(),
+                "--",
+                "pwd",
+            ])
+            .current_dir(cwd)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        stdout(&o).trim().to_string()
+    };
+    assert_eq!(pwd(&sub), sub.canonicalize().unwrap().to_str().unwrap());
+    assert_eq!(pwd(&s.home), ws.to_str().unwrap());
+}
+
+#[test]
+fn environment_set_fixes_values_and_a_missing_protection_names_its_fix() {
+    if !kernel_ready() {
+        return;
+    }
+    let s = Scratch::new(None);
+    let p = s.write_profile(
+        "env",
+        "extends = \"workspace\"\n[environment]\nset = { SBX_FIXED = \"fixed-value\" }\n",
+    );
+    let o = s
+        .sbx(&[
+            "run",
+            "--no-policy",
+            "--profile",
+            p.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "echo \"$SBX_FIXED\"",
+        ])
+        .env("SBX_FIXED", "from-the-caller")
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), "fixed-value\n", "{}", text(&o));
+    // Paired: without the profile's value, the caller's is not passed at all.
+    let o = s
+        .sbx(&[
+            "run",
+            "--no-policy",
+            "--",
+            "sh",
+            "-c",
+            "echo \"[$SBX_FIXED]\"",
+        ])
+        .env("SBX_FIXED", "from-the-caller")
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), "[]\n", "{}", text(&o));
+    // A required protection the host cannot give: 125, the cause and the fix.
+    let p = s.write_profile(
+        "needs",
+        "extends = \"workspace\"\nrequires = [\"mount-namespace\"]\n",
+    );
+    let o = s
+        .sbx(&[
+            "run",
+            "--no-policy",
+            "--profile",
+            p.to_str().unwrap(),
+            "--",
+            "true",
+        ])
+        .env("SBX_DISABLE_USERNS", "1")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("requires mount-namespace") && err.contains("Fix:"),
+        "{err}"
+    );
 }
 
 #[test]
