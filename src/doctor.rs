@@ -8,6 +8,25 @@ use std::process::ExitCode;
 pub fn doctor(json: bool) -> ExitCode {
     let host = Host::detect();
     let ws = cwd();
+    // What would close a profile's gaps here: the fixes of the host features it misses.
+    let mut fixes: Vec<String> = [&host.landlock, &host.seccomp, &host.namespaces]
+        .into_iter()
+        .filter_map(|a| match a {
+            sbx::host::Availability::Missing { fix, .. } => Some(fix.clone()),
+            sbx::host::Availability::Available => None,
+        })
+        .collect();
+    if host
+        .landlock_abi
+        .is_some_and(|v| v < sbx::host::LANDLOCK_ABI)
+    {
+        fixes.push(format!(
+            "run Linux 6.12 or later for Landlock ABI {}",
+            sbx::host::LANDLOCK_ABI
+        ));
+    }
+    fixes.dedup();
+    let fix = fixes.join("; ");
     let mut profiles = Vec::new();
     for name in BUILTIN_NAMES {
         let verdict = match Profile::load(name) {
@@ -32,8 +51,12 @@ pub fn doctor(json: bool) -> ExitCode {
             }
             Err(e) => ("error".to_string(), e.to_string()),
         };
-        profiles
-            .push(serde_json::json!({"profile": name, "status": verdict.0, "detail": verdict.1}));
+        let fix = if verdict.0 == "full" {
+            ""
+        } else {
+            fix.as_str()
+        };
+        profiles.push(serde_json::json!({"profile": name, "status": verdict.0, "detail": verdict.1, "fix": fix}));
     }
     if json {
         println!(
@@ -79,6 +102,9 @@ pub fn doctor(json: bool) -> ExitCode {
             p["status"].as_str().unwrap_or(""),
             p["detail"].as_str().unwrap_or("")
         );
+        if let Some(f) = p["fix"].as_str().filter(|f| !f.is_empty()) {
+            println!("  {:<14} fix: {f}", "");
+        }
     }
     ExitCode::SUCCESS
 }

@@ -321,6 +321,21 @@ fn doctor_reports_the_host_and_each_builtin() {
             p["detail"].as_str().unwrap().contains("SBX_DISABLE_USERNS"),
             "{p}"
         );
+        assert_eq!(p["fix"], "unset SBX_DISABLE_USERNS", "{p}");
+    }
+    // Paired: where a profile runs fully, there is nothing to fix.
+    if kernel_ready() {
+        let v: serde_json::Value =
+            serde_json::from_str(&stdout(&s.sbx(&["doctor", "--json"]).output().unwrap())).unwrap();
+        let ws = v["profiles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["profile"] == "workspace")
+            .unwrap()
+            .clone();
+        assert_eq!(ws["status"], "full", "{ws}");
+        assert_eq!(ws["fix"], "", "{ws}");
     }
 }
 
