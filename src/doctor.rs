@@ -8,25 +8,26 @@ use std::process::ExitCode;
 pub fn doctor(json: bool) -> ExitCode {
     let host = Host::detect();
     let ws = cwd();
-    // What would close a profile's gaps here: the fixes of the host features it misses.
-    let mut fixes: Vec<String> = [&host.landlock, &host.seccomp, &host.namespaces]
-        .into_iter()
-        .filter_map(|a| match a {
-            sbx::host::Availability::Missing { fix, .. } => Some(fix.clone()),
-            sbx::host::Availability::Available => None,
-        })
-        .collect();
-    if host
-        .landlock_abi
-        .is_some_and(|v| v < sbx::host::LANDLOCK_ABI)
-    {
-        fixes.push(format!(
-            "run Linux 6.12 or later for Landlock ABI {}",
-            sbx::host::LANDLOCK_ABI
-        ));
-    }
-    fixes.dedup();
-    let fix = fixes.join("; ");
+    // What would close a profile's gaps here: the fix of each host feature behind one.
+    let missing_fix = |a: &sbx::host::Availability| match a {
+        sbx::host::Availability::Missing { fix, .. } => Some(fix.clone()),
+        sbx::host::Availability::Available => None,
+    };
+    let landlock_fix = missing_fix(&host.landlock).or_else(|| {
+        host.landlock_abi
+            .is_some_and(|v| v < sbx::host::LANDLOCK_ABI)
+            .then(|| {
+                format!(
+                    "run Linux 6.12 or later for Landlock ABI {}",
+                    sbx::host::LANDLOCK_ABI
+                )
+            })
+    });
+    let fix_for = |layer: &str| match layer {
+        "landlock" => landlock_fix.clone(),
+        "seccomp" => missing_fix(&host.seccomp),
+        _ => missing_fix(&host.namespaces),
+    };
     let mut profiles = Vec::new();
     for name in BUILTIN_NAMES {
         let verdict = match Profile::load(name) {
@@ -34,29 +35,31 @@ pub fn doctor(json: bool) -> ExitCode {
                 let sb = Sandbox::with_host(p, host.clone());
                 match sb.plan_for(&ws, &host) {
                     Ok((_, plan)) => {
-                        let gaps: Vec<String> = plan
+                        let open: Vec<&sbx::plan::Layer> = plan
                             .report
                             .iter()
                             .filter(|l| l.status != sbx::plan::LayerStatus::Enforced)
+                            .collect();
+                        let gaps: Vec<String> = open
+                            .iter()
                             .map(|l| format!("{}: {}", l.name, l.detail))
                             .collect();
+                        let mut fixes: Vec<String> =
+                            open.iter().filter_map(|l| fix_for(&l.name)).collect();
+                        fixes.sort();
+                        fixes.dedup();
                         if gaps.is_empty() {
-                            ("full".to_string(), String::new())
+                            ("full".to_string(), String::new(), String::new())
                         } else {
-                            ("partial".to_string(), gaps.join("; "))
+                            ("partial".to_string(), gaps.join("; "), fixes.join("; "))
                         }
                     }
-                    Err(e) => ("refused".to_string(), e.to_string()),
+                    Err(e) => ("refused".to_string(), e.to_string(), String::new()),
                 }
             }
-            Err(e) => ("error".to_string(), e.to_string()),
+            Err(e) => ("error".to_string(), e.to_string(), String::new()),
         };
-        let fix = if verdict.0 == "full" {
-            ""
-        } else {
-            fix.as_str()
-        };
-        profiles.push(serde_json::json!({"profile": name, "status": verdict.0, "detail": verdict.1, "fix": fix}));
+        profiles.push(serde_json::json!({"profile": name, "status": verdict.0, "detail": verdict.1, "fix": verdict.2}));
     }
     if json {
         println!(

@@ -198,20 +198,24 @@ fn make_read_only_dir(workspace: &Path, dir: &Path) -> bool {
     let Ok(name) = std::ffi::CString::new(name.as_bytes()) else {
         return false;
     };
-    // SAFETY: mkdirat, fstat and fchownat on a live fd and a NUL-terminated name.
+    // SAFETY: mkdirat, openat, fstat and fchown on live fds and a NUL-terminated name.
     unsafe {
         if libc::mkdirat(fd.as_raw_fd(), name.as_ptr(), 0o755) < 0 {
             return false;
         }
+        // Owned like its parent. Through an fd of the directory itself, so that a name swapped
+        // in the meantime (a hard link to another file) cannot be handed over instead.
         let mut st: libc::stat = std::mem::zeroed();
         if libc::geteuid() == 0 && libc::fstat(fd.as_raw_fd(), &mut st) == 0 {
-            libc::fchownat(
+            let dir = libc::openat(
                 fd.as_raw_fd(),
                 name.as_ptr(),
-                st.st_uid,
-                st.st_gid,
-                libc::AT_SYMLINK_NOFOLLOW,
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
             );
+            if dir >= 0 {
+                libc::fchown(dir, st.st_uid, st.st_gid);
+                libc::close(dir);
+            }
         }
     }
     true

@@ -176,10 +176,28 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
             }
         }
         if exited && !pid_ns && (out_open || err_open) {
-            // A descendant that escaped the subreaper may hold the pipes: stop waiting shortly.
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            out_open = false;
-            err_open = false;
+            // A descendant that escaped the subreaper may hold the pipes open: read what is
+            // there until both end, but stop waiting for the end shortly. (Dropping the pipes
+            // at once lost output still in them when the init's exit was seen first.)
+            let grace = tokio::time::Instant::now() + Duration::from_millis(50);
+            while out_open || err_open {
+                tokio::select! {
+                    r = out_fd.readable(), if out_open => match read_ready(r, &mut buf) {
+                        Some([]) => out_open = false,
+                        Some(b) => deliver(&mut req.output, &mut out_cap, Stream::Stdout, b),
+                        None => {}
+                    },
+                    r = err_fd.readable(), if err_open => match read_ready(r, &mut buf) {
+                        Some([]) => err_open = false,
+                        Some(b) => deliver(&mut req.output, &mut err_cap, Stream::Stderr, b),
+                        None => {}
+                    },
+                    _ = tokio::time::sleep_until(grace) => {
+                        out_open = false;
+                        err_open = false;
+                    }
+                }
+            }
         }
     }
     // Reap the init, now or (when it is still tearing its namespaces down) in the background.

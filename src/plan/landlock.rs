@@ -201,13 +201,17 @@ pub(super) fn landlock_plan(
             caps.fs.deny_write.iter().collect()
         };
         let file_read_rights = [FsRight::ReadFile, FsRight::Execute];
-        for e in &caps.fs.read {
+        // Likewise a grant of /dev itself (strict reads it): only the devices below remain.
+        let host_dev_grant = |e: &&PathEntry| {
+            !namespaces.mount && caps.isolation.minimal_dev && e.path.starts_with("/dev")
+        };
+        for e in caps.fs.read.iter().filter(|e| !host_dev_grant(e)) {
             grant_around(&mut rules, e, READ, &deny_r, &file_read_rights, fs);
         }
-        for e in &caps.fs.execute {
+        for e in caps.fs.execute.iter().filter(|e| !host_dev_grant(e)) {
             grant_around(&mut rules, e, EXEC, &deny_r, &file_read_rights, fs);
         }
-        for e in &caps.fs.write {
+        for e in caps.fs.write.iter().filter(|e| !host_dev_grant(e)) {
             let mut denials = deny_w.clone();
             denials.extend(deny_r.iter().copied());
             grant_around(&mut rules, e, WRITE, &denials, WRITE, fs);
