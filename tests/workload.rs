@@ -11,9 +11,9 @@
 //!
 //! Everything is offline. Tools are looked for outside the sandbox first: a tool missing on a CI
 //! host (`CI=true`) fails the test; elsewhere the items that need it are skipped with the reason
-//! printed. A toolchain that the scenario user cannot run even outside the sandbox (rustup's
-//! toolchain under root's 0700 home, for uid 65534) is skipped with the reason printed: that is
-//! the toolchain's own file permissions, not the sandbox.
+//! printed. A toolchain that the scenario user cannot reach (rustup's toolchain under root's
+//! 0700 home, for uid 65534) is hard-linked into a world-readable directory under /var/tmp and
+//! used from there; only when that cannot be done are its items skipped, with the reason.
 //!
 //! The permission gate in front of the sandbox is not what is measured here: the scripts run with
 //! `--mode sandbox-auto`, which lets a fully enforced Bash call through, so what passes or fails
@@ -187,6 +187,47 @@ fn rust_bin() -> Option<String> {
     (o.status.success() && !root.is_empty()).then(|| format!("{root}/bin"))
 }
 
+/// A toolchain the scenario user cannot reach (rustup's, under root's 0700 home, for uid 65534)
+/// is linked file by file into a world-readable directory: hard links, so nothing is copied, and
+/// what is tested is the sandbox, not the toolchain directory's permissions. The directory is
+/// named after the toolchain and reused by later runs. `None` when that cannot be done (not
+/// root, or another file system).
+fn linked_rust_bin(bin: &str) -> Option<String> {
+    static LINKED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    LINKED
+        .get_or_init(|| {
+            if !nix::unistd::geteuid().is_root() {
+                return None;
+            }
+            let sysroot = std::path::Path::new(bin).parent()?;
+            let name = sysroot.file_name()?.to_string_lossy().into_owned();
+            let dst = std::path::PathBuf::from(format!("/var/tmp/sbx-test-toolchain-{name}"));
+            let usable = |d: &std::path::Path| {
+                std::process::Command::new(d.join("bin/rustc"))
+                    .arg("--version")
+                    .output()
+                    .is_ok_and(|o| o.status.success())
+            };
+            if !usable(&dst) {
+                let _ = std::fs::remove_dir_all(&dst);
+                let tmp = dst.with_extension(format!("tmp{}", std::process::id()));
+                let ok = std::process::Command::new("cp")
+                    .arg("-al")
+                    .arg(sysroot)
+                    .arg(&tmp)
+                    .status()
+                    .is_ok_and(|s| s.success());
+                if !ok || std::fs::rename(&tmp, &dst).is_err() {
+                    let _ = std::fs::remove_dir_all(&tmp);
+                    return None;
+                }
+            }
+            std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(0o755)).ok()?;
+            Some(dst.join("bin").display().to_string())
+        })
+        .clone()
+}
+
 fn setup(user: Option<u32>, precreate_caches: bool) -> Env {
     let s = Scratch::new(user);
     // Non-secret dotfiles the home script reads.
@@ -226,10 +267,20 @@ fn setup(user: Option<u32>, precreate_caches: bool) -> Env {
             require("tool `rustc`/`cargo`", false);
         }
         Some(bin) => {
-            let q = sh_quote(&bin);
-            let o = s.outside(&format!(
-                "PATH={q}:{STD_PATH}; {q}/rustc --version && {q}/cargo --version"
-            ));
+            let usable = |bin: &str| {
+                let q = sh_quote(bin);
+                s.outside(&format!(
+                    "PATH={q}:{STD_PATH}; {q}/rustc --version && {q}/cargo --version"
+                ))
+            };
+            let mut o = usable(&bin);
+            let mut bin = bin;
+            if !o.status.success()
+                && let Some(linked) = linked_rust_bin(&bin)
+            {
+                o = usable(&linked);
+                bin = linked;
+            }
             if o.status.success() {
                 tools.push("rust");
                 rb = bin;
