@@ -9,6 +9,24 @@ use crate::plan::LayerStatus;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
+/// Pass on one ready read from the command's stdout or stderr; `false` once the pipe has ended.
+fn relay(
+    ready: std::io::Result<tokio::io::unix::AsyncFdReadyGuard<'_, OwnedFd>>,
+    buf: &mut ReadBuf,
+    output: &mut super::Output,
+    cap: &mut Capture,
+    stream: Stream,
+) -> bool {
+    match read_ready(ready, buf) {
+        Some([]) => false,
+        Some(b) => {
+            deliver(output, cap, stream, b);
+            true
+        }
+        None => true,
+    }
+}
+
 async fn wait_signal(streams: &mut Option<Vec<(i32, tokio::signal::unix::Signal)>>) -> i32 {
     match streams {
         Some(v) if !v.is_empty() => {
@@ -120,16 +138,12 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
     {
         let grace_deadline = term_sent.map(|t| tokio::time::Instant::from_std(t + req.grace));
         tokio::select! {
-            r = out_fd.readable(), if out_open => match read_ready(r, &mut buf) {
-                Some([]) => out_open = false,
-                Some(b) => deliver(&mut req.output, &mut out_cap, Stream::Stdout, b),
-                None => {}
-            },
-            r = err_fd.readable(), if err_open => match read_ready(r, &mut buf) {
-                Some([]) => err_open = false,
-                Some(b) => deliver(&mut req.output, &mut err_cap, Stream::Stderr, b),
-                None => {}
-            },
+            r = out_fd.readable(), if out_open => {
+                out_open = relay(r, &mut buf, &mut req.output, &mut out_cap, Stream::Stdout);
+            }
+            r = err_fd.readable(), if err_open => {
+                err_open = relay(r, &mut buf, &mut req.output, &mut err_cap, Stream::Stderr);
+            }
             r = rep_fd.readable(), if rep_open => match read_ready(r, &mut buf) {
                 Some([]) => rep_open = false,
                 Some(b) => {
@@ -182,16 +196,12 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
             let grace = tokio::time::Instant::now() + Duration::from_millis(50);
             while out_open || err_open {
                 tokio::select! {
-                    r = out_fd.readable(), if out_open => match read_ready(r, &mut buf) {
-                        Some([]) => out_open = false,
-                        Some(b) => deliver(&mut req.output, &mut out_cap, Stream::Stdout, b),
-                        None => {}
-                    },
-                    r = err_fd.readable(), if err_open => match read_ready(r, &mut buf) {
-                        Some([]) => err_open = false,
-                        Some(b) => deliver(&mut req.output, &mut err_cap, Stream::Stderr, b),
-                        None => {}
-                    },
+                    r = out_fd.readable(), if out_open => {
+                        out_open = relay(r, &mut buf, &mut req.output, &mut out_cap, Stream::Stdout);
+                    }
+                    r = err_fd.readable(), if err_open => {
+                        err_open = relay(r, &mut buf, &mut req.output, &mut err_cap, Stream::Stderr);
+                    }
                     _ = tokio::time::sleep_until(grace) => {
                         out_open = false;
                         err_open = false;
