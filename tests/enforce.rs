@@ -186,6 +186,47 @@ fn git_dir_cannot_be_swapped_for_a_copy_with_writable_hooks() {
 }
 
 #[test]
+fn submodule_hooks_and_config_and_worktree_links_stay_read_only() {
+    // Git also runs a submodule's hooks and obeys its config, and a linked worktree finds its
+    // repository through `commondir`: each could take a planted hook out of the sandbox.
+    let plant = "echo planted > .git/modules/sub/hooks/pre-commit && echo HOOK; \
+                 echo '[core]' >> .git/modules/sub/config && echo CONFIG; \
+                 echo ../../../copy > .git/worktrees/wt/commondir && echo COMMONDIR";
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        std::fs::create_dir_all(s.ws.join(".git/modules/sub/hooks")).unwrap();
+        std::fs::write(s.ws.join(".git/modules/sub/config"), "[core]\n").unwrap();
+        std::fs::create_dir_all(s.ws.join(".git/worktrees/wt")).unwrap();
+        std::fs::write(s.ws.join(".git/worktrees/wt/commondir"), "../..\n").unwrap();
+        s.chown_all();
+        let blocked = s.run("workspace", plant);
+        for word in ["HOOK", "CONFIG", "COMMONDIR"] {
+            assert!(
+                !stdout(&blocked).contains(word),
+                "{} {word}: {}",
+                s.label(),
+                text(&blocked)
+            );
+        }
+        assert_eq!(
+            std::fs::read_to_string(s.ws.join(".git/worktrees/wt/commondir")).unwrap(),
+            "../..\n"
+        );
+        // Paired: with them writable the same script changes all three.
+        let allowed = s.run(wide.to_str().unwrap(), plant);
+        for word in ["HOOK", "CONFIG", "COMMONDIR"] {
+            assert!(
+                stdout(&allowed).contains(word),
+                "{} {word}: {}",
+                s.label(),
+                text(&allowed)
+            );
+        }
+    }
+}
+
+#[test]
 fn missing_hooks_and_workflow_directories_cannot_be_created() {
     // `.git/hooks` and `.github` do not exist when the run starts: sbx makes them empty and
     // mounts them read-only, so the command cannot create them with content of its own.
