@@ -1422,20 +1422,11 @@ fn without_namespaces_the_network_stays_closed() {
             tcp_probe(tcp_port)
         );
         let run = |profile: &str, tag: &str| {
-            s.sbx(&[
-                "run",
-                "--no-policy",
-                "--profile",
-                profile,
-                "--",
-                "sh",
-                "-c",
-                &probe,
-                tag,
-            ])
-            .env("SBX_DISABLE_USERNS", "1")
-            .output()
-            .unwrap()
+            s.command(profile, &probe)
+                .arg(tag)
+                .env("SBX_DISABLE_USERNS", "1")
+                .output()
+                .unwrap()
         };
         let blocked = run("workspace", "BLOCKED");
         assert!(

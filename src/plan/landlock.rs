@@ -180,6 +180,7 @@ pub(super) fn landlock_plan(
             .collect();
         // Without a mount namespace there is no minimal /dev to mount: reads are granted around
         // the host's /dev instead, and the harmless devices below are granted one by one.
+        let host_dev_only = !namespaces.mount && caps.isolation.minimal_dev;
         let host_dev = PathEntry {
             path: PathBuf::from("/dev"),
             required: false,
@@ -191,7 +192,7 @@ pub(super) fn landlock_plan(
             .iter()
             .filter(|d| !hidden.contains(&&d.path))
             .collect();
-        if !namespaces.mount && caps.isolation.minimal_dev {
+        if host_dev_only {
             deny_r.push(&host_dev);
         }
         // With a mount namespace, read-only mounts keep deny_write; without one, go around.
@@ -202,9 +203,7 @@ pub(super) fn landlock_plan(
         };
         let file_read_rights = [FsRight::ReadFile, FsRight::Execute];
         // Likewise a grant of /dev itself (strict reads it): only the devices below remain.
-        let host_dev_grant = |e: &&PathEntry| {
-            !namespaces.mount && caps.isolation.minimal_dev && e.path.starts_with("/dev")
-        };
+        let host_dev_grant = |e: &&PathEntry| host_dev_only && e.path.starts_with("/dev");
         for e in caps.fs.read.iter().filter(|e| !host_dev_grant(e)) {
             grant_around(&mut rules, e, READ, &deny_r, &file_read_rights, fs);
         }

@@ -56,6 +56,7 @@ pub(super) fn mount_layout(
                 });
             }
         }
+        let mut pins: Vec<(PathBuf, Origin)> = Vec::new();
         let mut read_only = Vec::new();
         for d in &caps.fs.deny_write {
             if !fs.exists(&d.path) {
@@ -76,13 +77,8 @@ pub(super) fn mount_layout(
                 if a == root.as_path() || !a.starts_with(root) {
                     break;
                 }
-                let pinned =
-                    |m: &MountStep| matches!(m, MountStep::Pin { target, .. } if target == a);
-                if fs.is_dir(a) && !fs.is_symlink(a) && !mounts.iter().any(pinned) {
-                    mounts.push(MountStep::Pin {
-                        target: a.to_path_buf(),
-                        origin: d.origin.clone(),
-                    });
+                if fs.is_dir(a) && !fs.is_symlink(a) && !pins.iter().any(|(p, _)| p == a) {
+                    pins.push((a.to_path_buf(), d.origin.clone()));
                 }
             }
             read_only.push(MountStep::ReadOnly {
@@ -90,11 +86,13 @@ pub(super) fn mount_layout(
                 origin: d.origin.clone(),
             });
         }
-        // Outer pins first, so that each later bind lands inside the mounts before it.
-        mounts.sort_by_key(|m| match m {
-            MountStep::Pin { target, .. } => target.components().count(),
-            _ => 0,
-        });
+        // After the hides, outer pins first, then the read-only binds: each later bind lands
+        // inside the mounts before it.
+        pins.sort_by_key(|(p, _)| p.components().count());
+        mounts.extend(
+            pins.into_iter()
+                .map(|(target, origin)| MountStep::Pin { target, origin }),
+        );
         mounts.extend(read_only);
         // The private tmp comes after hides and read-only binds: kept paths carry them along.
         if caps.isolation.private_tmp {

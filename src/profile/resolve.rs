@@ -87,16 +87,17 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// `s` with `{workspace}`, `{home}` and `{tmp}` replaced.
+fn substitute(s: &str, vars: &Vars) -> String {
+    s.replace("{workspace}", &vars.workspace.to_string_lossy())
+        .replace("{home}", &vars.home.to_string_lossy())
+        .replace("{tmp}", &vars.tmp.to_string_lossy())
+}
+
 fn plus_paths<'a>(pats: impl Iterator<Item = &'a PathPattern>, vars: &Vars) -> Vec<PathBuf> {
     pats.filter_map(|p| p.pattern.strip_prefix('+'))
         .filter(|s| !s.contains(['*', '?', '[']))
-        .map(|s| {
-            normalize(Path::new(
-                &s.replace("{workspace}", &vars.workspace.to_string_lossy())
-                    .replace("{home}", &vars.home.to_string_lossy())
-                    .replace("{tmp}", &vars.tmp.to_string_lossy()),
-            ))
-        })
+        .map(|s| normalize(Path::new(&substitute(s, vars))))
         .collect()
 }
 
@@ -114,10 +115,7 @@ fn expand_all(
             (None, Some(rest)) => (true, rest),
             (None, None) => (!grant, p.pattern.as_str()),
         };
-        let s = s
-            .replace("{workspace}", &vars.workspace.to_string_lossy())
-            .replace("{home}", &vars.home.to_string_lossy())
-            .replace("{tmp}", &vars.tmp.to_string_lossy());
+        let s = substitute(s, vars);
         let paths: Vec<PathBuf> = if s.contains(['*', '?', '[']) {
             glob::glob(&s)
                 .map_err(|e| ProfileError::Invalid {

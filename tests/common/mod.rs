@@ -135,8 +135,8 @@ impl Scratch {
         c
     }
 
-    /// Run `sh -c script` under `profile`.
-    pub fn run(&self, profile: &str, script: &str) -> Output {
+    /// `sh -c script` under `profile`, ready for more arguments or environment.
+    pub fn command(&self, profile: &str, script: &str) -> Command {
         // The kernel is under test here, not the permission pipeline.
         self.sbx(&[
             "run",
@@ -148,8 +148,11 @@ impl Scratch {
             "-c",
             script,
         ])
-        .output()
-        .unwrap()
+    }
+
+    /// Run `sh -c script` under `profile`.
+    pub fn run(&self, profile: &str, script: &str) -> Output {
+        self.command(profile, script).output().unwrap()
     }
 
     /// Run `sh -c script` outside any sandbox, as the scenario's user.
