@@ -1352,9 +1352,13 @@ fn without_namespaces_landlock_and_seccomp_still_hold() {
         );
         // No minimal /dev can be mounted: Landlock grants only the harmless devices. Root is
         // the user whose permissions would open another device, so the pair is root's.
-        if !std::path::Path::new("/dev/loop-control").exists() {
-            eprintln!("SKIP: the /dev check needs /dev/loop-control on the host");
-        } else if u.is_none() && nix::unistd::geteuid().is_root() {
+        let has_loop = std::path::Path::new("/dev/loop-control").exists();
+        if require(
+            "/dev/loop-control (the loop driver), for the /dev check",
+            has_loop,
+        ) && u.is_none()
+            && nix::unistd::geteuid().is_root()
+        {
             let probe = "true 3</dev/loop-control && echo OPENED; true 3</dev/null && echo NULL";
             let dev = run(probe);
             assert!(
