@@ -48,8 +48,10 @@ pub enum Op {
         src: CString,
         target: CString,
     },
-    ReadOnly {
+    /// Set mount attributes (`MOUNT_ATTR_*`) on the mounts at and beneath `path`.
+    SetAttr {
         path: CString,
+        attr: u64,
     },
     Proc,
     Devpts,
@@ -62,6 +64,17 @@ pub enum Op {
         path: CString,
         data: CString,
     },
+}
+
+pub const MOUNT_ATTR_RDONLY: u64 = 0x1;
+pub const MOUNT_ATTR_NOSUID: u64 = 0x2;
+pub const MOUNT_ATTR_NODEV: u64 = 0x4;
+
+fn read_only(path: CString) -> Op {
+    Op::SetAttr {
+        path,
+        attr: MOUNT_ATTR_RDONLY,
+    }
 }
 
 const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
@@ -91,6 +104,37 @@ fn slot(next: &mut usize) -> Result<usize, EnforceError> {
     Ok(s)
 }
 
+/// Everything read-only but the writable trees: each is copied aside first (a detached copy
+/// keeps its flags), the whole tree turns read-only, and the copies go back on top, `nosuid`
+/// and `nodev`, so that a setuid or device file made there gives nothing.
+fn read_only_host(
+    ops: &mut Vec<Op>,
+    next: &mut usize,
+    writable: &[PathBuf],
+) -> Result<(), EnforceError> {
+    let mut kept = Vec::with_capacity(writable.len());
+    for w in writable {
+        let s = slot(next)?;
+        ops.push(Op::Clone {
+            path: cstr(w)?,
+            slot: s,
+        });
+        kept.push((w, s));
+    }
+    ops.push(read_only(c("/")));
+    for (w, s) in kept {
+        ops.push(Op::Attach {
+            slot: s,
+            target: cstr(w)?,
+        });
+        ops.push(Op::SetAttr {
+            path: cstr(w)?,
+            attr: MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+        });
+    }
+    Ok(())
+}
+
 /// Compile the plan's mount steps.
 pub fn compile(steps: &[MountStep], pid_max: Option<u64>) -> Result<Vec<Op>, EnforceError> {
     let mut ops = vec![Op::MakePrivate];
@@ -108,6 +152,7 @@ pub fn compile(steps: &[MountStep], pid_max: Option<u64>) -> Result<Vec<Op>, Enf
                 ..
             } if !hidden.contains(&target.as_path()) => hidden.push(target),
             MountStep::Tmpfs { keep, .. } => other_slots += keep.len(),
+            MountStep::ReadOnlyHost { writable } => other_slots += writable.len(),
             MountStep::MinimalDev => other_slots += DEVICES.len(),
             MountStep::Hide { .. }
             | MountStep::Pin { .. }
@@ -161,17 +206,13 @@ pub fn compile(steps: &[MountStep], pid_max: Option<u64>) -> Result<Vec<Op>, Enf
                         slot: s,
                         target: cstr(target)?,
                     });
-                    ops.push(Op::ReadOnly {
-                        path: cstr(target)?,
-                    });
+                    ops.push(read_only(cstr(target)?));
                 } else if *is_dir {
                     ops.push(Op::Tmpfs {
                         target: cstr(target)?,
                         data: c("mode=0,size=4k"),
                     });
-                    ops.push(Op::ReadOnly {
-                        path: cstr(target)?,
-                    });
+                    ops.push(read_only(cstr(target)?));
                     if hidden.first() == Some(&target.as_path()) && !cloned {
                         cloned = true;
                         for other in hidden.iter().skip(1).take(shared) {
@@ -184,12 +225,15 @@ pub fn compile(steps: &[MountStep], pid_max: Option<u64>) -> Result<Vec<Op>, Enf
                         }
                     }
                 } else {
+                    // Read-only, so that root's chmod inside cannot reach the host's /dev/null.
                     ops.push(Op::BindFile {
                         src: c("/dev/null"),
                         target: cstr(target)?,
                     });
+                    ops.push(read_only(cstr(target)?));
                 }
             }
+            MountStep::ReadOnlyHost { writable } => read_only_host(&mut ops, &mut next, writable)?,
             MountStep::Pin { target, .. } => {
                 ops.push(Op::BindSelf {
                     path: cstr(target)?,
@@ -199,9 +243,7 @@ pub fn compile(steps: &[MountStep], pid_max: Option<u64>) -> Result<Vec<Op>, Enf
                 ops.push(Op::BindSelf {
                     path: cstr(target)?,
                 });
-                ops.push(Op::ReadOnly {
-                    path: cstr(target)?,
-                });
+                ops.push(read_only(cstr(target)?));
             }
             MountStep::Proc => {
                 ops.push(Op::Proc);
@@ -215,9 +257,7 @@ pub fn compile(steps: &[MountStep], pid_max: Option<u64>) -> Result<Vec<Op>, Enf
                 ops.push(Op::BindSelf {
                     path: c("/proc/sys"),
                 });
-                ops.push(Op::ReadOnly {
-                    path: c("/proc/sys"),
-                });
+                ops.push(read_only(c("/proc/sys")));
             }
             MountStep::MinimalDev => {
                 let mut kept = Vec::new();
@@ -307,12 +347,12 @@ mod tests {
             .collect();
         let read_only = ops
             .iter()
-            .filter(|o| matches!(o, Op::ReadOnly { .. }))
+            .filter(|o| matches!(o, Op::SetAttr { .. }))
             .count();
         assert_eq!(tmpfs, 1, "{ops:?}");
         assert_eq!(clones, 2, "{ops:?}");
         assert_eq!(attached, [&c("/run/dbus"), &c("/sys/fs/cgroup")], "{ops:?}");
-        assert_eq!(read_only, 3, "every hidden directory is read-only: {ops:?}");
+        assert_eq!(read_only, 4, "every hidden path is read-only: {ops:?}");
         assert!(
             ops.iter()
                 .any(|o| matches!(o, Op::BindFile { target, .. } if *target == c("/etc/shadow"))),

@@ -109,7 +109,29 @@ enum Action {
     Ioctls(Vec<u32>),
     /// `socket`: EAFNOSUPPORT unless the family is one of these.
     Families(Vec<u32>),
+    /// chmod and mknod alike: EPERM when the mode argument has the setuid or setgid bit.
+    SetIdMode { mode: u32 },
+    /// open alike: EPERM when the flags create a file and the mode has the setuid or setgid bit.
+    SetIdCreate { flags: u32, mode: u32 },
 }
+
+/// The setuid and setgid bits, and the open flags whose mode argument is used.
+const SET_ID: u32 = (libc::S_ISUID | libc::S_ISGID) as u32;
+const CREATES: u32 = (libc::O_CREAT | libc::O_TMPFILE) as u32;
+
+/// Calls that give a file a mode, with the index of the mode argument (and of the flags for
+/// the open family). A setuid file made in a writable tree would run with its owner's
+/// privilege outside the sandbox, where the `nosuid` mount does not follow it.
+const MODE_CALLS: &[(&str, u32)] = &[
+    ("chmod", 1),
+    ("fchmod", 1),
+    ("fchmodat", 2),
+    ("fchmodat2", 2),
+    ("creat", 1),
+    ("mknod", 1),
+    ("mknodat", 2),
+];
+const OPEN_CALLS: &[(&str, u32, u32)] = &[("open", 1, 2), ("openat", 2, 3)];
 
 fn ins(code: u16, jt: u8, jf: u8, k: u32) -> sock_filter {
     sock_filter { code, jt, jf, k }
@@ -148,6 +170,20 @@ fn block(action: &Action) -> Vec<sock_filter> {
             libc::SECCOMP_RET_ALLOW,
             errno(libc::EAFNOSUPPORT),
         ),
+        Action::SetIdMode { mode } => vec![
+            ins(LD_W_ABS, 0, 0, arg_low(*mode)),
+            ins(JSET_K, 0, 1, SET_ID),
+            ret(errno(libc::EPERM)),
+            allow,
+        ],
+        Action::SetIdCreate { flags, mode } => vec![
+            ins(LD_W_ABS, 0, 0, arg_low(*flags)),
+            ins(JSET_K, 0, 3, CREATES),
+            ins(LD_W_ABS, 0, 0, arg_low(*mode)),
+            ins(JSET_K, 0, 1, SET_ID),
+            ret(errno(libc::EPERM)),
+            allow,
+        ],
     }
 }
 
@@ -288,6 +324,23 @@ pub fn compile_plan(plan: &SeccompPlan) -> Result<BpfProgram, SeccompError> {
         } else {
             Action::Families(families)
         });
+    if plan.deny_setid_modes {
+        // Calls this architecture lacks (aarch64 has no chmod or open) are skipped.
+        let number = |name: &str| syscall_number(name).and_then(|n| u32::try_from(n).ok());
+        for (name, mode) in MODE_CALLS {
+            if let Some(n) = number(name) {
+                rules.entry(n).or_insert(Action::SetIdMode { mode: *mode });
+            }
+        }
+        for (name, flags, mode) in OPEN_CALLS {
+            if let Some(n) = number(name) {
+                rules.entry(n).or_insert(Action::SetIdCreate {
+                    flags: *flags,
+                    mode: *mode,
+                });
+            }
+        }
+    }
     if plan.clone3_enosys {
         rules
             .entry(nr("clone3")?)

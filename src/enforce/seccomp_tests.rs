@@ -83,6 +83,7 @@ fn plan() -> SeccompPlan {
         clone3_enosys: true,
         block_x32_and_i386: true,
         deny_ioctls: vec!["TIOCSTI".into(), "TIOCLINUX".into()],
+        deny_setid_modes: true,
     }
 }
 
@@ -114,6 +115,35 @@ fn every_syscall_gets_the_plans_answer() {
             libc::SECCOMP_RET_ALLOW
         };
         assert_eq!(got, want, "syscall {nr}");
+    }
+}
+
+#[test]
+fn setuid_and_setgid_modes_are_refused_and_others_pass() {
+    let prog = compile_plan(&plan()).unwrap();
+    let allow = libc::SECCOMP_RET_ALLOW;
+    let creat = (libc::O_CREAT | libc::O_WRONLY) as u64;
+    for (name, args) in [
+        ("chmod", [0, 0o4755, 0, 0, 0, 0]),
+        ("fchmod", [3, 0o2755, 0, 0, 0, 0]),
+        ("fchmodat", [3, 0, 0o6755, 0, 0, 0]),
+        ("fchmodat2", [3, 0, 0o4700, 0, 0, 0]),
+        ("creat", [0, 0o4755, 0, 0, 0, 0]),
+        ("mknodat", [3, 0, 0o104755, 0, 0, 0]),
+        ("open", [0, creat, 0o4755, 0, 0, 0]),
+        ("openat", [3, 0, creat, 0o2755, 0, 0]),
+        ("openat", [3, 0, libc::O_TMPFILE as u64, 0o4755, 0, 0]),
+    ] {
+        assert_eq!(answer(&prog, name, args), EPERM, "{name} {args:?}");
+    }
+    for (name, args) in [
+        ("chmod", [0, 0o1777, 0, 0, 0, 0]),
+        ("fchmodat", [3, 0, 0o755, 0, 0, 0]),
+        ("openat", [3, 0, creat, 0o644, 0, 0]),
+        // Without O_CREAT the mode is not used, whatever it holds.
+        ("openat", [3, 0, libc::O_RDONLY as u64, 0o4755, 0, 0]),
+    ] {
+        assert_eq!(answer(&prog, name, args), allow, "{name} {args:?}");
     }
 }
 

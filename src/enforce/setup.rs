@@ -66,7 +66,6 @@ struct MountAttr {
 pub(super) unsafe fn run_mount_ops(ops: &[Op], slots: &mut [c_int], rep: c_int) {
     const OPEN_TREE_CLONE: libc::c_uint = 1;
     const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
-    const MOUNT_ATTR_RDONLY: u64 = 1;
     let null = std::ptr::null::<libc::c_char>();
     for op in ops {
         // SAFETY: every pointer comes from a CString owned by `ops` or a literal.
@@ -158,9 +157,9 @@ pub(super) unsafe fn run_mount_ops(ops: &[Op], slots: &mut [c_int], rep: c_int) 
                         std::ptr::null()
                     )
                 ),
-                Op::ReadOnly { path } => {
+                Op::SetAttr { path, attr } => {
                     let attr = MountAttr {
-                        attr_set: MOUNT_ATTR_RDONLY,
+                        attr_set: *attr,
                         attr_clr: 0,
                         propagation: 0,
                         userns_fd: 0,

@@ -175,7 +175,8 @@ pub(super) fn landlock_plan(
                 | MountStep::Proc
                 | MountStep::MinimalDev
                 | MountStep::Pin { .. }
-                | MountStep::ReadOnly { .. } => None,
+                | MountStep::ReadOnly { .. }
+                | MountStep::ReadOnlyHost { .. } => None,
             })
             .collect();
         // Without a mount namespace there is no minimal /dev to mount: reads are granted around
@@ -265,7 +266,10 @@ pub(super) fn landlock_plan(
                 MountStep::Tmpfs { target, .. } => mounted.push(target.clone()),
                 MountStep::Proc => mounted.push(PathBuf::from("/proc")),
                 MountStep::MinimalDev => mounted.push(PathBuf::from("/dev")),
-                MountStep::Pin { .. } | MountStep::ReadOnly { .. } | MountStep::Hide { .. } => {}
+                MountStep::Pin { .. }
+                | MountStep::ReadOnly { .. }
+                | MountStep::Hide { .. }
+                | MountStep::ReadOnlyHost { .. } => {}
             }
         }
         for r in &mut rules {

@@ -28,12 +28,40 @@ pub enum MountStep {
     Pin { target: PathBuf, origin: Origin },
     /// Make `target` read-only (recursively), by bind-mounting it onto itself.
     ReadOnly { target: PathBuf, origin: Origin },
-    /// Hide `target`: an empty read-only tmpfs over a directory, /dev/null over a file.
+    /// Hide `target`: an empty read-only tmpfs over a directory, a read-only bind of
+    /// /dev/null over a file.
     Hide {
         target: PathBuf,
         is_dir: bool,
         origin: Origin,
     },
+    /// Make every mount read-only (recursively), except the `writable` trees, which keep their
+    /// own flags and become `nosuid,nodev`. Landlock does not govern chmod, chown, xattrs or
+    /// times; a read-only mount refuses them all (EROFS).
+    ReadOnlyHost { writable: Vec<PathBuf> },
+}
+
+/// The outermost existing writable trees that keep their host mount, in order: not the private
+/// tmp (a fresh tmpfs) nor /dev and /proc (mounted afresh).
+fn writable_roots(caps: &CapabilitySet, tmp: &Path, fs: &dyn DirLister) -> Vec<PathBuf> {
+    let fresh = |p: &Path| {
+        (caps.isolation.private_tmp && p == tmp) || p.starts_with("/dev") || p.starts_with("/proc")
+    };
+    let mut roots: Vec<PathBuf> = caps
+        .fs
+        .write
+        .iter()
+        .map(|e| e.path.clone())
+        .filter(|p| !fresh(p) && fs.exists(p))
+        .collect();
+    roots.sort();
+    roots.dedup();
+    let outer: Vec<PathBuf> = roots
+        .iter()
+        .filter(|p| !roots.iter().any(|q| q != *p && p.starts_with(q)))
+        .cloned()
+        .collect();
+    outer
 }
 
 /// The mount steps, in order; none without a mount namespace.
@@ -86,6 +114,8 @@ pub(super) fn mount_layout(
                 origin: d.origin.clone(),
             });
         }
+        let writable = writable_roots(caps, &tmp, fs);
+        mounts.push(MountStep::ReadOnlyHost { writable });
         // After the hides, outer pins first, then the read-only binds: each later bind lands
         // inside the mounts before it.
         pins.sort_by_key(|(p, _)| p.components().count());

@@ -23,6 +23,8 @@ pub struct SeccompPlan {
     /// The x32 ABI answers EPERM; 32-bit entry points kill the process.
     pub block_x32_and_i386: bool,
     pub deny_ioctls: Vec<String>,
+    /// chmod, mknod and creating opens refuse the setuid and setgid bits (EPERM).
+    pub deny_setid_modes: bool,
 }
 
 pub const BASE_DENIED_SYSCALLS: &[&str] = &[
@@ -117,7 +119,7 @@ pub(super) fn seccomp_plan(
         report.push(Layer {
             name: "seccomp".into(),
             status: LayerStatus::Enforced,
-            detail: format!("{} syscalls denied; sockets: {}; clone3 ENOSYS; x32 and 32-bit entry blocked; TIOCSTI/TIOCLINUX denied", denied.len(), families.join(",")),
+            detail: format!("{} syscalls denied; sockets: {}; clone3 ENOSYS; x32 and 32-bit entry blocked; TIOCSTI/TIOCLINUX denied; no setuid/setgid modes", denied.len(), families.join(",")),
         });
         Some(SeccompPlan {
             denied,
@@ -127,6 +129,7 @@ pub(super) fn seccomp_plan(
             clone3_enosys: true,
             block_x32_and_i386: true,
             deny_ioctls: vec!["TIOCSTI".into(), "TIOCLINUX".into()],
+            deny_setid_modes: true,
         })
     } else {
         if let Availability::Missing { reason, fix } = &host.seccomp {
