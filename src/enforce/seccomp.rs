@@ -116,7 +116,7 @@ enum Action {
 }
 
 /// The setuid and setgid bits, and the open flags whose mode argument is used.
-const SET_ID: u32 = (libc::S_ISUID | libc::S_ISGID) as u32;
+const SET_ID: u32 = libc::S_ISUID | libc::S_ISGID;
 const CREATES: u32 = (libc::O_CREAT | libc::O_TMPFILE) as u32;
 
 /// Calls that give a file a mode, with the index of the mode argument (and of the flags for
