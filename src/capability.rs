@@ -61,6 +61,28 @@ pub struct FsCaps {
     pub deny_read: Vec<PathEntry>,
     /// Trees inside writable areas that stay read-only.
     pub deny_write: Vec<PathEntry>,
+    /// `deny_write` patterns inside the workspace, globs not expanded: what matches one after
+    /// the run and did not exist before it is moved to quarantine (the kernel cannot refuse a
+    /// name that does not exist yet).
+    #[serde(default)]
+    pub watch: Vec<PathEntry>,
+    /// What a protected path created or changed during the run does to the run.
+    #[serde(default)]
+    pub protected_change: ProtectedChange,
+}
+
+/// What a protected path created or changed during a run does to the run, after it has been
+/// moved to quarantine. Ordered from least to most strict.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProtectedChange {
+    /// Undone and reported; the run keeps the command's exit status.
+    #[default]
+    Undo,
+    /// Undone, reported, and the run fails.
+    Fail,
 }
 
 /// Network reach, ordered from least to most.
@@ -243,6 +265,8 @@ impl CapabilitySet {
                 execute: intersect_paths(&self.fs.execute, &other.fs.execute),
                 deny_read: union_denials(&self.fs.deny_read, &other.fs.deny_read),
                 deny_write: union_denials(&self.fs.deny_write, &other.fs.deny_write),
+                watch: union_denials(&self.fs.watch, &other.fs.watch),
+                protected_change: self.fs.protected_change.max(other.fs.protected_change),
             },
             network: self.network.min(other.network),
             limits: Limits {
@@ -281,6 +305,8 @@ impl CapabilitySet {
             && fs_ok(&self.fs.execute, &other.fs.execute)
             && denials_kept(&self.fs.deny_read, &other.fs.deny_read)
             && denials_kept(&self.fs.deny_write, &other.fs.deny_write)
+            && other.fs.watch.iter().all(|w| self.fs.watch.contains(w))
+            && self.fs.protected_change >= other.fs.protected_change
             && self.network <= other.network
             && limit_le(l.timeout_ms, o.timeout_ms)
             && limit_le(l.output_bytes, o.output_bytes)

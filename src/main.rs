@@ -19,6 +19,8 @@ const RUN_EXIT_CODES: &str = "Exit codes:
            the message names the cause and the fix
   126      the command was found but is not executable
   127      the command was not found
+  122      the command created or changed a protected path (moved to quarantine) and the
+           profile sets `protected_change = \"fail\"`
   123      the permission pipeline refused the command (a deny rule, the safety floor,
            or an ask with no terminal to answer it); see `sbx check`";
 

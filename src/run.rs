@@ -72,6 +72,7 @@ pub fn run(
             gaps.join("; ")
         );
     }
+    report_protected(&result);
     if json || json_out.is_some() {
         let mut v = serde_json::to_value(&result).unwrap_or_default();
         if let Some(o) = v.as_object_mut() {
@@ -88,4 +89,24 @@ pub fn run(
         }
     }
     result.code()
+}
+
+/// Each protected path the command created or changed, on stderr.
+fn report_protected(result: &sbx::exec::RunResult) {
+    for p in &result.protected {
+        let what = match (&p.quarantined, &p.error) {
+            (Some(q), None) => format!("moved to {}", q.display()),
+            (Some(q), Some(e)) => format!("moved to {} ({e})", q.display()),
+            (None, e) => format!("could not be moved: {}", e.as_deref().unwrap_or("unknown")),
+        };
+        eprintln!(
+            "sbx: protected path {} ({}, {}): {what}",
+            p.path.display(),
+            p.change,
+            p.rule
+        );
+    }
+    if result.protected_failed {
+        eprintln!("sbx: the run fails (exit 122): the profile sets protected_change = \"fail\"");
+    }
 }

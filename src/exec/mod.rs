@@ -1,14 +1,17 @@
 //! Spawn and supervise one sandboxed process tree: output relay with byte caps, timeout with
 //! escalation, signal forwarding, exit status and resource usage.
 mod fds;
+mod gitscan;
 mod output;
 mod prepare;
+mod protect;
 mod request;
 mod result;
 mod supervise;
 
 pub use fds::ensure_standard_fds;
 pub use output::{Output, OutputCallback, Stream};
+pub use protect::{ProtectedPath, quarantine_root};
 pub use request::RunRequest;
 pub use result::{EnforcementReport, RunResult};
 
@@ -76,7 +79,7 @@ impl Resolved {
     }
 }
 
-fn home_dir() -> PathBuf {
+pub(crate) fn home_dir() -> PathBuf {
     if let Some(h) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
         return PathBuf::from(h);
     }
@@ -269,8 +272,14 @@ impl Sandbox {
             drop(first);
             self.prepare_run(&req, narrow.as_ref())?
         };
+        let watch = protect::Watch::take(&p.workspace, &p.launch.watch, p.launch.protected_change);
         loop {
             match supervise(&mut p.launch, &mut req).await {
+                Ok(mut result) => {
+                    result.protected = watch.settle();
+                    result.protected_failed = watch.fails_run(&result.protected);
+                    return Ok(result);
+                }
                 Err(RunError::Spawn { source })
                     if p.launch.plan.namespaces.user
                         && matches!(

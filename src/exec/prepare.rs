@@ -18,6 +18,9 @@ pub(super) struct Launch {
     pub(super) prepared: Prepared,
     pub(super) host_tmp: Option<PathBuf>,
     pub(super) timeout: Option<Duration>,
+    /// Protected patterns checked after the run, and what a change does to it.
+    pub(super) watch: Vec<crate::capability::PathEntry>,
+    pub(super) protected_change: crate::capability::ProtectedChange,
 }
 
 fn env_allowed(name: &[u8], pass: &[String]) -> bool {
@@ -51,12 +54,7 @@ impl Sandbox {
                 make_dir(&dir, true)?;
             }
         }
-        for dir in self.profile.denied_dirs_to_create(&vars) {
-            if make_read_only_dir(workspace, &dir) {
-                resolved = None;
-            }
-        }
-        let (_, mut plan) =
+        let (caps, mut plan) =
             match self.plan_with_tmp(workspace, host, host_tmp.as_deref(), caps, resolved) {
                 Ok(x) => x,
                 Err(e) => {
@@ -132,6 +130,8 @@ impl Sandbox {
             prepared,
             host_tmp,
             timeout,
+            watch: caps.fs.watch,
+            protected_change: caps.fs.protected_change,
         })
     }
 }
@@ -165,60 +165,6 @@ fn make_dir(dir: &Path, recursive: bool) -> Result<(), RunError> {
             path: dir.to_path_buf(),
             source,
         })
-}
-
-/// Make `dir`, a directory the profile keeps read-only inside the workspace, when its parent
-/// exists and it does not, so that it is mounted read-only like one that was there. The parent
-/// is opened beneath the workspace without following symbolic links, so that what an earlier
-/// run left there cannot point the new directory elsewhere; the directory gets the parent's
-/// owner. Returns whether it was made.
-fn make_read_only_dir(workspace: &Path, dir: &Path) -> bool {
-    use nix::fcntl::{OFlag, OpenHow, ResolveFlag, openat2};
-    use std::os::fd::AsRawFd;
-    use std::os::unix::ffi::OsStrExt;
-    let (Ok(rel), Some(name)) = (dir.strip_prefix(workspace), dir.file_name()) else {
-        return false;
-    };
-    if dir.symlink_metadata().is_ok() {
-        return false;
-    }
-    let parent = match rel.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let Ok(ws) = std::fs::File::open(workspace) else {
-        return false;
-    };
-    let how = OpenHow::new()
-        .flags(OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC)
-        .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS);
-    let Ok(fd) = openat2(&ws, parent, how) else {
-        return false;
-    };
-    let Ok(name) = std::ffi::CString::new(name.as_bytes()) else {
-        return false;
-    };
-    // SAFETY: mkdirat, openat, fstat and fchown on live fds and a NUL-terminated name.
-    unsafe {
-        if libc::mkdirat(fd.as_raw_fd(), name.as_ptr(), 0o755) < 0 {
-            return false;
-        }
-        // Owned like its parent. Through an fd of the directory itself, so that a name swapped
-        // in the meantime (a hard link to another file) cannot be handed over instead.
-        let mut st: libc::stat = std::mem::zeroed();
-        if libc::geteuid() == 0 && libc::fstat(fd.as_raw_fd(), &mut st) == 0 {
-            let dir = libc::openat(
-                fd.as_raw_fd(),
-                name.as_ptr(),
-                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-            );
-            if dir >= 0 {
-                libc::fchown(dir, st.st_uid, st.st_gid);
-                libc::close(dir);
-            }
-        }
-    }
-    true
 }
 
 pub(super) fn cleanup(p: &Launch) {

@@ -39,6 +39,10 @@ pub struct RunResult {
     pub cpu_user_ms: u64,
     pub cpu_system_ms: u64,
     pub enforcement: EnforcementReport,
+    /// Protected paths the command created or changed, each moved to quarantine.
+    pub protected: Vec<crate::exec::ProtectedPath>,
+    /// The profile says a protected change fails the run (`protected_change = "fail"`).
+    pub protected_failed: bool,
     #[serde(skip)]
     pub stdout: Vec<u8>,
     #[serde(skip)]
@@ -47,9 +51,11 @@ pub struct RunResult {
 
 impl RunResult {
     /// The conventional exit code: the child's own, 128+N for signal N, 124 on timeout,
-    /// 126 not executable, 127 not found.
+    /// 126 not executable, 127 not found, 122 when a protected change fails the run.
     pub fn code(&self) -> i32 {
-        if self.timed_out {
+        if self.protected_failed {
+            122
+        } else if self.timed_out {
             124
         } else if let Some(e) = self.exec_error {
             e

@@ -244,6 +244,8 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
             layers: p.plan.report.clone(),
             skipped_paths: p.prepared.landlock_skipped.clone(),
         },
+        protected: Vec::new(),
+        protected_failed: false,
         stdout: std::mem::take(&mut out_cap.kept),
         stderr: std::mem::take(&mut err_cap.kept),
     };

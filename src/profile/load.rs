@@ -5,7 +5,7 @@
 use super::limits::{LimitParser, LimitValue, parse_count, parse_duration_secs, parse_size};
 use super::raw::RawProfile;
 use super::{PathPattern, Profile, ProfileError};
-use crate::capability::{EnvPolicy, Isolation, NetworkMode, Origin};
+use crate::capability::{EnvPolicy, Isolation, NetworkMode, Origin, ProtectedChange};
 use crate::lines::LineIndex;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -160,6 +160,12 @@ impl Profile {
             raw.filesystem.deny_write,
             "filesystem.deny_write",
         );
+        if let Some(c) = raw.filesystem.protected_change {
+            p.protected_change = (
+                *c.get_ref(),
+                src.origin(c.span(), "filesystem.protected_change"),
+            );
+        }
         if let Some(n) = raw.network {
             p.network = (*n.mode.get_ref(), src.origin(n.mode.span(), "network.mode"));
         }
@@ -244,6 +250,17 @@ impl Profile {
         {
             validate_pattern(pat)?;
         }
+        if let Some(pat) = p.deny_write.iter().find(|d| d.pattern.starts_with('+')) {
+            return Err(ProfileError::Invalid {
+                source_name: pat.origin.source.clone(),
+                line: pat.origin.line,
+                key: pat.origin.key.clone(),
+                message: format!(
+                    "`{}`: `+` is not allowed in deny_write (sbx makes no placeholders in the workspace; a protected path the command creates is moved to quarantine after the run)",
+                    pat.pattern
+                ),
+            });
+        }
         Ok(p)
     }
 
@@ -257,6 +274,10 @@ impl Profile {
             execute: Vec::new(),
             deny_read: Vec::new(),
             deny_write: Vec::new(),
+            protected_change: (
+                ProtectedChange::Undo,
+                Origin::builtin("filesystem.protected_change (default)"),
+            ),
             network: (NetworkMode::None, Origin::builtin("network.mode (default)")),
             limits: BTreeMap::new(),
             env: EnvPolicy::default(),

@@ -16,7 +16,7 @@ pub use load::{BUILTIN, BUILTIN_NAMES};
 pub use protection::Protection;
 pub use resolve::{Vars, normalize};
 
-use crate::capability::{EnvPolicy, Isolation, NetworkMode, Origin};
+use crate::capability::{EnvPolicy, Isolation, NetworkMode, Origin, ProtectedChange};
 use limits::LimitValue;
 use std::collections::BTreeMap;
 
@@ -38,6 +38,8 @@ pub struct Profile {
     pub execute: Vec<PathPattern>,
     pub deny_read: Vec<PathPattern>,
     pub deny_write: Vec<PathPattern>,
+    /// `filesystem.protected_change` and where it was set.
+    pub protected_change: (ProtectedChange, Origin),
     pub network: (NetworkMode, Origin),
     limits: BTreeMap<&'static str, (LimitValue, String)>,
     pub env: EnvPolicy,

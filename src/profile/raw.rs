@@ -38,6 +38,7 @@ pub(super) struct RawFs {
     pub(super) deny_read: Vec<Spanned<String>>,
     #[serde(default)]
     pub(super) deny_write: Vec<Spanned<String>>,
+    pub(super) protected_change: Option<Spanned<crate::capability::ProtectedChange>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -33,11 +33,20 @@ impl Profile {
         )
     }
 
-    /// Read-only directories the profile asks to exist (`+` prefix on a `deny_write` entry):
-    /// made by the executor when only the last component is missing, so that the kernel keeps
-    /// them read-only rather than letting the command create them.
-    pub fn denied_dirs_to_create(&self, vars: &Vars) -> Vec<PathBuf> {
-        plus_paths(self.deny_write.iter(), vars)
+    /// The `deny_write` patterns inside the workspace, substituted but not expanded.
+    fn watched(&self, vars: &Vars) -> Vec<PathEntry> {
+        self.deny_write
+            .iter()
+            .map(|p| PathEntry {
+                path: normalize(Path::new(&substitute(
+                    p.pattern.strip_prefix('?').unwrap_or(&p.pattern),
+                    vars,
+                ))),
+                required: false,
+                origin: p.origin.clone(),
+            })
+            .filter(|e| e.path != vars.workspace && e.path.starts_with(&vars.workspace))
+            .collect()
     }
 
     /// Substitute variables and make every path absolute and normal.
@@ -49,7 +58,9 @@ impl Profile {
                 write: expand_all(&self.write, vars, true)?,
                 execute: expand_all(&self.execute, vars, true)?,
                 deny_read: expand_all(&self.deny_read, vars, false)?,
-                deny_write: expand_all(&self.deny_write, vars, false)?,
+                deny_write: with_gitlink(expand_all(&self.deny_write, vars, false)?, vars),
+                watch: self.watched(vars),
+                protected_change: self.protected_change.0,
             },
             network: self.network.0,
             limits: Limits {
@@ -70,6 +81,26 @@ impl Profile {
                 .collect(),
         })
     }
+}
+
+/// A linked worktree's or a submodule's `.git` is a file naming its git directory elsewhere.
+/// When the profile keeps paths under `{workspace}/.git` read-only, that file stays read-only
+/// too, so that it cannot be pointed at a copy with other hooks and config.
+fn with_gitlink(mut deny_write: Vec<PathEntry>, vars: &Vars) -> Vec<PathEntry> {
+    let dot_git = vars.workspace.join(".git");
+    let is_file = dot_git.symlink_metadata().is_ok_and(|m| m.is_file());
+    let origin = deny_write
+        .iter()
+        .find(|e| e.path.starts_with(&dot_git) && e.path != dot_git)
+        .map(|e| e.origin.clone());
+    if let (true, Some(origin)) = (is_file, origin) {
+        deny_write.push(PathEntry {
+            path: dot_git,
+            required: false,
+            origin,
+        });
+    }
+    deny_write
 }
 
 /// Lexically normalise an absolute path: drop `.`, apply `..`.

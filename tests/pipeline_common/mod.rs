@@ -32,6 +32,7 @@ pub fn profile_caps() -> CapabilitySet {
             execute: vec![entry("/usr")],
             deny_read: vec![entry("/nonexistent-sbx-test/home/.ssh")],
             deny_write: vec![],
+            ..FsCaps::default()
         },
         network: NetworkMode::Loopback,
         limits: Limits {
