@@ -227,44 +227,6 @@ fn submodule_hooks_and_config_and_worktree_links_stay_read_only() {
 }
 
 #[test]
-fn missing_hooks_and_workflow_directories_cannot_be_created() {
-    // `.git/hooks` and `.github` do not exist when the run starts: sbx makes them empty and
-    // mounts them read-only, so the command cannot create them with content of its own.
-    let plant = "mkdir -p .git/hooks .github/workflows; echo planted > .git/hooks/pre-commit; echo on: push > .github/workflows/ci.yml; cat .git/hooks/pre-commit .github/workflows/ci.yml";
-    for u in users() {
-        let s = Scratch::new(u);
-        let wide = s.write_profile("wide", WIDE);
-        std::fs::remove_dir_all(s.ws.join(".git/hooks")).unwrap();
-        let blocked = s.run("workspace", plant);
-        assert!(
-            !stdout(&blocked).contains("planted") && !stdout(&blocked).contains("push"),
-            "{}: {}",
-            s.label(),
-            text(&blocked)
-        );
-        assert!(
-            text(&blocked).contains("Read-only file system"),
-            "{}: {}",
-            s.label(),
-            text(&blocked)
-        );
-        for made in [".git/hooks", ".github"] {
-            let p = s.ws.join(made);
-            assert!(p.is_dir(), "{}: {made} was not made", s.label());
-            assert_eq!(std::fs::read_dir(&p).unwrap().count(), 0, "{}", s.label());
-        }
-        // Paired: with them writable the same script plants both.
-        let allowed = s.run(wide.to_str().unwrap(), plant);
-        assert!(
-            stdout(&allowed).contains("planted") && stdout(&allowed).contains("push"),
-            "{}: {}",
-            s.label(),
-            text(&allowed)
-        );
-    }
-}
-
-#[test]
 fn ci_writes_caches_but_not_programs_or_build_config_in_home() {
     // Later steps outside the sandbox run what is in these directories, or obey it.
     let planted = [

@@ -40,6 +40,8 @@ const SCRIPTS: &[(&str, &str, &[&str])] = &[
             "git-stash",
             "git-worktree",
             "git-clone",
+            "git-stash-untracked",
+            "git-clean",
         ],
     ),
     ("git-ro", include_str!("workload/git-ro.sh"), &["git-read"]),

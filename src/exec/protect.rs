@@ -50,6 +50,8 @@ pub(super) struct Watch {
     links: Vec<(PathBuf, PathBuf, String)>,
     start: Stamp,
     policy: ProtectedChange,
+    /// The profile protects git's files (it has `deny_write` paths under `.git`).
+    git: bool,
 }
 
 /// Paths matching `pattern` now, symbolic links not followed.
@@ -77,6 +79,7 @@ fn in_git_dir(path: &Path, workspace: &Path) -> bool {
 
 impl Watch {
     pub(super) fn take(workspace: &Path, entries: &[PathEntry], policy: ProtectedChange) -> Self {
+        let git = entries.iter().any(|e| in_git_dir(&e.path, workspace));
         let entries: Vec<PathEntry> = entries
             .iter()
             .filter(|e| !in_git_dir(&e.path, workspace))
@@ -89,7 +92,8 @@ impl Watch {
             required: false,
             origin: crate::capability::Origin::builtin("git hooks"),
         };
-        for e in entries.iter().chain(std::iter::once(&hooks)) {
+        let hooks = git.then_some(&hooks);
+        for e in entries.iter().chain(hooks) {
             for m in matches(&e.path) {
                 if let Ok(target) = std::fs::read_link(&m) {
                     links.push((m.clone(), target, e.origin.to_string()));
@@ -104,6 +108,7 @@ impl Watch {
             links,
             start: now_coarse(),
             policy,
+            git,
         }
     }
 
@@ -128,7 +133,12 @@ impl Watch {
                 }
             }
         }
-        for f in gitscan::scan(&self.workspace, self.start) {
+        let git = if self.git {
+            gitscan::scan(&self.workspace, self.start)
+        } else {
+            Vec::new()
+        };
+        for f in git {
             found.push((f.path, f.change, f.rule.to_string()));
         }
         // Outer paths first: moving one carries what lies beneath it.

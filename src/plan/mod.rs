@@ -41,6 +41,25 @@ fn missing(p: Protection, reason: &str, fix: &str) -> (Protection, String, Strin
     (p, reason.to_string(), fix.to_string())
 }
 
+/// chmod, chown, xattrs and times are not Landlock rights: only read-only mounts refuse them.
+fn metadata_layer(mount: bool, why_not: &str) -> Layer {
+    Layer {
+        name: "metadata".into(),
+        status: if mount {
+            LayerStatus::Enforced
+        } else {
+            LayerStatus::Partial
+        },
+        detail: if mount {
+            "everything outside the writable set is mounted read-only; writable mounts are nosuid,nodev".into()
+        } else {
+            format!(
+                "no mount namespace ({why_not}): chmod, chown, xattrs and times outside the writable set are limited only by file ownership"
+            )
+        },
+    }
+}
+
 /// Compute the plan. Fails only when a required protection is missing.
 pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, PlanError> {
     let caps = input.caps;
@@ -97,6 +116,7 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
         detail: if on { "private".into() } else { why_off.into() },
     };
     report.push(ns_layer("mount-namespace", namespaces.mount, &ns_reason.0));
+    report.push(metadata_layer(namespaces.mount, &ns_reason.0));
     report.push(ns_layer(
         "pid-namespace",
         namespaces.pid,

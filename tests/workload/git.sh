@@ -23,3 +23,9 @@ git worktree add -q "$top/w/git-wt" -b wt-branch && (cd "$top/w/git-wt" && print
 git clone -q "$top" "$top/w/git-clone" && (cd "$top/w/git-clone" && git log --format=%s | grep -qx second) \
   && git clone -q --no-local "$top" /tmp/git-clone2 && test -f /tmp/git-clone2/w/git/feat.txt \
   && echo "OK git-clone"
+printf 'u\n' > untracked.txt && git stash -u -q && test ! -e untracked.txt && git stash pop -q \
+  && test -f untracked.txt && rm untracked.txt && echo "OK git-stash-untracked"
+# At the repository's root: nothing that sbx made may stand in the way (no placeholder
+# directories, no mount points of its own).
+(cd "$top" && mkdir -p junk-dir && touch junk-dir/f rootjunk && git clean -fdxq -e w \
+  && test ! -e rootjunk && test ! -e junk-dir && echo "OK git-clean")

@@ -1,0 +1,456 @@
+//! Nothing a command does outlives the run outside its writable set: metadata changes, host
+//! inodes, setuid files, and files that other programs run later. Each attempted from inside
+//! the sandbox and paired with the same action allowed (under a wider profile, or outside the
+//! sandbox), as root and as uid 65534.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+mod common;
+use common::*;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// A profile that grants much more, for the "allowed" half of a pair: no protected paths.
+const WIDE: &str = r#"
+requires = ["landlock", "seccomp"]
+[filesystem]
+read = ["/"]
+execute = ["/"]
+write = ["{workspace}", "{home}", "{tmp}"]
+[network]
+mode = "host"
+[environment]
+pass = ["PATH", "HOME"]
+[limits]
+timeout = 60
+processes = 2000
+"#;
+
+const EROFS: &str = "30";
+
+/// Python that tries each metadata change on `$1` and prints `NAME ERRNO` (0 on success).
+const META: &str = r#"python3 -c '
+import os, sys
+p = sys.argv[1]
+ops = [("chmod", lambda: os.chmod(p, 0o600)),
+       ("chown", lambda: os.chown(p, os.getuid(), os.getgid())),
+       ("utime", lambda: os.utime(p, (1, 1))),
+       ("xattr", lambda: os.setxattr(p, "user.sbx", b"1"))]
+for name, f in ops:
+    try:
+        f(); print(name, 0)
+    except OSError as e:
+        print(name, e.errno)
+' "#;
+
+fn answers(out: &str) -> Vec<(String, String)> {
+    out.lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(a, b)| (a.to_string(), b.trim().to_string()))
+        .collect()
+}
+
+#[test]
+fn metadata_outside_the_writable_set_cannot_change() {
+    // Landlock does not govern chmod, chown, xattrs or times: the read-only mount does.
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        let target = s.home.join("meta-target");
+        std::fs::write(&target, "x").unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
+        s.chown_all();
+        let script = format!("{META}{}", target.display());
+        let blocked = s.run("workspace", &script);
+        let got = answers(&stdout(&blocked));
+        assert_eq!(got.len(), 4, "{}: {}", s.label(), text(&blocked));
+        for (op, errno) in &got {
+            assert_eq!(errno, EROFS, "{} {op}: {}", s.label(), text(&blocked));
+        }
+        let meta = std::fs::metadata(&target).unwrap();
+        assert_eq!(meta.mode() & 0o7777, 0o644, "{}", s.label());
+        assert_ne!(meta.mtime(), 1, "{}", s.label());
+        // Paired: where the profile writes, every change goes through.
+        let allowed = s.run(wide.to_str().unwrap(), &script);
+        let got = answers(&stdout(&allowed));
+        assert_eq!(got.len(), 4, "{}: {}", s.label(), text(&allowed));
+        for (op, errno) in &got {
+            assert_eq!(errno, "0", "{} {op}: {}", s.label(), text(&allowed));
+        }
+        assert_eq!(std::fs::metadata(&target).unwrap().mtime(), 1);
+    }
+}
+
+#[test]
+fn device_nodes_and_hidden_files_are_not_host_inodes_the_command_can_change() {
+    for u in users() {
+        let s = Scratch::new(u);
+        std::fs::write(s.home.join(".netrc"), "SENTINEL-NETRC\n").unwrap();
+        std::fs::write(s.ws.join("mine"), "x").unwrap();
+        s.chown_all();
+        let null_before = std::fs::metadata("/dev/null").unwrap().mode();
+        let script = format!("{META}/dev/null; {META}\"$HOME/.netrc\"; {META}\"$PWD/mine\"",);
+        let out = s.run("workspace", &script);
+        let got = answers(&stdout(&out));
+        assert_eq!(got.len(), 12, "{}: {}", s.label(), text(&out));
+        // /dev/null and the file bound over the secret: read-only binds.
+        for (op, errno) in &got[..8] {
+            if op == "chmod" || op == "chown" || op == "utime" {
+                assert_eq!(errno, EROFS, "{} {op}: {}", s.label(), text(&out));
+            }
+        }
+        // Paired, in the same run: the workspace file's metadata changes.
+        for (op, errno) in &got[8..] {
+            assert_eq!(errno, "0", "{} {op}: {}", s.label(), text(&out));
+        }
+        assert_eq!(std::fs::metadata("/dev/null").unwrap().mode(), null_before);
+        let netrc = std::fs::metadata(s.home.join(".netrc")).unwrap();
+        assert_eq!(netrc.mode() & 0o777, 0o644, "{}", s.label());
+    }
+}
+
+#[test]
+fn setuid_files_cannot_be_made_and_writable_mounts_are_nosuid() {
+    let script = "cp /bin/true ./t && chmod 4755 ./t; echo chmod=$?; \
+                  python3 -c 'import os; os.open(\"c\", os.O_CREAT | os.O_WRONLY, 0o2755)' 2>/dev/null; echo creat=$?; \
+                  chmod 0755 ./t; echo plain=$?; \
+                  grep \" $PWD \" /proc/self/mountinfo";
+    for u in users() {
+        let s = Scratch::new(u);
+        let out = s.run("workspace", script);
+        let o = stdout(&out);
+        assert!(o.contains("chmod=1"), "{}: {}", s.label(), text(&out));
+        assert!(o.contains("creat=1"), "{}: {}", s.label(), text(&out));
+        // Paired, in the same run: a plain mode is fine.
+        assert!(o.contains("plain=0"), "{}: {}", s.label(), text(&out));
+        let mount = o.lines().find(|l| l.contains(" - ")).unwrap_or_default();
+        assert!(
+            mount.contains("nosuid") && mount.contains("nodev"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert_eq!(
+            std::fs::metadata(s.ws.join("t")).unwrap().mode() & 0o7000,
+            0,
+            "{}",
+            s.label()
+        );
+        // Paired: outside the sandbox the same user makes the same file setuid.
+        let outside = s.outside("chmod 4755 ./t && echo done");
+        assert!(stdout(&outside).contains("done"), "{}", text(&outside));
+        assert_eq!(
+            std::fs::metadata(s.ws.join("t")).unwrap().mode() & 0o7000,
+            0o4000
+        );
+    }
+}
+
+/// The one quarantine directory of a run under `home`, if any.
+fn quarantine(home: &Path) -> Option<PathBuf> {
+    let root = home.join(".local/state/sbx/quarantine");
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(root)
+        .ok()?
+        .map(|e| e.unwrap().path())
+        .collect();
+    runs.sort();
+    runs.pop()
+}
+
+const PLANTED: &[&str] = &[
+    ".git/hooks/pre-commit",
+    ".github/workflows/ci.yml",
+    ".gitlab-ci.yml",
+    ".envrc",
+    ".env.local",
+    ".claude/settings.json",
+    ".mcp.json",
+    ".vscode/tasks.json",
+    ".git/commondir",
+];
+
+fn plant_script() -> String {
+    PLANTED
+        .iter()
+        .map(|p| format!("mkdir -p \"$(dirname {p})\" && echo planted > {p} && cat {p} >/dev/null && echo MADE {p}"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+#[test]
+fn protected_paths_made_in_the_run_are_moved_to_quarantine() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        std::fs::remove_dir_all(s.ws.join(".git/hooks")).unwrap();
+        let script = plant_script();
+        let out = s
+            .sbx(&[
+                "run",
+                "--no-policy",
+                "--json",
+                "--profile",
+                "workspace",
+                "--",
+                "sh",
+                "-c",
+                &script,
+            ])
+            .output()
+            .unwrap();
+        // Not a placeholder and not refused: the kernel cannot refuse a name that does not
+        // exist, so each was made, and is undone after the run.
+        for p in PLANTED {
+            assert!(
+                stdout(&out).contains(&format!("MADE {p}")),
+                "{} {p}: {}",
+                s.label(),
+                text(&out)
+            );
+            assert!(
+                s.ws.join(p).symlink_metadata().is_err(),
+                "{} {p} is still in the workspace",
+                s.label()
+            );
+        }
+        let q = quarantine(&s.home).expect("a quarantine directory");
+        for p in PLANTED {
+            assert_eq!(
+                std::fs::read_to_string(q.join(p)).unwrap_or_default(),
+                "planted\n",
+                "{} {p} not in {}",
+                s.label(),
+                q.display()
+            );
+        }
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(".envrc") && err.contains("quarantine"),
+            "{err}"
+        );
+        let report = stdout(&out);
+        let json: serde_json::Value =
+            serde_json::from_str(report.lines().last().unwrap_or_default()).unwrap();
+        assert_eq!(
+            json["protected"].as_array().map(Vec::len),
+            Some(PLANTED.len()),
+            "{}",
+            report
+        );
+        assert_eq!(json["code"], 0, "{}", s.label());
+        // Paired: a profile without protected paths keeps them all.
+        let allowed = s.run(wide.to_str().unwrap(), &plant_script());
+        for p in PLANTED {
+            assert!(
+                s.ws.join(p).exists(),
+                "{} {p}: {}",
+                s.label(),
+                text(&allowed)
+            );
+        }
+    }
+}
+
+#[test]
+fn a_profile_can_make_a_protected_change_fail_the_run() {
+    let strict_changes = "extends = \"workspace\"\n[filesystem]\nprotected_change = \"fail\"\n";
+    for u in users() {
+        let s = Scratch::new(u);
+        let p = s.write_profile("fail", strict_changes);
+        let out = s.run(p.to_str().unwrap(), "echo x > .envrc");
+        assert_eq!(
+            out.status.code(),
+            Some(122),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(!s.ws.join(".envrc").exists());
+        // Paired: the same profile with nothing protected touched succeeds.
+        let ok = s.run(p.to_str().unwrap(), "echo x > notes.txt");
+        assert_eq!(ok.status.code(), Some(0), "{}: {}", s.label(), text(&ok));
+        assert!(s.ws.join("notes.txt").exists());
+    }
+}
+
+#[test]
+fn sbx_leaves_nothing_in_the_workspace() {
+    for u in users() {
+        let s = Scratch::new(u);
+        std::fs::remove_dir_all(s.ws.join(".git/hooks")).unwrap();
+        let before = listing(&s.ws);
+        for profile in ["workspace", "strict", "ci"] {
+            let out = s.run(profile, "true");
+            assert_eq!(out.status.code(), Some(0), "{profile}: {}", text(&out));
+        }
+        assert_eq!(listing(&s.ws), before, "{}", s.label());
+        // Paired: a command that makes a file does change the listing.
+        s.run("workspace", "touch made");
+        assert_ne!(listing(&s.ws), before, "{}", s.label());
+    }
+}
+
+fn listing(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            out.push(p.strip_prefix(dir).unwrap().display().to_string());
+            if p.is_dir() && !p.is_symlink() {
+                stack.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn repositories_made_in_the_run_lose_hooks_and_program_config_but_keep_plain_ones() {
+    let script = "export GIT_CONFIG_NOSYSTEM=1; \
+                  git init -q evil && echo 'echo pwned' > evil/.git/hooks/pre-commit \
+                  && git -C evil config core.fsmonitor ./x && echo EVIL; \
+                  git init -q plain && git -C plain config user.email t@e && echo PLAIN; \
+                  mkdir -p deep/er && git init -q deep/er/x && echo DEEP";
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        let out = s.run("workspace", script);
+        assert!(
+            stdout(&out).contains("EVIL") && stdout(&out).contains("PLAIN"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(!s.ws.join("evil/.git/hooks/pre-commit").exists());
+        assert!(!s.ws.join("evil/.git/config").exists());
+        // A plain repository stays whole, and git works in it afterwards.
+        assert!(s.ws.join("plain/.git/config").exists());
+        let status = s.outside("git -C plain status --porcelain && echo OK");
+        assert!(stdout(&status).contains("OK"), "{}", text(&status));
+        assert!(s.ws.join("deep/er/x/.git/HEAD").exists());
+        // Paired: without protection the hook and config stay.
+        std::fs::remove_dir_all(s.ws.join("evil")).unwrap();
+        std::fs::remove_dir_all(s.ws.join("plain")).unwrap();
+        s.run(wide.to_str().unwrap(), script);
+        assert!(s.ws.join("evil/.git/hooks/pre-commit").exists());
+        assert!(s.ws.join("evil/.git/config").exists());
+    }
+}
+
+#[test]
+fn a_hooks_link_is_never_followed_to_a_writable_place_and_is_put_back() {
+    // `.git/hooks` is a link to a directory in the workspace (as hook managers set up).
+    let swap = "echo x > hookdir/pre-commit; echo direct=$?; \
+                rm .git/hooks && mkdir .git/hooks && echo planted > .git/hooks/pre-commit && echo SWAPPED";
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        std::fs::remove_dir_all(s.ws.join(".git/hooks")).unwrap();
+        std::fs::create_dir(s.ws.join("hookdir")).unwrap();
+        std::os::unix::fs::symlink("../hookdir", s.ws.join(".git/hooks")).unwrap();
+        s.chown_all();
+        let out = s.run("workspace", swap);
+        // The link's target is read-only in the sandbox.
+        assert!(
+            !stdout(&out).contains("direct=0") && text(&out).contains("Read-only file system"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(!s.ws.join("hookdir/pre-commit").exists());
+        // The link itself could be replaced during the run; after it, it is back.
+        assert_eq!(
+            std::fs::read_link(s.ws.join(".git/hooks")).unwrap(),
+            PathBuf::from("../hookdir"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        // Paired: without protection the replacement stays.
+        s.run(wide.to_str().unwrap(), swap);
+        assert!(s.ws.join(".git/hooks/pre-commit").is_file());
+        assert!(s.ws.join("hookdir/pre-commit").is_file());
+    }
+}
+
+#[test]
+fn a_linked_worktrees_git_file_stays_read_only() {
+    let point =
+        "echo 'gitdir: /var/tmp/elsewhere' > .git && echo POINTED; mv .git .g && echo MOVED";
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        std::fs::remove_dir_all(s.ws.join(".git")).unwrap();
+        std::fs::write(
+            s.ws.join(".git"),
+            "gitdir: /var/tmp/main/.git/worktrees/ws\n",
+        )
+        .unwrap();
+        s.chown_all();
+        let out = s.run("workspace", point);
+        assert!(
+            !stdout(&out).contains("POINTED") && !stdout(&out).contains("MOVED"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(
+            std::fs::read_to_string(s.ws.join(".git"))
+                .unwrap()
+                .contains("/var/tmp/main/")
+        );
+        // Paired: without protection the file can be pointed elsewhere.
+        let allowed = s.run(wide.to_str().unwrap(), point);
+        assert!(stdout(&allowed).contains("POINTED"), "{}", text(&allowed));
+    }
+}
+
+#[test]
+fn without_a_mount_namespace_the_report_says_metadata_is_partial_and_protected_paths_hold() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let run = |ns_off: bool| {
+            let mut c = s.sbx(&[
+                "run",
+                "--no-policy",
+                "--json",
+                "--profile",
+                "workspace",
+                "--",
+                "sh",
+                "-c",
+                "echo x > .envrc",
+            ]);
+            if ns_off {
+                c.env("SBX_DISABLE_USERNS", "1");
+            }
+            c.output().unwrap()
+        };
+        let layer = |o: &std::process::Output| {
+            let last = stdout(o).lines().last().unwrap_or_default().to_string();
+            let v: serde_json::Value = serde_json::from_str(&last).unwrap();
+            v["enforcement"]["layers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|l| l["name"] == "metadata")
+                .map(|l| l["status"].as_str().unwrap_or_default().to_string())
+        };
+        let fallback = run(true);
+        assert_eq!(
+            layer(&fallback).as_deref(),
+            Some("partial"),
+            "{}",
+            text(&fallback)
+        );
+        assert!(
+            !s.ws.join(".envrc").exists(),
+            "{}: {}",
+            s.label(),
+            text(&fallback)
+        );
+        // Paired: with namespaces the same layer is enforced.
+        let full = run(false);
+        assert_eq!(layer(&full).as_deref(), Some("enforced"), "{}", text(&full));
+    }
+}
