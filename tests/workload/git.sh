@@ -27,5 +27,5 @@ printf 'u\n' > untracked.txt && git stash -u -q && test ! -e untracked.txt && gi
   && test -f untracked.txt && rm untracked.txt && echo "OK git-stash-untracked"
 # At the repository's root: nothing that sbx made may stand in the way (no placeholder
 # directories, no mount points of its own).
-(cd "$top" && mkdir -p junk-dir && touch junk-dir/f rootjunk && git clean -fdxq -e w \
+(cd "$top" && mkdir -p junk-dir && touch junk-dir/f rootjunk && git clean -fdxq -e w -e .wl \
   && test ! -e rootjunk && test ! -e junk-dir && echo "OK git-clean")
