@@ -72,15 +72,27 @@ pub fn explain(profile: &str, workspace: Option<PathBuf>, json: bool) -> ExitCod
     for m in &plan.mounts {
         println!("  {}", serde_json::to_string(m).unwrap_or_default());
     }
+    println!(
+        "protected paths, checked after the run (new ones moved to {}):",
+        sbx::exec::quarantine_root().display()
+    );
+    for w in &caps.fs.watch {
+        println!("  {:<40} {}", w.path.display(), w.origin);
+    }
+    println!(
+        "  a change makes the run: {:?} from {}",
+        prof.protected_change.0, prof.protected_change.1
+    );
     if let Some(s) = &plan.seccomp {
         println!("seccomp: EPERM for {}", s.denied.join(" "));
         for (name, o) in &s.extra {
             println!("  extra {name} from {o}");
         }
         println!(
-            "  sockets allowed: {}; clone3 -> ENOSYS; namespace clone flags refused; x32 blocked; ioctls denied: {}",
+            "  sockets allowed: {}; clone3 -> ENOSYS; namespace clone flags refused; x32 blocked; ioctls denied: {}; setuid/setgid modes refused: {}",
             s.socket_families.join(","),
-            s.deny_ioctls.join(",")
+            s.deny_ioctls.join(","),
+            s.deny_setid_modes
         );
     }
     println!("network: {:?} from {}", plan.network, prof.network.1);

@@ -454,3 +454,57 @@ fn without_a_mount_namespace_the_report_says_metadata_is_partial_and_protected_p
         assert_eq!(layer(&full).as_deref(), Some("enforced"), "{}", text(&full));
     }
 }
+
+#[test]
+fn the_directory_core_hooks_path_names_stays_read_only() {
+    // git runs the scripts in core.hooksPath instead of .git/hooks (hook managers set it).
+    let plant = "echo planted > scripts/hooks/pre-commit && echo PLANTED";
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        std::fs::create_dir_all(s.ws.join("scripts/hooks")).unwrap();
+        std::fs::write(
+            s.ws.join(".git/config"),
+            "[core]\n\thooksPath = scripts/hooks\n",
+        )
+        .unwrap();
+        s.chown_all();
+        let out = s.run("workspace", plant);
+        assert!(
+            !stdout(&out).contains("PLANTED"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(!s.ws.join("scripts/hooks/pre-commit").exists());
+        // Paired: without protection the hook is planted.
+        let allowed = s.run(wide.to_str().unwrap(), plant);
+        assert!(stdout(&allowed).contains("PLANTED"), "{}", text(&allowed));
+    }
+}
+
+#[test]
+fn a_git_file_pointing_at_a_git_directory_made_in_the_run_is_judged_by_its_content() {
+    // A checkout whose `.git` file names a git directory elsewhere in the workspace: its
+    // hooks are what git runs in that checkout.
+    let script = "mkdir -p gd/hooks co && echo 'echo pwned' > gd/hooks/pre-commit \
+                  && echo ref: refs/heads/main > gd/HEAD && echo 'gitdir: ../gd' > co/.git && echo MADE";
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        let out = s.run("workspace", script);
+        assert!(
+            stdout(&out).contains("MADE"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(!s.ws.join("gd/hooks/pre-commit").exists(), "{}", s.label());
+        assert!(s.ws.join("co/.git").exists(), "{}", s.label());
+        // Paired: without protection the hook stays.
+        std::fs::remove_dir_all(s.ws.join("gd")).unwrap();
+        std::fs::remove_dir_all(s.ws.join("co")).unwrap();
+        s.run(wide.to_str().unwrap(), script);
+        assert!(s.ws.join("gd/hooks/pre-commit").exists());
+    }
+}

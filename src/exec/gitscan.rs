@@ -68,27 +68,29 @@ fn check_dot_git(dot_git: &Path, workspace: &Path, start: Stamp, out: &mut Vec<F
     let ty = meta.file_type();
     if ty.is_dir() {
         check_git_dir(dot_git, start, 0, out);
-    } else if changed_since(dot_git, start)
-        && (ty.is_symlink() || !gitdir_inside(dot_git, workspace))
-    {
-        out.push(finding(
+        return;
+    }
+    match gitdir_inside(dot_git, workspace) {
+        // A git directory elsewhere in the workspace (a submodule's under `.git/modules`, or
+        // one made anywhere): judged like any other.
+        Some(dir) if ty.is_file() => check_git_dir(&dir, start, 0, out),
+        _ if changed_since(dot_git, start) => out.push(finding(
             dot_git,
             "created",
             "a .git file or link pointing outside the workspace's repositories",
-        ));
+        )),
+        _ => {}
     }
 }
 
-/// Whether a `.git` file's `gitdir:` names a directory inside the workspace.
-fn gitdir_inside(dot_git: &Path, workspace: &Path) -> bool {
-    let Ok(text) = std::fs::read_to_string(dot_git) else {
-        return false;
-    };
-    let Some(dir) = text.trim().strip_prefix("gitdir:").map(str::trim) else {
-        return false;
-    };
+/// The directory a `.git` file's `gitdir:` names, when it lies inside the workspace.
+fn gitdir_inside(dot_git: &Path, workspace: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(dot_git).ok()?;
+    let dir = text.trim().strip_prefix("gitdir:").map(str::trim)?;
     let base = dot_git.parent().unwrap_or(workspace);
-    std::fs::canonicalize(base.join(dir)).is_ok_and(|d| d.starts_with(workspace))
+    std::fs::canonicalize(base.join(dir))
+        .ok()
+        .filter(|d| d.starts_with(workspace))
 }
 
 /// Hooks, config and `commondir` of one git directory, then its submodules and worktrees.

@@ -218,23 +218,41 @@ impl Quarantine {
         Ok(d)
     }
 
-    /// Move `path` into the quarantine, keeping its place relative to the workspace.
+    /// Move `path` into the quarantine, keeping its place relative to the workspace. Its
+    /// parent is opened beneath the workspace without following links, so that a link swapped
+    /// into the way cannot make sbx move something outside the workspace.
     fn take(&mut self, path: &Path) -> io::Result<PathBuf> {
+        use nix::fcntl::{OFlag, OpenHow, ResolveFlag, openat2, renameat};
+        use std::os::fd::AsRawFd;
         let rel = path
             .strip_prefix(&self.workspace)
             .map_err(|_| io::Error::other("not inside the workspace"))?;
+        let name = rel
+            .file_name()
+            .ok_or_else(|| io::Error::other("no file name"))?;
+        let parent = rel
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let ws = std::fs::File::open(&self.workspace)?;
+        let how = OpenHow::new()
+            .flags(OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC)
+            .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS);
+        let from = openat2(&ws, parent, how).map_err(io::Error::from)?;
         let dest = self.dir()?.join(rel);
-        if let Some(parent) = dest.parent() {
-            make_private_dir(parent)?;
-        }
-        match std::fs::rename(path, &dest) {
+        let dest_dir = dest.parent().unwrap_or(&dest).to_path_buf();
+        make_private_dir(&dest_dir)?;
+        let to = std::fs::File::open(&dest_dir)?;
+        match renameat(&from, name, &to, name) {
             Ok(()) => Ok(dest),
-            Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
-                copy_tree(path, &dest)?;
-                remove_tree(path)?;
+            Err(nix::errno::Errno::EXDEV) => {
+                // Through the opened parent, not the path again.
+                let src = PathBuf::from(format!("/proc/self/fd/{}", from.as_raw_fd())).join(name);
+                copy_tree(&src, &dest)?;
+                remove_tree(&src)?;
                 Ok(dest)
             }
-            Err(e) => Err(e),
+            Err(e) => Err(e.into()),
         }
     }
 }

@@ -83,24 +83,65 @@ impl Profile {
     }
 }
 
-/// A linked worktree's or a submodule's `.git` is a file naming its git directory elsewhere.
-/// When the profile keeps paths under `{workspace}/.git` read-only, that file stays read-only
-/// too, so that it cannot be pointed at a copy with other hooks and config.
+/// When the profile keeps paths under `{workspace}/.git` read-only, two more paths stay
+/// read-only: `.git` itself when it is a file (a linked worktree's or a submodule's, naming its
+/// git directory elsewhere), so that it cannot be pointed at a copy with other hooks; and the
+/// directory the repository's `core.hooksPath` names inside the workspace (`.husky`, say),
+/// whose scripts git runs instead of `.git/hooks`.
 fn with_gitlink(mut deny_write: Vec<PathEntry>, vars: &Vars) -> Vec<PathEntry> {
     let dot_git = vars.workspace.join(".git");
-    let is_file = dot_git.symlink_metadata().is_ok_and(|m| m.is_file());
-    let origin = deny_write
+    let Some(origin) = deny_write
         .iter()
         .find(|e| e.path.starts_with(&dot_git) && e.path != dot_git)
-        .map(|e| e.origin.clone());
-    if let (true, Some(origin)) = (is_file, origin) {
-        deny_write.push(PathEntry {
-            path: dot_git,
-            required: false,
-            origin,
-        });
+        .map(|e| e.origin.clone())
+    else {
+        return deny_write;
+    };
+    let meta = dot_git.symlink_metadata();
+    let mut extra = Vec::new();
+    if meta.as_ref().is_ok_and(|m| m.is_file()) {
+        extra.push(dot_git.clone());
+    }
+    if meta.is_ok_and(|m| m.is_dir())
+        && let Some(hooks) = hooks_path(&dot_git.join("config"))
+    {
+        let hooks = normalize(&vars.workspace.join(hooks));
+        if hooks.starts_with(&vars.workspace) && hooks != vars.workspace {
+            extra.push(hooks);
+        }
+    }
+    for path in extra {
+        if !deny_write.iter().any(|e| e.path == path) {
+            deny_write.push(PathEntry {
+                path,
+                required: false,
+                origin: origin.clone(),
+            });
+        }
     }
     deny_write
+}
+
+/// `core.hooksPath` of a git config file, when set (a relative path is the worktree's).
+fn hooks_path(config: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(config).ok()?;
+    let mut in_core = false;
+    let mut found = None;
+    for line in text.lines() {
+        let t = line.trim();
+        if let Some(head) = t.strip_prefix('[') {
+            in_core = head
+                .trim_end_matches(']')
+                .trim()
+                .eq_ignore_ascii_case("core");
+        } else if let Some((k, v)) = t.split_once('=')
+            && in_core
+            && k.trim().eq_ignore_ascii_case("hookspath")
+        {
+            found = Some(PathBuf::from(v.trim().trim_matches('"')));
+        }
+    }
+    found.filter(|p| !p.as_os_str().is_empty() && !p.starts_with("~"))
 }
 
 /// Lexically normalise an absolute path: drop `.`, apply `..`.
