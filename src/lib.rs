@@ -73,6 +73,7 @@ pub use capability::{
 };
 pub mod enforce;
 pub mod exec;
+pub mod gitconfig;
 pub mod hook;
 pub mod host;
 mod lines;

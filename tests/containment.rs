@@ -155,6 +155,23 @@ fn quarantine(home: &Path) -> Option<PathBuf> {
     runs.pop()
 }
 
+/// Where `rel` (a path relative to the workspace) went in the run directory `q`, by its
+/// MANIFEST: numbered entries, each the outermost path moved.
+fn in_quarantine(q: &Path, rel: &str) -> Option<PathBuf> {
+    let manifest = std::fs::read_to_string(q.join("MANIFEST")).ok()?;
+    manifest.lines().skip(1).find_map(|line| {
+        let (n, moved) = line.split_once('\t')?;
+        let rest = Path::new(rel).strip_prefix(moved).ok()?;
+        let name = Path::new(moved).file_name()?.to_string_lossy().into_owned();
+        let entry = q.join(format!("{n}-{name}"));
+        Some(if rest.as_os_str().is_empty() {
+            entry
+        } else {
+            entry.join(rest)
+        })
+    })
+}
+
 const PLANTED: &[&str] = &[
     ".git/hooks/pre-commit",
     ".github/workflows/ci.yml",
@@ -213,12 +230,13 @@ fn protected_paths_made_in_the_run_are_moved_to_quarantine() {
         }
         let q = quarantine(&s.home).expect("a quarantine directory");
         for p in PLANTED {
+            let kept = in_quarantine(&q, p).expect("listed in the MANIFEST");
             assert_eq!(
-                std::fs::read_to_string(q.join(p)).unwrap_or_default(),
+                std::fs::read_to_string(&kept).unwrap_or_default(),
                 "planted\n",
-                "{} {p} not in {}",
+                "{} {p} not at {}",
                 s.label(),
-                q.display()
+                kept.display()
             );
         }
         let err = String::from_utf8_lossy(&out.stderr);
@@ -506,5 +524,243 @@ fn a_git_file_pointing_at_a_git_directory_made_in_the_run_is_judged_by_its_conte
         std::fs::remove_dir_all(s.ws.join("co")).unwrap();
         s.run(wide.to_str().unwrap(), script);
         assert!(s.ws.join("gd/hooks/pre-commit").exists());
+    }
+}
+
+/// A JSON report's last line.
+fn report(o: &std::process::Output) -> serde_json::Value {
+    serde_json::from_str(stdout(o).lines().last().unwrap_or_default()).unwrap_or_default()
+}
+
+#[test]
+fn a_quarantine_the_command_could_reach_is_not_used() {
+    // The home lies inside the workspace: the command plants a link where the quarantine
+    // would go. sbx goes to /var/tmp instead and follows no link.
+    let plant = "mkdir -p h/.local/state/sbx && ln -s \"$OUT\" h/.local/state/sbx/quarantine \
+                 && echo x > .envrc && echo PLANTED";
+    for u in users() {
+        let s = Scratch::new(u);
+        let outside = s.root.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        s.chown_all();
+        if let Some(uid) = u {
+            std::os::unix::fs::chown(&outside, Some(uid), Some(uid)).unwrap();
+        }
+        let script = plant.replace("$OUT", &outside.display().to_string());
+        let out = s
+            .sbx(&[
+                "run",
+                "--no-policy",
+                "--json",
+                "--profile",
+                "workspace",
+                "--",
+                "sh",
+                "-c",
+                &script,
+            ])
+            .env("HOME", s.ws.join("h"))
+            .output()
+            .unwrap();
+        assert!(
+            stdout(&out).contains("PLANTED"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert_eq!(
+            std::fs::read_dir(&outside).unwrap().count(),
+            0,
+            "{}",
+            s.label()
+        );
+        assert!(!s.ws.join(".envrc").exists(), "{}", s.label());
+        let went = report(&out)["protected"][0]["quarantined"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(
+            went.starts_with("/var/tmp/sbx-quarantine-"),
+            "{}: {went}",
+            s.label()
+        );
+        assert_eq!(std::fs::read_to_string(&went).unwrap(), "x\n");
+        std::fs::remove_file(&went).unwrap();
+        // Paired: with the home outside the workspace the quarantine is in the home.
+        let out = s
+            .sbx(&[
+                "run",
+                "--no-policy",
+                "--json",
+                "--profile",
+                "workspace",
+                "--",
+                "sh",
+                "-c",
+                "echo y > .envrc",
+            ])
+            .output()
+            .unwrap();
+        let went = report(&out)["protected"][0]["quarantined"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(
+            went.starts_with(s.home.to_str().unwrap()),
+            "{}: {went}",
+            s.label()
+        );
+    }
+}
+
+#[test]
+fn a_protected_path_replaced_while_a_run_beside_it_ends_is_caught() {
+    // Run A makes .envrc and waits; run B starts while it exists (so B sees it as there
+    // before), A ends and its .envrc goes to quarantine, then B writes a new one.
+    let a = "echo a > .envrc && touch a-ready && i=0; \
+             while [ ! -e b-started ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done";
+    let b = "touch b-started; i=0; while [ -e .envrc ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; \
+             echo evil > .envrc && echo WROTE";
+    for u in users() {
+        let s = Scratch::new(u);
+        let mut run_a = s.command("workspace", a).spawn().unwrap();
+        let mut waited = 0;
+        while !s.ws.join("a-ready").exists() && waited < 600 {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            waited += 1;
+        }
+        let out_b = s.run("workspace", b);
+        assert!(run_a.wait().unwrap().success(), "{}", s.label());
+        assert!(
+            stdout(&out_b).contains("WROTE"),
+            "{}: {}",
+            s.label(),
+            text(&out_b)
+        );
+        assert!(
+            !s.ws.join(".envrc").exists(),
+            "{}: {}",
+            s.label(),
+            text(&out_b)
+        );
+        assert!(
+            text(&out_b).contains("replaced"),
+            "{}: {}",
+            s.label(),
+            text(&out_b)
+        );
+    }
+}
+
+/// A real repository in the scratch workspace, made outside the sandbox.
+fn git_repo(s: &Scratch) {
+    std::fs::remove_dir_all(s.ws.join(".git")).unwrap();
+    let out = s.outside(
+        "git init -q . && git -c user.email=t@e -c user.name=t commit -q --allow-empty -m init && echo OK",
+    );
+    assert!(stdout(&out).contains("OK"), "{}", text(&out));
+}
+
+#[test]
+fn a_repository_registered_as_a_submodule_anywhere_is_judged() {
+    // git status at the top recurses into submodules in the index, wherever they lie.
+    let script = "export GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@e GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@e; \
+                  mkdir -p node_modules/a/b/c/evil && cd node_modules/a/b/c/evil && git init -q \
+                  && git commit -q --allow-empty -m x && git config core.fsmonitor 'touch pwned; false' \
+                  && cd \"$OLDPWD\" && git update-index --add --cacheinfo \
+                  160000,$(git -C node_modules/a/b/c/evil rev-parse HEAD),node_modules/a/b/c/evil && echo REGISTERED";
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        git_repo(&s);
+        let out = s.run("workspace", script);
+        assert!(
+            stdout(&out).contains("REGISTERED"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        let cfg = s.ws.join("node_modules/a/b/c/evil/.git/config");
+        assert!(!cfg.exists(), "{}: {}", s.label(), text(&out));
+        // Paired: without protection the config stays.
+        std::fs::remove_dir_all(s.ws.join("node_modules")).unwrap();
+        s.outside("git rm -q --cached node_modules/a/b/c/evil");
+        s.run(wide.to_str().unwrap(), script);
+        assert!(cfg.exists(), "{}", s.label());
+    }
+}
+
+#[test]
+fn hooks_path_from_the_global_config_and_included_config_files_stay_read_only() {
+    let plant = "echo planted > .githooks/pre-commit && echo HOOK; echo '[core] fsmonitor = x' > .gitconfig-project && echo INCLUDE";
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        std::fs::create_dir_all(s.ws.join(".githooks")).unwrap();
+        std::fs::write(s.ws.join(".gitconfig-project"), "").unwrap();
+        std::fs::write(
+            s.home.join(".gitconfig"),
+            "[core]\n\thooksPath = .githooks\n",
+        )
+        .unwrap();
+        std::fs::write(
+            s.ws.join(".git/config"),
+            "[include]\n\tpath = ../.gitconfig-project\n",
+        )
+        .unwrap();
+        s.chown_all();
+        let out = s.run("workspace", plant);
+        for word in ["HOOK", "INCLUDE"] {
+            assert!(
+                !stdout(&out).contains(word),
+                "{} {word}: {}",
+                s.label(),
+                text(&out)
+            );
+        }
+        // Paired: without protection both are written.
+        let allowed = s.run(wide.to_str().unwrap(), plant);
+        for word in ["HOOK", "INCLUDE"] {
+            assert!(
+                stdout(&allowed).contains(word),
+                "{} {word}: {}",
+                s.label(),
+                text(&allowed)
+            );
+        }
+    }
+}
+
+#[test]
+fn a_workspace_whose_name_looks_like_a_glob_is_still_writable_and_protected() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let odd = s.ws.join("w[1]");
+        std::fs::create_dir(&odd).unwrap();
+        s.chown_all();
+        let out = s
+            .sbx(&[
+                "run",
+                "--no-policy",
+                "--profile",
+                "workspace",
+                "--workspace",
+                odd.to_str().unwrap(),
+                "--",
+                "sh",
+                "-c",
+                "cd \"$0\" && echo x > f && echo y > .envrc && echo OK",
+                odd.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        assert!(stdout(&out).contains("OK"), "{}: {}", s.label(), text(&out));
+        assert!(odd.join("f").exists(), "{}", s.label());
+        assert!(
+            !odd.join(".envrc").exists(),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
     }
 }

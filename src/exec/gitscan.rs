@@ -4,7 +4,7 @@
 //! work, so it is judged by content, not by being new: what changed during the run is taken
 //! away only when it can make git run a program (a hook that is not a `.sample`, a config key
 //! outside the plain ones git itself writes, a `commondir` or `.git` file pointing elsewhere).
-use super::protect::{Stamp, changed_since};
+use super::protect::Since;
 use std::path::{Path, PathBuf};
 
 /// One finding of the scan.
@@ -16,17 +16,45 @@ pub(super) struct Finding {
 
 /// How deep below the workspace `.git` entries are looked for, and below `.git/modules`.
 const REPO_DEPTH: usize = 2;
-const MODULE_DEPTH: usize = 4;
+const MODULE_DEPTH: usize = 8;
 
 /// Directories not searched for nested repositories: they hold packages by the thousand.
 const SKIP: &[&str] = &["node_modules", ".git"];
 
+/// The workspace repository's own files the scan looks at, recorded before the run so that
+/// changes to them are judged exactly.
+pub(super) fn root_files(workspace: &Path) -> Vec<PathBuf> {
+    let git = workspace.join(".git");
+    let mut files: Vec<PathBuf> = [
+        "",
+        "config",
+        "config.worktree",
+        "commondir",
+        "hooks",
+        "index",
+    ]
+    .iter()
+    .map(|n| {
+        if n.is_empty() {
+            git.clone()
+        } else {
+            git.join(n)
+        }
+    })
+    .collect();
+    if let Ok(rd) = std::fs::read_dir(git.join("hooks")) {
+        files.extend(rd.filter_map(Result::ok).map(|e| e.path()));
+    }
+    files
+}
+
 /// Every `.git` entry at the workspace root and up to [`REPO_DEPTH`] directories below it.
-pub(super) fn scan(workspace: &Path, start: Stamp) -> Vec<Finding> {
+pub(super) fn scan(workspace: &Path, since: &Since) -> Vec<Finding> {
     let mut out = Vec::new();
+    check_index_gitlinks(workspace, since, &mut out);
     let mut dirs = vec![(workspace.to_path_buf(), 0usize)];
     while let Some((dir, depth)) = dirs.pop() {
-        check_dot_git(&dir.join(".git"), workspace, start, &mut out);
+        check_dot_git(&dir.join(".git"), workspace, since, &mut out);
         if depth >= REPO_DEPTH {
             continue;
         }
@@ -61,20 +89,20 @@ fn finding(path: &Path, change: &'static str, rule: &'static str) -> Finding {
     }
 }
 
-fn check_dot_git(dot_git: &Path, workspace: &Path, start: Stamp, out: &mut Vec<Finding>) {
+fn check_dot_git(dot_git: &Path, workspace: &Path, since: &Since, out: &mut Vec<Finding>) {
     let Ok(meta) = dot_git.symlink_metadata() else {
         return;
     };
     let ty = meta.file_type();
     if ty.is_dir() {
-        check_git_dir(dot_git, start, 0, out);
+        check_git_dir(dot_git, since, 0, out);
         return;
     }
     match gitdir_inside(dot_git, workspace) {
         // A git directory elsewhere in the workspace (a submodule's under `.git/modules`, or
         // one made anywhere): judged like any other.
-        Some(dir) if ty.is_file() => check_git_dir(&dir, start, 0, out),
-        _ if changed_since(dot_git, start) => out.push(finding(
+        Some(dir) if ty.is_file() => check_git_dir(&dir, since, 0, out),
+        _ if since.changed(dot_git) => out.push(finding(
             dot_git,
             "created",
             "a .git file or link pointing outside the workspace's repositories",
@@ -94,11 +122,11 @@ fn gitdir_inside(dot_git: &Path, workspace: &Path) -> Option<PathBuf> {
 }
 
 /// Hooks, config and `commondir` of one git directory, then its submodules and worktrees.
-fn check_git_dir(git: &Path, start: Stamp, depth: usize, out: &mut Vec<Finding>) {
-    check_hooks(&git.join("hooks"), start, out);
+fn check_git_dir(git: &Path, since: &Since, depth: usize, out: &mut Vec<Finding>) {
+    check_hooks(&git.join("hooks"), since, out);
     for name in ["config", "config.worktree"] {
         let cfg = git.join(name);
-        if changed_since(&cfg, start) && !config_is_plain(&cfg) {
+        if since.changed(&cfg) && !config_is_plain(&cfg) {
             out.push(finding(
                 &cfg,
                 "config",
@@ -107,7 +135,7 @@ fn check_git_dir(git: &Path, start: Stamp, depth: usize, out: &mut Vec<Finding>)
         }
     }
     let commondir = git.join("commondir");
-    if changed_since(&commondir, start) && !is_worktree_of(git) {
+    if since.changed(&commondir) && !is_worktree_of(git) {
         out.push(finding(
             &commondir,
             "created",
@@ -119,19 +147,20 @@ fn check_git_dir(git: &Path, start: Stamp, depth: usize, out: &mut Vec<Finding>)
     }
     for sub in ["modules", "worktrees"] {
         for d in subdirs(&git.join(sub)) {
-            check_nested(&d, start, depth + 1, out);
+            check_nested(&d, since, depth + 1, out);
         }
     }
 }
 
-/// A directory under `modules` is a git directory when it has a HEAD; else (a submodule
-/// named with slashes) its subdirectories are looked at.
-fn check_nested(dir: &Path, start: Stamp, depth: usize, out: &mut Vec<Finding>) {
-    if dir.join("HEAD").is_file() {
-        check_git_dir(dir, start, depth, out);
+/// A directory under `modules` is a git directory when it has a HEAD, config or hooks (of any
+/// kind); else (a submodule named with slashes) its subdirectories are looked at.
+fn check_nested(dir: &Path, since: &Since, depth: usize, out: &mut Vec<Finding>) {
+    let has = |n: &str| dir.join(n).symlink_metadata().is_ok();
+    if has("HEAD") || has("config") || has("hooks") {
+        check_git_dir(dir, since, depth, out);
     } else if depth < MODULE_DEPTH {
         for d in subdirs(dir) {
-            check_nested(&d, start, depth + 1, out);
+            check_nested(&d, since, depth + 1, out);
         }
     }
 }
@@ -158,12 +187,12 @@ fn is_worktree_of(git: &Path) -> bool {
     to == repo
 }
 
-fn check_hooks(hooks: &Path, start: Stamp, out: &mut Vec<Finding>) {
+fn check_hooks(hooks: &Path, since: &Since, out: &mut Vec<Finding>) {
     let Ok(meta) = hooks.symlink_metadata() else {
         return;
     };
     if !meta.is_dir() {
-        if changed_since(hooks, start) {
+        if since.changed(hooks) {
             out.push(finding(hooks, "created", "git hooks"));
         }
         return;
@@ -175,147 +204,159 @@ fn check_hooks(hooks: &Path, start: Stamp, out: &mut Vec<Finding>) {
         let p = e.path();
         let sample = p.extension().is_some_and(|x| x == "sample")
             && e.file_type().is_ok_and(|t| t.is_file());
-        if !sample && changed_since(&p, start) {
+        if !sample && since.changed(&p) {
             out.push(finding(&p, "hook", "git hooks"));
         }
     }
 }
 
-/// Keys (`section.key`, any subsection) that git, `git init`, `git clone`, `git remote`,
-/// `git submodule` and `git worktree` write and that run nothing.
-const PLAIN_KEYS: &[&str] = &[
-    "core.repositoryformatversion",
-    "core.filemode",
-    "core.bare",
-    "core.logallrefupdates",
-    "core.ignorecase",
-    "core.precomposeunicode",
-    "core.symlinks",
-    "core.worktree",
-    "core.autocrlf",
-    "core.safecrlf",
-    "core.eol",
-    "core.sparsecheckout",
-    "core.sparsecheckoutcone",
-    "core.quotepath",
-    "core.checkstat",
-    "core.trustctime",
-    "core.untrackedcache",
-    "core.compression",
-    "core.abbrev",
-    "extensions.objectformat",
-    "extensions.refstorage",
-    "extensions.worktreeconfig",
-    "extensions.partialclone",
-    "extensions.preciousobjects",
-    "remote.url",
-    "remote.pushurl",
-    "remote.fetch",
-    "remote.push",
-    "remote.tagopt",
-    "remote.prune",
-    "remote.mirror",
-    "remote.promisor",
-    "remote.partialclonefilter",
-    "branch.remote",
-    "branch.merge",
-    "branch.rebase",
-    "branch.pushremote",
-    "branch.description",
-    "user.name",
-    "user.email",
-    "submodule.url",
-    "submodule.active",
-    "submodule.branch",
-    "init.defaultbranch",
-    "gc.auto",
-    "pull.rebase",
-    "pull.ff",
-    "fetch.prune",
-    "lfs.repositoryformatversion",
-    "index.version",
-];
-
-/// `submodule.NAME.update` runs a command when it starts with `!`; these values do not.
-const PLAIN_UPDATE: &[&str] = &["checkout", "rebase", "merge", "none"];
-
 /// Whether a git config file holds only plain keys. Anything not understood is not plain.
-pub(super) fn config_is_plain(path: &Path) -> bool {
+fn config_is_plain(path: &Path) -> bool {
     match std::fs::read(path) {
         Ok(bytes) if bytes.len() <= 64 * 1024 => {
-            std::str::from_utf8(&bytes).is_ok_and(config_text_is_plain)
+            std::str::from_utf8(&bytes).is_ok_and(crate::gitconfig::text_is_plain)
         }
         _ => false,
     }
 }
 
-fn config_text_is_plain(text: &str) -> bool {
-    let mut section = String::new();
-    for line in text.lines() {
-        let t = line.trim();
-        if t.is_empty() || t.starts_with(['#', ';']) {
-            continue;
+/// The paths of the submodule entries (gitlinks, mode 160000) in a git index, versions 2 to
+/// 4; `None` when the file is not an index this understands.
+fn index_gitlinks(index: &[u8], hash_len: usize) -> Option<Vec<PathBuf>> {
+    use std::os::unix::ffi::OsStrExt;
+    let be32 = |at: usize| -> Option<u32> {
+        Some(u32::from_be_bytes(index.get(at..at + 4)?.try_into().ok()?))
+    };
+    if index.get(..4)? != b"DIRC" {
+        return None;
+    }
+    let version = be32(4)?;
+    let count = be32(8)?;
+    let mut pos = 12usize;
+    let mut prev: Vec<u8> = Vec::new();
+    let mut out = Vec::new();
+    for _ in 0..count {
+        let start = pos;
+        let mode = be32(pos + 24)?;
+        pos += 40 + hash_len;
+        let flags = u16::from_be_bytes(index.get(pos..pos + 2)?.try_into().ok()?);
+        pos += 2;
+        if version >= 3 && flags & 0x4000 != 0 {
+            pos += 2;
         }
-        if t.ends_with('\\') {
-            return false;
-        }
-        if let Some(head) = t.strip_prefix('[') {
-            let Some(name) = head.split(']').next() else {
-                return false;
-            };
-            let name = name.trim();
-            let end = name.find([' ', '.', '"']).unwrap_or(name.len());
-            section = name[..end].to_ascii_lowercase();
-            if head
-                .split_once(']')
-                .is_some_and(|(_, rest)| !rest.trim().is_empty())
-            {
-                return false;
-            }
-            continue;
-        }
-        let (key, value) = t.split_once('=').unwrap_or((t, ""));
-        let key = format!("{section}.{}", key.trim().to_ascii_lowercase());
-        let value = value.trim().trim_matches('"');
-        let plain = if key == "submodule.update" {
-            PLAIN_UPDATE.contains(&value)
+        let path = if version == 4 {
+            let (strip, used) = varint(index.get(pos..)?)?;
+            pos += used;
+            let keep = prev.len().checked_sub(strip)?;
+            let end = pos + index.get(pos..)?.iter().position(|b| *b == 0)?;
+            let mut p = prev[..keep].to_vec();
+            p.extend_from_slice(&index[pos..end]);
+            pos = end + 1;
+            p
         } else {
-            PLAIN_KEYS.contains(&key.as_str())
+            let end = pos + index.get(pos..)?.iter().position(|b| *b == 0)?;
+            let p = index[pos..end].to_vec();
+            pos = start + ((end - start + 8) & !7);
+            p
         };
-        if !plain {
-            return false;
+        if mode & 0o170000 == 0o160000 {
+            out.push(PathBuf::from(std::ffi::OsStr::from_bytes(&path)));
+        }
+        prev = path;
+    }
+    Some(out)
+}
+
+/// git's offset encoding of the index's version 4 path prefixes.
+fn varint(b: &[u8]) -> Option<(usize, usize)> {
+    let mut i = 0;
+    let mut c = *b.first()?;
+    let mut val = usize::from(c & 0x7f);
+    while c & 0x80 != 0 {
+        i += 1;
+        c = *b.get(i)?;
+        val = ((val + 1) << 7) | usize::from(c & 0x7f);
+    }
+    Some((val, i + 1))
+}
+
+/// Submodules registered in the workspace repository's index during the run: git recurses
+/// into them from the top (`git status`), wherever they lie.
+fn check_index_gitlinks(workspace: &Path, since: &Since, out: &mut Vec<Finding>) {
+    let git = workspace.join(".git");
+    let index = git.join("index");
+    if !since.changed(&index) {
+        return;
+    }
+    let sha256 = std::fs::read_to_string(git.join("config"))
+        .ok()
+        .and_then(|t| crate::gitconfig::entries(&t))
+        .is_some_and(|es| {
+            es.iter().any(|e| {
+                e.section == "extensions" && e.key == "objectformat" && e.value == "sha256"
+            })
+        });
+    let Ok(bytes) = std::fs::read(&index) else {
+        return;
+    };
+    let Some(links) = index_gitlinks(&bytes, if sha256 { 32 } else { 20 }) else {
+        out.push(finding(&index, "changed", "a git index sbx cannot read"));
+        return;
+    };
+    for rel in links {
+        if rel
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)))
+        {
+            check_dot_git(&workspace.join(rel).join(".git"), workspace, since, out);
         }
     }
-    true
 }
 
 #[cfg(test)]
 mod tests {
-    use super::config_text_is_plain;
+    use super::{index_gitlinks, varint};
 
     #[test]
-    fn what_git_writes_is_plain_and_what_runs_programs_is_not() {
-        let init = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n";
-        let clone = "[remote \"origin\"]\n\turl = https://example.org/r.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/main\n[submodule \"lib\"]\n\tactive = true\n\turl = ../lib\n";
-        assert!(config_text_is_plain(init));
-        assert!(config_text_is_plain(&format!("{init}{clone}")));
-        for bad in [
-            "[core]\n\tfsmonitor = ./x\n",
-            "[core]\n\thooksPath = /tmp/h\n",
-            "[core]\n\tsshCommand = sh -c x\n",
-            "[alias]\n\tst = !sh x\n",
-            "[include]\n\tpath = ../other\n",
-            "[includeIf \"gitdir:/\"]\n\tpath = x\n",
-            "[filter \"lfs\"]\n\tclean = x\n",
-            "[submodule \"lib\"]\n\tupdate = !sh x\n",
-            "[core] fsmonitor = x\n",
-            "[core]\n\tpager = a\\\n",
-            "[diff \"x\"]\n\ttextconv = x\n",
-        ] {
-            assert!(!config_text_is_plain(bad), "{bad}");
+    fn index_gitlinks_are_found_in_versions_2_and_4() {
+        fn entry(mode: u32, path: &[u8]) -> Vec<u8> {
+            let mut e = vec![0u8; 24];
+            e.extend_from_slice(&mode.to_be_bytes());
+            e.extend_from_slice(&[0u8; 12]);
+            e.extend_from_slice(&[0u8; 20]);
+            e.extend_from_slice(&(path.len() as u16).to_be_bytes());
+            e
         }
-        assert!(config_text_is_plain(
-            "[submodule \"lib\"]\n\tupdate = rebase\n"
-        ));
+        let mut v2 = b"DIRC".to_vec();
+        v2.extend_from_slice(&2u32.to_be_bytes());
+        v2.extend_from_slice(&2u32.to_be_bytes());
+        for (mode, path) in [(0o100644, b"a.txt".as_slice()), (0o160000, b"deep/sub")] {
+            let start = v2.len();
+            v2.extend(entry(mode, path));
+            v2.extend_from_slice(path);
+            let len = v2.len() - start;
+            v2.resize(start + ((len + 8) & !7), 0);
+        }
+        assert_eq!(
+            index_gitlinks(&v2, 20).unwrap_or_default(),
+            [std::path::PathBuf::from("deep/sub")]
+        );
+        let mut v4 = b"DIRC".to_vec();
+        v4.extend_from_slice(&4u32.to_be_bytes());
+        v4.extend_from_slice(&2u32.to_be_bytes());
+        v4.extend(entry(0o160000, b"node_modules/x"));
+        v4.push(0); // strip nothing
+        v4.extend_from_slice(b"node_modules/x");
+        v4.push(0);
+        v4.extend(entry(0o160000, b"node_modules/y"));
+        v4.push(1); // strip "x", keep "node_modules/"
+        v4.extend_from_slice(b"y");
+        v4.push(0);
+        assert_eq!(
+            index_gitlinks(&v4, 20).unwrap_or_default(),
+            ["node_modules/x", "node_modules/y"].map(std::path::PathBuf::from)
+        );
+        assert_eq!(varint(&[0x80, 0x00]), Some((128, 2)));
+        assert!(index_gitlinks(b"NOPE", 20).is_none());
     }
 }

@@ -5,13 +5,15 @@ mod gitscan;
 mod output;
 mod prepare;
 mod protect;
+mod quarantine;
 mod request;
 mod result;
 mod supervise;
 
 pub use fds::ensure_standard_fds;
 pub use output::{Output, OutputCallback, Stream};
-pub use protect::{ProtectedPath, quarantine_root};
+pub use protect::ProtectedPath;
+pub use quarantine::quarantine_root;
 pub use request::RunRequest;
 pub use result::{EnforcementReport, RunResult};
 
@@ -272,7 +274,12 @@ impl Sandbox {
             drop(first);
             self.prepare_run(&req, narrow.as_ref())?
         };
-        let watch = protect::Watch::take(&p.workspace, &p.launch.watch, p.launch.protected_change);
+        let watch = protect::Watch::take(
+            &p.workspace,
+            &p.launch.writable,
+            &p.launch.watch,
+            p.launch.protected_change,
+        );
         loop {
             match supervise(&mut p.launch, &mut req).await {
                 Ok(mut result) => {

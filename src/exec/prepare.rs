@@ -20,6 +20,8 @@ pub(super) struct Launch {
     pub(super) timeout: Option<Duration>,
     /// Protected patterns checked after the run, and what a change does to it.
     pub(super) watch: Vec<crate::capability::PathEntry>,
+    /// The trees the sandbox writes, where no quarantine may lie.
+    pub(super) writable: Vec<PathBuf>,
     pub(super) protected_change: crate::capability::ProtectedChange,
 }
 
@@ -130,6 +132,7 @@ impl Sandbox {
             prepared,
             host_tmp,
             timeout,
+            writable: caps.fs.write.iter().map(|e| e.path.clone()).collect(),
             watch: caps.fs.watch,
             protected_change: caps.fs.protected_change,
         })

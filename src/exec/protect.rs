@@ -5,10 +5,12 @@
 //! it; whatever is new or changed is moved to a quarantine outside the workspace, never
 //! deleted, and reported.
 use super::gitscan;
+use super::quarantine::Quarantine;
 use crate::capability::{PathEntry, ProtectedChange};
 use serde::Serialize;
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::io;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
 /// A protected path found new or changed after a run.
@@ -20,15 +22,60 @@ pub struct ProtectedPath {
     pub change: String,
     /// Why the path is protected: the profile entry, or git's rule.
     pub rule: String,
-    /// Where it was moved; `None` when moving failed (see `error`).
+    /// Where it was moved (or, when it could not leave the workspace, the inert name it was
+    /// given there); `None` when both failed (see `error`).
     pub quarantined: Option<PathBuf>,
     /// Why it could not be moved or restored.
     pub error: Option<String>,
 }
 
+impl ProtectedPath {
+    /// Whether the change still stands in the workspace.
+    pub fn undone(&self) -> bool {
+        self.quarantined.is_some() && self.error.is_none()
+    }
+}
+
 /// A moment as the file system stamps change times: `CLOCK_REALTIME_COARSE`, so that a change
 /// made after it has a ctime at or after it.
-pub(super) type Stamp = (i64, i64);
+type Stamp = (i64, i64);
+
+/// What a file was before the run: device, inode, change time.
+type FileState = (u64, u64, i64, i64);
+
+fn file_state(path: &Path) -> Option<FileState> {
+    path.symlink_metadata()
+        .ok()
+        .map(|m| (m.dev(), m.ino(), m.ctime(), m.ctime_nsec()))
+}
+
+/// Tells whether a path changed during the run: against its recorded state when it had one
+/// (exact), else by a change time at or after the start (a change in the few milliseconds
+/// before the start may be taken for one during the run).
+pub(super) struct Since {
+    start: Stamp,
+    before: BTreeMap<PathBuf, FileState>,
+}
+
+impl Since {
+    fn take(files: Vec<PathBuf>) -> Self {
+        let before = files
+            .into_iter()
+            .filter_map(|p| file_state(&p).map(|s| (p, s)))
+            .collect();
+        Self {
+            start: now_coarse(),
+            before,
+        }
+    }
+
+    pub(super) fn changed(&self, path: &Path) -> bool {
+        match self.before.get(path) {
+            Some(state) => file_state(path).as_ref() != Some(state),
+            None => changed_since(path, self.start),
+        }
+    }
+}
 
 fn now_coarse() -> Stamp {
     nix::time::clock_gettime(nix::time::ClockId::CLOCK_REALTIME_COARSE)
@@ -36,8 +83,7 @@ fn now_coarse() -> Stamp {
 }
 
 /// True when `path` (not followed) changed at or after `start`.
-pub(super) fn changed_since(path: &Path, start: Stamp) -> bool {
-    use std::os::unix::fs::MetadataExt;
+fn changed_since(path: &Path, start: Stamp) -> bool {
     path.symlink_metadata()
         .is_ok_and(|m| (m.ctime(), m.ctime_nsec()) >= start)
 }
@@ -45,28 +91,46 @@ pub(super) fn changed_since(path: &Path, start: Stamp) -> bool {
 /// The protected state of one workspace, taken right before a run.
 pub(super) struct Watch {
     workspace: PathBuf,
+    writable: Vec<PathBuf>,
     entries: Vec<PathEntry>,
-    before: BTreeSet<PathBuf>,
+    /// Each protected path that existed, with its file: a path that names another file after
+    /// the run was replaced (by the command, or by a run beside it that moved the old one).
+    before: BTreeMap<PathBuf, (u64, u64)>,
     links: Vec<(PathBuf, PathBuf, String)>,
-    start: Stamp,
+    since: Since,
     policy: ProtectedChange,
     /// The profile protects git's files (it has `deny_write` paths under `.git`).
     git: bool,
 }
 
-/// Paths matching `pattern` now, symbolic links not followed.
-fn matches(pattern: &Path) -> Vec<PathBuf> {
-    let s = pattern.to_string_lossy();
-    if !s.contains(['*', '?', '[']) {
-        return if pattern.symlink_metadata().is_ok() {
-            vec![pattern.to_path_buf()]
+/// Paths matching `pattern` (a glob with the workspace escaped) now, links not followed: a
+/// literal name is looked up as such, so that a dangling link is found too.
+fn matches(pattern: &Path, workspace: &Path) -> Vec<PathBuf> {
+    let text = pattern.to_string_lossy();
+    let ws = glob::Pattern::escape(&workspace.to_string_lossy());
+    if let Some(rest) = text.strip_prefix(ws.as_str())
+        && !rest.contains(['*', '?', '['])
+    {
+        let literal = PathBuf::from(format!("{}{rest}", workspace.display()));
+        return if literal.symlink_metadata().is_ok() {
+            vec![literal]
         } else {
             Vec::new()
         };
     }
-    glob::glob(&s)
+    let opts = glob::MatchOptions {
+        case_sensitive: true,
+        require_literal_separator: true,
+        require_literal_leading_dot: false,
+    };
+    glob::glob_with(&text, opts)
         .map(|paths| paths.filter_map(Result::ok).collect())
         .unwrap_or_default()
+}
+
+/// Device and inode of `path`, not followed.
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    path.symlink_metadata().ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// Entries inside a `.git` directory are git's: [`gitscan`] judges them by content.
@@ -78,43 +142,60 @@ fn in_git_dir(path: &Path, workspace: &Path) -> bool {
 }
 
 impl Watch {
-    pub(super) fn take(workspace: &Path, entries: &[PathEntry], policy: ProtectedChange) -> Self {
+    pub(super) fn take(
+        workspace: &Path,
+        writable: &[PathBuf],
+        entries: &[PathEntry],
+        policy: ProtectedChange,
+    ) -> Self {
         let git = entries.iter().any(|e| in_git_dir(&e.path, workspace));
         let entries: Vec<PathEntry> = entries
             .iter()
             .filter(|e| !in_git_dir(&e.path, workspace))
             .cloned()
             .collect();
-        let mut before = BTreeSet::new();
+        let mut before = BTreeMap::new();
         let mut links = Vec::new();
         let hooks = PathEntry {
-            path: workspace.join(".git/hooks"),
+            path: PathBuf::from(format!(
+                "{}/.git/hooks",
+                glob::Pattern::escape(&workspace.to_string_lossy())
+            )),
             required: false,
             origin: crate::capability::Origin::builtin("git hooks"),
         };
         let hooks = git.then_some(&hooks);
         for e in entries.iter().chain(hooks) {
-            for m in matches(&e.path) {
+            for m in matches(&e.path, workspace) {
                 if let Ok(target) = std::fs::read_link(&m) {
                     links.push((m.clone(), target, e.origin.to_string()));
                 }
-                before.insert(m);
+                if let Some(id) = file_id(&m) {
+                    before.insert(m, id);
+                }
             }
         }
         Self {
             workspace: workspace.to_path_buf(),
+            writable: writable.to_vec(),
             entries,
             before,
             links,
-            start: now_coarse(),
+            since: Since::take(if git {
+                gitscan::root_files(workspace)
+            } else {
+                Vec::new()
+            }),
             policy,
             git,
         }
     }
 
-    /// Whether a change found by [`Watch::settle`] fails the run.
+    /// Whether a change found by [`Watch::settle`] fails the run: always when one could not
+    /// be undone, and any when the profile says so.
     pub(super) fn fails_run(&self, found: &[ProtectedPath]) -> bool {
-        self.policy == ProtectedChange::Fail && !found.is_empty()
+        found.iter().any(|f| !f.undone())
+            || (self.policy == ProtectedChange::Fail && !found.is_empty())
     }
 
     /// Find what the run created or changed, move it to quarantine, put replaced symbolic
@@ -127,14 +208,18 @@ impl Watch {
             }
         }
         for e in &self.entries {
-            for m in matches(&e.path) {
-                if !self.before.contains(&m) {
-                    found.push((m, "created", e.origin.to_string()));
+            for m in matches(&e.path, &self.workspace) {
+                match self.before.get(&m) {
+                    None => found.push((m, "created", e.origin.to_string())),
+                    Some(id) if file_id(&m).as_ref() != Some(id) => {
+                        found.push((m, "replaced", e.origin.to_string()));
+                    }
+                    Some(_) => {}
                 }
             }
         }
         let git = if self.git {
-            gitscan::scan(&self.workspace, self.start)
+            gitscan::scan(&self.workspace, &self.since)
         } else {
             Vec::new()
         };
@@ -144,8 +229,8 @@ impl Watch {
         // Outer paths first: moving one carries what lies beneath it.
         found.sort_by(|a, b| a.0.cmp(&b.0));
         found.dedup_by(|b, a| b.0.starts_with(&a.0));
-        let mut q = Quarantine::new(&self.workspace);
-        found
+        let mut q = Quarantine::new(&self.workspace, &self.writable, super::quarantine::roots());
+        let out = found
             .into_iter()
             .map(|(path, change, rule)| {
                 let moved = if path.symlink_metadata().is_ok() {
@@ -167,7 +252,9 @@ impl Watch {
                     error,
                 }
             })
-            .collect()
+            .collect();
+        q.finish();
+        out
     }
 
     fn restore_link(&self, path: &Path) -> io::Result<()> {
@@ -175,117 +262,5 @@ impl Watch {
             Some((link, target, _)) => std::os::unix::fs::symlink(target, link),
             None => Ok(()),
         }
-    }
-}
-
-/// One run's quarantine directory, made on first use: under `$XDG_STATE_HOME/sbx/quarantine`
-/// (default `~/.local/state`), outside the workspace.
-struct Quarantine {
-    workspace: PathBuf,
-    dir: Option<PathBuf>,
-}
-
-static RUN_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// Where quarantined paths go.
-pub fn quarantine_root() -> PathBuf {
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .unwrap_or_else(|| super::home_dir().join(".local/state"));
-    state.join("sbx/quarantine")
-}
-
-impl Quarantine {
-    fn new(workspace: &Path) -> Self {
-        Self {
-            workspace: workspace.to_path_buf(),
-            dir: None,
-        }
-    }
-
-    fn dir(&mut self) -> io::Result<PathBuf> {
-        if let Some(d) = &self.dir {
-            return Ok(d.clone());
-        }
-        let secs = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        let seq = RUN_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let d = quarantine_root().join(format!("{secs}-{}-{seq}", std::process::id()));
-        make_private_dir(&d)?;
-        self.dir = Some(d.clone());
-        Ok(d)
-    }
-
-    /// Move `path` into the quarantine, keeping its place relative to the workspace. Its
-    /// parent is opened beneath the workspace without following links, so that a link swapped
-    /// into the way cannot make sbx move something outside the workspace.
-    fn take(&mut self, path: &Path) -> io::Result<PathBuf> {
-        use nix::fcntl::{OFlag, OpenHow, ResolveFlag, openat2, renameat};
-        use std::os::fd::AsRawFd;
-        let rel = path
-            .strip_prefix(&self.workspace)
-            .map_err(|_| io::Error::other("not inside the workspace"))?;
-        let name = rel
-            .file_name()
-            .ok_or_else(|| io::Error::other("no file name"))?;
-        let parent = rel
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let ws = std::fs::File::open(&self.workspace)?;
-        let how = OpenHow::new()
-            .flags(OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC)
-            .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS);
-        let from = openat2(&ws, parent, how).map_err(io::Error::from)?;
-        let dest = self.dir()?.join(rel);
-        let dest_dir = dest.parent().unwrap_or(&dest).to_path_buf();
-        make_private_dir(&dest_dir)?;
-        let to = std::fs::File::open(&dest_dir)?;
-        match renameat(&from, name, &to, name) {
-            Ok(()) => Ok(dest),
-            Err(nix::errno::Errno::EXDEV) => {
-                // Through the opened parent, not the path again.
-                let src = PathBuf::from(format!("/proc/self/fd/{}", from.as_raw_fd())).join(name);
-                copy_tree(&src, &dest)?;
-                remove_tree(&src)?;
-                Ok(dest)
-            }
-            Err(e) => Err(e.into()),
-        }
-    }
-}
-
-fn make_private_dir(d: &Path) -> io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(d)
-}
-
-/// Copy a tree without following symbolic links (a move across file systems).
-fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
-    let meta = from.symlink_metadata()?;
-    if meta.file_type().is_symlink() {
-        std::os::unix::fs::symlink(std::fs::read_link(from)?, to)
-    } else if meta.is_dir() {
-        make_private_dir(to)?;
-        for entry in std::fs::read_dir(from)? {
-            let entry = entry?;
-            copy_tree(&entry.path(), &to.join(entry.file_name()))?;
-        }
-        Ok(())
-    } else {
-        std::fs::copy(from, to).map(|_| ())
-    }
-}
-
-fn remove_tree(p: &Path) -> io::Result<()> {
-    if p.symlink_metadata()?.is_dir() {
-        std::fs::remove_dir_all(p)
-    } else {
-        std::fs::remove_file(p)
     }
 }

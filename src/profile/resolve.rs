@@ -38,14 +38,18 @@ impl Profile {
         self.deny_write
             .iter()
             .map(|p| PathEntry {
-                path: normalize(Path::new(&substitute(
+                // Always a glob, the variables escaped, so that it matches what it names.
+                path: normalize(Path::new(&substitute_escaped(
                     p.pattern.strip_prefix('?').unwrap_or(&p.pattern),
                     vars,
                 ))),
                 required: false,
                 origin: p.origin.clone(),
             })
-            .filter(|e| e.path != vars.workspace && e.path.starts_with(&vars.workspace))
+            .filter(|e| {
+                let ws = glob::Pattern::escape(&vars.workspace.to_string_lossy());
+                e.path != Path::new(&ws) && e.path.starts_with(&ws)
+            })
             .collect()
     }
 
@@ -83,11 +87,12 @@ impl Profile {
     }
 }
 
-/// When the profile keeps paths under `{workspace}/.git` read-only, two more paths stay
-/// read-only: `.git` itself when it is a file (a linked worktree's or a submodule's, naming its
-/// git directory elsewhere), so that it cannot be pointed at a copy with other hooks; and the
-/// directory the repository's `core.hooksPath` names inside the workspace (`.husky`, say),
-/// whose scripts git runs instead of `.git/hooks`.
+/// When the profile keeps paths under `{workspace}/.git` read-only, more paths that steer git
+/// stay read-only: `.git` itself when it is a file (a linked worktree's or a submodule's,
+/// naming its git directory elsewhere), so that it cannot be pointed at a copy with other
+/// hooks; the directory `core.hooksPath` names inside the workspace (`.husky`, say), from the
+/// repository's config or the user's global one, whose scripts git runs instead of
+/// `.git/hooks`; and config files the repository's config includes from the workspace.
 fn with_gitlink(mut deny_write: Vec<PathEntry>, vars: &Vars) -> Vec<PathEntry> {
     let dot_git = vars.workspace.join(".git");
     let Some(origin) = deny_write
@@ -102,16 +107,36 @@ fn with_gitlink(mut deny_write: Vec<PathEntry>, vars: &Vars) -> Vec<PathEntry> {
     if meta.as_ref().is_ok_and(|m| m.is_file()) {
         extra.push(dot_git.clone());
     }
-    if meta.is_ok_and(|m| m.is_dir())
-        && let Some(hooks) = hooks_path(&dot_git.join("config"))
-    {
-        let hooks = normalize(&vars.workspace.join(hooks));
-        if hooks.starts_with(&vars.workspace) && hooks != vars.workspace {
-            extra.push(hooks);
-        }
+    if meta.is_ok_and(|m| m.is_dir()) {
+        let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+        let (hooks, includes) =
+            crate::gitconfig::hooks_and_includes(&read(&dot_git.join("config")));
+        let xdg = std::env::var_os("XDG_CONFIG_HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| vars.home.join(".config"));
+        // ~/.gitconfig is read after the XDG file, so its value wins.
+        let global = [vars.home.join(".gitconfig"), xdg.join("git/config")]
+            .iter()
+            .find_map(|p| crate::gitconfig::hooks_and_includes(&read(p)).0);
+        // A relative hooksPath is the worktree's; an include is relative to the config file.
+        let not_home = |p: &String| !p.starts_with('~');
+        extra.extend(
+            hooks
+                .or(global)
+                .filter(not_home)
+                .map(|h| vars.workspace.join(h)),
+        );
+        extra.extend(
+            includes
+                .iter()
+                .filter(|i| not_home(i))
+                .map(|i| dot_git.join(i)),
+        );
     }
     for path in extra {
-        if !deny_write.iter().any(|e| e.path == path) {
+        let path = normalize(&path);
+        let inside = path.starts_with(&vars.workspace) && path != vars.workspace;
+        if inside && !deny_write.iter().any(|e| e.path == path) {
             deny_write.push(PathEntry {
                 path,
                 required: false,
@@ -120,28 +145,6 @@ fn with_gitlink(mut deny_write: Vec<PathEntry>, vars: &Vars) -> Vec<PathEntry> {
         }
     }
     deny_write
-}
-
-/// `core.hooksPath` of a git config file, when set (a relative path is the worktree's).
-fn hooks_path(config: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(config).ok()?;
-    let mut in_core = false;
-    let mut found = None;
-    for line in text.lines() {
-        let t = line.trim();
-        if let Some(head) = t.strip_prefix('[') {
-            in_core = head
-                .trim_end_matches(']')
-                .trim()
-                .eq_ignore_ascii_case("core");
-        } else if let Some((k, v)) = t.split_once('=')
-            && in_core
-            && k.trim().eq_ignore_ascii_case("hookspath")
-        {
-            found = Some(PathBuf::from(v.trim().trim_matches('"')));
-        }
-    }
-    found.filter(|p| !p.as_os_str().is_empty() && !p.starts_with("~"))
 }
 
 /// Lexically normalise an absolute path: drop `.`, apply `..`.
@@ -166,6 +169,14 @@ fn substitute(s: &str, vars: &Vars) -> String {
         .replace("{tmp}", &vars.tmp.to_string_lossy())
 }
 
+/// [`substitute`] with each value escaped for a glob.
+fn substitute_escaped(s: &str, vars: &Vars) -> String {
+    let esc = |p: &Path| glob::Pattern::escape(&p.to_string_lossy());
+    s.replace("{workspace}", &esc(&vars.workspace))
+        .replace("{home}", &esc(&vars.home))
+        .replace("{tmp}", &esc(&vars.tmp))
+}
+
 fn plus_paths<'a>(pats: impl Iterator<Item = &'a PathPattern>, vars: &Vars) -> Vec<PathBuf> {
     pats.filter_map(|p| p.pattern.strip_prefix('+'))
         .filter(|s| !s.contains(['*', '?', '[']))
@@ -187,8 +198,15 @@ fn expand_all(
             (None, Some(rest)) => (true, rest),
             (None, None) => (!grant, p.pattern.as_str()),
         };
-        let s = substitute(s, vars);
-        let paths: Vec<PathBuf> = if s.contains(['*', '?', '[']) {
+        // Whether it is a glob is the profile's say, not the variables' (a workspace named
+        // `w[1]`): their values are escaped inside a glob.
+        let is_glob = s.contains(['*', '?', '[']);
+        let s = if is_glob {
+            substitute_escaped(s, vars)
+        } else {
+            substitute(s, vars)
+        };
+        let paths: Vec<PathBuf> = if is_glob {
             glob::glob(&s)
                 .map_err(|e| ProfileError::Invalid {
                     source_name: p.origin.source.clone(),
