@@ -20,13 +20,6 @@ pub(super) struct Launch {
     pub(super) timeout: Option<Duration>,
 }
 
-fn env_allowed(name: &[u8], pass: &[String]) -> bool {
-    pass.iter().any(|p| match p.strip_suffix('*') {
-        Some(prefix) => name.starts_with(prefix.as_bytes()),
-        None => name == p.as_bytes(),
-    })
-}
-
 impl Sandbox {
     pub(super) fn prepare(
         &self,
@@ -67,17 +60,18 @@ impl Sandbox {
                 }
             };
         if let Some(dir) = &host_tmp {
-            plan.env_set
+            plan.env
+                .set
                 .insert("TMPDIR".into(), dir.display().to_string());
         }
-        // Environment: cleared, then the pass list, then fixed values.
+        // Environment: what the policy keeps of the caller's, then fixed values.
         let mut env: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
         for (k, v) in &req.env {
-            if env_allowed(k.as_bytes(), &plan.env_pass) {
+            if plan.env.keeps(k.as_bytes()) {
                 env.insert(k.as_bytes().to_vec(), v.as_bytes().to_vec());
             }
         }
-        for (k, v) in &plan.env_set {
+        for (k, v) in &plan.env.set {
             env.insert(k.as_bytes().to_vec(), v.as_bytes().to_vec());
         }
         let path_var = env
