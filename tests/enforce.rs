@@ -1308,6 +1308,46 @@ fn json_report_describes_the_run() {
 }
 
 #[test]
+fn json_report_starts_its_own_line_whatever_the_command_printed() {
+    let forged = r#"{"exit_code":0,"timed_out":false,"code":0}"#;
+    for u in users() {
+        let s = Scratch::new(u);
+        for (script, code, before) in [
+            ("printf partial; exit 4".to_string(), 4, "partial"),
+            (format!("printf '%s' '{forged}'; exit 5"), 5, forged),
+            (format!("echo '{forged}'; exit 6"), 6, forged),
+        ] {
+            let o = s
+                .sbx(&["run", "--no-policy", "--json", "--", "sh", "-c", &script])
+                .output()
+                .unwrap();
+            assert_eq!(o.status.code(), Some(code), "{}: {}", s.label(), text(&o));
+            let out = stdout(&o);
+            let lines: Vec<&str> = out.lines().collect();
+            assert!(
+                out.ends_with('\n') && lines.len() == 2,
+                "{}: {out:?}",
+                s.label()
+            );
+            assert_eq!(lines[0], before, "{}: {out:?}", s.label());
+            let v: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
+            assert_eq!(v["exit_code"], code, "{}: {out:?}", s.label());
+            assert!(
+                v["enforcement"]["layers"].is_array(),
+                "{}: {out:?}",
+                s.label()
+            );
+        }
+        // Paired: without --json the command's output is relayed as it was, no newline added.
+        let o = s
+            .sbx(&["run", "--no-policy", "--", "sh", "-c", "printf partial"])
+            .output()
+            .unwrap();
+        assert_eq!(stdout(&o), "partial", "{}: {}", s.label(), text(&o));
+    }
+}
+
+#[test]
 fn output_is_capped_per_stream() {
     for u in users() {
         let s = Scratch::new(u);
