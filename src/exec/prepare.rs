@@ -35,7 +35,11 @@ impl Sandbox {
         } else {
             Some(make_host_tmp()?)
         };
-        let vars = self.vars(workspace, host, host_tmp.as_deref());
+        let mut vars = self.vars(workspace, host, host_tmp.as_deref());
+        // The home the command is given is one it may take for its own: hide its secrets too.
+        if let Some((_, h)) = req.env.iter().find(|(k, _)| k == "HOME") {
+            vars.add_home(Path::new(h));
+        }
         let mut resolved = resolved;
         for dir in self.profile.dirs_to_create(&vars) {
             if !dir.exists() {
@@ -49,16 +53,15 @@ impl Sandbox {
                 resolved = None;
             }
         }
-        let (_, mut plan) =
-            match self.plan_with_tmp(workspace, host, host_tmp.as_deref(), caps, resolved) {
-                Ok(x) => x,
-                Err(e) => {
-                    if let Some(d) = &host_tmp {
-                        let _ = std::fs::remove_dir_all(d);
-                    }
-                    return Err(e);
+        let (_, mut plan) = match self.plan_with_vars(&vars, host, caps, resolved) {
+            Ok(x) => x,
+            Err(e) => {
+                if let Some(d) = &host_tmp {
+                    let _ = std::fs::remove_dir_all(d);
                 }
-            };
+                return Err(e);
+            }
+        };
         if let Some(dir) = &host_tmp {
             plan.env
                 .set

@@ -12,6 +12,27 @@ pub struct Vars {
     pub workspace: PathBuf,
     pub home: PathBuf,
     pub tmp: PathBuf,
+    /// Other homes the command may take for its own (the account's home in the password
+    /// database, the `HOME` a request passes in): `{home}` in `deny_read` and `deny_write` is
+    /// expanded for each of them too. Grants use `home` alone.
+    pub other_homes: Vec<PathBuf>,
+}
+
+impl Vars {
+    /// Add `home` to [`Vars::other_homes`] unless it is already one of the homes.
+    pub fn add_home(&mut self, home: &Path) {
+        if !home.as_os_str().is_empty()
+            && self.home != home
+            && !self.other_homes.iter().any(|h| h == home)
+        {
+            self.other_homes.push(home.to_path_buf());
+        }
+    }
+
+    /// Every home a denial is expanded for, `home` first.
+    fn homes(&self) -> impl Iterator<Item = &Path> {
+        std::iter::once(self.home.as_path()).chain(self.other_homes.iter().map(PathBuf::as_path))
+    }
 }
 
 impl Profile {
@@ -87,18 +108,26 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// `s` with `{workspace}`, `{home}` and `{tmp}` replaced.
-fn substitute(s: &str, vars: &Vars) -> String {
+/// `s` with `{workspace}`, `{home}` (as `home`) and `{tmp}` replaced.
+fn substitute(s: &str, vars: &Vars, home: &Path) -> String {
     s.replace("{workspace}", &vars.workspace.to_string_lossy())
-        .replace("{home}", &vars.home.to_string_lossy())
+        .replace("{home}", &home.to_string_lossy())
         .replace("{tmp}", &vars.tmp.to_string_lossy())
 }
 
 fn plus_paths<'a>(pats: impl Iterator<Item = &'a PathPattern>, vars: &Vars) -> Vec<PathBuf> {
     pats.filter_map(|p| p.pattern.strip_prefix('+'))
         .filter(|s| !s.contains(['*', '?', '[']))
-        .map(|s| normalize(Path::new(&substitute(s, vars))))
+        .map(|s| normalize(Path::new(&substitute(s, vars, &vars.home))))
         .collect()
+}
+
+/// The patterns' texts with variables substituted: a denial's `{home}` once per home.
+fn substituted(s: &str, vars: &Vars, grant: bool) -> Vec<String> {
+    if grant || !s.contains("{home}") {
+        return vec![substitute(s, vars, &vars.home)];
+    }
+    vars.homes().map(|h| substitute(s, vars, h)).collect()
 }
 
 fn expand_all(
@@ -115,20 +144,20 @@ fn expand_all(
             (None, Some(rest)) => (true, rest),
             (None, None) => (!grant, p.pattern.as_str()),
         };
-        let s = substitute(s, vars);
-        let paths: Vec<PathBuf> = if s.contains(['*', '?', '[']) {
-            glob::glob(&s)
-                .map_err(|e| ProfileError::Invalid {
+        let mut paths: Vec<PathBuf> = Vec::new();
+        for s in substituted(s, vars, grant) {
+            if s.contains(['*', '?', '[']) {
+                let found = glob::glob(&s).map_err(|e| ProfileError::Invalid {
                     source_name: p.origin.source.clone(),
                     line: p.origin.line,
                     key: p.origin.key.clone(),
                     message: format!("bad glob `{s}`: {e}"),
-                })?
-                .filter_map(Result::ok)
-                .collect()
-        } else {
-            vec![PathBuf::from(&s)]
-        };
+                })?;
+                paths.extend(found.filter_map(Result::ok));
+            } else {
+                paths.push(PathBuf::from(&s));
+            }
+        }
         for path in paths {
             let path = normalize(&path);
             if out.iter().any(|e| e.path == path) {
@@ -142,4 +171,38 @@ fn expand_all(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn denials_cover_every_home_and_grants_only_the_first() {
+        let p = Profile::parse(
+            "t",
+            "[filesystem]\nwrite = [\"?{home}/w\"]\ndeny_read = [\"{home}/.s\", \"/etc/x\"]\n",
+        )
+        .unwrap();
+        let mut vars = Vars {
+            workspace: "/ws".into(),
+            home: "/h1".into(),
+            tmp: "/tmp".into(),
+            other_homes: Vec::new(),
+        };
+        vars.add_home(Path::new("/h2"));
+        vars.add_home(Path::new("/h1"));
+        vars.add_home(Path::new("/h2"));
+        assert_eq!(vars.other_homes, [PathBuf::from("/h2")]);
+        let caps = p.resolve(&vars).unwrap();
+        let paths = |v: &[crate::capability::PathEntry]| -> Vec<PathBuf> {
+            v.iter().map(|e| e.path.clone()).collect()
+        };
+        assert_eq!(
+            paths(&caps.fs.deny_read),
+            ["/h1/.s", "/h2/.s", "/etc/x"].map(PathBuf::from)
+        );
+        assert_eq!(paths(&caps.fs.write), [PathBuf::from("/h1/w")]);
+    }
 }
