@@ -4,6 +4,8 @@
 
 use super::{PathPattern, Profile, ProfileError};
 use crate::capability::{CapabilitySet, FsCaps, Limits, Origin, PathEntry};
+use std::collections::HashSet;
+use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
 /// Values substituted into path patterns.
@@ -136,6 +138,9 @@ fn expand_all(
     grant: bool,
 ) -> Result<Vec<PathEntry>, ProfileError> {
     let mut out: Vec<PathEntry> = Vec::new();
+    // Normalised paths are equal when their bytes are: a set of bytes keeps this linear (the
+    // built-in secrets list has over a hundred entries, each expanded once per home).
+    let mut seen: HashSet<OsString> = HashSet::new();
     for p in pats {
         let (optional, s) = match (p.pattern.strip_prefix('?'), p.pattern.strip_prefix('+')) {
             (Some(rest), _) => (true, rest),
@@ -160,7 +165,7 @@ fn expand_all(
         }
         for path in paths {
             let path = normalize(&path);
-            if out.iter().any(|e| e.path == path) {
+            if !seen.insert(path.as_os_str().to_os_string()) {
                 continue;
             }
             out.push(PathEntry {
