@@ -34,7 +34,7 @@ echo "hidden paths with the full home: $mounts"
 # Interleaved rounds (each round runs every command once, in turn), so that the load of other
 # processes on the machine falls on all commands alike; medians over the rounds.
 python3 - "$runs" "$sbx" "$work" $baseline <<'PY'
-import os, statistics, subprocess, sys, time
+import os, resource, statistics, subprocess, sys, time
 runs, sbx, work = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 bins = [("this", sbx)] + [("baseline", b) for b in sys.argv[4:]]
 cmds = [("bare", ["/bin/true"], None)]
@@ -43,16 +43,22 @@ for tag, b in bins:
         label = f"{tag}, {'every' if home == 'full-home' else 'no'} secret in home"
         env = dict(os.environ, HOME=f"{work}/{home}")
         cmds.append((label, [b, "run", "--no-policy", "--profile", "workspace", "--", "/bin/true"], env))
-times = {c[0]: [] for c in cmds}
+# Wall time, and CPU time (user + system of the command and its children), which the load
+# of other processes disturbs less.
+times = {c[0]: ([], []) for c in cmds}
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 for i in range(runs + 20):
     for label, argv, env in cmds:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), cpu()
         subprocess.run(argv, env=env, check=True)
         if i >= 20:
-            times[label].append(time.perf_counter() - t)
-ref = statistics.median(times[cmds[1][0]])
-print(f"{'command':<34} {'median':>10} {'vs first sbx':>12}")
+            times[label][0].append(time.perf_counter() - t)
+            times[label][1].append(cpu() - c)
+ref = [statistics.median(x) for x in times[cmds[1][0]]]
+print(f"{'command':<34} {'wall':>8} {'ratio':>6} {'cpu':>8} {'ratio':>6}  (medians; ratio to the first sbx)")
 for label, _, _ in cmds:
-    m = statistics.median(times[label])
-    print(f"{label:<34} {m*1e6:>8.0f}us {m/ref:>11.2f}x")
+    w, c = (statistics.median(x) for x in times[label])
+    print(f"{label:<34} {w*1e6:>6.0f}us {w/ref[0]:>5.2f}x {c*1e6:>6.0f}us {c/ref[1]:>5.2f}x")
 PY

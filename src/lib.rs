@@ -77,6 +77,7 @@ pub mod exec;
 pub mod hook;
 pub mod host;
 mod lines;
+mod pathset;
 pub mod plan;
 pub mod profile;
 pub mod serve;

@@ -139,28 +139,33 @@ impl Profile {
                 }
             }
         }
+        // Each file's own entries are validated as they are added (the parent's already were).
         let add = |dst: &mut Vec<PathPattern>, items: Vec<Spanned<String>>, key: &str| {
+            dst.reserve(items.len());
             for it in items {
                 let origin = src.origin(it.span(), key);
-                dst.push(PathPattern {
+                let pat = PathPattern {
                     pattern: it.into_inner(),
                     origin,
-                });
+                };
+                validate_pattern(&pat)?;
+                dst.push(pat);
             }
+            Ok::<(), ProfileError>(())
         };
-        add(&mut p.read, raw.filesystem.read, "filesystem.read");
-        add(&mut p.write, raw.filesystem.write, "filesystem.write");
-        add(&mut p.execute, raw.filesystem.execute, "filesystem.execute");
+        add(&mut p.read, raw.filesystem.read, "filesystem.read")?;
+        add(&mut p.write, raw.filesystem.write, "filesystem.write")?;
+        add(&mut p.execute, raw.filesystem.execute, "filesystem.execute")?;
         add(
             &mut p.deny_read,
             raw.filesystem.deny_read,
             "filesystem.deny_read",
-        );
+        )?;
         add(
             &mut p.deny_write,
             raw.filesystem.deny_write,
             "filesystem.deny_write",
-        );
+        )?;
         if let Some(n) = raw.network {
             p.network = (*n.mode.get_ref(), src.origin(n.mode.span(), "network.mode"));
         }
@@ -222,16 +227,6 @@ impl Profile {
         if raw.policy.is_some() {
             p.policy_sources
                 .push((source_name.to_string(), text.to_string()));
-        }
-        for pat in p
-            .read
-            .iter()
-            .chain(&p.write)
-            .chain(&p.execute)
-            .chain(&p.deny_read)
-            .chain(&p.deny_write)
-        {
-            validate_pattern(pat)?;
         }
         Ok(p)
     }

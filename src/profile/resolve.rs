@@ -4,8 +4,7 @@
 
 use super::{PathPattern, Profile, ProfileError};
 use crate::capability::{CapabilitySet, FsCaps, Limits, Origin, PathEntry};
-use std::collections::HashSet;
-use std::ffi::OsString;
+use crate::pathset::PathSet;
 use std::path::{Component, Path, PathBuf};
 
 /// Values substituted into path patterns.
@@ -97,6 +96,9 @@ impl Profile {
 
 /// Lexically normalise an absolute path: drop `.`, apply `..`.
 pub fn normalize(path: &Path) -> PathBuf {
+    if is_normal(path.as_os_str().as_encoded_bytes()) {
+        return path.to_path_buf();
+    }
     let mut out = PathBuf::from("/");
     for c in path.components() {
         match c {
@@ -110,11 +112,41 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// `s` with `{workspace}`, `{home}` (as `home`) and `{tmp}` replaced.
+/// Absolute, without empty, `.` or `..` components or a trailing `/`: what [`normalize`] makes.
+fn is_normal(b: &[u8]) -> bool {
+    b == b"/"
+        || (b.starts_with(b"/")
+            && !b.ends_with(b"/")
+            && b.split(|c| *c == b'/')
+                .skip(1)
+                .all(|c| !matches!(c, b"" | b"." | b"..")))
+}
+
+/// `s` with `{workspace}`, `{home}` (as `home`) and `{tmp}` replaced, in one pass.
 fn substitute(s: &str, vars: &Vars, home: &Path) -> String {
-    s.replace("{workspace}", &vars.workspace.to_string_lossy())
-        .replace("{home}", &home.to_string_lossy())
-        .replace("{tmp}", &vars.tmp.to_string_lossy())
+    let values = [
+        ("{workspace}", vars.workspace.as_path()),
+        ("{home}", home),
+        ("{tmp}", vars.tmp.as_path()),
+    ];
+    let mut out = String::with_capacity(s.len() + 64);
+    let mut rest = s;
+    while let Some(i) = rest.find('{') {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i..];
+        match values.iter().find(|(k, _)| tail.starts_with(k)) {
+            Some((k, v)) => {
+                out.push_str(&v.to_string_lossy());
+                rest = &tail[k.len()..];
+            }
+            None => {
+                out.push('{');
+                rest = &tail[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 fn plus_paths<'a>(pats: impl Iterator<Item = &'a PathPattern>, vars: &Vars) -> Vec<PathBuf> {
@@ -137,10 +169,10 @@ fn expand_all(
     vars: &Vars,
     grant: bool,
 ) -> Result<Vec<PathEntry>, ProfileError> {
-    let mut out: Vec<PathEntry> = Vec::new();
+    let mut out: Vec<PathEntry> = Vec::with_capacity(pats.len());
     // Normalised paths are equal when their bytes are: a set of bytes keeps this linear (the
     // built-in secrets list has over a hundred entries, each expanded once per home).
-    let mut seen: HashSet<OsString> = HashSet::new();
+    let mut seen = PathSet::with_capacity_and_hasher(pats.len(), Default::default());
     for p in pats {
         let (optional, s) = match (p.pattern.strip_prefix('?'), p.pattern.strip_prefix('+')) {
             (Some(rest), _) => (true, rest),
@@ -182,6 +214,30 @@ fn expand_all(
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn normalising_and_substituting() {
+        for (p, n) in [
+            ("/a/b", "/a/b"),
+            ("/", "/"),
+            ("/a//b/", "/a/b"),
+            ("/a/./b", "/a/b"),
+            ("/a/../b", "/b"),
+            ("/a/.b/..c", "/a/.b/..c"),
+        ] {
+            assert_eq!(normalize(Path::new(p)), PathBuf::from(n), "{p}");
+        }
+        let vars = Vars {
+            workspace: "/ws".into(),
+            home: "/h".into(),
+            tmp: "/t".into(),
+            other_homes: Vec::new(),
+        };
+        assert_eq!(
+            substitute("{home}/x{tmp}{workspace}/{y}", &vars, Path::new("/h2")),
+            "/h2/x/t/ws/{y}"
+        );
+    }
 
     #[test]
     fn denials_cover_every_home_and_grants_only_the_first() {
