@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Process overhead of `sbx run` against a bare spawn, measured in one run with hyperfine -N,
 # plus bubblewrap with comparable isolation when it is installed, and sbx's peak RSS.
-# Usage: benches/overhead.sh [runs]   (builds the release binary first)
+# Usage: benches/overhead.sh [runs] [baseline-sbx]   (builds the release binary first; a second
+# sbx binary, say a build of an earlier commit, is measured in the same run for comparison)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 runs=${1:-300}
+baseline=${2:-}
 command -v hyperfine >/dev/null || { apt-get update -qq && apt-get install -y -qq hyperfine >/dev/null; }
 cargo build --release --quiet
 # .cargo/config.toml builds for the host tuple explicitly, so the binary sits under it.
@@ -26,6 +28,10 @@ cmds=(
   "$sbx run --profile workspace -- /bin/true"
 )
 names=("bare" "sbx workspace (no policy)" "sbx workspace (with policy gate)")
+if [ -n "$baseline" ]; then
+  cmds+=("$baseline run --no-policy --profile workspace -- /bin/true" "$baseline run --profile workspace -- /bin/true")
+  names+=("baseline workspace (no policy)" "baseline workspace (with gate)")
+fi
 # The floor any namespace sandbox pays: creating the same namespaces, one fork, one exec.
 # benches/floor.c does only that, from a static binary; unshare does the same from a dynamic one.
 if command -v cc >/dev/null && { cc -O2 -static -o "$work/floor" "$repo/benches/floor.c" 2>/dev/null ||

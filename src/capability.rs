@@ -6,8 +6,8 @@
 //! widen it.
 #![forbid(unsafe_code)]
 
+pub use crate::environment::{EnvPolicy, Inherit};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Where a resolved entry came from: a profile file (or built-in) and line.
@@ -146,13 +146,6 @@ impl Default for Isolation {
     }
 }
 
-/// The environment a command starts with: cleared, then `pass` copied from the caller, then `set`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EnvPolicy {
-    pub pass: Vec<String>,
-    pub set: BTreeMap<String, String>,
-}
-
 /// Everything the kernel will be asked to enforce for one call.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CapabilitySet {
@@ -243,15 +236,6 @@ impl CapabilitySet {
     /// The greatest set that both `self` and `other` allow. Denials of both are kept.
     #[must_use]
     pub fn intersect(&self, other: &Self) -> Self {
-        let env_pass = self
-            .env
-            .pass
-            .iter()
-            .filter(|v| other.env.pass.contains(v))
-            .cloned()
-            .collect();
-        let mut set = self.env.set.clone();
-        set.retain(|k, v| other.env.set.get(k) == Some(v));
         let mut extra = self.extra_denied_syscalls.clone();
         for s in &other.extra_denied_syscalls {
             if !extra.contains(s) {
@@ -282,10 +266,7 @@ impl CapabilitySet {
                 open_files: min_limit(self.limits.open_files, other.limits.open_files),
             },
             isolation: self.isolation.stricter(other.isolation),
-            env: EnvPolicy {
-                pass: env_pass,
-                set,
-            },
+            env: self.env.intersect(&other.env),
             extra_denied_syscalls: extra,
         }
     }
@@ -316,12 +297,7 @@ impl CapabilitySet {
             && limit_le(l.cpu_seconds, o.cpu_seconds)
             && limit_le(l.open_files, o.open_files)
             && self.isolation.at_least(other.isolation)
-            && self.env.pass.iter().all(|v| other.env.pass.contains(v))
-            && self
-                .env
-                .set
-                .iter()
-                .all(|(k, v)| other.env.set.get(k) == Some(v))
+            && self.env.is_subset_of(&other.env)
             && other
                 .extra_denied_syscalls
                 .iter()

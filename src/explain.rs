@@ -1,6 +1,7 @@
 //! `sbx explain`: a profile's resolved plan, with the origin of every entry.
 use crate::{cwd, setup_error};
-use sbx::capability::Origin;
+use sbx::capability::{EnvPolicy, Inherit, Origin};
+use sbx::environment::SECRET_NAMES;
 use sbx::exec::Sandbox;
 use sbx::host::Host;
 use sbx::profile::Profile;
@@ -31,7 +32,12 @@ pub fn explain(profile: &str, workspace: Option<PathBuf>, json: bool) -> ExitCod
         let origins = serde_json::json!({
             "network": prof.network.1,
             "isolation": isolation,
-            "environment": {"pass": prof.env_pass_origins, "set": prof.env_set_origins},
+            "environment": {
+                "inherit": inherit_origin(prof),
+                "pass": prof.env_pass_origins,
+                "deny": prof.env_deny_origins,
+                "set": prof.env_set_origins,
+            },
             "limits": {"timeout": limit("timeout"), "output": limit("output")},
         });
         println!(
@@ -111,22 +117,7 @@ pub fn explain(profile: &str, workspace: Option<PathBuf>, json: bool) -> ExitCod
         limit("output")
     );
     println!("  pids cgroup = {:?}", plan.cgroup_pids_max);
-    println!("environment: cleared, then");
-    for name in &plan.env_pass {
-        let o = prof.env_pass_origins.get(name);
-        println!(
-            "  pass {name:<20} {}",
-            o.map(ToString::to_string).unwrap_or_default()
-        );
-    }
-    for (name, value) in &plan.env_set {
-        let o = prof.env_set_origins.get(name);
-        println!(
-            "  set  {name}={value} {}",
-            o.map(ToString::to_string)
-                .unwrap_or_else(|| "sbx (the run)".into())
-        );
-    }
+    print_env(prof, &plan.env);
     println!("report:");
     for l in &plan.report {
         println!("  {:<16} {:?} {}", l.name, l.status, l.detail);
@@ -154,4 +145,48 @@ fn isolation_origins(p: &Profile) -> BTreeMap<&'static str, Origin> {
         (k, o)
     })
     .collect()
+}
+
+fn inherit_origin(p: &Profile) -> Origin {
+    p.env_inherit_origin.clone().unwrap_or_else(|| {
+        Origin::builtin(&format!(
+            "environment.inherit (default: {})",
+            Inherit::default().as_str()
+        ))
+    })
+}
+
+/// The environment rules in the order they apply: deny, pass, the inherit mode with the
+/// built-in secret names, then fixed values.
+fn print_env(prof: &Profile, env: &EnvPolicy) {
+    let from = |o: Option<&Origin>| o.map(ToString::to_string).unwrap_or_default();
+    println!(
+        "environment: inherit = {} from {}",
+        env.inherit.as_str(),
+        inherit_origin(prof)
+    );
+    for name in &env.deny {
+        let o = prof.env_deny_origins.get(name);
+        println!("  deny {name:<20} {}", from(o));
+    }
+    for name in &env.pass {
+        let o = prof.env_pass_origins.get(name);
+        println!("  pass {name:<20} {}", from(o));
+    }
+    match env.inherit {
+        Inherit::AllButSecrets => {
+            println!("  then the caller's other variables, except secret-shaped names (built in):");
+            for (pattern, reason) in SECRET_NAMES {
+                println!("    drop {pattern:<24} {reason}");
+            }
+        }
+        Inherit::None => println!("  nothing else of the caller's"),
+    }
+    for (name, value) in &env.set {
+        let o = prof.env_set_origins.get(name);
+        println!(
+            "  set  {name}={value} {}",
+            o.map_or_else(|| "sbx (the run)".into(), ToString::to_string)
+        );
+    }
 }

@@ -64,12 +64,13 @@
 //! `examples/harness.rs`.
 
 pub mod capability;
+pub mod environment;
 pub mod pipeline;
 pub mod policy;
 pub mod shell;
 
 pub use capability::{
-    CapabilitySet, EnvPolicy, FsCaps, Isolation, Limits, NetworkMode, Origin, PathEntry,
+    CapabilitySet, EnvPolicy, FsCaps, Inherit, Isolation, Limits, NetworkMode, Origin, PathEntry,
 };
 pub mod enforce;
 pub mod exec;
@@ -77,6 +78,7 @@ pub mod gitconfig;
 pub mod hook;
 pub mod host;
 mod lines;
+mod pathset;
 pub mod plan;
 pub mod profile;
 pub mod serve;

@@ -1,10 +1,12 @@
 //! `sbx run`: the permission gate (unless skipped), then the command in the sandbox, with
 //! its gaps warned about and its result optionally as JSON.
 use crate::{cwd, gate, setup_error};
-use sbx::exec::{Output, RunRequest, Sandbox};
+use sbx::exec::{Output, RunRequest, Sandbox, Stream};
 use sbx::profile::Profile;
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// `gate`: the policy file and mode for the permission pipeline, or `None` to skip it.
@@ -47,7 +49,13 @@ pub fn run(
     req.cwd = cwd();
     req.env = std::env::vars_os().collect();
     req.timeout = timeout.filter(|t| *t > 0.0).map(Duration::from_secs_f64);
-    req.output = Output::Inherit;
+    // The report goes on stdout after the command's output: it must start its own line.
+    let open_line = Arc::new(AtomicBool::new(false));
+    req.output = if json && json_out.is_none() {
+        relay_tracking_lines(Arc::clone(&open_line))
+    } else {
+        Output::Inherit
+    };
     req.forward_signals = true;
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -85,7 +93,14 @@ pub fn run(
                     eprintln!("sbx: cannot write {}: {e}", path.display());
                 }
             }
-            None => println!("{text}"),
+            None => {
+                let lead = if open_line.load(Ordering::Relaxed) {
+                    "\n"
+                } else {
+                    ""
+                };
+                println!("{lead}{text}");
+            }
         }
     }
     result.code()
@@ -107,6 +122,29 @@ fn report_protected(result: &sbx::exec::RunResult) {
         );
     }
     if result.protected_failed {
-        eprintln!("sbx: the run fails (exit 122): the profile sets protected_change = \"fail\"");
+        let why = if result.protected.iter().all(|p| p.undone()) {
+            "the profile sets protected_change = \"fail\""
+        } else {
+            "a protected path could not be undone"
+        };
+        eprintln!("sbx: the run fails (exit 122): {why}");
     }
+}
+
+/// The command's output relayed as it arrives, noting whether what went to stdout last left a
+/// line open (did not end in a newline, or may not have been written whole).
+fn relay_tracking_lines(open_line: Arc<AtomicBool>) -> Output {
+    use std::io::Write;
+    Output::Callback(Box::new(move |stream, chunk| match stream {
+        Stream::Stdout => {
+            let mut out = std::io::stdout().lock();
+            let whole = out.write_all(chunk).and_then(|()| out.flush()).is_ok();
+            if let Some(&last) = chunk.last() {
+                open_line.store(!whole || last != b'\n', Ordering::Relaxed);
+            }
+        }
+        Stream::Stderr => {
+            let _ = std::io::stderr().write_all(chunk);
+        }
+    }))
 }

@@ -153,7 +153,7 @@ fn environment_set_fixes_values_and_a_missing_protection_names_its_fix() {
         .output()
         .unwrap();
     assert_eq!(stdout(&o), "fixed-value\n", "{}", text(&o));
-    // Paired: without the profile's value, the caller's is not passed at all.
+    // Paired: without the profile's value, the caller's own reaches the command.
     let o = s
         .sbx(&[
             "run",
@@ -166,7 +166,7 @@ fn environment_set_fixes_values_and_a_missing_protection_names_its_fix() {
         .env("SBX_FIXED", "from-the-caller")
         .output()
         .unwrap();
-    assert_eq!(stdout(&o), "[]\n", "{}", text(&o));
+    assert_eq!(stdout(&o), "[from-the-caller]\n", "{}", text(&o));
     // A required protection the host cannot give: 125, the cause and the fix.
     let p = s.write_profile(
         "needs",
@@ -221,7 +221,7 @@ fn explain_names_the_line_each_entry_came_from() {
     let s = Scratch::new(None);
     let p = s.write_profile(
         "lines",
-        "extends = \"workspace\"\n\n[filesystem]\nwrite = [\"{home}\"]\n\n[limits]\nmemory = \"1GiB\"\ntimeout = \"5m\"\n\n[syscalls]\ndeny = [\"sysinfo\"]\n[network]\nmode = \"none\"\n[isolation]\npid = false\n[environment]\npass = [\"FOO\"]\nset = { BAR = \"1\" }\n",
+        "extends = \"workspace\"\n\n[filesystem]\nwrite = [\"{home}\"]\n\n[limits]\nmemory = \"1GiB\"\ntimeout = \"5m\"\n\n[syscalls]\ndeny = [\"sysinfo\"]\n[network]\nmode = \"none\"\n[isolation]\npid = false\n[environment]\npass = [\"FOO\"]\nset = { BAR = \"1\" }\ndeny = [\"BAZ*\"]\ninherit = \"none\"\n",
     );
     let o = s
         .sbx(&["explain", "--json", "--profile", p.to_str().unwrap()])
@@ -259,12 +259,52 @@ fn explain_names_the_line_each_entry_came_from() {
     assert_eq!(o["isolation"]["pid"]["line"], 15, "{o}");
     assert_eq!(o["environment"]["pass"]["FOO"]["line"], 17, "{o}");
     assert_eq!(o["environment"]["set"]["BAR"]["line"], 18, "{o}");
+    assert_eq!(o["environment"]["deny"]["BAZ*"]["line"], 19, "{o}");
+    assert_eq!(o["environment"]["inherit"]["line"], 20, "{o}");
+    assert_eq!(v["plan"]["env"]["inherit"], "none");
+    assert_eq!(v["plan"]["env"]["deny"][0], "BAZ*");
     assert_eq!(o["limits"]["timeout"]["line"], 8, "{o}");
     assert_eq!(o["environment"]["pass"]["PATH"]["source"], "builtin:base");
     assert_eq!(o["isolation"]["ipc"]["source"], "sbx");
     // Built-in entries name the built-in profile they came from.
     let tmp = rules.iter().find(|r| r["path"] == "/tmp").unwrap();
     assert_eq!(tmp["origin"]["source"], "builtin:read-only");
+}
+
+#[test]
+fn environment_keys_are_validated_with_file_line_and_key() {
+    let s = Scratch::new(None);
+    for (body, line, key, says) in [
+        (
+            "inherit = \"some\"",
+            3,
+            "environment.inherit",
+            "all-but-secrets",
+        ),
+        ("deny = [\"A*B\"]", 3, "environment.deny", "`*`"),
+        ("pass = [\"PATH\", \"\"]", 3, "environment.pass", "empty"),
+        (
+            "set = { \"A*\" = \"1\" }",
+            3,
+            "environment.set",
+            "whole name",
+        ),
+    ] {
+        let p = s.write_profile(
+            "bad-env",
+            &format!("extends = \"workspace\"\n[environment]\n{body}\n"),
+        );
+        let o = s
+            .sbx(&["explain", "--profile", p.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(125), "{body}: {}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!("bad-env.toml:{line}: `{key}`")) && err.contains(says),
+            "{body}: {err}"
+        );
+    }
 }
 
 #[test]

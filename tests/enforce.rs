@@ -925,47 +925,99 @@ fn dev_has_no_block_or_memory_devices() {
     }
 }
 
+/// `env` under `profile`, with `vars` set by the caller.
+fn env_inside(s: &Scratch, profile: &str, vars: &[(&str, &str)]) -> std::process::Output {
+    let mut c = s.command(profile, "env");
+    for (k, v) in vars {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
 #[test]
-fn environment_is_cleared_unless_passed() {
+fn secret_shaped_variables_are_dropped_unless_passed() {
+    let vars = [
+        ("SECRET_TOKEN", "ENV-SENTINEL-TOKEN"),
+        ("OPENAI_API_KEY", "ENV-SENTINEL-KEY"),
+        ("SSH_AUTH_SOCK", "ENV-SENTINEL-AGENT"),
+        ("SBX_PLAIN", "ENV-SENTINEL-PLAIN"),
+    ];
     for u in users() {
         let s = Scratch::new(u);
-        let wide = s.write_profile("wide", WIDE);
-        let blocked = s
-            .sbx(&[
-                "run",
-                "--no-policy",
-                "--profile",
-                "workspace",
-                "--",
-                "sh",
-                "-c",
-                "env",
-            ])
-            .env("SECRET_TOKEN", "ENV-SENTINEL")
-            .output()
-            .unwrap();
-        assert!(!stdout(&blocked).contains("ENV-SENTINEL"), "{}", s.label());
-        assert!(stdout(&blocked).contains("PATH="));
-        let allowed = s
-            .sbx(&[
-                "run",
-                "--no-policy",
-                "--profile",
-                wide.to_str().unwrap(),
-                "--",
-                "sh",
-                "-c",
-                "env",
-            ])
-            .env("SECRET_TOKEN", "ENV-SENTINEL")
-            .output()
-            .unwrap();
-        assert!(
-            stdout(&allowed).contains("ENV-SENTINEL"),
-            "{}: {}",
-            s.label(),
-            text(&allowed)
+        let passing = s.write_profile(
+            "passing",
+            "extends = \"workspace\"\n[environment]\npass = [\"SECRET_TOKEN\", \"OPENAI_*\", \"SSH_AUTH_SOCK\"]\n",
         );
+        let denying = s.write_profile(
+            "denying",
+            "extends = \"workspace\"\n[environment]\ndeny = [\"SBX_PLAIN\"]\n",
+        );
+        let blocked = stdout(&env_inside(&s, "workspace", &vars));
+        for (name, value) in &vars[..3] {
+            assert!(
+                !blocked.contains(value),
+                "{}: {name} leaked: {blocked}",
+                s.label()
+            );
+        }
+        assert!(
+            blocked.contains("SBX_PLAIN=ENV-SENTINEL-PLAIN"),
+            "{}: {blocked}",
+            s.label()
+        );
+        // Paired: a profile whose `pass` keeps them lets them through...
+        let allowed = stdout(&env_inside(&s, passing.to_str().unwrap(), &vars));
+        for (name, value) in &vars {
+            assert!(
+                allowed.contains(&format!("{name}={value}")),
+                "{}: {name} missing: {allowed}",
+                s.label()
+            );
+        }
+        // ...and one whose `deny` names a harmless variable drops it.
+        let denied = stdout(&env_inside(&s, denying.to_str().unwrap(), &vars));
+        assert!(
+            !denied.contains("ENV-SENTINEL-PLAIN"),
+            "{}: {denied}",
+            s.label()
+        );
+        assert!(denied.contains("PATH="), "{}: {denied}", s.label());
+    }
+}
+
+#[test]
+fn toolchain_variables_reach_the_command_except_under_strict() {
+    let vars = [
+        ("RUSTUP_HOME", "/opt/sbx-test/rustup"),
+        ("CARGO_HOME", "/opt/sbx-test/cargo"),
+        ("JAVA_HOME", "/opt/sbx-test/jdk"),
+        ("VIRTUAL_ENV", "/opt/sbx-test/venv"),
+        ("GOPATH", "/opt/sbx-test/go"),
+        ("GITHUB_SHA", "0123abc"),
+    ];
+    for u in users() {
+        let s = Scratch::new(u);
+        for profile in ["workspace", "ci"] {
+            let o = env_inside(&s, profile, &vars);
+            for (name, value) in &vars {
+                assert!(
+                    stdout(&o).contains(&format!("{name}={value}\n")),
+                    "{} under {profile}: {name} missing: {}",
+                    s.label(),
+                    text(&o)
+                );
+            }
+        }
+        let o = env_inside(&s, "strict", &vars);
+        assert!(stdout(&o).contains("PATH="), "{}: {}", s.label(), text(&o));
+        for (name, _) in &vars {
+            assert!(
+                !stdout(&o).contains(&format!("{name}=")),
+                "{} under strict: {name} passed: {}",
+                s.label(),
+                text(&o)
+            );
+        }
     }
 }
 
@@ -1214,6 +1266,46 @@ fn json_report_describes_the_run() {
             );
         }
         assert!(out.starts_with("out\n"));
+    }
+}
+
+#[test]
+fn json_report_starts_its_own_line_whatever_the_command_printed() {
+    let forged = r#"{"exit_code":0,"timed_out":false,"code":0}"#;
+    for u in users() {
+        let s = Scratch::new(u);
+        for (script, code, before) in [
+            ("printf partial; exit 4".to_string(), 4, "partial"),
+            (format!("printf '%s' '{forged}'; exit 5"), 5, forged),
+            (format!("echo '{forged}'; exit 6"), 6, forged),
+        ] {
+            let o = s
+                .sbx(&["run", "--no-policy", "--json", "--", "sh", "-c", &script])
+                .output()
+                .unwrap();
+            assert_eq!(o.status.code(), Some(code), "{}: {}", s.label(), text(&o));
+            let out = stdout(&o);
+            let lines: Vec<&str> = out.lines().collect();
+            assert!(
+                out.ends_with('\n') && lines.len() == 2,
+                "{}: {out:?}",
+                s.label()
+            );
+            assert_eq!(lines[0], before, "{}: {out:?}", s.label());
+            let v: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
+            assert_eq!(v["exit_code"], code, "{}: {out:?}", s.label());
+            assert!(
+                v["enforcement"]["layers"].is_array(),
+                "{}: {out:?}",
+                s.label()
+            );
+        }
+        // Paired: without --json the command's output is relayed as it was, no newline added.
+        let o = s
+            .sbx(&["run", "--no-policy", "--", "sh", "-c", "printf partial"])
+            .output()
+            .unwrap();
+        assert_eq!(stdout(&o), "partial", "{}: {}", s.label(), text(&o));
     }
 }
 

@@ -178,8 +178,8 @@ fn sh_quote(s: &str) -> String {
 }
 
 /// The toolchain's bin directory, as seen by the test's own environment (rustup's proxies in
-/// ~/.cargo/bin need RUSTUP_HOME, which the sandbox does not pass; the toolchain's own binaries
-/// do not).
+/// ~/.cargo/bin need a rustup home, which the scenario's scratch home does not have and uid
+/// 65534 cannot reach; the toolchain's own binaries do not).
 fn rust_bin() -> Option<String> {
     let o = std::process::Command::new("rustc")
         .args(["--print", "sysroot"])
@@ -497,4 +497,50 @@ fn floor_allows_writes_to_private_dev_shm() {
         let o = s.run("workspace", "echo shm-ok > /dev/shm/f && cat /dev/shm/f");
         assert_eq!(stdout(&o), "shm-ok\n", "{}: {}", s.label(), text(&o));
     }
+}
+
+/// The caller's rustup and cargo homes (variables, not the scratch home) reach the command: a
+/// crate is built and run through rustup's proxies under `workspace` and `ci`. Paired: the same
+/// file-system grants without the caller's environment (`inherit = "none"`) leave the proxy
+/// without a toolchain. As root, whose rustup installation this is.
+#[test]
+fn cargo_through_rustup_proxies_with_the_callers_homes() {
+    let proxies = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".cargo")))
+        .map(|c| c.join("bin"));
+    let rustup_home = std::env::var_os("RUSTUP_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".rustup")));
+    let (Some(bin), Some(rustup_home)) = (proxies, rustup_home) else {
+        require("a rustup installation", false);
+        return;
+    };
+    if !require("rustup's proxies", bin.join("rustup").exists()) || users().is_empty() {
+        return;
+    }
+    let s = Scratch::new(None);
+    let cleared = s.write_profile(
+        "cleared",
+        "extends = \"workspace\"\n[environment]\ninherit = \"none\"\n",
+    );
+    let script = "rm -rf hello && cargo new -q --vcs none hello && cd hello && cargo run -q";
+    let run = |profile: &str| {
+        s.command(profile, script)
+            .env("PATH", format!("{}:{STD_PATH}", bin.display()))
+            .env("RUSTUP_HOME", &rustup_home)
+            .env("CARGO_HOME", bin.parent().unwrap())
+            .output()
+            .unwrap()
+    };
+    for profile in ["workspace", "ci"] {
+        let o = run(profile);
+        assert_eq!(stdout(&o), "Hello, world!\n", "{profile}: {}", text(&o));
+    }
+    let o = run(cleared.to_str().unwrap());
+    assert!(
+        !o.status.success() && text(&o).contains("rustup"),
+        "without RUSTUP_HOME the proxy found a toolchain: {}",
+        text(&o)
+    );
 }

@@ -85,10 +85,16 @@ pub(crate) fn home_dir() -> PathBuf {
     if let Some(h) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
         return PathBuf::from(h);
     }
+    account_home().unwrap_or_else(|| PathBuf::from("/"))
+}
+
+/// The home directory of this process's user in the password database, which programs that
+/// ignore `HOME` (ssh among them) take for theirs.
+fn account_home() -> Option<PathBuf> {
     nix::unistd::User::from_uid(nix::unistd::geteuid())
         .ok()
         .flatten()
-        .map_or_else(|| PathBuf::from("/"), |u| u.dir)
+        .map(|u| u.dir)
 }
 
 impl Sandbox {
@@ -131,11 +137,16 @@ impl Sandbox {
         } else {
             host_tmp.map_or_else(|| std::env::temp_dir().join("sbx-RUN"), Path::to_path_buf)
         };
-        Vars {
+        let mut vars = Vars {
             workspace: workspace.to_path_buf(),
             home: home_dir(),
             tmp,
+            other_homes: Vec::new(),
+        };
+        if let Some(h) = account_home() {
+            vars.add_home(&h);
         }
+        vars
     }
 
     /// Resolve the capability set for a workspace.
@@ -160,23 +171,21 @@ impl Sandbox {
         workspace: &Path,
         host: &Host,
     ) -> Result<(CapabilitySet, SandboxPlan), RunError> {
-        self.plan_with_tmp(workspace, host, None, None, None)
+        self.plan_with_vars(&self.vars(workspace, host, None), host, None, None)
     }
 
     /// `narrow`, when given, is intersected with the profile's set: it can only take away.
     /// `resolved` is used when it is this sandbox's, for the same variables.
-    fn plan_with_tmp(
+    fn plan_with_vars(
         &self,
-        workspace: &Path,
+        vars: &Vars,
         host: &Host,
-        host_tmp: Option<&Path>,
         narrow: Option<&CapabilitySet>,
         resolved: Option<Resolved>,
     ) -> Result<(CapabilitySet, SandboxPlan), RunError> {
-        let vars = self.vars(workspace, host, host_tmp);
-        let mut caps = match resolved.filter(|r| r.sandbox == self.id && r.vars == vars) {
+        let mut caps = match resolved.filter(|r| r.sandbox == self.id && r.vars == *vars) {
             Some(r) => r.caps,
-            None => self.profile.resolve(&vars)?,
+            None => self.profile.resolve(vars)?,
         };
         if let Some(n) = narrow {
             caps = caps.intersect(n);

@@ -25,13 +25,6 @@ pub(super) struct Launch {
     pub(super) protected_change: crate::capability::ProtectedChange,
 }
 
-fn env_allowed(name: &[u8], pass: &[String]) -> bool {
-    pass.iter().any(|p| match p.strip_suffix('*') {
-        Some(prefix) => name.starts_with(prefix.as_bytes()),
-        None => name == p.as_bytes(),
-    })
-}
-
 impl Sandbox {
     pub(super) fn prepare(
         &self,
@@ -47,7 +40,11 @@ impl Sandbox {
         } else {
             Some(make_host_tmp()?)
         };
-        let vars = self.vars(workspace, host, host_tmp.as_deref());
+        let mut vars = self.vars(workspace, host, host_tmp.as_deref());
+        // The home the command is given is one it may take for its own: hide its secrets too.
+        if let Some((_, h)) = req.env.iter().find(|(k, _)| k == "HOME") {
+            vars.add_home(Path::new(h));
+        }
         let mut resolved = resolved;
         for dir in self.profile.dirs_to_create(&vars) {
             if !dir.exists() {
@@ -56,28 +53,28 @@ impl Sandbox {
                 make_dir(&dir, true)?;
             }
         }
-        let (caps, mut plan) =
-            match self.plan_with_tmp(workspace, host, host_tmp.as_deref(), caps, resolved) {
-                Ok(x) => x,
-                Err(e) => {
-                    if let Some(d) = &host_tmp {
-                        let _ = std::fs::remove_dir_all(d);
-                    }
-                    return Err(e);
+        let (caps, mut plan) = match self.plan_with_vars(&vars, host, caps, resolved) {
+            Ok(x) => x,
+            Err(e) => {
+                if let Some(d) = &host_tmp {
+                    let _ = std::fs::remove_dir_all(d);
                 }
-            };
+                return Err(e);
+            }
+        };
         if let Some(dir) = &host_tmp {
-            plan.env_set
+            plan.env
+                .set
                 .insert("TMPDIR".into(), dir.display().to_string());
         }
-        // Environment: cleared, then the pass list, then fixed values.
+        // Environment: what the policy keeps of the caller's, then fixed values.
         let mut env: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
         for (k, v) in &req.env {
-            if env_allowed(k.as_bytes(), &plan.env_pass) {
+            if plan.env.keeps(k.as_bytes()) {
                 env.insert(k.as_bytes().to_vec(), v.as_bytes().to_vec());
             }
         }
-        for (k, v) in &plan.env_set {
+        for (k, v) in &plan.env.set {
             env.insert(k.as_bytes().to_vec(), v.as_bytes().to_vec());
         }
         let path_var = env

@@ -2,6 +2,7 @@
 //! asks the real one and remembers each answer.
 #![forbid(unsafe_code)]
 
+use crate::pathset::PathMap;
 use std::path::{Path, PathBuf};
 
 /// Lists a directory's entries; injected so that the plan stays testable.
@@ -20,12 +21,12 @@ pub trait DirLister {
 #[derive(Default)]
 pub struct RealFs {
     /// `(exists, is a directory following symlinks, is a symlink)` per path asked about.
-    seen: std::cell::RefCell<std::collections::HashMap<PathBuf, (bool, bool, bool)>>,
+    seen: std::cell::RefCell<PathMap<(bool, bool, bool)>>,
 }
 
 impl RealFs {
     fn lookup(&self, path: &Path) -> (bool, bool, bool) {
-        if let Some(v) = self.seen.borrow().get(path) {
+        if let Some(v) = self.seen.borrow().get(path.as_os_str()) {
             return *v;
         }
         let v = match path.symlink_metadata() {
@@ -33,7 +34,9 @@ impl RealFs {
             Ok(m) => (true, m.is_dir(), false),
             Err(_) => (false, false, false),
         };
-        self.seen.borrow_mut().insert(path.to_path_buf(), v);
+        self.seen
+            .borrow_mut()
+            .insert(path.as_os_str().to_os_string(), v);
         v
     }
 }

@@ -7,6 +7,7 @@ use crate::capability::{NetworkMode, Origin, PathEntry};
 use crate::host::{Availability, LANDLOCK_ABI};
 use crate::profile::Protection;
 use serde::Serialize;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 /// Landlock filesystem rights, by name, grouped as sbx grants them.
@@ -167,10 +168,10 @@ pub(super) fn landlock_plan(
         let mut rules = Vec::new();
         // Secrets hidden by a mount need no Landlock rules around them; the others (and all of
         // them when there is no mount namespace) are kept out by granting around them.
-        let hidden: Vec<&PathBuf> = mounts
+        let hidden: HashSet<&Path> = mounts
             .iter()
             .filter_map(|m| match m {
-                MountStep::Hide { target, .. } => Some(target),
+                MountStep::Hide { target, .. } => Some(target.as_path()),
                 MountStep::Tmpfs { .. }
                 | MountStep::Proc
                 | MountStep::MinimalDev
@@ -187,11 +188,13 @@ pub(super) fn landlock_plan(
             required: false,
             origin: Origin::builtin("isolation.minimal_dev (no mount namespace)"),
         };
+        // A denied path that does not exist needs no rules (looked up once here, not once per
+        // grant it lies under).
         let mut deny_r: Vec<&PathEntry> = caps
             .fs
             .deny_read
             .iter()
-            .filter(|d| !hidden.contains(&&d.path))
+            .filter(|d| !hidden.contains(d.path.as_path()) && fs.exists(&d.path))
             .collect();
         if host_dev_only {
             deny_r.push(&host_dev);

@@ -195,8 +195,8 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
         }
     }
 
-    let mut env_set = caps.env.set.clone();
-    env_set
+    let mut env = caps.env.clone();
+    env.set
         .entry("TMPDIR".into())
         .or_insert_with(|| tmp.display().to_string());
     Ok(SandboxPlan {
@@ -210,8 +210,7 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
         network: caps.network,
         tree_kill,
         hostname: namespaces.uts.then(|| "sbx".to_string()),
-        env_pass: caps.env.pass.clone(),
-        env_set,
+        env,
         timeout_ms: l.timeout_ms,
         output_bytes: l.output_bytes,
         report,

@@ -3,9 +3,8 @@
 #![forbid(unsafe_code)]
 
 use super::{LandlockPlan, MountStep, RlimitStep, SeccompPlan};
-use crate::capability::NetworkMode;
+use crate::capability::{EnvPolicy, NetworkMode};
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Namespaces {
@@ -58,9 +57,9 @@ pub struct SandboxPlan {
     pub network: NetworkMode,
     pub tree_kill: TreeKill,
     pub hostname: Option<String>,
-    /// Environment: name -> (value or None to copy from the caller, origin).
-    pub env_pass: Vec<String>,
-    pub env_set: BTreeMap<String, String>,
+    /// Which of the caller's variables the command gets, and the fixed values (`TMPDIR` among
+    /// them).
+    pub env: EnvPolicy,
     pub timeout_ms: Option<u64>,
     pub output_bytes: Option<u64>,
     pub report: Vec<Layer>,

@@ -3,9 +3,10 @@
 #![forbid(unsafe_code)]
 
 use super::limits::{LimitParser, LimitValue, parse_count, parse_duration_secs, parse_size};
-use super::raw::RawProfile;
+use super::raw::{RawEnv, RawProfile};
 use super::{PathPattern, Profile, ProfileError};
 use crate::capability::{EnvPolicy, Isolation, NetworkMode, Origin, ProtectedChange};
+use crate::environment::pattern_error;
 use crate::lines::LineIndex;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -138,28 +139,33 @@ impl Profile {
                 }
             }
         }
+        // Each file's own entries are validated as they are added (the parent's already were).
         let add = |dst: &mut Vec<PathPattern>, items: Vec<Spanned<String>>, key: &str| {
+            dst.reserve(items.len());
             for it in items {
                 let origin = src.origin(it.span(), key);
-                dst.push(PathPattern {
+                let pat = PathPattern {
                     pattern: it.into_inner(),
                     origin,
-                });
+                };
+                validate_pattern(&pat)?;
+                dst.push(pat);
             }
+            Ok::<(), ProfileError>(())
         };
-        add(&mut p.read, raw.filesystem.read, "filesystem.read");
-        add(&mut p.write, raw.filesystem.write, "filesystem.write");
-        add(&mut p.execute, raw.filesystem.execute, "filesystem.execute");
+        add(&mut p.read, raw.filesystem.read, "filesystem.read")?;
+        add(&mut p.write, raw.filesystem.write, "filesystem.write")?;
+        add(&mut p.execute, raw.filesystem.execute, "filesystem.execute")?;
         add(
             &mut p.deny_read,
             raw.filesystem.deny_read,
             "filesystem.deny_read",
-        );
+        )?;
         add(
             &mut p.deny_write,
             raw.filesystem.deny_write,
             "filesystem.deny_write",
-        );
+        )?;
         if let Some(c) = raw.filesystem.protected_change {
             p.protected_change = (
                 *c.get_ref(),
@@ -194,19 +200,7 @@ impl Profile {
             }
         }
         if let Some(e) = raw.environment {
-            for v in e.pass {
-                let o = src.origin(v.span(), "environment.pass");
-                let v = v.into_inner();
-                if !p.env.pass.contains(&v) {
-                    p.env.pass.push(v.clone());
-                }
-                p.env_pass_origins.insert(v, o);
-            }
-            for (k, v) in e.set {
-                p.env_set_origins
-                    .insert(k.clone(), src.origin(v.span(), "environment.set"));
-                p.env.set.insert(k, v.into_inner());
-            }
+            apply_env(&mut p, e, &src)?;
         }
         if let Some(s) = raw.syscalls {
             for name in s.deny {
@@ -240,16 +234,6 @@ impl Profile {
             p.policy_sources
                 .push((source_name.to_string(), text.to_string()));
         }
-        for pat in p
-            .read
-            .iter()
-            .chain(&p.write)
-            .chain(&p.execute)
-            .chain(&p.deny_read)
-            .chain(&p.deny_write)
-        {
-            validate_pattern(pat)?;
-        }
         if let Some(pat) = p.deny_write.iter().find(|d| d.pattern.starts_with('+')) {
             return Err(ProfileError::Invalid {
                 source_name: pat.origin.source.clone(),
@@ -281,7 +265,9 @@ impl Profile {
             network: (NetworkMode::None, Origin::builtin("network.mode (default)")),
             limits: BTreeMap::new(),
             env: EnvPolicy::default(),
+            env_inherit_origin: None,
             env_pass_origins: BTreeMap::new(),
+            env_deny_origins: BTreeMap::new(),
             env_set_origins: BTreeMap::new(),
             extra_denied_syscalls: Vec::new(),
             isolation: Isolation::default(),
@@ -290,6 +276,64 @@ impl Profile {
             builtin_base: None,
         }
     }
+}
+
+/// Apply one file's `[environment]` table: `inherit` replaces the parent's, `pass` and `deny`
+/// are appended, `set` names replace the parent's values.
+fn apply_env(p: &mut Profile, e: RawEnv, src: &Source) -> Result<(), ProfileError> {
+    if let Some(i) = e.inherit {
+        p.env_inherit_origin = Some(src.origin(i.span(), "environment.inherit"));
+        p.env.inherit = *i.get_ref();
+    }
+    let lists = [
+        (
+            e.pass,
+            "environment.pass",
+            &mut p.env.pass,
+            &mut p.env_pass_origins,
+        ),
+        (
+            e.deny,
+            "environment.deny",
+            &mut p.env.deny,
+            &mut p.env_deny_origins,
+        ),
+    ];
+    for (items, key, list, origins) in lists {
+        for v in items {
+            let o = src.origin(v.span(), key);
+            let v = v.into_inner();
+            if let Some(message) = pattern_error(&v) {
+                return Err(ProfileError::Invalid {
+                    source_name: o.source,
+                    line: o.line,
+                    key: key.into(),
+                    message,
+                });
+            }
+            if !list.contains(&v) {
+                list.push(v.clone());
+            }
+            origins.insert(v, o);
+        }
+    }
+    for (k, v) in e.set {
+        let o = src.origin(v.span(), "environment.set");
+        if let Some(message) = pattern_error(&k).or_else(|| {
+            k.ends_with('*')
+                .then(|| format!("`{k}`: a fixed value needs a whole name, not a prefix"))
+        }) {
+            return Err(ProfileError::Invalid {
+                source_name: o.source,
+                line: o.line,
+                key: "environment.set".into(),
+                message,
+            });
+        }
+        p.env_set_origins.insert(k.clone(), o);
+        p.env.set.insert(k, v.into_inner());
+    }
+    Ok(())
 }
 
 /// The dotted key of the value at byte `offset`: the nearest `key =` on its line or above,

@@ -43,8 +43,12 @@ pub struct Profile {
     pub network: (NetworkMode, Origin),
     limits: BTreeMap<&'static str, (LimitValue, String)>,
     pub env: EnvPolicy,
-    /// Where each `environment.pass` entry and each `environment.set` name came from.
+    /// Where `environment.inherit` was set; `None` for the default.
+    pub env_inherit_origin: Option<Origin>,
+    /// Where each `environment.pass` and `environment.deny` entry and each `environment.set`
+    /// name came from.
     pub env_pass_origins: BTreeMap<String, Origin>,
+    pub env_deny_origins: BTreeMap<String, Origin>,
     pub env_set_origins: BTreeMap<String, Origin>,
     pub extra_denied_syscalls: Vec<(String, Origin)>,
     pub isolation: Isolation,

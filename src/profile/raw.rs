@@ -3,7 +3,7 @@
 #![forbid(unsafe_code)]
 
 use super::Protection;
-use crate::capability::NetworkMode;
+use crate::capability::{Inherit, NetworkMode};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use toml::Spanned;
@@ -62,8 +62,11 @@ pub(super) struct RawLimits {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawEnv {
+    pub(super) inherit: Option<Spanned<Inherit>>,
     #[serde(default)]
     pub(super) pass: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub(super) deny: Vec<Spanned<String>>,
     #[serde(default)]
     pub(super) set: BTreeMap<String, Spanned<String>>,
 }

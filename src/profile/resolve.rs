@@ -4,6 +4,7 @@
 
 use super::{PathPattern, Profile, ProfileError};
 use crate::capability::{CapabilitySet, FsCaps, Limits, Origin, PathEntry};
+use crate::pathset::PathSet;
 use std::path::{Component, Path, PathBuf};
 
 /// Values substituted into path patterns.
@@ -12,6 +13,27 @@ pub struct Vars {
     pub workspace: PathBuf,
     pub home: PathBuf,
     pub tmp: PathBuf,
+    /// Other homes the command may take for its own (the account's home in the password
+    /// database, the `HOME` a request passes in): `{home}` in `deny_read` and `deny_write` is
+    /// expanded for each of them too. Grants use `home` alone.
+    pub other_homes: Vec<PathBuf>,
+}
+
+impl Vars {
+    /// Add `home` to [`Vars::other_homes`] unless it is already one of the homes.
+    pub fn add_home(&mut self, home: &Path) {
+        if !home.as_os_str().is_empty()
+            && self.home != home
+            && !self.other_homes.iter().any(|h| h == home)
+        {
+            self.other_homes.push(home.to_path_buf());
+        }
+    }
+
+    /// Every home a denial is expanded for, `home` first.
+    fn homes(&self) -> impl Iterator<Item = &Path> {
+        std::iter::once(self.home.as_path()).chain(self.other_homes.iter().map(PathBuf::as_path))
+    }
 }
 
 impl Profile {
@@ -42,6 +64,7 @@ impl Profile {
                 path: normalize(Path::new(&substitute_escaped(
                     p.pattern.strip_prefix('?').unwrap_or(&p.pattern),
                     vars,
+                    &vars.home,
                 ))),
                 required: false,
                 origin: p.origin.clone(),
@@ -149,6 +172,9 @@ fn with_gitlink(mut deny_write: Vec<PathEntry>, vars: &Vars) -> Vec<PathEntry> {
 
 /// Lexically normalise an absolute path: drop `.`, apply `..`.
 pub fn normalize(path: &Path) -> PathBuf {
+    if is_normal(path.as_os_str().as_encoded_bytes()) {
+        return path.to_path_buf();
+    }
     let mut out = PathBuf::from("/");
     for c in path.components() {
         match c {
@@ -162,26 +188,73 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// `s` with `{workspace}`, `{home}` and `{tmp}` replaced.
-fn substitute(s: &str, vars: &Vars) -> String {
-    s.replace("{workspace}", &vars.workspace.to_string_lossy())
-        .replace("{home}", &vars.home.to_string_lossy())
-        .replace("{tmp}", &vars.tmp.to_string_lossy())
+/// Absolute, without empty, `.` or `..` components or a trailing `/`: what [`normalize`] makes.
+fn is_normal(b: &[u8]) -> bool {
+    b == b"/"
+        || (b.starts_with(b"/")
+            && !b.ends_with(b"/")
+            && b.split(|c| *c == b'/')
+                .skip(1)
+                .all(|c| !matches!(c, b"" | b"." | b"..")))
+}
+
+/// `s` with `{workspace}`, `{home}` (as `home`) and `{tmp}` replaced, in one pass.
+fn substitute(s: &str, vars: &Vars, home: &Path) -> String {
+    let values = [
+        ("{workspace}", vars.workspace.as_path()),
+        ("{home}", home),
+        ("{tmp}", vars.tmp.as_path()),
+    ];
+    let mut out = String::with_capacity(s.len() + 64);
+    let mut rest = s;
+    while let Some(i) = rest.find('{') {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i..];
+        match values.iter().find(|(k, _)| tail.starts_with(k)) {
+            Some((k, v)) => {
+                out.push_str(&v.to_string_lossy());
+                rest = &tail[k.len()..];
+            }
+            None => {
+                out.push('{');
+                rest = &tail[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// [`substitute`] with each value escaped for a glob.
-fn substitute_escaped(s: &str, vars: &Vars) -> String {
+fn substitute_escaped(s: &str, vars: &Vars, home: &Path) -> String {
     let esc = |p: &Path| glob::Pattern::escape(&p.to_string_lossy());
     s.replace("{workspace}", &esc(&vars.workspace))
-        .replace("{home}", &esc(&vars.home))
+        .replace("{home}", &esc(home))
         .replace("{tmp}", &esc(&vars.tmp))
 }
 
 fn plus_paths<'a>(pats: impl Iterator<Item = &'a PathPattern>, vars: &Vars) -> Vec<PathBuf> {
     pats.filter_map(|p| p.pattern.strip_prefix('+'))
         .filter(|s| !s.contains(['*', '?', '[']))
-        .map(|s| normalize(Path::new(&substitute(s, vars))))
+        .map(|s| normalize(Path::new(&substitute(s, vars, &vars.home))))
         .collect()
+}
+
+/// The patterns' texts with variables substituted (escaped in a glob): a denial's `{home}`
+/// once per home.
+fn substituted(s: &str, vars: &Vars, grant: bool) -> Vec<String> {
+    let glob = s.contains(['*', '?', '[']);
+    let one = |h: &Path| {
+        if glob {
+            substitute_escaped(s, vars, h)
+        } else {
+            substitute(s, vars, h)
+        }
+    };
+    if grant || !s.contains("{home}") {
+        return vec![one(&vars.home)];
+    }
+    vars.homes().map(one).collect()
 }
 
 fn expand_all(
@@ -189,7 +262,10 @@ fn expand_all(
     vars: &Vars,
     grant: bool,
 ) -> Result<Vec<PathEntry>, ProfileError> {
-    let mut out: Vec<PathEntry> = Vec::new();
+    let mut out: Vec<PathEntry> = Vec::with_capacity(pats.len());
+    // Normalised paths are equal when their bytes are: a set of bytes keeps this linear (the
+    // built-in secrets list has over a hundred entries, each expanded once per home).
+    let mut seen = PathSet::with_capacity_and_hasher(pats.len(), Default::default());
     for p in pats {
         let (optional, s) = match (p.pattern.strip_prefix('?'), p.pattern.strip_prefix('+')) {
             (Some(rest), _) => (true, rest),
@@ -201,27 +277,23 @@ fn expand_all(
         // Whether it is a glob is the profile's say, not the variables' (a workspace named
         // `w[1]`): their values are escaped inside a glob.
         let is_glob = s.contains(['*', '?', '[']);
-        let s = if is_glob {
-            substitute_escaped(s, vars)
-        } else {
-            substitute(s, vars)
-        };
-        let paths: Vec<PathBuf> = if is_glob {
-            glob::glob(&s)
-                .map_err(|e| ProfileError::Invalid {
+        let mut paths: Vec<PathBuf> = Vec::new();
+        for s in substituted(s, vars, grant) {
+            if is_glob {
+                let found = glob::glob(&s).map_err(|e| ProfileError::Invalid {
                     source_name: p.origin.source.clone(),
                     line: p.origin.line,
                     key: p.origin.key.clone(),
                     message: format!("bad glob `{s}`: {e}"),
-                })?
-                .filter_map(Result::ok)
-                .collect()
-        } else {
-            vec![PathBuf::from(&s)]
-        };
+                })?;
+                paths.extend(found.filter_map(Result::ok));
+            } else {
+                paths.push(PathBuf::from(&s));
+            }
+        }
         for path in paths {
             let path = normalize(&path);
-            if out.iter().any(|e| e.path == path) {
+            if !seen.insert(path.as_os_str().to_os_string()) {
                 continue;
             }
             out.push(PathEntry {
@@ -232,4 +304,62 @@ fn expand_all(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn normalising_and_substituting() {
+        for (p, n) in [
+            ("/a/b", "/a/b"),
+            ("/", "/"),
+            ("/a//b/", "/a/b"),
+            ("/a/./b", "/a/b"),
+            ("/a/../b", "/b"),
+            ("/a/.b/..c", "/a/.b/..c"),
+        ] {
+            assert_eq!(normalize(Path::new(p)), PathBuf::from(n), "{p}");
+        }
+        let vars = Vars {
+            workspace: "/ws".into(),
+            home: "/h".into(),
+            tmp: "/t".into(),
+            other_homes: Vec::new(),
+        };
+        assert_eq!(
+            substitute("{home}/x{tmp}{workspace}/{y}", &vars, Path::new("/h2")),
+            "/h2/x/t/ws/{y}"
+        );
+    }
+
+    #[test]
+    fn denials_cover_every_home_and_grants_only_the_first() {
+        let p = Profile::parse(
+            "t",
+            "[filesystem]\nwrite = [\"?{home}/w\"]\ndeny_read = [\"{home}/.s\", \"/etc/x\"]\n",
+        )
+        .unwrap();
+        let mut vars = Vars {
+            workspace: "/ws".into(),
+            home: "/h1".into(),
+            tmp: "/tmp".into(),
+            other_homes: Vec::new(),
+        };
+        vars.add_home(Path::new("/h2"));
+        vars.add_home(Path::new("/h1"));
+        vars.add_home(Path::new("/h2"));
+        assert_eq!(vars.other_homes, [PathBuf::from("/h2")]);
+        let caps = p.resolve(&vars).unwrap();
+        let paths = |v: &[crate::capability::PathEntry]| -> Vec<PathBuf> {
+            v.iter().map(|e| e.path.clone()).collect()
+        };
+        assert_eq!(
+            paths(&caps.fs.deny_read),
+            ["/h1/.s", "/h2/.s", "/etc/x"].map(PathBuf::from)
+        );
+        assert_eq!(paths(&caps.fs.write), [PathBuf::from("/h1/w")]);
+    }
 }

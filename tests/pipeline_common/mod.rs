@@ -42,7 +42,7 @@ pub fn profile_caps() -> CapabilitySet {
         isolation: Isolation::default(),
         env: EnvPolicy {
             pass: vec!["PATH".into(), "HOME".into()],
-            set: Default::default(),
+            ..EnvPolicy::default()
         },
         extra_denied_syscalls: vec![],
     }

@@ -1,0 +1,262 @@
+//! Which of the caller's environment variables reach the command.
+//!
+//! A variable is kept when no `deny` pattern matches it and either a `pass` pattern does or the
+//! policy inherits the caller's environment and the name is not secret-shaped
+//! ([`SECRET_NAMES`]). `set` values are applied last. Patterns are a name or a prefix with a
+//! trailing `*`.
+#![forbid(unsafe_code)]
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// How much of the caller's environment a command starts from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Inherit {
+    /// Nothing but the `pass` list.
+    None,
+    /// Everything except secret-shaped names and the `deny` list.
+    #[default]
+    AllButSecrets,
+}
+
+impl Inherit {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::AllButSecrets => "all-but-secrets",
+        }
+    }
+}
+
+/// The environment a command starts with.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnvPolicy {
+    pub inherit: Inherit,
+    /// Kept even when secret-shaped; under `inherit = none`, the only variables kept.
+    pub pass: Vec<String>,
+    /// Dropped whatever else says; wins over `pass`.
+    pub deny: Vec<String>,
+    /// Fixed values, applied last.
+    pub set: BTreeMap<String, String>,
+}
+
+/// Secret-shaped names, matched without regard to case: `*X*` anywhere in the name, `X*` at its
+/// start, `X` the whole name. With the reason each is dropped; docs/environment.md lists them.
+pub const SECRET_NAMES: &[(&str, &str)] = &[
+    (
+        "*KEY*",
+        "API, access and signing keys (OPENAI_API_KEY, AWS_SECRET_ACCESS_KEY)",
+    ),
+    ("*SECRET*", "client and webhook secrets"),
+    (
+        "*TOKEN*",
+        "access tokens (GITHUB_TOKEN, NPM_TOKEN, CI_JOB_TOKEN, HF_TOKEN)",
+    ),
+    (
+        "*PASS*",
+        "passwords and passphrases (PGPASSWORD, DOCKER_PASS), askpass helpers (GIT_ASKPASS)",
+    ),
+    (
+        "*PWD*",
+        "passwords spelled short (MYSQL_PWD); PWD and OLDPWD themselves are kept",
+    ),
+    (
+        "*CRED*",
+        "credentials and paths to them (GOOGLE_APPLICATION_CREDENTIALS)",
+    ),
+    (
+        "*AUTH*",
+        "auth headers, OAuth tokens, agent sockets (SSH_AUTH_SOCK); not AUTHOR (GIT_AUTHOR_NAME)",
+    ),
+    ("*COOKIE*", "session cookies"),
+    (
+        "*SESSION*",
+        "session ids, the desktop session bus (DBUS_SESSION_BUS_ADDRESS)",
+    ),
+    ("*PRIVATE*", "private keys passed as values"),
+    ("*JWT*", "signed identity tokens (CI_JOB_JWT)"),
+    ("*WEBHOOK*", "webhook URLs, which are their own credential"),
+    (
+        "*DSN*",
+        "connection strings with a password or key (SENTRY_DSN)",
+    ),
+    ("*DATABASE_URL*", "database URLs with a password"),
+    ("REDIS_URL", "a Redis URL with a password"),
+    ("MONGODB_URI", "a MongoDB URI with a password"),
+    ("AWS_*", "AWS account settings and keys"),
+    ("AZURE_*", "Azure account settings and keys"),
+    ("ANTHROPIC_*", "Anthropic API settings and keys"),
+    ("OPENAI_*", "OpenAI API settings and keys"),
+    ("GH_*", "GitHub CLI tokens and settings"),
+    ("OP_*", "1Password CLI sessions and service-account tokens"),
+    ("VAULT_*", "HashiCorp Vault address, token and namespace"),
+    ("KRB5CCNAME", "the Kerberos ticket cache"),
+    ("GPG_AGENT_INFO", "the GnuPG agent socket"),
+    ("DBUS_SYSTEM_BUS_ADDRESS", "the system bus socket"),
+    (
+        "XDG_RUNTIME_DIR",
+        "the caller's runtime directory: agent, keyring and display sockets",
+    ),
+    ("DISPLAY", "the caller's X display: its keyboard and screen"),
+    ("WAYLAND_DISPLAY", "the caller's Wayland display"),
+    (
+        "TMUX",
+        "the caller's tmux server: keys typed into its panes",
+    ),
+    ("STY", "the caller's screen session"),
+    ("KITTY_LISTEN_ON", "kitty's remote-control socket"),
+    ("WEZTERM_UNIX_SOCKET", "WezTerm's control socket"),
+    ("NVIM", "the caller's Neovim server"),
+    ("VSCODE_IPC_HOOK*", "the VS Code window's control socket"),
+    ("VSCODE_GIT_IPC_HANDLE", "VS Code's git credential socket"),
+    (
+        "LD_PRELOAD",
+        "a library loaded into every program the command runs",
+    ),
+    (
+        "LD_AUDIT",
+        "a loader audit library loaded into every program the command runs",
+    ),
+];
+
+/// Names that a `*X*` entry would match but that hold nothing secret.
+const NOT_SECRET: &[&str] = &["PWD", "OLDPWD"];
+
+/// Whether the built-in list calls `name` secret-shaped.
+pub fn secret_shaped(name: &[u8]) -> bool {
+    secret_rule(name).is_some()
+}
+
+/// The built-in entry that makes `name` secret-shaped, if any.
+pub fn secret_rule(name: &[u8]) -> Option<&'static str> {
+    let upper = String::from_utf8_lossy(name).to_ascii_uppercase();
+    if NOT_SECRET.contains(&upper.as_str()) {
+        return None;
+    }
+    // AUTHOR (GIT_AUTHOR_NAME, XAUTHORITY) is not AUTH.
+    let scrubbed = upper.replace("AUTHOR", "-");
+    SECRET_NAMES.iter().map(|(p, _)| *p).find(|p| {
+        match (p.strip_prefix('*'), p.strip_suffix('*')) {
+            (Some(inner), Some(_)) => scrubbed.contains(inner.trim_end_matches('*')),
+            (None, Some(prefix)) => upper.starts_with(prefix),
+            (Some(suffix), None) => upper.ends_with(suffix),
+            (None, None) => upper == *p,
+        }
+    })
+}
+
+/// Whether `pattern` (a name, or a prefix ending in `*`) matches `name`, case-sensitively.
+pub fn pattern_matches(pattern: &str, name: &[u8]) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix.as_bytes()),
+        None => name == pattern.as_bytes(),
+    }
+}
+
+/// Why `pattern` is not a valid `pass` or `deny` entry, if it is not.
+pub fn pattern_error(pattern: &str) -> Option<String> {
+    let body = pattern.strip_suffix('*').unwrap_or(pattern);
+    if body.is_empty() && !pattern.is_empty() {
+        return None; // `*`: every name.
+    }
+    if pattern.is_empty() {
+        return Some("an empty name".into());
+    }
+    if let Some(c) = body.chars().find(|c| matches!(c, '=' | '*' | '\0')) {
+        return Some(format!(
+            "`{pattern}`: `{}` is not allowed in a name (a single `*` may end it, as a prefix)",
+            c.escape_default()
+        ));
+    }
+    None
+}
+
+/// Every name `q` matches, `p` matches too.
+fn covers(p: &str, q: &str) -> bool {
+    match p.strip_suffix('*') {
+        Some(prefix) => q.starts_with(prefix),
+        None => p == q,
+    }
+}
+
+/// The pattern matching exactly the names both match, if any.
+fn meet(p: &str, q: &str) -> Option<String> {
+    if covers(p, q) {
+        Some(q.to_string())
+    } else if covers(q, p) {
+        Some(p.to_string())
+    } else {
+        None
+    }
+}
+
+impl EnvPolicy {
+    /// Whether the caller's variable `name` reaches the command.
+    pub fn keeps(&self, name: &[u8]) -> bool {
+        if self.deny.iter().any(|p| pattern_matches(p, name)) {
+            return false;
+        }
+        if self.pass.iter().any(|p| pattern_matches(p, name)) {
+            return true;
+        }
+        match self.inherit {
+            Inherit::None => false,
+            Inherit::AllButSecrets => !secret_shaped(name),
+        }
+    }
+
+    /// A policy that keeps a variable only when both keep it. When one inherits and the other
+    /// does not, a variable the inheriting side keeps only as non-secret and the other passes
+    /// is dropped too: the result may keep less than both together, never more.
+    #[must_use]
+    pub fn intersect(&self, other: &Self) -> Self {
+        let mut pass: Vec<String> = Vec::new();
+        for p in &self.pass {
+            for q in &other.pass {
+                if let Some(m) = meet(p, q)
+                    && !pass.contains(&m)
+                {
+                    pass.push(m);
+                }
+            }
+        }
+        let mut deny = self.deny.clone();
+        for d in &other.deny {
+            if !deny.contains(d) {
+                deny.push(d.clone());
+            }
+        }
+        let mut set = self.set.clone();
+        set.retain(|k, v| other.set.get(k) == Some(v));
+        Self {
+            inherit: match (self.inherit, other.inherit) {
+                (Inherit::AllButSecrets, Inherit::AllButSecrets) => Inherit::AllButSecrets,
+                (Inherit::None, _) | (_, Inherit::None) => Inherit::None,
+            },
+            pass,
+            deny,
+            set,
+        }
+    }
+
+    /// True when every variable `self` keeps, `other` keeps too, and the fixed values agree.
+    /// Conservative: a `false` may be a subset written differently.
+    pub fn is_subset_of(&self, other: &Self) -> bool {
+        let inherit_ok = self.inherit == Inherit::None || other.inherit == Inherit::AllButSecrets;
+        inherit_ok
+            && self
+                .pass
+                .iter()
+                .all(|p| other.pass.iter().any(|q| covers(q, p)))
+            && other
+                .deny
+                .iter()
+                .all(|d| self.deny.iter().any(|e| covers(e, d)))
+            && self.set.iter().all(|(k, v)| other.set.get(k) == Some(v))
+    }
+}
+
+#[cfg(test)]
+#[path = "environment_tests.rs"]
+mod tests;

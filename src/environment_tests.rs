@@ -1,0 +1,192 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+use super::*;
+use proptest::prelude::*;
+
+fn policy(inherit: Inherit, pass: &[&str], deny: &[&str]) -> EnvPolicy {
+    EnvPolicy {
+        inherit,
+        pass: pass.iter().map(|s| s.to_string()).collect(),
+        deny: deny.iter().map(|s| s.to_string()).collect(),
+        set: BTreeMap::new(),
+    }
+}
+
+#[test]
+fn secret_shaped_names_are_recognised_in_any_case() {
+    for name in [
+        "OPENAI_API_KEY",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_REGION",
+        "GITHUB_TOKEN",
+        "npm_config__authToken",
+        "NPM_TOKEN",
+        "PGPASSWORD",
+        "DOCKER_PASS",
+        "GIT_ASKPASS",
+        "MYSQL_PWD",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "SSH_AUTH_SOCK",
+        "DBUS_SESSION_BUS_ADDRESS",
+        "DBUS_SYSTEM_BUS_ADDRESS",
+        "ANTHROPIC_BASE_URL",
+        "GH_HOST",
+        "OP_SESSION_my",
+        "VAULT_ADDR",
+        "CI_JOB_JWT",
+        "SENTRY_DSN",
+        "DATABASE_URL",
+        "STAGING_DATABASE_URL",
+        "XDG_RUNTIME_DIR",
+        "LD_PRELOAD",
+        "LD_AUDIT",
+        "VSCODE_IPC_HOOK_CLI",
+        "TMUX",
+        "tmux",
+        "SLACK_WEBHOOK_URL",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+    ] {
+        assert!(
+            secret_shaped(name.as_bytes()),
+            "{name} should be secret-shaped"
+        );
+    }
+}
+
+#[test]
+fn toolchain_and_ci_names_are_not_secret_shaped() {
+    for name in [
+        "PATH",
+        "HOME",
+        "PWD",
+        "OLDPWD",
+        "USER",
+        "LANG",
+        "LC_ALL",
+        "TERM",
+        "TZ",
+        "TMPDIR",
+        "RUSTUP_HOME",
+        "RUSTUP_TOOLCHAIN",
+        "CARGO_HOME",
+        "CARGO_TERM_COLOR",
+        "RUSTFLAGS",
+        "JAVA_HOME",
+        "VIRTUAL_ENV",
+        "GOPATH",
+        "GOFLAGS",
+        "NODE_OPTIONS",
+        "PYTHONPATH",
+        "LD_LIBRARY_PATH",
+        "CI",
+        "GITHUB_ACTIONS",
+        "GITHUB_SHA",
+        "GITHUB_WORKSPACE",
+        "CI_COMMIT_SHA",
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "XAUTHORITY",
+        "SSL_CERT_FILE",
+        "NODE_EXTRA_CA_CERTS",
+    ] {
+        assert!(
+            !secret_shaped(name.as_bytes()),
+            "{name} should pass: matched {:?}",
+            secret_rule(name.as_bytes())
+        );
+    }
+}
+
+#[test]
+fn deny_beats_pass_and_pass_beats_the_secret_list() {
+    let p = policy(
+        Inherit::AllButSecrets,
+        &["GITHUB_TOKEN", "CI_*"],
+        &["CI_SECRET_*", "HTTP_PROXY"],
+    );
+    assert!(p.keeps(b"GITHUB_TOKEN"));
+    assert!(!p.keeps(b"NPM_TOKEN"));
+    assert!(p.keeps(b"CI_JOB_TOKEN"));
+    assert!(!p.keeps(b"CI_SECRET_X"));
+    assert!(!p.keeps(b"HTTP_PROXY"));
+    assert!(p.keeps(b"JAVA_HOME"));
+    let none = policy(Inherit::None, &["PATH", "LC_*"], &[]);
+    assert!(none.keeps(b"PATH") && none.keeps(b"LC_ALL"));
+    assert!(!none.keeps(b"JAVA_HOME"));
+    assert!(!none.keeps(b"PATHX"));
+}
+
+#[test]
+fn patterns_are_validated() {
+    for ok in ["PATH", "LC_*", "*", "npm_config_cache", "weird.name"] {
+        assert_eq!(pattern_error(ok), None, "{ok}");
+    }
+    for bad in ["", "A=B", "*_TOKEN", "A*B", "A**"] {
+        assert!(pattern_error(bad).is_some(), "{bad}");
+    }
+}
+
+fn pattern() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "*", "A*", "AB*", "AB", "ABC", "B*", "A_KEY", "A_*", "B_TOKEN", "PATH",
+    ])
+    .prop_map(str::to_string)
+}
+
+fn any_policy() -> impl Strategy<Value = EnvPolicy> {
+    (
+        prop::bool::ANY,
+        prop::collection::vec(pattern(), 0..4),
+        prop::collection::vec(pattern(), 0..3),
+    )
+        .prop_map(|(inherit, pass, deny)| EnvPolicy {
+            inherit: if inherit {
+                Inherit::AllButSecrets
+            } else {
+                Inherit::None
+            },
+            pass,
+            deny,
+            set: BTreeMap::new(),
+        })
+}
+
+const NAMES: &[&str] = &[
+    "A", "AB", "ABC", "ABD", "A_KEY", "A_X", "B", "B_TOKEN", "BX", "PATH", "Z",
+];
+
+proptest! {
+    /// Narrowing only: the intersection keeps no variable that either side drops, and it is a
+    /// subset of both.
+    #[test]
+    fn intersection_never_keeps_what_either_drops(a in any_policy(), b in any_policy()) {
+        let r = a.intersect(&b);
+        for n in NAMES {
+            let n = n.as_bytes();
+            prop_assert!(!r.keeps(n) || (a.keeps(n) && b.keeps(n)));
+        }
+        prop_assert!(r.is_subset_of(&a) && r.is_subset_of(&b));
+    }
+
+    /// A subset answer is never wrong: whatever `a` keeps, `b` keeps.
+    #[test]
+    fn subset_answers_are_sound(a in any_policy(), b in any_policy()) {
+        if a.is_subset_of(&b) {
+            for n in NAMES {
+                let n = n.as_bytes();
+                prop_assert!(!a.keeps(n) || b.keeps(n));
+            }
+        }
+    }
+
+    /// Two inheriting policies lose nothing in their intersection.
+    #[test]
+    fn inheriting_policies_intersect_exactly(a in any_policy(), b in any_policy()) {
+        let a = EnvPolicy { inherit: Inherit::AllButSecrets, ..a };
+        let b = EnvPolicy { inherit: Inherit::AllButSecrets, ..b };
+        let r = a.intersect(&b);
+        for n in NAMES {
+            let n = n.as_bytes();
+            prop_assert_eq!(r.keeps(n), a.keeps(n) && b.keeps(n));
+        }
+    }
+}
