@@ -3,14 +3,17 @@
 mod fds;
 mod output;
 mod prepare;
+mod relay;
 mod request;
 mod result;
 mod supervise;
+mod terminal;
 
 pub use fds::ensure_standard_fds;
 pub use output::{Output, OutputCallback, Stream};
 pub use request::RunRequest;
 pub use result::{EnforcementReport, RunResult};
+pub use terminal::Terminal;
 
 use crate::capability::CapabilitySet;
 use crate::enforce::EnforceError;
