@@ -137,10 +137,17 @@ impl Outer {
                 let _ = child.kill();
                 panic!("the run never ended: {:?}", self.text());
             }
-            self.pump(100);
+            if !self.pump(100) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
         };
         while self.pump(200) {}
         status
+    }
+
+    /// Close the primary end, as a terminal window closing does: the replica hangs up.
+    fn hang_up(&mut self) {
+        self.primary = std::fs::File::open("/dev/null").unwrap().into();
     }
 
     fn text(&self) -> String {
@@ -151,7 +158,10 @@ impl Outer {
         // SAFETY: termios is plain data filled by tcgetattr.
         let mut t: libc::termios = unsafe { std::mem::zeroed() };
         // SAFETY: TCGETS into a local.
-        assert_eq!(unsafe { libc::tcgetattr(self.replica.as_raw_fd(), &mut t) }, 0);
+        assert_eq!(
+            unsafe { libc::tcgetattr(self.replica.as_raw_fd(), &mut t) },
+            0
+        );
         t
     }
 
@@ -211,7 +221,9 @@ fn same_modes(a: &libc::termios, b: &libc::termios) -> bool {
 /// `sh -c script` run directly, outside sbx, as the scenario's user.
 fn direct(s: &Scratch, script: &str) -> Command {
     let mut c = Command::new("sh");
-    c.args(["-c", script]).current_dir(&s.ws).env("HOME", &s.home);
+    c.args(["-c", script])
+        .current_dir(&s.ws)
+        .env("HOME", &s.home);
     if let Some(uid) = s.user {
         c.uid(uid).gid(uid);
     }
@@ -225,13 +237,19 @@ const MEDDLE: &str = "test -t 0 && test -t 1 && test -t 2 && echo IS-A-TTY; tty;
     stty -echo -icanon cols 7 rows 3; echo NOW $(stty size); \
     python3 -c 'import termios; termios.tcflow(1, termios.TCOOFF)'";
 
+/// With namespaces, and in the fallback without them (the pseudo-terminal then comes from the
+/// host's `/dev/ptmx` instead of the sandbox's own devpts).
 #[test]
 fn what_the_command_does_to_its_terminal_stays_off_the_callers() {
-    for u in users() {
+    for (u, no_userns) in users().into_iter().flat_map(|u| [(u, false), (u, true)]) {
         let s = Scratch::new(u);
         let mut outer = Outer::new(u);
         let before = outer.modes();
-        let mut child = outer.spawn(&mut s.command("workspace", MEDDLE));
+        let mut cmd = s.command("workspace", MEDDLE);
+        if no_userns {
+            cmd.env("SBX_DISABLE_USERNS", "1");
+        }
+        let mut child = outer.spawn(&mut cmd);
         let st = outer.wait(&mut child);
         let t = outer.text();
         assert!(st.success(), "{}: {t}", s.label());
@@ -254,7 +272,11 @@ fn what_the_command_does_to_its_terminal_stays_off_the_callers() {
         assert!(outer.text().contains("NOW 3 7"), "{}", outer.text());
         assert_eq!(outer.modes().c_lflag & libc::ECHO, 0);
         assert_eq!(outer.size(), (3, 7));
-        assert!(!outer.accepts_output(), "{}: TCOOFF had no effect", s.label());
+        assert!(
+            !outer.accepts_output(),
+            "{}: TCOOFF had no effect",
+            s.label()
+        );
     }
 }
 
@@ -289,7 +311,14 @@ fn the_callers_modes_come_back_after_a_timeout_a_signal_and_a_failed_start() {
             assert!(cooked(&before));
             let mut cmd = match case {
                 "timeout" => s.sbx(&[
-                    "run", "--no-policy", "--timeout", "8", "--", "sh", "-c", ready,
+                    "run",
+                    "--no-policy",
+                    "--timeout",
+                    "8",
+                    "--",
+                    "sh",
+                    "-c",
+                    ready,
                 ]),
                 "sigterm" => s.command("workspace", ready),
                 _ => s.sbx(&["run", "--no-policy", "--", "/nonexistent-4e1c"]),
@@ -317,6 +346,23 @@ fn the_callers_modes_come_back_after_a_timeout_a_signal_and_a_failed_start() {
                 s.label()
             );
         }
+    }
+}
+
+/// When the caller's terminal goes away, a command that survives the hang-up (it ignores
+/// SIGHUP, which sbx forwards) reads end-of-file instead of waiting for input forever.
+#[test]
+fn the_end_of_the_callers_terminal_reaches_the_command_as_end_of_file() {
+    let script = "trap '' HUP; echo READY; read x; echo \"READ-END $?\" > ended";
+    for u in users() {
+        let s = Scratch::new(u);
+        let mut outer = Outer::new(u);
+        let mut child = outer.spawn(&mut s.command("workspace", script));
+        outer.expect("READY");
+        outer.hang_up();
+        outer.wait(&mut child);
+        let ended = std::fs::read_to_string(s.ws.join("ended")).unwrap_or_default();
+        assert_eq!(ended, "READ-END 1\n", "{}", s.label());
     }
 }
 
@@ -375,7 +421,13 @@ fn pipes_stay_pipes_and_stay_capped() {
         let p = s.write_profile("cap", "extends = \"workspace\"\n[limits]\noutput = 1000\n");
         let script = "test -t 0 || test -t 1 || echo PIPES; yes aaaa | head -c 5000";
         let o = s
-            .sbx(&["run", "--no-policy", "--json", "--profile", p.to_str().unwrap()])
+            .sbx(&[
+                "run",
+                "--no-policy",
+                "--json",
+                "--profile",
+                p.to_str().unwrap(),
+            ])
             .args(["--", "sh", "-c", script])
             .output()
             .unwrap();
@@ -397,7 +449,13 @@ fn output_through_the_terminal_is_counted_and_capped() {
         let s = Scratch::new(u);
         let p = s.write_profile("cap", "extends = \"workspace\"\n[limits]\noutput = 1000\n");
         let mut outer = Outer::new(u);
-        let mut cmd = s.sbx(&["run", "--no-policy", "--json", "--profile", p.to_str().unwrap()]);
+        let mut cmd = s.sbx(&[
+            "run",
+            "--no-policy",
+            "--json",
+            "--profile",
+            p.to_str().unwrap(),
+        ]);
         cmd.args(["--", "sh", "-c", "yes aaaa | head -c 5000"]);
         let mut child = outer.spawn(&mut cmd);
         assert!(outer.wait(&mut child).success(), "{}", outer.text());
@@ -410,4 +468,36 @@ fn output_through_the_terminal_is_counted_and_capped() {
         assert_eq!(v["stdout_truncated"], true, "{v}");
         assert_eq!(v["stdout_bytes"], 6000, "{v}");
     }
+}
+
+/// A library caller asks for the terminal explicitly: with it, the command writes to a
+/// pseudo-terminal whose output the run collects as stdout; without it (the default), pipes.
+#[test]
+fn the_library_gives_a_terminal_only_when_asked() {
+    use sbx::exec::{Output, RunRequest, Sandbox, Terminal};
+    if !kernel_ready() {
+        return;
+    }
+    let s = Scratch::new(None);
+    let sandbox = Sandbox::new(sbx::profile::Profile::load("workspace").unwrap());
+    let run = |terminal: Option<Terminal>| {
+        let mut req = RunRequest::new(["/bin/sh", "-c", "test -t 1 && echo TTY || echo PIPE"]);
+        req.workspace = s.ws.clone();
+        req.cwd = s.ws.clone();
+        req.output = Output::Collect;
+        req.terminal = terminal;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let r = rt.block_on(sandbox.run(req, None)).unwrap();
+        String::from_utf8(r.stdout).unwrap()
+    };
+    let term = Terminal {
+        stdin: false,
+        stdout: true,
+        stderr: false,
+    };
+    assert_eq!(run(Some(term)), "TTY\r\n");
+    assert_eq!(run(None), "PIPE\n");
 }

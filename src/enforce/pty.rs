@@ -56,14 +56,22 @@ pub(super) unsafe fn open(spec: &PtySpec, rep: c_int) -> c_int {
         let primary = libc::open(c"/dev/ptmx".as_ptr(), flags);
         check!(rep, Step::Terminal, primary);
         let unlock: c_int = 0;
-        check!(rep, Step::Terminal, libc::ioctl(primary, libc::TIOCSPTLCK, &unlock));
+        check!(
+            rep,
+            Step::Terminal,
+            libc::ioctl(primary, libc::TIOCSPTLCK, &unlock)
+        );
         let replica = libc::ioctl(primary, libc::TIOCGPTPEER, flags);
         check!(rep, Step::Terminal, replica);
         if let Some(m) = &spec.modes {
             check!(rep, Step::Terminal, libc::ioctl(replica, libc::TCSETS, m));
         }
         if let Some(ws) = &spec.size {
-            check!(rep, Step::Terminal, libc::ioctl(replica, libc::TIOCSWINSZ, ws));
+            check!(
+                rep,
+                Step::Terminal,
+                libc::ioctl(replica, libc::TIOCSWINSZ, ws)
+            );
         }
         if send_fd(spec.sock, primary) < 0 {
             fail(rep, Step::Terminal, super::report::errno());

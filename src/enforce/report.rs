@@ -133,7 +133,7 @@ impl Step {
             Step::Landlock => "applying Landlock",
             Step::Seccomp => "installing the seccomp filter",
             Step::Signals => "setting up signal handling",
-            Step::Terminal => "making the pseudo-terminal the controlling terminal",
+            Step::Terminal => "setting up the command's pseudo-terminal",
         }
     }
 }

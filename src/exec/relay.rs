@@ -1,10 +1,10 @@
 //! sbx's side of a run's pseudo-terminal: the primary end, received from the sandbox's init;
 //! what comes out of it, read with the command's other output (see `supervise`); and a task of
 //! its own that relays what the caller types and the caller's window size changes.
+use super::Stream;
 use super::fds::{ReadBuf, async_fd, read_ready, readable, set_nonblocking};
 use super::output::{Caps, Output, deliver, echo};
 use super::terminal::{RawMode, Sink, Terminal, copy_size, eof_char};
-use super::Stream;
 use crate::enforce::pty::{PtySpec, Received, receive, socket_pair};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use tokio::io::unix::{AsyncFd, AsyncFdReadyGuard};
@@ -239,8 +239,24 @@ impl PtyRelay {
             let input = self.raw.is_some();
             self.input = InputRelay::start(fd.as_raw_fd(), t.caller_fd(), input).ok();
         }
+        if self.input.is_none() {
+            // Nothing reads the keys: the caller's terminal must keep its ^C.
+            self.raw = None;
+        }
         self.primary = async_fd(fd).ok();
         self.open = self.primary.is_some();
+    }
+
+    /// Once the init has started the command (or died), the primary end is in the socket or
+    /// will never come: take it, or stop waiting. (Another run's init, cloned meanwhile, may
+    /// hold a copy of the init's end, so the socket's end cannot be relied on.)
+    pub(super) fn settle(&mut self) {
+        if let Some(sock) = &self.sock {
+            match receive(sock.as_raw_fd()) {
+                Received::NotYet => self.accept(Received::Closed),
+                got => self.accept(got),
+            }
+        }
     }
 
     /// Stop relaying and give the caller's terminal its modes back.
@@ -253,9 +269,7 @@ impl PtyRelay {
 }
 
 /// Read what a ready socket holds: the primary end, nothing yet, or its end.
-pub(super) fn receive_ready(
-    ready: std::io::Result<AsyncFdReadyGuard<'_, OwnedFd>>,
-) -> Received {
+pub(super) fn receive_ready(ready: std::io::Result<AsyncFdReadyGuard<'_, OwnedFd>>) -> Received {
     let Ok(mut guard) = ready else {
         return Received::Closed;
     };

@@ -1,7 +1,7 @@
 //! Supervising a launched tree: relaying output, the timeout and its escalation, forwarded
 //! signals and cancellation, then reaping and turning the init's report into a result.
 use super::fds::{ReadBuf, async_fd, pipe, pipe_unless, read_ready, readable, set_nonblocking};
-use super::output::{Capture, Caps, deliver};
+use super::output::{Caps, Capture, deliver};
 use super::prepare::Launch;
 use super::relay::{PtyRelay, receive_ready, relay_pty};
 use super::terminal::Terminal;
@@ -205,6 +205,10 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
                 kill(libc::SIGTERM);
                 term_sent = Some(Instant::now());
             }
+        }
+        if exited || got_exit_msg {
+            // The init has sent the primary end by now, or never will.
+            pty.settle();
         }
         if exited && !pid_ns && (out_open || err_open || pty.open) {
             // A descendant that escaped the subreaper may hold the pipes open: read what is
