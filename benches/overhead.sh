@@ -2,6 +2,8 @@
 # Process overhead of `sbx run` against a bare spawn, measured in one run with hyperfine -N,
 # plus bubblewrap with comparable isolation when it is installed, and sbx's peak RSS.
 # Usage: benches/overhead.sh [runs]   (builds the release binary first)
+# SBX_BASELINE=/path/to/an/older/sbx adds that binary's runs to the same measurement, so that a
+# change is compared with what it changes under the same load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -26,6 +28,11 @@ cmds=(
   "$sbx run --profile workspace -- /bin/true"
 )
 names=("bare" "sbx workspace (no policy)" "sbx workspace (with policy gate)")
+if [ -n "${SBX_BASELINE:-}" ]; then
+  cmds+=("$SBX_BASELINE run --no-policy --profile workspace -- /bin/true"
+    "$SBX_BASELINE run --profile workspace -- /bin/true")
+  names+=("baseline workspace (no policy)" "baseline workspace (with gate)")
+fi
 # The floor any namespace sandbox pays: creating the same namespaces, one fork, one exec.
 # benches/floor.c does only that, from a static binary; unshare does the same from a dynamic one.
 if command -v cc >/dev/null && { cc -O2 -static -o "$work/floor" "$repo/benches/floor.c" 2>/dev/null ||
@@ -53,6 +60,11 @@ print(f"{'command':<34} {'median':>10} {'ratio':>7}")
 for x in r:
     m = statistics.median(x["times"])
     print(f"{x['command']:<34} {m*1e6:>8.0f}us {m/base:>6.2f}x")
+by = {x["command"]: statistics.median(x["times"]) for x in r}
+for new, old in (("sbx workspace (no policy)", "baseline workspace (no policy)"),
+                 ("sbx workspace (with policy gate)", "baseline workspace (with gate)")):
+    if old in by:
+        print(f"{new} against the baseline: {by[new] / by[old]:.3f}x")
 PY
 # Peak RSS of the sbx process itself (VmHWM, sampled until it exits), with and without the
 # permission gate, and how much of it is pages of the sbx binary (RssFile).

@@ -10,9 +10,9 @@ use std::os::fd::RawFd;
 /// standard fds; `sbx run` does that, while `sbx serve` and hooks keep pipes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Terminal {
-    /// The command reads the pseudo-terminal, and what this process reads on its stdin (the
-    /// caller's terminal, then in raw mode) is relayed to it. Without it the command reads
-    /// this process's stdin directly.
+    /// The command reads the pseudo-terminal, and what this process reads on its stdin is
+    /// relayed to it when that is a terminal in the foreground (in raw mode meanwhile).
+    /// Without it the command reads this process's stdin directly.
     pub stdin: bool,
     /// The command writes its stdout to the pseudo-terminal; what comes out of the
     /// pseudo-terminal is the run's stdout (counted and capped as such).
@@ -65,9 +65,7 @@ impl Terminal {
             Sink::Echo
         }
     }
-}
 
-impl Terminal {
     /// What the sandbox's init needs to open the command's pseudo-terminal: the modes and
     /// window size of the caller's terminal, and `sock`, on which it sends the primary end.
     pub(super) fn spec(&self, sock: RawFd) -> PtySpec {
