@@ -59,6 +59,11 @@ print(f"{'command':<34} {'median':>10} {'ratio':>7}")
 for x in r:
     m = statistics.median(x["times"])
     print(f"{x['command']:<34} {m*1e6:>8.0f}us {m/base:>6.2f}x")
+by = {x["command"]: statistics.median(x["times"]) for x in r}
+for new, old in (("sbx workspace (no policy)", "baseline workspace (no policy)"),
+                 ("sbx workspace (with policy gate)", "baseline workspace (with gate)")):
+    if old in by:
+        print(f"{new} against the baseline: {by[new] / by[old]:.3f}x")
 PY
 # Peak RSS of the sbx process itself (VmHWM, sampled until it exits), with and without the
 # permission gate, and how much of it is pages of the sbx binary (RssFile).

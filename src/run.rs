@@ -1,7 +1,7 @@
 //! `sbx run`: the permission gate (unless skipped), then the command in the sandbox, with
 //! its gaps warned about and its result optionally as JSON.
 use crate::{cwd, gate, setup_error};
-use sbx::exec::{Output, RunRequest, Sandbox, Stream};
+use sbx::exec::{Output, RunRequest, Sandbox, Stream, Terminal};
 use sbx::profile::Profile;
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -57,6 +57,8 @@ pub fn run(
         Output::Inherit
     };
     req.forward_signals = true;
+    // A terminal on stdin or stdout reaches the command only as a pseudo-terminal sbx relays.
+    req.terminal = Terminal::from_stdio();
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -101,7 +101,7 @@ pub unsafe fn spawn(prep: &mut Prepared, fds: ChildFds) -> std::io::Result<(libc
     Ok((pid as libc::pid_t, pidfd))
 }
 
-unsafe fn init(p: &mut Prepared, f: ChildFds) -> ! {
+unsafe fn init(p: &mut Prepared, mut f: ChildFds) -> ! {
     let rep = f.report;
     // SAFETY: raw syscalls on prepared data; see module docs.
     unsafe {
@@ -164,10 +164,27 @@ unsafe fn init(p: &mut Prepared, f: ChildFds) -> ! {
             libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut())
         );
 
+        if let Some(spec) = &f.pty {
+            let replica = super::pty::open(spec, rep);
+            f.ctty = replica;
+            for (on, fd) in [
+                (spec.stdin, &mut f.stdin),
+                (spec.stdout, &mut f.stdout),
+                (spec.stderr, &mut f.stderr),
+            ] {
+                if on {
+                    *fd = replica;
+                }
+            }
+        }
         let cmd = start_command(p, f);
         check!(rep, Step::ForkCommand, cmd);
-        libc::close(f.stdout);
-        libc::close(f.stderr);
+        // Only the command keeps the replica: once its tree is gone, sbx reads the end of it.
+        for fd in [f.stdout, f.stderr, f.ctty] {
+            if fd >= 0 {
+                libc::close(fd);
+            }
+        }
         reap(p.pid_namespace, cmd, rep, &set)
     }
 }

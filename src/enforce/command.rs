@@ -129,6 +129,14 @@ unsafe fn command(p: &Prepared, f: ChildFds) -> ! {
         libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
         check!(rep, Step::Setsid, libc::setsid());
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        if f.ctty >= 0 {
+            // A session leader without a terminal takes the replica as its own: /dev/tty, job
+            // control and ^C then work on the pseudo-terminal, never on the caller's.
+            check!(rep, Step::Terminal, libc::ioctl(f.ctty, libc::TIOCSCTTY, 0));
+        }
+        if f.stdin >= 0 {
+            check!(rep, Step::Stdio, libc::dup2(f.stdin, 0));
+        }
         check!(rep, Step::Stdio, libc::dup2(f.stdout, 1));
         check!(rep, Step::Stdio, libc::dup2(f.stderr, 2));
         check!(rep, Step::Chdir, libc::chdir(p.exec.cwd.as_ptr()));

@@ -13,6 +13,7 @@ pub mod child;
 mod command;
 pub mod landlock;
 pub mod mounts;
+pub mod pty;
 pub mod report;
 pub mod seccomp;
 mod setup;

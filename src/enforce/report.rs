@@ -72,11 +72,12 @@ pub enum Step {
     Landlock,
     Seccomp,
     Signals,
+    Terminal,
 }
 
 impl Step {
     pub fn from_u32(v: u32) -> Option<Self> {
-        const ALL: [Step; 24] = [
+        const ALL: [Step; 25] = [
             Step::UserMap,
             Step::Cgroup,
             Step::MakePrivate,
@@ -101,6 +102,7 @@ impl Step {
             Step::Landlock,
             Step::Seccomp,
             Step::Signals,
+            Step::Terminal,
         ];
         ALL.iter().copied().find(|s| *s as u32 == v)
     }
@@ -131,6 +133,7 @@ impl Step {
             Step::Landlock => "applying Landlock",
             Step::Seccomp => "installing the seccomp filter",
             Step::Signals => "setting up signal handling",
+            Step::Terminal => "setting up the command's pseudo-terminal",
         }
     }
 }
@@ -138,8 +141,14 @@ impl Step {
 /// File descriptors the children use.
 #[derive(Clone, Copy, Debug)]
 pub struct ChildFds {
+    /// The command's stdin, or -1 to keep the one sbx was given.
+    pub stdin: c_int,
     pub stdout: c_int,
     pub stderr: c_int,
+    /// The command's controlling terminal, or -1: set by the init when it opens `pty`.
+    pub ctty: c_int,
+    /// A pseudo-terminal for the command to open in the sandbox, or none.
+    pub pty: Option<super::pty::PtySpec>,
     pub report: c_int,
     /// A pidfd of the process that starts the sandbox (or -1): closes the window between
     /// `clone` and `PR_SET_PDEATHSIG` in which its death would go unnoticed.

@@ -75,3 +75,23 @@ pub(super) fn async_fd(fd: OwnedFd) -> std::io::Result<AsyncFd<OwnedFd>> {
     // SAFETY: the fd is owned by the AsyncFd from here on and is not closed elsewhere.
     unsafe { AsyncFd::register(fd) }.map_err(|e| std::io::Error::other(e.to_string()))
 }
+
+/// Readiness of `fd` to read; never, when there is none.
+pub(super) async fn readable(
+    fd: Option<&AsyncFd<OwnedFd>>,
+) -> std::io::Result<tokio::io::unix::AsyncFdReadyGuard<'_, OwnedFd>> {
+    match fd {
+        Some(f) => f.readable().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// A pipe for one of the command's output streams, unless that stream is the pseudo-terminal.
+pub(super) fn pipe_unless(on_pty: bool) -> std::io::Result<(Option<OwnedFd>, Option<OwnedFd>)> {
+    if on_pty {
+        return Ok((None, None));
+    }
+    let (r, w) = pipe()?;
+    set_nonblocking(r.as_raw_fd());
+    Ok((Some(r), Some(w)))
+}

@@ -6,9 +6,11 @@ mod output;
 mod prepare;
 mod protect;
 mod quarantine;
+mod relay;
 mod request;
 mod result;
 mod supervise;
+mod terminal;
 
 pub use fds::ensure_standard_fds;
 pub use output::{Output, OutputCallback, Stream};
@@ -16,6 +18,7 @@ pub use protect::ProtectedPath;
 pub use quarantine::quarantine_root;
 pub use request::RunRequest;
 pub use result::{EnforcementReport, RunResult};
+pub use terminal::Terminal;
 
 use crate::capability::CapabilitySet;
 use crate::enforce::EnforceError;

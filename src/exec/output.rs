@@ -40,7 +40,7 @@ impl Capture {
         }
     }
     /// The part of `chunk` that fits under the cap.
-    fn admit<'a>(&mut self, chunk: &'a [u8]) -> &'a [u8] {
+    pub(super) fn admit<'a>(&mut self, chunk: &'a [u8]) -> &'a [u8] {
         let room = self.limit.saturating_sub(self.bytes);
         self.bytes += chunk.len() as u64;
         if (chunk.len() as u64) > room {
@@ -50,6 +50,14 @@ impl Capture {
             chunk
         }
     }
+}
+
+/// The byte caps of a run's output: stdout, stderr, and what a pseudo-terminal echoes back to
+/// the caller when it carries neither.
+pub(super) struct Caps {
+    pub(super) out: Capture,
+    pub(super) err: Capture,
+    pub(super) echo: Capture,
 }
 
 pub(super) fn deliver(output: &mut Output, cap: &mut Capture, stream: Stream, chunk: &[u8]) {
@@ -70,4 +78,15 @@ pub(super) fn deliver(output: &mut Output, cap: &mut Capture, stream: Stream, ch
         Output::Collect => cap.kept.extend_from_slice(part),
         Output::Callback(f) => f(stream, part),
     }
+}
+
+/// What the pseudo-terminal echoes when it is only the command's stdin: back to the caller's
+/// terminal, which is this process's stdin, under the same cap as a stream.
+pub(super) fn echo(cap: &mut Capture, chunk: &[u8]) {
+    use std::io::Write;
+    use std::os::fd::FromRawFd;
+    let part = cap.admit(chunk);
+    // SAFETY: fd 0 stays open for the life of the process; ManuallyDrop never closes it.
+    let mut tty = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(0) });
+    let _ = tty.write_all(part);
 }

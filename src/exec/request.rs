@@ -1,5 +1,5 @@
 //! One call to run: the command, where it runs, its environment, timeout and output.
-use super::Output;
+use super::{Output, Terminal};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -21,6 +21,10 @@ pub struct RunRequest {
     pub forward_signals: bool,
     /// Resolves when the caller wants the call cancelled.
     pub cancel: Option<tokio::sync::oneshot::Receiver<()>>,
+    /// Put this process's terminal behind a pseudo-terminal that sbx relays (see
+    /// [`Terminal`]); `None` keeps plain fds and pipes. With a terminal on stdin, the run also
+    /// handles the signals `forward_signals` names, so that the terminal's modes are restored.
+    pub terminal: Option<Terminal>,
 }
 
 impl RunRequest {
@@ -41,6 +45,7 @@ impl RunRequest {
             output: Output::Collect,
             forward_signals: false,
             cancel: None,
+            terminal: None,
         }
     }
 }

@@ -1,8 +1,10 @@
 //! Supervising a launched tree: relaying output, the timeout and its escalation, forwarded
 //! signals and cancellation, then reaping and turning the init's report into a result.
-use super::fds::{ReadBuf, async_fd, pipe, read_ready, set_nonblocking};
-use super::output::{Capture, deliver};
+use super::fds::{ReadBuf, async_fd, pipe, pipe_unless, read_ready, readable, set_nonblocking};
+use super::output::{Caps, Capture, deliver};
 use super::prepare::Launch;
+use super::relay::{PtyRelay, receive_ready, relay_pty};
+use super::terminal::Terminal;
 use super::{EnforcementReport, RunError, RunRequest, RunResult, Stream};
 use crate::enforce::report::{ChildFds, MESSAGE_LEN, Message, MessageKind, Step};
 use crate::plan::LayerStatus;
@@ -60,17 +62,23 @@ async fn futures_select_all<F: std::future::Future<Output = i32> + Unpin>(
 
 pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<RunResult, RunError> {
     let spawn_err = |source| RunError::Spawn { source };
-    let (out_r, out_w) = pipe().map_err(spawn_err)?;
-    let (err_r, err_w) = pipe().map_err(spawn_err)?;
+    let mut pty = PtyRelay::new(req.terminal).map_err(spawn_err)?;
+    let on_pty = |on: fn(&Terminal) -> bool| req.terminal.as_ref().is_some_and(on);
+    let (out_r, out_w) = pipe_unless(on_pty(|t| t.stdout)).map_err(spawn_err)?;
+    let (err_r, err_w) = pipe_unless(on_pty(|t| t.stderr)).map_err(spawn_err)?;
     let (rep_r, rep_w) = pipe().map_err(spawn_err)?;
     let start = Instant::now();
     // SAFETY: pidfd_open on our own pid returns a new fd (or -1), owned below.
     let parent_pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::getpid(), 0) } as RawFd;
     // SAFETY: when non-negative, the fd was just created and is owned by nobody else.
     let parent_pidfd = (parent_pidfd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(parent_pidfd) });
+    let raw_fd = |fd: &Option<OwnedFd>| fd.as_ref().map_or(-1, AsRawFd::as_raw_fd);
     let fds = ChildFds {
-        stdout: out_w.as_raw_fd(),
-        stderr: err_w.as_raw_fd(),
+        stdin: -1,
+        stdout: raw_fd(&out_w),
+        stderr: raw_fd(&err_w),
+        ctty: -1,
+        pty: pty.spec(),
         report: rep_w.as_raw_fd(),
         parent: parent_pidfd.as_ref().map_or(-1, AsRawFd::as_raw_fd),
     };
@@ -80,16 +88,14 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
     // SAFETY: CLONE_PIDFD gave us a new fd that nobody else owns.
     let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
     drop((out_w, err_w, rep_w, parent_pidfd));
-    for fd in [&out_r, &err_r, &rep_r] {
-        set_nonblocking(fd.as_raw_fd());
-    }
+    set_nonblocking(rep_r.as_raw_fd());
     let spawn_io = |source| RunError::Spawn { source };
-    let out_fd = async_fd(out_r).map_err(spawn_io)?;
-    let err_fd = async_fd(err_r).map_err(spawn_io)?;
+    let out_fd = out_r.map(async_fd).transpose().map_err(spawn_io)?;
+    let err_fd = err_r.map(async_fd).transpose().map_err(spawn_io)?;
     let rep_fd = async_fd(rep_r).map_err(spawn_io)?;
     let pid_fd = async_fd(pidfd).map_err(spawn_io)?;
-
-    let mut signals = if req.forward_signals {
+    pty.started();
+    let mut signals = if req.forward_signals || pty.raw() {
         use tokio::signal::unix::{SignalKind, signal};
         let mut v = Vec::new();
         for (n, k) in [
@@ -107,11 +113,14 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
         None
     };
     let mut cancel = req.cancel.take();
-    let mut out_cap = Capture::new(p.plan.output_bytes);
-    let mut err_cap = Capture::new(p.plan.output_bytes);
+    let mut caps = Caps {
+        out: Capture::new(p.plan.output_bytes),
+        err: Capture::new(p.plan.output_bytes),
+        echo: Capture::new(p.plan.output_bytes),
+    };
     let mut buf = ReadBuf::new();
-    let mut out_open = true;
-    let mut err_open = true;
+    let mut out_open = out_fd.is_some();
+    let mut err_open = err_fd.is_some();
     let mut rep_open = true;
     let mut exited = false;
     let mut messages: Vec<Message> = Vec::new();
@@ -133,16 +142,24 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
     let mut got_exit_msg = false;
     while out_open
         || err_open
+        || pty.waiting()
         || (rep_open && !got_exit_msg)
         || !(exited || (got_exit_msg && can_detach))
     {
         let grace_deadline = term_sent.map(|t| tokio::time::Instant::from_std(t + req.grace));
         tokio::select! {
-            r = out_fd.readable(), if out_open => {
-                out_open = relay(r, &mut buf, &mut req.output, &mut out_cap, Stream::Stdout);
+            r = readable(out_fd.as_ref()), if out_open => {
+                out_open = relay(r, &mut buf, &mut req.output, &mut caps.out, Stream::Stdout);
             }
-            r = err_fd.readable(), if err_open => {
-                err_open = relay(r, &mut buf, &mut req.output, &mut err_cap, Stream::Stderr);
+            r = readable(err_fd.as_ref()), if err_open => {
+                err_open = relay(r, &mut buf, &mut req.output, &mut caps.err, Stream::Stderr);
+            }
+            r = readable(pty.sock()), if pty.receiving() => {
+                let got = receive_ready(r);
+                pty.accept(got);
+            }
+            r = readable(pty.primary()), if pty.open => {
+                pty.open = relay_pty(r, &mut buf, &mut req.output, &mut caps, pty.sink);
             }
             r = rep_fd.readable(), if rep_open => match read_ready(r, &mut buf) {
                 Some([]) => rep_open = false,
@@ -189,27 +206,37 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
                 term_sent = Some(Instant::now());
             }
         }
-        if exited && !pid_ns && (out_open || err_open) {
+        if exited || got_exit_msg {
+            // The init has sent the primary end by now, or never will.
+            pty.settle();
+        }
+        if exited && !pid_ns && (out_open || err_open || pty.open) {
             // A descendant that escaped the subreaper may hold the pipes open: read what is
             // there until both end, but stop waiting for the end shortly. (Dropping the pipes
             // at once lost output still in them when the init's exit was seen first.)
             let grace = tokio::time::Instant::now() + Duration::from_millis(50);
-            while out_open || err_open {
+            while out_open || err_open || pty.open {
                 tokio::select! {
-                    r = out_fd.readable(), if out_open => {
-                        out_open = relay(r, &mut buf, &mut req.output, &mut out_cap, Stream::Stdout);
+                    r = readable(out_fd.as_ref()), if out_open => {
+                        out_open = relay(r, &mut buf, &mut req.output, &mut caps.out, Stream::Stdout);
                     }
-                    r = err_fd.readable(), if err_open => {
-                        err_open = relay(r, &mut buf, &mut req.output, &mut err_cap, Stream::Stderr);
+                    r = readable(err_fd.as_ref()), if err_open => {
+                        err_open = relay(r, &mut buf, &mut req.output, &mut caps.err, Stream::Stderr);
+                    }
+                    r = readable(pty.primary()), if pty.open => {
+                        pty.open = relay_pty(r, &mut buf, &mut req.output, &mut caps, pty.sink);
                     }
                     _ = tokio::time::sleep_until(grace) => {
                         out_open = false;
                         err_open = false;
+                        pty.open = false;
                     }
                 }
             }
         }
     }
+    // The caller's terminal gets its modes back once nothing more is relayed to it.
+    pty.stop().await;
     // Reap the init, now or (when it is still tearing its namespaces down) in the background.
     let mut status: libc::c_int = 0;
     // SAFETY: rusage is plain data filled by the kernel.
@@ -233,10 +260,10 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
         timed_out,
         exec_error: None,
         duration_ms: duration.as_millis() as u64,
-        stdout_truncated: out_cap.truncated,
-        stderr_truncated: err_cap.truncated,
-        stdout_bytes: out_cap.bytes,
-        stderr_bytes: err_cap.bytes,
+        stdout_truncated: caps.out.truncated,
+        stderr_truncated: caps.err.truncated,
+        stdout_bytes: caps.out.bytes,
+        stderr_bytes: caps.err.bytes,
         peak_memory_bytes: (ru.ru_maxrss.max(0) as u64) * 1024,
         cpu_user_ms: (ru.ru_utime.tv_sec as u64) * 1000 + (ru.ru_utime.tv_usec as u64) / 1000,
         cpu_system_ms: (ru.ru_stime.tv_sec as u64) * 1000 + (ru.ru_stime.tv_usec as u64) / 1000,
@@ -246,8 +273,8 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
         },
         protected: Vec::new(),
         protected_failed: false,
-        stdout: std::mem::take(&mut out_cap.kept),
-        stderr: std::mem::take(&mut err_cap.kept),
+        stdout: std::mem::take(&mut caps.out.kept),
+        stderr: std::mem::take(&mut caps.err.kept),
     };
     let mut got_exit = false;
     for m in &messages {
