@@ -93,11 +93,19 @@ fn the_secrets_list_is_the_same_in_every_builtin_and_has_no_nested_entries() {
     }
 }
 
+/// Under every built-in, in the sandbox's mount namespace (hidden by mounts) and without one
+/// (`SBX_DISABLE_USERNS=1`: kept out by Landlock rules granted around them).
 #[test]
 fn every_home_secret_is_unreadable_under_every_builtin() {
     for u in users() {
-        for shape in [Shape::File, Shape::Dir] {
+        for (shape, no_userns) in [
+            (Shape::File, false),
+            (Shape::Dir, false),
+            (Shape::File, true),
+            (Shape::Dir, true),
+        ] {
             let s = Scratch::new(u);
+            let how = format!("{} {shape:?} (no user namespace: {no_userns})", s.label());
             for name in BUILTIN_NAMES {
                 let entries = deny_read(name);
                 let files = plant(&s, &entries, shape);
@@ -109,24 +117,25 @@ fn every_home_secret_is_unreadable_under_every_builtin() {
                 let script = reader(&files);
                 // Paired: outside the sandbox the same user reads every one of them.
                 let outside = stdout(&s.outside(&script));
-                let inside = s.run(name, &script);
+                let mut c = s.command(name, &script);
+                if no_userns {
+                    c.env("SBX_DISABLE_USERNS", "1");
+                }
+                let inside = c.output().unwrap();
                 assert!(
                     stdout(&inside).lines().count() >= files.len(),
-                    "{} {name} {shape:?}: the reader did not run: {}",
-                    s.label(),
+                    "{how} {name}: the reader did not run: {}",
                     text(&inside)
                 );
                 for (i, entry, _) in &files {
                     let mark = sentinel(*i, shape);
                     assert!(
                         outside.contains(&mark),
-                        "{} {shape:?}: {entry} not readable outside",
-                        s.label()
+                        "{how}: {entry} not readable outside"
                     );
                     assert!(
                         !text(&inside).contains(&mark),
-                        "{} {name} {shape:?}: {entry} was read inside",
-                        s.label()
+                        "{how} {name}: {entry} was read inside"
                     );
                 }
             }

@@ -146,7 +146,8 @@ impl Sandbox {
             tmp,
             other_homes: Vec::new(),
         };
-        if let Some(h) = account_home() {
+        // A home that does not exist holds nothing to hide (`/nonexistent` for nobody).
+        if let Some(h) = account_home().filter(|h| h.is_dir()) {
             vars.add_home(&h);
         }
         vars

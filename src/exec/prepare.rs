@@ -42,7 +42,9 @@ impl Sandbox {
         };
         let mut vars = self.vars(workspace, host, host_tmp.as_deref());
         // The home the command is given is one it may take for its own: hide its secrets too.
-        if let Some((_, h)) = req.env.iter().find(|(k, _)| k == "HOME") {
+        if let Some((_, h)) = req.env.iter().find(|(k, _)| k == "HOME")
+            && Path::new(h).is_dir()
+        {
             vars.add_home(Path::new(h));
         }
         let mut resolved = resolved;
