@@ -72,24 +72,67 @@ unsafe fn signal_tree(pid_ns: bool, cmd: libc::pid_t, sig: c_int) -> bool {
     }
 }
 
-/// Clone the sandbox init. Returns `(pid, pidfd)` in the parent; never returns in the child.
+/// clone3's flag to start the child in the cgroup `CloneArgs::cgroup` (Linux 5.7+); libc's
+/// constant is an `int` too narrow for it.
+const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+
+/// `struct clone_args` of clone3 up to `cgroup` (CLONE_ARGS_SIZE_VER2).
+#[repr(C)]
+#[derive(Default)]
+struct CloneArgs {
+    flags: u64,
+    pidfd: u64,
+    child_tid: u64,
+    parent_tid: u64,
+    exit_signal: u64,
+    stack: u64,
+    stack_size: u64,
+    tls: u64,
+    set_tid: u64,
+    set_tid_size: u64,
+    cgroup: u64,
+}
+
+/// Clone the sandbox init, straight into the run's cgroup v2 when there is one (so that no
+/// migration, which waits for an RCU grace period, is needed). Returns `(pid, pidfd)` in the
+/// parent; never returns in the child.
 ///
 /// # Safety
 /// `prep` and `fds` must be fully prepared; the child touches only them.
 pub unsafe fn spawn(prep: &mut Prepared, fds: ChildFds) -> std::io::Result<(libc::pid_t, c_int)> {
     let mut pidfd: c_int = -1;
-    let flags = prep.clone_flags | libc::CLONE_PIDFD as u64 | libc::SIGCHLD as u64;
-    // SAFETY: clone without CLONE_VM and with a NULL stack behaves like fork: the child gets a
-    // copy of this stack and continues here. CLONE_PIDFD stores the pidfd in `pidfd`.
-    let pid = unsafe {
-        libc::syscall(
-            libc::SYS_clone,
-            flags,
-            0usize,
-            &raw mut pidfd,
-            0usize,
-            0usize,
-        )
+    let flags = prep.clone_flags | libc::CLONE_PIDFD as u64;
+    let pid = match &prep.cgroups.v2_fd {
+        Some(cg) => {
+            let args = CloneArgs {
+                flags: flags | CLONE_INTO_CGROUP,
+                pidfd: (&raw mut pidfd) as u64,
+                exit_signal: libc::SIGCHLD as u64,
+                cgroup: cg.as_raw_fd() as u64,
+                ..CloneArgs::default()
+            };
+            // SAFETY: clone3 without a stack behaves like fork: the child gets a copy of this
+            // stack and continues here. The kernel reads `args` and stores the pidfd in `pidfd`.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_clone3,
+                    &raw const args,
+                    std::mem::size_of::<CloneArgs>(),
+                )
+            }
+        }
+        // SAFETY: clone without CLONE_VM and with a NULL stack behaves like fork: the child
+        // gets a copy of this stack and continues here. CLONE_PIDFD stores the pidfd in `pidfd`.
+        None => unsafe {
+            libc::syscall(
+                libc::SYS_clone,
+                flags | libc::SIGCHLD as u64,
+                0usize,
+                &raw mut pidfd,
+                0usize,
+                0usize,
+            )
+        },
     };
     if pid < 0 {
         return Err(std::io::Error::last_os_error());
@@ -127,7 +170,14 @@ unsafe fn init(p: &mut Prepared, f: ChildFds) -> ! {
             check!(rep, Step::UserMap, write_file(c"/proc/self/gid_map", g));
         }
         libc::setpgid(0, 0);
-        if let Some(procs) = &p.cgroup_procs {
+        if p.protect_init {
+            check!(
+                rep,
+                Step::Cgroup,
+                write_file(c"/proc/self/oom_score_adj", b"-1000")
+            );
+        }
+        for procs in &p.cgroups.v1_procs {
             check!(rep, Step::Cgroup, write_file(procs, b"0"));
         }
         run_mount_ops(&p.mount_ops, &mut p.slots, rep);

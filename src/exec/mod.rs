@@ -10,7 +10,7 @@ mod supervise;
 pub use fds::ensure_standard_fds;
 pub use output::{Output, OutputCallback, Stream};
 pub use request::RunRequest;
-pub use result::{EnforcementReport, RunResult};
+pub use result::{EnforcementReport, LimitReached, RunResult};
 
 use crate::capability::CapabilitySet;
 use crate::enforce::EnforceError;
