@@ -1,5 +1,5 @@
 //! What this host can enforce, detected once and cheaply (no process is forked).
-mod cgroup;
+pub(crate) mod cgroup;
 
 pub use cgroup::{CgroupBase, CgroupHost, CgroupVersion, Controller};
 use serde::Serialize;

@@ -224,22 +224,27 @@ fn remove_stale(parent: &Path, version: CgroupVersion) {
         {
             continue;
         }
-        // Fails harmlessly while killed members are still exiting; a later run retries.
-        kill_and_remove(&e.path(), version);
+        remove(&e.path(), version);
+    }
+}
+
+/// Remove `dir`, killing what is left in it and giving that a moment to exit. Gives up after
+/// about 100 ms: a later run retries.
+fn remove(dir: &Path, version: CgroupVersion) {
+    for _ in 0..50 {
+        if kill_and_remove(dir, version) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
     }
 }
 
 impl Drop for RunCgroups {
     fn drop(&mut self) {
+        // The tree is normally gone by now. Without a PID namespace a process that left the
+        // init's care may remain.
         for m in &self.made {
-            // The tree is normally gone by now. Without a PID namespace a process that left
-            // the init's care may remain: kill it, and give it a moment to exit.
-            for _ in 0..50 {
-                if kill_and_remove(&m.dir, m.version) {
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(2));
-            }
+            remove(&m.dir, m.version);
         }
     }
 }

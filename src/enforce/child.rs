@@ -93,6 +93,46 @@ struct CloneArgs {
     cgroup: u64,
 }
 
+/// Fork-like clone with `flags` (CLONE_PIDFD stores the pidfd in `pidfd`), into the cgroup v2
+/// directory `cgroup` when given. Returns the child's pid, 0 in the child, or -1.
+///
+/// # Safety
+/// The child gets a copy of this stack and returns here: between this and `execve` or `_exit`
+/// it may only run async-signal-safe code.
+unsafe fn clone_fork(flags: u64, cgroup: Option<c_int>, pidfd: &mut c_int) -> libc::c_long {
+    match cgroup {
+        Some(cg) => {
+            let args = CloneArgs {
+                flags: flags | CLONE_INTO_CGROUP,
+                pidfd: (pidfd as *mut c_int) as u64,
+                exit_signal: libc::SIGCHLD as u64,
+                cgroup: cg as u64,
+                ..CloneArgs::default()
+            };
+            // SAFETY: clone3 without a stack behaves like fork. The kernel reads `args` and
+            // stores the pidfd through the pointer in it.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_clone3,
+                    &raw const args,
+                    std::mem::size_of::<CloneArgs>(),
+                )
+            }
+        }
+        // SAFETY: clone without CLONE_VM and with a NULL stack behaves like fork.
+        None => unsafe {
+            libc::syscall(
+                libc::SYS_clone,
+                flags | libc::SIGCHLD as u64,
+                0usize,
+                pidfd as *mut c_int,
+                0usize,
+                0usize,
+            )
+        },
+    }
+}
+
 /// Clone the sandbox init, straight into the run's cgroup v2 when there is one (so that no
 /// migration, which waits for an RCU grace period, is needed). Returns `(pid, pidfd)` in the
 /// parent; never returns in the child.
@@ -102,38 +142,9 @@ struct CloneArgs {
 pub unsafe fn spawn(prep: &mut Prepared, fds: ChildFds) -> std::io::Result<(libc::pid_t, c_int)> {
     let mut pidfd: c_int = -1;
     let flags = prep.clone_flags | libc::CLONE_PIDFD as u64;
-    let pid = match &prep.cgroups.v2_fd {
-        Some(cg) => {
-            let args = CloneArgs {
-                flags: flags | CLONE_INTO_CGROUP,
-                pidfd: (&raw mut pidfd) as u64,
-                exit_signal: libc::SIGCHLD as u64,
-                cgroup: cg.as_raw_fd() as u64,
-                ..CloneArgs::default()
-            };
-            // SAFETY: clone3 without a stack behaves like fork: the child gets a copy of this
-            // stack and continues here. The kernel reads `args` and stores the pidfd in `pidfd`.
-            unsafe {
-                libc::syscall(
-                    libc::SYS_clone3,
-                    &raw const args,
-                    std::mem::size_of::<CloneArgs>(),
-                )
-            }
-        }
-        // SAFETY: clone without CLONE_VM and with a NULL stack behaves like fork: the child
-        // gets a copy of this stack and continues here. CLONE_PIDFD stores the pidfd in `pidfd`.
-        None => unsafe {
-            libc::syscall(
-                libc::SYS_clone,
-                flags | libc::SIGCHLD as u64,
-                0usize,
-                &raw mut pidfd,
-                0usize,
-                0usize,
-            )
-        },
-    };
+    let cgroup = prep.cgroups.v2_fd.as_ref().map(AsRawFd::as_raw_fd);
+    // SAFETY: the child continues below, in `init`, on prepared data only.
+    let pid = unsafe { clone_fork(flags, cgroup, &mut pidfd) };
     if pid < 0 {
         return Err(std::io::Error::last_os_error());
     }
@@ -290,5 +301,70 @@ unsafe fn reap(pid_ns: bool, cmd: libc::pid_t, rep: c_int, set: &libc::sigset_t)
                 libc::_exit(0);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The mechanism behind cgroup v2 runs, on any cgroup2 mount (no controller needed): the
+    /// child starts in the cgroup, and nothing joins it afterwards.
+    #[test]
+    fn a_child_is_cloned_straight_into_a_cgroup_v2() -> std::io::Result<()> {
+        if !nix::unistd::geteuid().is_root() {
+            eprintln!("SKIP: making a cgroup needs root");
+            return Ok(());
+        }
+        let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        let mounts = crate::host::cgroup::parse_mountinfo(&info);
+        let Some(v2) = mounts.iter().find(|m| m.v1.is_none()) else {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "no cgroup2 mount on CI"
+            );
+            eprintln!("SKIP: no cgroup2 mount");
+            return Ok(());
+        };
+        let dir = v2
+            .point
+            .join(format!("sbx-unit-clone-{}", std::process::id()));
+        std::fs::create_dir(&dir)?;
+        let fd = std::fs::File::open(&dir)?;
+        let mut pidfd: c_int = -1;
+        // SAFETY: the child only pauses until it is killed.
+        let pid = unsafe { clone_fork(libc::CLONE_PIDFD as u64, Some(fd.as_raw_fd()), &mut pidfd) };
+        if pid == 0 {
+            // SAFETY: async-signal-safe calls only.
+            unsafe {
+                libc::pause();
+                libc::_exit(0)
+            }
+        }
+        if pid < 0 {
+            let err = std::io::Error::last_os_error();
+            std::fs::remove_dir(&dir)?;
+            panic!("clone3 into a cgroup failed: {err}");
+        }
+        let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+        let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+        // SAFETY: our own child, killed and reaped once; the pidfd closed once.
+        unsafe {
+            libc::kill(pid as libc::pid_t, libc::SIGKILL);
+            libc::waitpid(pid as libc::pid_t, std::ptr::null_mut(), 0);
+            libc::close(pidfd);
+        }
+        std::fs::remove_dir(&dir)?;
+        assert!(pidfd >= 0, "no pidfd");
+        assert_eq!(
+            procs.trim(),
+            pid.to_string(),
+            "the cgroup holds only the child"
+        );
+        assert!(
+            !own.contains("sbx-unit-clone"),
+            "the parent stayed where it was: {own}"
+        );
+        Ok(())
     }
 }

@@ -166,7 +166,7 @@ fn rlimit_steps(input: &PlanInput<'_>, memory_as: bool, nproc: bool) -> Vec<Rlim
     rlimits
 }
 
-fn step_for<'a>(cgroups: &'a [CgroupStep], c: Controller) -> Option<&'a CgroupStep> {
+fn step_for(cgroups: &[CgroupStep], c: Controller) -> Option<&CgroupStep> {
     cgroups.iter().find(|s| s.controllers.contains(&c))
 }
 
