@@ -2,6 +2,8 @@
 # Process overhead of `sbx run` against a bare spawn, measured in one run with hyperfine -N,
 # plus bubblewrap with comparable isolation when it is installed, and sbx's peak RSS.
 # Usage: benches/overhead.sh [runs]   (builds the release binary first)
+# SBX_BASELINE=/path/to/another/sbx adds that build's runs to the same measurement, for a
+# before/after comparison on an equally loaded machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -26,6 +28,11 @@ cmds=(
   "$sbx run --profile workspace -- /bin/true"
 )
 names=("bare" "sbx workspace (no policy)" "sbx workspace (with policy gate)")
+if [ -n "${SBX_BASELINE:-}" ]; then
+  cmds+=("$SBX_BASELINE run --no-policy --profile workspace -- /bin/true"
+    "$SBX_BASELINE run --profile workspace -- /bin/true")
+  names+=("baseline workspace (no policy)" "baseline workspace (with gate)")
+fi
 # The floor any namespace sandbox pays: creating the same namespaces, one fork, one exec.
 # benches/floor.c does only that, from a static binary; unshare does the same from a dynamic one.
 if command -v cc >/dev/null && { cc -O2 -static -o "$work/floor" "$repo/benches/floor.c" 2>/dev/null ||

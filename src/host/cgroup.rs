@@ -237,7 +237,9 @@ pub fn detect() -> CgroupHost {
     let mut reasons: Vec<String> = Vec::new();
     let v2 = mounts.iter().find(|m| m.v1.is_none());
     let v2_own = own.iter().find(|(c, _)| c.is_empty()).map(|(_, p)| p);
-    if let (Some(m), Some(path)) = (v2, v2_own) {
+    if v2.is_some() && !super::kernel_at_least(5, 7) {
+        reasons.push("cgroup v2 is used from Linux 5.7 (CLONE_INTO_CGROUP)".into());
+    } else if let (Some(m), Some(path)) = (v2, v2_own) {
         let own_dir = cgroup_dir(m, path);
         let base = if own_dir == m.point {
             own_dir
