@@ -26,6 +26,11 @@ pub fn doctor(json: bool) -> ExitCode {
     let fix_for = |layer: &str| match layer {
         "landlock" => landlock_fix.clone(),
         "seccomp" => missing_fix(&host.seccomp),
+        "memory" if host.cgroups.memory.is_some() => Some(
+            "add `requires = [\"tree-limits\"]` to the profile (each run then joins cgroup v1), \
+             or use a cgroup v2 host"
+                .to_string(),
+        ),
         "memory" | "processes" => missing_fix(&host.cgroups.missing),
         _ => missing_fix(&host.namespaces),
     };
@@ -115,10 +120,13 @@ fn show_tree_limits(cg: &sbx::host::CgroupHost) {
                     CgroupVersion::V2 => "v2",
                 },
                 b.dir.display(),
-                if b.enable {
-                    " (enabled in its subtree_control at the first run)"
-                } else {
-                    ""
+                match (b.version, b.enable) {
+                    (CgroupVersion::V2, true) => " (enabled in its subtree_control by the run)",
+                    (CgroupVersion::V2, false) => "",
+                    // Each join waits for an RCU grace period.
+                    (CgroupVersion::V1, _) =>
+                        " (joined only by profiles that require tree-limits, and for root's \
+                         process limits below 301)",
                 }
             ),
             None => "no cgroup: per-process rlimits only".into(),

@@ -76,6 +76,16 @@ impl Who {
         }
         v
     }
+    /// A profile for this user. In a delegated cgroup v1, sbx joins v1 only when the profile
+    /// requires tree limits (a join waits for an RCU grace period).
+    fn profile(&self, s: &Scratch, name: &str, text: &str) -> PathBuf {
+        match self {
+            Who::Plain(_) => s.write_profile(name, text),
+            Who::Delegated(_) => {
+                s.write_profile(name, &format!("requires = [\"tree-limits\"]\n{text}"))
+            }
+        }
+    }
     fn user(&self) -> Option<u32> {
         match self {
             Who::Plain(u) => *u,
@@ -199,7 +209,7 @@ fn a_fork_bomb_is_bounded_for_the_whole_tree() {
     let _serial = shared();
     for who in Who::all() {
         let s = Scratch::new(who.user());
-        let small = s.write_profile("small", SMALL);
+        let small = who.profile(&s, "small", SMALL);
         // Each sleeper prints its pid once it is forked; the shell gives up at the first
         // refused fork. The tree is killed when the shell ends.
         let spawn = |n: u32| {
@@ -247,7 +257,7 @@ fn a_memory_hog_across_processes_is_killed_at_the_tree_limit() {
     let _serial = shared();
     for who in Who::all() {
         let s = Scratch::new(who.user());
-        let small = s.write_profile("small", SMALL);
+        let small = who.profile(&s, "small", SMALL);
         let label = who.label(&s);
         // Four processes of 20 MiB each: each stays under 64 MiB, together they do not.
         let hog = run(&who, &s, &small, &["python3", "-c", CHAIN, "4", "20"]);
@@ -291,8 +301,8 @@ fn private_tmpfs_mounts_are_sized_from_the_memory_limit() {
     let _serial = shared();
     for who in Who::all() {
         let s = Scratch::new(who.user());
-        let small = s.write_profile("small", SMALL);
-        let wide = s.write_profile("wide", WIDE);
+        let small = who.profile(&s, "small", SMALL);
+        let wide = who.profile(&s, "wide", WIDE);
         let label = who.label(&s);
         for dir in ["/tmp", "/dev/shm"] {
             let fill = |mib: u32| {
@@ -333,7 +343,7 @@ fn tmpfs_pages_count_against_the_tree_memory_limit() {
     for who in Who::all() {
         let s = Scratch::new(who.user());
         // /tmp may hold more than the memory limit: only the cgroup stops the write.
-        let big_tmp = s.write_profile("bigtmp", &format!("{SMALL}tmp_size = \"1GiB\"\n"));
+        let big_tmp = who.profile(&s, "bigtmp", &format!("{SMALL}tmp_size = \"1GiB\"\n"));
         let label = who.label(&s);
         let fill = |mib: u32| format!("head -c {mib}M /dev/zero > /tmp/fill && echo WROTE");
         let over = run(&who, &s, &big_tmp, &["sh", "-c", &fill(96)]);
@@ -538,6 +548,58 @@ fn a_killed_sbx_leaves_a_cgroup_that_the_next_run_removes() {
 }
 
 #[test]
+fn cgroup_v1_is_joined_only_when_required_or_when_nothing_else_bounds_root() {
+    let _serial = shared();
+    let s = Scratch::new(None);
+    let cg = sbx::host::Host::detect().cgroups;
+    let plan = |toml: &str| -> Value {
+        let p = s.write_profile("p", toml);
+        let o = s
+            .sbx(&["explain", "--json", "--profile", p.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        v["plan"].clone()
+    };
+    let memory_in_cgroup = |p: &Value| p["cgroups"].to_string().contains("\"memory\"");
+    let Some(mem) = cg.memory else {
+        eprintln!("SKIP: no memory cgroup for this user");
+        return;
+    };
+    // 1024 processes: a PID namespace (root) or RLIMIT_NPROC keeps them without a cgroup.
+    let plain = plan("extends = \"workspace\"\n");
+    let required = plan("extends = \"workspace\"\nrequires = [\"tree-limits\"]\n");
+    assert!(memory_in_cgroup(&required), "{required}");
+    match mem.version {
+        sbx::host::CgroupVersion::V2 => assert!(memory_in_cgroup(&plain), "{plain}"),
+        sbx::host::CgroupVersion::V1 => {
+            assert!(!memory_in_cgroup(&plain), "{plain}");
+            let layer = plain["report"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|l| l["name"] == "memory")
+                .unwrap()
+                .clone();
+            assert_eq!(layer["status"], "partial", "{layer}");
+            // Root's 256 processes under strict need a pids cgroup: memory joins it.
+            if nix::unistd::geteuid().is_root() {
+                let strict = plan("extends = \"strict\"\n");
+                assert!(memory_in_cgroup(&strict), "{strict}");
+            }
+            assert!(
+                layer["detail"]
+                    .as_str()
+                    .unwrap()
+                    .contains("requires tree-limits"),
+                "{layer}"
+            );
+        }
+    }
+}
+
+#[test]
 fn explain_and_doctor_say_how_the_tree_is_bounded() {
     let _serial = shared();
     let s = Scratch::new(None);
@@ -571,7 +633,10 @@ fn explain_and_doctor_say_how_the_tree_is_bounded() {
         "{dt}"
     );
     let pids_line = dt.lines().find(|l| l.contains("tree limit: pids")).unwrap();
-    assert_eq!(pids_line.contains("cgroup v"), in_cgroup, "{dt}");
+    let detected = sbx::host::Host::detect().cgroups.pids.is_some();
+    assert_eq!(pids_line.contains("cgroup v"), detected, "{dt}");
+    // A plan never uses a pids cgroup the host does not offer.
+    assert!(detected || !in_cgroup, "{v}");
 }
 
 /// A cgroup delegated to uid 65534 by root, which sbx started as 65534 inside it uses.
@@ -672,7 +737,7 @@ fn a_profile_that_requires_tree_limits_refuses_to_run_without_a_cgroup() {
         let s = Scratch::new(who.user());
         let label = who.label(&s);
         let strict = s.write_profile("req", &format!("requires = [\"tree-limits\"]\n{SMALL}"));
-        let small = s.write_profile("small", SMALL);
+        let small = who.profile(&s, "small", SMALL);
         let probe = run(&who, &s, &small, &["true"]);
         let mut c = who.sbx(
             &s,
@@ -782,7 +847,7 @@ fn the_oom_killer_spares_the_init_where_sbx_may_protect_it() {
     let _serial = shared();
     for who in Who::all() {
         let s = Scratch::new(who.user());
-        let small = s.write_profile("small", SMALL);
+        let small = who.profile(&s, "small", SMALL);
         let label = who.label(&s);
         let r = run(
             &who,

@@ -48,32 +48,54 @@ enum Processes<'a> {
     Nothing,
 }
 
-/// Memory through a cgroup when the host has one; else `None` (RLIMIT_AS per process).
-fn memory_cgroup(host: &Host, limit: Option<u64>) -> Option<(&CgroupBase, u64)> {
-    Some((host.cgroups.memory.as_ref()?, limit?))
+/// Whether the PID namespace's own pid_max (Linux 6.14+, free, but not below 301) can keep root's
+/// process limit.
+fn pid_max_binds(host: &Host, namespaces: &Namespaces, n: u64) -> bool {
+    host.euid == 0 && namespaces.pid && host.pid_max_per_namespace && n >= PID_MAX_MIN
+}
+
+/// Whether the run joins its cgroups on cgroup v1, where each join waits for an RCU grace
+/// period (milliseconds): when the profile requires tree limits, or when nothing else keeps
+/// root's process limit. cgroup v2 costs nothing to join (`CLONE_INTO_CGROUP`) and is always used.
+fn joins_v1(input: &PlanInput<'_>, namespaces: &Namespaces) -> bool {
+    let host = input.host;
+    let required = input
+        .requires
+        .iter()
+        .any(|(p, _)| *p == Protection::TreeLimits);
+    let pids_on_v1 = host
+        .cgroups
+        .pids
+        .as_ref()
+        .is_some_and(|b| b.version == CgroupVersion::V1);
+    let root_unbound = host.euid == 0
+        && input
+            .caps
+            .limits
+            .processes
+            .is_some_and(|n| !pid_max_binds(host, namespaces, n));
+    required || (pids_on_v1 && root_unbound)
+}
+
+/// `base` when the run uses it: always on cgroup v2, on v1 only when it joins v1 anyway.
+fn usable(base: Option<&CgroupBase>, join_v1: bool) -> Option<&CgroupBase> {
+    base.filter(|b| b.version == CgroupVersion::V2 || join_v1)
 }
 
 fn processes_via<'a>(
-    host: &'a Host,
+    host: &Host,
     namespaces: &Namespaces,
     limit: Option<u64>,
-    memory: Option<&CgroupBase>,
+    pids: Option<&'a CgroupBase>,
 ) -> Processes<'a> {
     let Some(n) = limit else {
         return Processes::Unlimited;
     };
-    let root = host.euid == 0;
-    let pid_max = root && namespaces.pid && host.pid_max_per_namespace && n >= PID_MAX_MIN;
-    // Joining a cgroup v1 costs an RCU grace period per run; a pids cgroup there is only worth
-    // it when the run joins v1 for memory anyway, or nothing else binds the tree.
-    let joins_v1 = memory.is_some_and(|m| m.version == CgroupVersion::V1);
-    match host.cgroups.pids.as_ref() {
-        Some(b) if b.version == CgroupVersion::V2 || joins_v1 || (root && !pid_max) => {
-            Processes::Cgroup(b, n)
-        }
-        _ if pid_max => Processes::PidMax(n),
-        _ if !root => Processes::Nproc(n),
-        _ => Processes::Nothing,
+    match pids {
+        Some(b) => Processes::Cgroup(b, n),
+        None if pid_max_binds(host, namespaces, n) => Processes::PidMax(n),
+        None if host.euid != 0 => Processes::Nproc(n),
+        None => Processes::Nothing,
     }
 }
 
@@ -93,8 +115,10 @@ pub(super) fn limits_plan(
 ) -> LimitsPlan {
     let host = input.host;
     let l = &input.caps.limits;
-    let memory = memory_cgroup(host, l.memory_bytes);
-    let processes = processes_via(host, namespaces, l.processes, memory.map(|m| m.0));
+    let join_v1 = joins_v1(input, namespaces);
+    let memory = usable(host.cgroups.memory.as_ref(), join_v1).zip(l.memory_bytes);
+    let pids = usable(host.cgroups.pids.as_ref(), join_v1);
+    let processes = processes_via(host, namespaces, l.processes, pids);
     let mut chosen = Vec::new();
     if let Some((base, v)) = memory {
         chosen.push((Controller::Memory, base, v, limit_origin(input, "memory")));
@@ -204,7 +228,19 @@ fn memory_layer(
             (status, format!("whole tree, {swap}: {}", step.describe()))
         }
         (Some(_), _) => {
-            let (reason, fix) = tree_gap(host);
+            let (reason, fix) = match &host.cgroups.memory {
+                Some(b) => (
+                    format!(
+                        "the memory controller is on cgroup v1 only ({}), where joining waits \
+                         for an RCU grace period on every run (milliseconds), so it is used \
+                         only when the profile requires tree-limits",
+                        b.dir.display()
+                    ),
+                    "add `requires = [\"tree-limits\"]` to the profile, or use a cgroup v2 host"
+                        .to_string(),
+                ),
+                None => tree_gap(host),
+            };
             gaps.push(missing(Protection::TreeLimits, &reason, &fix));
             let value = rlimits
                 .iter()
