@@ -179,24 +179,37 @@ fn writable(p: &Path) -> bool {
     nix::unistd::access(p, nix::unistd::AccessFlags::W_OK).is_ok()
 }
 
+/// A small kernel file in one `read` (std's `read_to_string` starts with 32 bytes when the size
+/// is unknown, as it is for proc and cgroup files).
+fn read_small(p: &Path) -> String {
+    use std::io::Read;
+    let mut s = String::with_capacity(16 * 1024);
+    if let Ok(mut f) = std::fs::File::open(p) {
+        let _ = f.read_to_string(&mut s);
+    }
+    s
+}
+
 fn words(p: &Path) -> Vec<String> {
-    std::fs::read_to_string(p)
-        .unwrap_or_default()
-        .split_whitespace()
-        .map(String::from)
-        .collect()
+    read_small(p).split_whitespace().map(String::from).collect()
 }
 
 /// The controllers a cgroup v2 directory can give per-run children, with whether each must be
 /// enabled first, or why none can.
 fn v2_offer(base: &Path) -> Result<Vec<(Controller, bool)>, String> {
+    let available = words(&base.join("cgroup.controllers"));
+    if !Controller::ALL
+        .iter()
+        .any(|c| available.iter().any(|a| a == c.name()))
+    {
+        return Ok(Vec::new());
+    }
     if !writable(base) || !writable(&base.join("cgroup.procs")) {
         return Err(format!(
             "{} is not writable by this user (no delegated cgroup v2 subtree)",
             base.display()
         ));
     }
-    let available = words(&base.join("cgroup.controllers"));
     let enabled = words(&base.join("cgroup.subtree_control"));
     // Only the root cgroup may hold processes and hand controllers to children at once.
     let is_root = !base.join("cgroup.type").exists();
@@ -215,24 +228,22 @@ fn v2_offer(base: &Path) -> Result<Vec<(Controller, bool)>, String> {
 
 /// Whether swap is bounded along with memory in `base`, or there is no swap to bound.
 fn swap_bounded(base: &CgroupBase) -> bool {
-    let no_swap = std::fs::read_to_string("/proc/swaps").is_ok_and(|s| s.lines().count() <= 1);
-    no_swap
-        || match base.version {
-            CgroupVersion::V1 => base.dir.join("memory.memsw.limit_in_bytes").exists(),
-            // The root cgroup has no memory.swap.* files; its children do unless swap
-            // accounting is off, which is rare.
-            CgroupVersion::V2 => {
-                base.dir.join("memory.swap.max").exists() || !base.dir.join("cgroup.type").exists()
-            }
+    let accounted = match base.version {
+        CgroupVersion::V1 => base.dir.join("memory.memsw.limit_in_bytes").exists(),
+        // The root cgroup has no memory.swap.* files; its children do unless swap accounting
+        // is off, which is rare.
+        CgroupVersion::V2 => {
+            base.dir.join("memory.swap.max").exists() || !base.dir.join("cgroup.type").exists()
         }
+    };
+    accounted || read_small(Path::new("/proc/swaps")).lines().count() <= 1
 }
 
 /// Detect where per-run cgroups can be made. Reads mountinfo, `/proc/self/cgroup` and a few
 /// cgroup files.
 pub fn detect() -> CgroupHost {
-    let mounts =
-        parse_mountinfo(&std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default());
-    let own = parse_proc_cgroup(&std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default());
+    let mounts = parse_mountinfo(&read_small(Path::new("/proc/self/mountinfo")));
+    let own = parse_proc_cgroup(&read_small(Path::new("/proc/self/cgroup")));
     let mut bases: Vec<(Controller, CgroupBase)> = Vec::new();
     let mut reasons: Vec<String> = Vec::new();
     let v2 = mounts.iter().find(|m| m.v1.is_none());
