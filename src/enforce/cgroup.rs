@@ -99,19 +99,7 @@ impl RunCgroups {
                 dir: dir.clone(),
                 controllers: step.controllers.clone(),
             });
-            for s in &step.settings {
-                let file = dir.join(&s.file);
-                match std::fs::write(&file, &s.value) {
-                    Err(e) if s.optional && e.kind() == std::io::ErrorKind::NotFound => {}
-                    r => r.map_err(io_err(&file))?,
-                }
-                let value = s.value.parse().ok();
-                match s.file.as_str() {
-                    "memory.max" | "memory.limit_in_bytes" => run.memory_limit = value,
-                    "pids.max" => run.pids_limit = value,
-                    _ => {}
-                }
-            }
+            run.write_settings(&dir, step)?;
             match step.version {
                 CgroupVersion::V2 => {
                     let f = std::fs::File::open(&dir).map_err(io_err(&dir))?;
@@ -121,6 +109,24 @@ impl RunCgroups {
             }
         }
         Ok(run)
+    }
+
+    /// Write `step`'s limit files in `dir`, remembering the limits for [`RunCgroups::usage`].
+    fn write_settings(&mut self, dir: &Path, step: &CgroupStep) -> Result<(), EnforceError> {
+        for s in &step.settings {
+            let file = dir.join(&s.file);
+            match std::fs::write(&file, &s.value) {
+                Err(e) if s.optional && e.kind() == std::io::ErrorKind::NotFound => {}
+                r => r.map_err(io_err(&file))?,
+            }
+            let value = s.value.parse().ok();
+            match s.file.as_str() {
+                "memory.max" | "memory.limit_in_bytes" => self.memory_limit = value,
+                "pids.max" => self.pids_limit = value,
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     pub fn is_empty(&self) -> bool {

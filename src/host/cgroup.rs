@@ -239,73 +239,87 @@ fn swap_bounded(base: &CgroupBase) -> bool {
     accounted || read_small(Path::new("/proc/swaps")).lines().count() <= 1
 }
 
-/// Detect where per-run cgroups can be made. Reads mountinfo, `/proc/self/cgroup` and a few
-/// cgroup files.
+/// The cgroup v2 bases: the parent of sbx's own cgroup (or the root, when sbx is in it), for
+/// each controller it offers.
+fn v2_bases(
+    mounts: &[CgroupMount],
+    own: &[(Vec<String>, String)],
+) -> Result<Vec<(Controller, CgroupBase)>, String> {
+    let v2 = mounts.iter().find(|m| m.v1.is_none());
+    let path = own.iter().find(|(c, _)| c.is_empty()).map(|(_, p)| p);
+    let (Some(m), Some(path)) = (v2, path) else {
+        return Ok(Vec::new());
+    };
+    if !super::kernel_at_least(5, 7) {
+        return Err("cgroup v2 is used from Linux 5.7 (CLONE_INTO_CGROUP)".into());
+    }
+    let own_dir = cgroup_dir(m, path);
+    let base = match own_dir.parent() {
+        Some(parent) if own_dir != m.point => parent.to_path_buf(),
+        _ => own_dir,
+    };
+    let offer = v2_offer(&base)?;
+    Ok(offer
+        .into_iter()
+        .map(|(c, enable)| {
+            let dir = base.clone();
+            let version = CgroupVersion::V2;
+            (
+                c,
+                CgroupBase {
+                    version,
+                    dir,
+                    enable,
+                },
+            )
+        })
+        .collect())
+}
+
+/// The cgroup v1 base for `c`: sbx's own cgroup in that controller's hierarchy.
+fn v1_base(
+    c: Controller,
+    mounts: &[CgroupMount],
+    own: &[(Vec<String>, String)],
+) -> Result<CgroupBase, String> {
+    let has = |v: &[String]| v.iter().any(|x| x == c.name());
+    let hier = mounts.iter().find(|m| m.v1.as_deref().is_some_and(has));
+    let path = own.iter().find(|(ctrls, _)| has(ctrls)).map(|(_, p)| p);
+    let (Some(m), Some(path)) = (hier, path) else {
+        return Err(format!("no {} controller is mounted", c.name()));
+    };
+    let dir = cgroup_dir(m, path);
+    if !writable(&dir) {
+        return Err(format!(
+            "the cgroup v1 {} directory {} is not writable by this user",
+            c.name(),
+            dir.display()
+        ));
+    }
+    let version = CgroupVersion::V1;
+    Ok(CgroupBase {
+        version,
+        dir,
+        enable: false,
+    })
+}
+
+/// Detect where per-run cgroups can be made: cgroup v2 first, v1 for controllers v2 lacks.
+/// Reads mountinfo, `/proc/self/cgroup` and a few cgroup files.
 pub fn detect() -> CgroupHost {
     let mounts = parse_mountinfo(&read_small(Path::new("/proc/self/mountinfo")));
     let own = parse_proc_cgroup(&read_small(Path::new("/proc/self/cgroup")));
-    let mut bases: Vec<(Controller, CgroupBase)> = Vec::new();
     let mut reasons: Vec<String> = Vec::new();
-    let v2 = mounts.iter().find(|m| m.v1.is_none());
-    let v2_own = own.iter().find(|(c, _)| c.is_empty()).map(|(_, p)| p);
-    if v2.is_some() && !super::kernel_at_least(5, 7) {
-        reasons.push("cgroup v2 is used from Linux 5.7 (CLONE_INTO_CGROUP)".into());
-    } else if let (Some(m), Some(path)) = (v2, v2_own) {
-        let own_dir = cgroup_dir(m, path);
-        let base = if own_dir == m.point {
-            own_dir
-        } else {
-            own_dir.parent().map_or(own_dir.clone(), Path::to_path_buf)
-        };
-        match v2_offer(&base) {
-            Ok(offer) => {
-                for (c, enable) in offer {
-                    let dir = base.clone();
-                    bases.push((
-                        c,
-                        CgroupBase {
-                            version: CgroupVersion::V2,
-                            dir,
-                            enable,
-                        },
-                    ));
-                }
-            }
-            Err(e) => reasons.push(e),
-        }
-    }
+    let mut bases = v2_bases(&mounts, &own).unwrap_or_else(|e| {
+        reasons.push(e);
+        Vec::new()
+    });
     for c in Controller::ALL {
-        if bases.iter().any(|(b, _)| *b == c) {
-            continue;
-        }
-        let hier = mounts.iter().find(|m| {
-            m.v1.as_ref()
-                .is_some_and(|v| v.iter().any(|x| x == c.name()))
-        });
-        let path = own
-            .iter()
-            .find(|(ctrls, _)| ctrls.iter().any(|x| x == c.name()))
-            .map(|(_, p)| p);
-        let (Some(m), Some(path)) = (hier, path) else {
-            reasons.push(format!("no {} controller is mounted", c.name()));
-            continue;
-        };
-        let dir = cgroup_dir(m, path);
-        if writable(&dir) {
-            bases.push((
-                c,
-                CgroupBase {
-                    version: CgroupVersion::V1,
-                    dir,
-                    enable: false,
-                },
-            ));
-        } else {
-            reasons.push(format!(
-                "the cgroup v1 {} directory {} is not writable by this user",
-                c.name(),
-                dir.display()
-            ));
+        if !bases.iter().any(|(b, _)| *b == c) {
+            match v1_base(c, &mounts, &own) {
+                Ok(b) => bases.push((c, b)),
+                Err(e) => reasons.push(e),
+            }
         }
     }
     assemble(bases, reasons)
