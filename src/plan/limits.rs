@@ -307,3 +307,7 @@ fn processes_layer(
         detail,
     }
 }
+
+#[cfg(test)]
+#[path = "limits_tests.rs"]
+mod tests;
