@@ -104,9 +104,10 @@ pub struct Limits {
     pub timeout_ms: Option<u64>,
     /// Bytes per output stream before it is truncated.
     pub output_bytes: Option<u64>,
-    /// Address-space limit (RLIMIT_AS) in bytes.
+    /// Memory of the whole tree in bytes (a cgroup), or of each process's address space
+    /// (RLIMIT_AS) where no cgroup can be made.
     pub memory_bytes: Option<u64>,
-    /// RLIMIT_NPROC.
+    /// Processes and threads of the whole tree.
     pub processes: Option<u64>,
     /// RLIMIT_FSIZE in bytes.
     pub file_size_bytes: Option<u64>,
@@ -114,6 +115,9 @@ pub struct Limits {
     pub cpu_seconds: Option<u64>,
     /// RLIMIT_NOFILE.
     pub open_files: Option<u64>,
+    /// Size of each private tmpfs (`/tmp`, `/dev/shm`) in bytes.
+    #[serde(default)]
+    pub tmp_bytes: Option<u64>,
 }
 
 /// Isolation switches that are not paths.
@@ -264,6 +268,7 @@ impl CapabilitySet {
                 ),
                 cpu_seconds: min_limit(self.limits.cpu_seconds, other.limits.cpu_seconds),
                 open_files: min_limit(self.limits.open_files, other.limits.open_files),
+                tmp_bytes: min_limit(self.limits.tmp_bytes, other.limits.tmp_bytes),
             },
             isolation: self.isolation.stricter(other.isolation),
             env: self.env.intersect(&other.env),
@@ -296,6 +301,7 @@ impl CapabilitySet {
             && limit_le(l.file_size_bytes, o.file_size_bytes)
             && limit_le(l.cpu_seconds, o.cpu_seconds)
             && limit_le(l.open_files, o.open_files)
+            && limit_le(l.tmp_bytes, o.tmp_bytes)
             && self.isolation.at_least(other.isolation)
             && self.env.is_subset_of(&other.env)
             && other

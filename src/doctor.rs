@@ -26,6 +26,12 @@ pub fn doctor(json: bool) -> ExitCode {
     let fix_for = |layer: &str| match layer {
         "landlock" => landlock_fix.clone(),
         "seccomp" => missing_fix(&host.seccomp),
+        "memory" if host.cgroups.memory.is_some() => Some(
+            "add `requires = [\"tree-limits\"]` to the profile (each run then joins cgroup v1), \
+             or use a cgroup v2 host"
+                .to_string(),
+        ),
+        "memory" | "processes" => missing_fix(&host.cgroups.missing),
         _ => missing_fix(&host.namespaces),
     };
     let mut profiles = Vec::new();
@@ -86,17 +92,7 @@ pub fn doctor(json: bool) -> ExitCode {
     show("seccomp", &host.seccomp);
     show("unprivileged user namespaces", &host.user_namespaces);
     show("mount/pid/net namespaces", &host.namespaces);
-    show(
-        "cgroup v2 delegation",
-        &sbx::host::cgroup_v2_delegation(host.euid),
-    );
-    println!(
-        "  {:<28} {}",
-        "pids cgroup (for root)",
-        host.pids_cgroup
-            .as_ref()
-            .map_or("none".to_string(), |p| p.display().to_string())
-    );
+    show_tree_limits(&host.cgroups);
     println!("profiles:");
     for p in &profiles {
         println!(
@@ -110,4 +106,37 @@ pub fn doctor(json: bool) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// Whether a cgroup per run can bound the whole tree, controller by controller.
+fn show_tree_limits(cg: &sbx::host::CgroupHost) {
+    use sbx::host::{CgroupVersion, Controller};
+    for c in Controller::ALL {
+        let what = match cg.base(c) {
+            Some(b) => format!(
+                "cgroup {} under {}{}",
+                match b.version {
+                    CgroupVersion::V1 => "v1",
+                    CgroupVersion::V2 => "v2",
+                },
+                b.dir.display(),
+                match (b.version, b.enable) {
+                    (CgroupVersion::V2, true) => " (enabled in its subtree_control by the run)",
+                    (CgroupVersion::V2, false) => "",
+                    // Each join waits for an RCU grace period.
+                    (CgroupVersion::V1, _) =>
+                        " (joined only by profiles that require tree-limits, and for root's \
+                         process limits below 301)",
+                }
+            ),
+            None => "no cgroup: per-process rlimits only".into(),
+        };
+        println!("  {:<28} {what}", format!("tree limit: {}", c.name()));
+    }
+    if cg.memory.is_some() && !cg.swap_bounded {
+        println!("  {:<28} swap is not accounted per cgroup here", "");
+    }
+    if let sbx::host::Availability::Missing { reason, fix } = &cg.missing {
+        println!("  {:<28} why: {reason}\n  {:<28} fix: {fix}", "", "");
+    }
 }

@@ -116,7 +116,18 @@ pub fn explain(profile: &str, workspace: Option<PathBuf>, json: bool) -> ExitCod
         plan.output_bytes,
         limit("output")
     );
-    println!("  pids cgroup = {:?}", plan.cgroup_pids_max);
+    for step in &plan.cgroups {
+        println!("  {}", step.describe());
+    }
+    if let Some(n) = plan.pid_max {
+        println!("  pid_max = {n} (the PID namespace's own)");
+    }
+    let tmp_origin = if prof.limit_origin("tmp_size").is_some() {
+        limit("tmp_size").to_string()
+    } else {
+        format!("half of {}", limit("memory"))
+    };
+    println!("  tmpfs size = {:?} from {tmp_origin}", plan.tmp_size);
     print_env(prof, &plan.env);
     println!("report:");
     for l in &plan.report {

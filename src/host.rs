@@ -1,6 +1,8 @@
 //! What this host can enforce, detected once and cheaply (no process is forked).
+pub(crate) mod cgroup;
+
+pub use cgroup::{CgroupBase, CgroupHost, CgroupVersion, Controller};
 use serde::Serialize;
-use std::path::{Path, PathBuf};
 
 /// The Landlock ABI this code is written for; newer kernels are used up to it.
 pub const LANDLOCK_ABI: i32 = 6;
@@ -34,9 +36,8 @@ pub struct Host {
     pub user_namespaces: Availability,
     /// Whether sbx can create mount, PID and network namespaces (as root, or in a user namespace).
     pub namespaces: Availability,
-    /// A pids controller directory sbx may create child cgroups in (needed for root, whom
-    /// RLIMIT_NPROC does not bind).
-    pub pids_cgroup: Option<PathBuf>,
+    /// Where a cgroup per run can bound the whole tree's memory and processes.
+    pub cgroups: CgroupHost,
     /// Each PID namespace has its own pid_max (Linux 6.14 and later).
     pub pid_max_per_namespace: bool,
     /// sbx holds CAP_SETPCAP, so the command may clear its bounding set without a user
@@ -124,66 +125,6 @@ fn userns_availability() -> Availability {
     Availability::Available
 }
 
-fn pids_cgroup(euid: u32) -> Option<PathBuf> {
-    if euid != 0 {
-        return None;
-    }
-    for dir in ["/sys/fs/cgroup/pids", "/sys/fs/cgroup"] {
-        let p = Path::new(dir);
-        let v1 = p.join("pids.max").exists() || p.join("tasks").exists() && dir.ends_with("pids");
-        let v2 = read_trim(&format!("{dir}/cgroup.subtree_control"))
-            .is_some_and(|c| c.split(' ').any(|x| x == "pids"));
-        if (v1 || v2) && p.is_dir() {
-            return Some(p.to_path_buf());
-        }
-    }
-    None
-}
-
-/// Whether this process's cgroup v2 subtree is delegated to it (for `sbx doctor`; no run
-/// needs it, so [`Host::detect`] does not read it).
-pub fn cgroup_v2_delegation(euid: u32) -> Availability {
-    let own = procfs::process::Process::myself()
-        .and_then(|p| p.cgroups())
-        .ok()
-        .and_then(|groups| {
-            groups
-                .into_iter()
-                .find(|g| g.hierarchy == 0 && g.controllers.is_empty())
-                .map(|g| g.pathname)
-        });
-    let Some(own) = own else {
-        return Availability::Missing {
-            reason: "no cgroup v2 membership in /proc/self/cgroup".into(),
-            fix: "boot with a unified cgroup v2 hierarchy (systemd.unified_cgroup_hierarchy=1)"
-                .into(),
-        };
-    };
-    let root = if Path::new("/sys/fs/cgroup/cgroup.controllers").exists() {
-        "/sys/fs/cgroup"
-    } else {
-        "/sys/fs/cgroup/unified"
-    };
-    let dir = format!("{root}{own}");
-    let controllers = read_trim(&format!("{dir}/cgroup.controllers")).unwrap_or_default();
-    let writable = nix::unistd::access(Path::new(&dir), nix::unistd::AccessFlags::W_OK).is_ok();
-    if controllers.is_empty() {
-        Availability::Missing {
-            reason: format!(
-                "the cgroup v2 hierarchy at {root} has no controllers (they are bound to cgroup v1)"
-            ),
-            fix: "use a host with a unified cgroup v2 hierarchy".into(),
-        }
-    } else if !writable && euid != 0 {
-        Availability::Missing {
-            reason: format!("{dir} is not delegated to this user"),
-            fix: "run under `systemd-run --user --scope -p Delegate=yes`".into(),
-        }
-    } else {
-        Availability::Available
-    }
-}
-
 impl Host {
     /// Detect the host's features. Reads a few files and makes one syscall.
     pub fn detect() -> Host {
@@ -223,7 +164,7 @@ impl Host {
             seccomp,
             user_namespaces,
             namespaces,
-            pids_cgroup: pids_cgroup(euid),
+            cgroups: cgroup::detect(),
             pid_max_per_namespace: kernel_at_least(6, 14),
             can_drop_bounding: caps::has_cap(
                 None,

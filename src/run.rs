@@ -83,6 +83,9 @@ pub fn run(
         );
     }
     report_protected(&result);
+    for l in &result.limits_reached {
+        eprintln!("sbx: limit reached: {}: {}", l.limit, l.detail);
+    }
     if json || json_out.is_some() {
         let mut v = serde_json::to_value(&result).unwrap_or_default();
         if let Some(o) = v.as_object_mut() {

@@ -72,25 +72,79 @@ unsafe fn signal_tree(pid_ns: bool, cmd: libc::pid_t, sig: c_int) -> bool {
     }
 }
 
-/// Clone the sandbox init. Returns `(pid, pidfd)` in the parent; never returns in the child.
+/// clone3's flag to start the child in the cgroup `CloneArgs::cgroup` (Linux 5.7+); libc's
+/// constant is an `int` too narrow for it.
+const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+
+/// `struct clone_args` of clone3 up to `cgroup` (CLONE_ARGS_SIZE_VER2).
+#[repr(C)]
+#[derive(Default)]
+struct CloneArgs {
+    flags: u64,
+    pidfd: u64,
+    child_tid: u64,
+    parent_tid: u64,
+    exit_signal: u64,
+    stack: u64,
+    stack_size: u64,
+    tls: u64,
+    set_tid: u64,
+    set_tid_size: u64,
+    cgroup: u64,
+}
+
+/// Fork-like clone with `flags` (CLONE_PIDFD stores the pidfd in `pidfd`), into the cgroup v2
+/// directory `cgroup` when given. Returns the child's pid, 0 in the child, or -1.
+///
+/// # Safety
+/// The child gets a copy of this stack and returns here: between this and `execve` or `_exit`
+/// it may only run async-signal-safe code.
+unsafe fn clone_fork(flags: u64, cgroup: Option<c_int>, pidfd: &mut c_int) -> libc::c_long {
+    match cgroup {
+        Some(cg) => {
+            let args = CloneArgs {
+                flags: flags | CLONE_INTO_CGROUP,
+                pidfd: (pidfd as *mut c_int) as u64,
+                exit_signal: libc::SIGCHLD as u64,
+                cgroup: cg as u64,
+                ..CloneArgs::default()
+            };
+            // SAFETY: clone3 without a stack behaves like fork. The kernel reads `args` and
+            // stores the pidfd through the pointer in it.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_clone3,
+                    &raw const args,
+                    std::mem::size_of::<CloneArgs>(),
+                )
+            }
+        }
+        // SAFETY: clone without CLONE_VM and with a NULL stack behaves like fork.
+        None => unsafe {
+            libc::syscall(
+                libc::SYS_clone,
+                flags | libc::SIGCHLD as u64,
+                0usize,
+                pidfd as *mut c_int,
+                0usize,
+                0usize,
+            )
+        },
+    }
+}
+
+/// Clone the sandbox init, straight into the run's cgroup v2 when there is one (so that no
+/// migration, which waits for an RCU grace period, is needed). Returns `(pid, pidfd)` in the
+/// parent; never returns in the child.
 ///
 /// # Safety
 /// `prep` and `fds` must be fully prepared; the child touches only them.
 pub unsafe fn spawn(prep: &mut Prepared, fds: ChildFds) -> std::io::Result<(libc::pid_t, c_int)> {
     let mut pidfd: c_int = -1;
-    let flags = prep.clone_flags | libc::CLONE_PIDFD as u64 | libc::SIGCHLD as u64;
-    // SAFETY: clone without CLONE_VM and with a NULL stack behaves like fork: the child gets a
-    // copy of this stack and continues here. CLONE_PIDFD stores the pidfd in `pidfd`.
-    let pid = unsafe {
-        libc::syscall(
-            libc::SYS_clone,
-            flags,
-            0usize,
-            &raw mut pidfd,
-            0usize,
-            0usize,
-        )
-    };
+    let flags = prep.clone_flags | libc::CLONE_PIDFD as u64;
+    let cgroup = prep.cgroups.v2_fd.as_ref().map(AsRawFd::as_raw_fd);
+    // SAFETY: the child continues below, in `init`, on prepared data only.
+    let pid = unsafe { clone_fork(flags, cgroup, &mut pidfd) };
     if pid < 0 {
         return Err(std::io::Error::last_os_error());
     }
@@ -127,7 +181,14 @@ unsafe fn init(p: &mut Prepared, mut f: ChildFds) -> ! {
             check!(rep, Step::UserMap, write_file(c"/proc/self/gid_map", g));
         }
         libc::setpgid(0, 0);
-        if let Some(procs) = &p.cgroup_procs {
+        if p.protect_init {
+            check!(
+                rep,
+                Step::Cgroup,
+                write_file(c"/proc/self/oom_score_adj", b"-1000")
+            );
+        }
+        for procs in &p.cgroups.v1_procs {
             check!(rep, Step::Cgroup, write_file(procs, b"0"));
         }
         run_mount_ops(&p.mount_ops, &mut p.slots, rep);
@@ -257,5 +318,70 @@ unsafe fn reap(pid_ns: bool, cmd: libc::pid_t, rep: c_int, set: &libc::sigset_t)
                 libc::_exit(0);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The mechanism behind cgroup v2 runs, on any cgroup2 mount (no controller needed): the
+    /// child starts in the cgroup, and nothing joins it afterwards.
+    #[test]
+    fn a_child_is_cloned_straight_into_a_cgroup_v2() -> std::io::Result<()> {
+        if !nix::unistd::geteuid().is_root() {
+            eprintln!("SKIP: making a cgroup needs root");
+            return Ok(());
+        }
+        let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        let mounts = crate::host::cgroup::parse_mountinfo(&info);
+        let Some(v2) = mounts.iter().find(|m| m.v1.is_none()) else {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "no cgroup2 mount on CI"
+            );
+            eprintln!("SKIP: no cgroup2 mount");
+            return Ok(());
+        };
+        let dir = v2
+            .point
+            .join(format!("sbx-unit-clone-{}", std::process::id()));
+        std::fs::create_dir(&dir)?;
+        let fd = std::fs::File::open(&dir)?;
+        let mut pidfd: c_int = -1;
+        // SAFETY: the child only pauses until it is killed.
+        let pid = unsafe { clone_fork(libc::CLONE_PIDFD as u64, Some(fd.as_raw_fd()), &mut pidfd) };
+        if pid == 0 {
+            // SAFETY: async-signal-safe calls only.
+            unsafe {
+                libc::pause();
+                libc::_exit(0)
+            }
+        }
+        if pid < 0 {
+            let err = std::io::Error::last_os_error();
+            std::fs::remove_dir(&dir)?;
+            panic!("clone3 into a cgroup failed: {err}");
+        }
+        let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+        let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+        // SAFETY: our own child, killed and reaped once; the pidfd closed once.
+        unsafe {
+            libc::kill(pid as libc::pid_t, libc::SIGKILL);
+            libc::waitpid(pid as libc::pid_t, std::ptr::null_mut(), 0);
+            libc::close(pidfd);
+        }
+        std::fs::remove_dir(&dir)?;
+        assert!(pidfd >= 0, "no pidfd");
+        assert_eq!(
+            procs.trim(),
+            pid.to_string(),
+            "the cgroup holds only the child"
+        );
+        assert!(
+            !own.contains("sbx-unit-clone"),
+            "the parent stayed where it was: {own}"
+        );
+        Ok(())
     }
 }

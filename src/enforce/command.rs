@@ -4,7 +4,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 use super::Prepared;
-use super::report::{ChildFds, MessageKind, Step, check, errno, fail, send};
+use super::report::{ChildFds, MessageKind, Step, check, errno, fail, send, write_file};
 use libc::{c_int, c_void};
 use std::os::fd::AsRawFd;
 
@@ -140,6 +140,13 @@ unsafe fn command(p: &Prepared, f: ChildFds) -> ! {
         check!(rep, Step::Stdio, libc::dup2(f.stdout, 1));
         check!(rep, Step::Stdio, libc::dup2(f.stderr, 2));
         check!(rep, Step::Chdir, libc::chdir(p.exec.cwd.as_ptr()));
+        if p.protect_init {
+            check!(
+                rep,
+                Step::Cgroup,
+                write_file(c"/proc/self/oom_score_adj", b"0")
+            );
+        }
         for &(res, v) in &p.rlimits {
             let mut cur: libc::rlimit = std::mem::zeroed();
             libc::getrlimit(res, &mut cur);

@@ -9,6 +9,7 @@
 //! mount layout and then reaps; and the command (`H`), which drops capabilities, restricts
 //! itself (Landlock, seccomp, rlimits) and execs.
 
+pub mod cgroup;
 pub mod child;
 mod command;
 pub mod landlock;
@@ -36,7 +37,7 @@ pub enum EnforceError {
     Nul { path: PathBuf },
     #[error("more than {max} paths to keep under private tmpfs mounts")]
     TooManyKept { max: usize },
-    #[error("cannot create the pids cgroup {path}: {source}")]
+    #[error("cannot set up the run's cgroup at {path}: {source}")]
     Cgroup {
         path: PathBuf,
         source: std::io::Error,
@@ -95,8 +96,12 @@ pub struct Prepared {
     pub slots: [libc::c_int; mounts::MAX_SLOTS],
     pub hostname: Option<CString>,
     pub loopback_up: bool,
-    pub cgroup_procs: Option<CString>,
-    pub cgroup_dir: Option<PathBuf>,
+    /// The run's cgroups; removed when this drops.
+    pub cgroups: cgroup::RunCgroups,
+    /// The init shields itself from the OOM killer (with CAP_SYS_RESOURCE), so that a tree over
+    /// its memory limit loses the process that grew, not its init; the command resets its own
+    /// score.
+    pub protect_init: bool,
     pub rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
     pub ruleset: Option<std::os::fd::OwnedFd>,
     pub late_rules: Vec<landlock::LateRule>,
@@ -124,32 +129,8 @@ fn rlimit_resource(r: Rlimit) -> libc::__rlimit_resource_t {
     }
 }
 
-/// Remove empty `sbx-PID-N` cgroups left by runs whose sbx was killed before it could clean up.
-fn remove_stale_cgroups(root: &Path) {
-    let Ok(rd) = std::fs::read_dir(root) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let name = e.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix("sbx-"))
-            .and_then(|n| n.split('-').next())
-            .and_then(|p| p.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        if !Path::new(&format!("/proc/{pid}")).exists() {
-            // Fails harmlessly while the cgroup still has members.
-            let _ = std::fs::remove_dir(e.path());
-        }
-    }
-}
-
-static CGROUP_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
 impl Prepared {
-    /// Prepare `plan` for `exec`. `pids_cgroup` is the pids controller root, when the plan uses one.
+    /// Prepare `plan` for `exec`, making the run's cgroups.
     pub fn new(
         plan: &SandboxPlan,
         exec: ExecSpec,
@@ -177,7 +158,7 @@ impl Prepared {
             (None, None)
         };
         let mount_ops = if ns.mount {
-            mounts::compile(&plan.mounts, plan.pid_max)?
+            mounts::compile(&plan.mounts, plan.pid_max, plan.tmp_size)?
         } else {
             Vec::new()
         };
@@ -192,21 +173,7 @@ impl Prepared {
             Some(sp) => Some(seccomp::program_for(sp)?),
             None => None,
         };
-        let (cgroup_procs, cgroup_dir) = match (plan.cgroup_pids_max, &host.pids_cgroup) {
-            (Some(max), Some(root)) => {
-                remove_stale_cgroups(root);
-                let seq = CGROUP_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let dir = root.join(format!("sbx-{}-{seq}", std::process::id()));
-                let err = |source| EnforceError::Cgroup {
-                    path: dir.clone(),
-                    source,
-                };
-                std::fs::create_dir(&dir).map_err(err)?;
-                std::fs::write(dir.join("pids.max"), max.to_string()).map_err(err)?;
-                (Some(cstr(&dir.join("cgroup.procs"))?), Some(dir))
-            }
-            _ => (None, None),
-        };
+        let cgroups = cgroup::RunCgroups::create(&plan.cgroups)?;
         Ok(Prepared {
             clone_flags: flags,
             uid_map,
@@ -215,8 +182,14 @@ impl Prepared {
             slots: [-1; mounts::MAX_SLOTS],
             hostname: plan.hostname.as_deref().and_then(|h| CString::new(h).ok()),
             loopback_up: ns.net && plan.network == crate::capability::NetworkMode::Loopback,
-            cgroup_procs,
-            cgroup_dir,
+            protect_init: cgroups.limits_memory()
+                && caps::has_cap(
+                    None,
+                    caps::CapSet::Effective,
+                    caps::Capability::CAP_SYS_RESOURCE,
+                )
+                .unwrap_or(false),
+            cgroups,
             rlimits: plan
                 .rlimits
                 .iter()
@@ -232,13 +205,5 @@ impl Prepared {
             exec,
             landlock_skipped,
         })
-    }
-}
-
-impl Drop for Prepared {
-    fn drop(&mut self) {
-        if let Some(dir) = &self.cgroup_dir {
-            let _ = std::fs::remove_dir(dir);
-        }
     }
 }

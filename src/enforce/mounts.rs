@@ -135,8 +135,21 @@ fn read_only_host(
     Ok(())
 }
 
-/// Compile the plan's mount steps.
-pub fn compile(steps: &[MountStep], pid_max: Option<u64>) -> Result<Vec<Op>, EnforceError> {
+/// tmpfs mount data: `mode`, and `size` when the plan bounds the private tmpfs mounts.
+fn tmpfs_data(mode: &str, size: Option<u64>) -> CString {
+    match size {
+        Some(n) => c(&format!("mode={mode},size={n}")),
+        None => c(&format!("mode={mode}")),
+    }
+}
+
+/// Compile the plan's mount steps. `tmp_size` bounds the tmpfs of `/tmp` and of `/dev` (which
+/// holds `/dev/shm`).
+pub fn compile(
+    steps: &[MountStep],
+    pid_max: Option<u64>,
+    tmp_size: Option<u64>,
+) -> Result<Vec<Op>, EnforceError> {
     let mut ops = vec![Op::MakePrivate];
     let mut next = 0usize;
     // Hidden directories share one empty read-only tmpfs: the first gets it, and copies of
@@ -182,7 +195,7 @@ pub fn compile(steps: &[MountStep], pid_max: Option<u64>) -> Result<Vec<Op>, Enf
                 }
                 ops.push(Op::Tmpfs {
                     target: cstr(target)?,
-                    data: c("mode=1777"),
+                    data: tmpfs_data("1777", tmp_size),
                 });
                 for (k, s, is_dir) in kept {
                     if is_dir {
@@ -274,7 +287,7 @@ pub fn compile(steps: &[MountStep], pid_max: Option<u64>) -> Result<Vec<Op>, Enf
                 }
                 ops.push(Op::Tmpfs {
                     target: c("/dev"),
-                    data: c("mode=0755"),
+                    data: tmpfs_data("0755", tmp_size),
                 });
                 for (p, s) in kept {
                     ops.push(Op::Touch { path: c(&p) });
@@ -335,7 +348,7 @@ mod tests {
             hide("/run/dbus", true),
             hide("/sys/fs/cgroup", true),
         ];
-        let ops = compile(&steps, None).unwrap_or_default();
+        let ops = compile(&steps, None, None).unwrap_or_default();
         let tmpfs = ops.iter().filter(|o| matches!(o, Op::Tmpfs { .. })).count();
         let clones = ops.iter().filter(|o| matches!(o, Op::Clone { .. })).count();
         let attached: Vec<&CString> = ops
@@ -376,7 +389,7 @@ mod tests {
         steps.push(hide("/h0", true));
         steps.push(MountStep::MinimalDev);
         // 40 kept paths + up to 6 devices leave 2 slots: two copies, the rest get a tmpfs.
-        let ops = match compile(&steps, None) {
+        let ops = match compile(&steps, None, None) {
             Ok(ops) => ops,
             Err(e) => panic!("{e}"),
         };

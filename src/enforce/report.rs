@@ -110,7 +110,7 @@ impl Step {
     pub fn describe(self) -> &'static str {
         match self {
             Step::UserMap => "writing the user namespace uid/gid maps",
-            Step::Cgroup => "joining the pids cgroup",
+            Step::Cgroup => "joining the run's cgroup",
             Step::MakePrivate => "making the mount namespace private",
             Step::CloneMount => "copying a mount to keep it under a tmpfs",
             Step::Tmpfs => "mounting a tmpfs",

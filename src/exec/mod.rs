@@ -17,7 +17,7 @@ pub use output::{Output, OutputCallback, Stream};
 pub use protect::ProtectedPath;
 pub use quarantine::quarantine_root;
 pub use request::RunRequest;
-pub use result::{EnforcementReport, RunResult};
+pub use result::{EnforcementReport, LimitReached, RunResult};
 pub use terminal::Terminal;
 
 use crate::capability::CapabilitySet;

@@ -1,4 +1,5 @@
 //! How a run ended: exit status, usage, output, and the enforcement report.
+use crate::enforce::cgroup::TreeUsage;
 use crate::plan::{Layer, LayerStatus};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -36,6 +37,11 @@ pub struct RunResult {
     pub stderr_bytes: u64,
     /// Largest resident set of any process in the tree.
     pub peak_memory_bytes: u64,
+    /// What the run's cgroups saw (peak memory of the whole tree, OOM kills, refused forks),
+    /// when the run had any.
+    pub tree: Option<TreeUsage>,
+    /// The limits the run ran into, each with what happened.
+    pub limits_reached: Vec<LimitReached>,
     pub cpu_user_ms: u64,
     pub cpu_system_ms: u64,
     pub enforcement: EnforcementReport,
@@ -49,7 +55,76 @@ pub struct RunResult {
     pub stderr: Vec<u8>,
 }
 
+/// A limit the run ran into.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct LimitReached {
+    /// The profile's key: `memory`, `processes`, `timeout`, `cpu_time` or `file_size`.
+    pub limit: &'static str,
+    pub detail: String,
+}
+
+fn bytes(n: u64) -> String {
+    match n {
+        n if n >= 1 << 30 && n % (1 << 30) == 0 => format!("{} GiB", n >> 30),
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
+        n => format!("{n} bytes"),
+    }
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 impl RunResult {
+    /// Fill [`RunResult::limits_reached`] from the exit, the signal and the cgroup readings.
+    pub(super) fn find_limits_reached(&mut self, timeout: Option<std::time::Duration>) {
+        let mut v = Vec::new();
+        if self.timed_out {
+            let t = timeout.map_or(String::new(), |t| format!(" of {:.1} s", t.as_secs_f64()));
+            v.push(("timeout", format!("the run exceeded its timeout{t}")));
+        }
+        if let Some(u) = &self.tree {
+            let limit = u
+                .memory_limit_bytes
+                .map_or(String::new(), |m| format!(" of {}", bytes(m)));
+            if u.oom_kills > 0 {
+                let n = plural(u.oom_kills, "process", "processes");
+                v.push((
+                    "memory",
+                    format!("the kernel killed {n} of the tree at its memory limit{limit}"),
+                ));
+            } else if u.oom_events > 0 {
+                v.push((
+                    "memory",
+                    format!("the tree reached its memory limit{limit}; allocations failed"),
+                ));
+            }
+            if u.pids_refused > 0 {
+                let n = plural(u.pids_refused, "fork", "forks");
+                let limit = u.pids_limit.map_or(String::new(), |m| format!(" of {m}"));
+                v.push((
+                    "processes",
+                    format!("{n} refused at the tree's process limit{limit}"),
+                ));
+            }
+        }
+        match self.signal {
+            Some(libc::SIGXCPU) => v.push((
+                "cpu_time",
+                "the command used up its CPU time (RLIMIT_CPU)".into(),
+            )),
+            Some(libc::SIGXFSZ) => v.push((
+                "file_size",
+                "the command wrote past its file size limit (RLIMIT_FSIZE)".into(),
+            )),
+            _ => {}
+        }
+        self.limits_reached = v
+            .into_iter()
+            .map(|(limit, detail)| LimitReached { limit, detail })
+            .collect();
+    }
+
     /// The conventional exit code: the child's own, 128+N for signal N, 124 on timeout,
     /// 126 not executable, 127 not found, 122 when a protected change fails the run.
     pub fn code(&self) -> i32 {

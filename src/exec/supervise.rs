@@ -138,7 +138,7 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
     // Once the init has reported the command's end (the tree is dead by then), its own exit,
     // which tears the namespaces down, need not be waited for, unless a cgroup must be
     // removed after it.
-    let can_detach = p.prepared.cgroup_dir.is_none();
+    let can_detach = p.prepared.cgroups.is_empty();
     let mut got_exit_msg = false;
     while out_open
         || err_open
@@ -265,6 +265,8 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
         stdout_bytes: caps.out.bytes,
         stderr_bytes: caps.err.bytes,
         peak_memory_bytes: (ru.ru_maxrss.max(0) as u64) * 1024,
+        tree: (!p.prepared.cgroups.is_empty()).then(|| p.prepared.cgroups.usage()),
+        limits_reached: Vec::new(),
         cpu_user_ms: (ru.ru_utime.tv_sec as u64) * 1000 + (ru.ru_utime.tv_usec as u64) / 1000,
         cpu_system_ms: (ru.ru_stime.tv_sec as u64) * 1000 + (ru.ru_stime.tv_usec as u64) / 1000,
         enforcement: EnforcementReport {
@@ -324,12 +326,13 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
         }
     }
     if !got_exit {
-        // The init itself was killed (timeout escalation, or sbx's SIGKILL).
+        // The init itself was killed (timeout escalation, the OOM killer, or sbx's SIGKILL).
         if libc::WIFSIGNALED(status) {
             result.signal = Some(libc::WTERMSIG(status));
         } else if libc::WIFEXITED(status) {
             result.exit_code = Some(libc::WEXITSTATUS(status));
         }
     }
+    result.find_limits_reached(p.timeout);
     Ok(result)
 }

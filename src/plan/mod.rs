@@ -5,6 +5,7 @@
 //! "deny inside allow" expansion, which the caller may precompute.
 #![forbid(unsafe_code)]
 
+mod cgroup;
 mod fs;
 mod landlock;
 mod limits;
@@ -12,6 +13,7 @@ mod mounts;
 mod seccomp;
 mod types;
 
+pub use cgroup::{CgroupSetting, CgroupStep};
 pub use fs::{DirLister, RealFs};
 pub use landlock::{EXEC, FsRight, LandlockPlan, LandlockRule, READ, WRITE};
 pub use limits::{PID_MAX_MIN, Rlimit, RlimitStep};
@@ -149,8 +151,7 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
         detail: net_detail,
     });
 
-    let (rlimits, cgroup_pids_max, pid_max) =
-        limits::limits_plan(input, &namespaces, &mut gaps, &mut report);
+    let limits = limits::limits_plan(input, &namespaces, &mut gaps, &mut report);
     let l = &caps.limits;
     let tree_kill = if namespaces.pid {
         TreeKill::PidNamespace
@@ -204,9 +205,10 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
         mounts,
         landlock,
         seccomp,
-        rlimits,
-        cgroup_pids_max,
-        pid_max,
+        rlimits: limits.rlimits,
+        cgroups: limits.cgroups,
+        pid_max: limits.pid_max,
+        tmp_size: l.tmp_bytes.filter(|_| namespaces.mount),
         network: caps.network,
         tree_kill,
         hostname: namespaces.uts.then(|| "sbx".to_string()),

@@ -2,7 +2,7 @@
 //! enforcement report's lines, and the error a missing required protection gives.
 #![forbid(unsafe_code)]
 
-use super::{LandlockPlan, MountStep, RlimitStep, SeccompPlan};
+use super::{CgroupStep, LandlockPlan, MountStep, RlimitStep, SeccompPlan};
 use crate::capability::{EnvPolicy, NetworkMode};
 use serde::Serialize;
 
@@ -50,10 +50,12 @@ pub struct SandboxPlan {
     pub landlock: Option<LandlockPlan>,
     pub seccomp: Option<SeccompPlan>,
     pub rlimits: Vec<RlimitStep>,
-    /// pids.max for a cgroup, when RLIMIT_NPROC does not bind (root).
-    pub cgroup_pids_max: Option<u64>,
+    /// The run's cgroups, which bound the whole tree's memory and processes.
+    pub cgroups: Vec<CgroupStep>,
     /// pid_max of the sandbox's PID namespace, when that is how the process limit is kept.
     pub pid_max: Option<u64>,
+    /// Size of each private tmpfs the command can write (`/tmp`, and `/dev` with `/dev/shm`).
+    pub tmp_size: Option<u64>,
     pub network: NetworkMode,
     pub tree_kill: TreeKill,
     pub hostname: Option<String>,

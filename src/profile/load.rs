@@ -176,7 +176,7 @@ impl Profile {
             p.network = (*n.mode.get_ref(), src.origin(n.mode.span(), "network.mode"));
         }
         if let Some(l) = raw.limits {
-            let fields: [(&'static str, Option<Spanned<toml::Value>>, LimitParser); 7] = [
+            let fields: [(&'static str, Option<Spanned<toml::Value>>, LimitParser); 8] = [
                 ("timeout", l.timeout, parse_duration_secs),
                 ("output", l.output, parse_size),
                 ("memory", l.memory, parse_size),
@@ -184,6 +184,7 @@ impl Profile {
                 ("file_size", l.file_size, parse_size),
                 ("cpu_time", l.cpu_time, parse_duration_secs),
                 ("open_files", l.open_files, parse_count),
+                ("tmp_size", l.tmp_size, parse_size),
             ];
             for (key, v, f) in fields {
                 if let Some(v) = v {

@@ -18,6 +18,8 @@ pub enum Protection {
     PidNamespace,
     NetworkNamespace,
     ProcessLimit,
+    /// Memory and processes bounded for the whole tree by a cgroup, not per process.
+    TreeLimits,
 }
 
 impl Protection {
@@ -31,6 +33,7 @@ impl Protection {
         Protection::PidNamespace,
         Protection::NetworkNamespace,
         Protection::ProcessLimit,
+        Protection::TreeLimits,
     ];
 
     pub fn name(self) -> &'static str {
@@ -44,6 +47,7 @@ impl Protection {
             Protection::PidNamespace => "pid-namespace",
             Protection::NetworkNamespace => "network-namespace",
             Protection::ProcessLimit => "process-limit",
+            Protection::TreeLimits => "tree-limits",
         }
     }
 }

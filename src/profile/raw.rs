@@ -57,6 +57,7 @@ pub(super) struct RawLimits {
     pub(super) file_size: Option<Spanned<toml::Value>>,
     pub(super) cpu_time: Option<Spanned<toml::Value>>,
     pub(super) open_files: Option<Spanned<toml::Value>>,
+    pub(super) tmp_size: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

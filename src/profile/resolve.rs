@@ -46,6 +46,20 @@ impl Profile {
         })
     }
 
+    /// The size of each private tmpfs: `tmp_size` when the profile sets it (`"unlimited"`
+    /// included), else half of `memory`, so that `/tmp` and `/dev/shm` together hold at most
+    /// the memory budget.
+    pub fn tmp_size(&self) -> Option<u64> {
+        match self.limits.get("tmp_size") {
+            Some((v, _)) => v.value,
+            None => self
+                .limits
+                .get("memory")
+                .and_then(|(v, _)| v.value)
+                .map(|m| m / 2),
+        }
+    }
+
     /// Directories the profile asks to exist (`+` prefix): created by the executor before the
     /// sandbox starts.
     pub fn dirs_to_create(&self, vars: &Vars) -> Vec<PathBuf> {
@@ -98,6 +112,7 @@ impl Profile {
                 file_size_bytes: lim("file_size"),
                 cpu_seconds: lim("cpu_time"),
                 open_files: lim("open_files"),
+                tmp_bytes: self.tmp_size(),
             },
             isolation: self.isolation,
             env: self.env.clone(),

@@ -117,6 +117,16 @@ impl Scratch {
 
     /// A command that runs `sbx` with the scenario's user, workspace and home.
     pub fn sbx(&self, args: &[&str]) -> Command {
+        let mut c = self.sbx_unswitched(args);
+        if let Some(uid) = self.user {
+            // std drops supplementary groups itself when switching from root.
+            c.uid(uid).gid(uid);
+        }
+        c
+    }
+
+    /// [`Scratch::sbx`] as the test's own user, for a test that switches users itself.
+    pub fn sbx_unswitched(&self, args: &[&str]) -> Command {
         let mut c = Command::new(sbx_bin());
         c.args(args)
             .current_dir(&self.ws)
@@ -128,10 +138,6 @@ impl Scratch {
             )
             .env("LANG", "C.UTF-8");
         c.stdin(Stdio::null());
-        if let Some(uid) = self.user {
-            // std drops supplementary groups itself when switching from root.
-            c.uid(uid).gid(uid);
-        }
         c
     }
 
