@@ -36,6 +36,11 @@ impl BashAccess {
     pub fn writes(&self) -> impl Iterator<Item = &PathBuf> {
         self.analysis.segments.iter().flat_map(|s| s.writes.iter())
     }
+
+    /// Paths the command's arguments and input redirections name, as the analyser resolved them.
+    pub fn reads(&self) -> impl Iterator<Item = &PathBuf> {
+        self.analysis.segments.iter().flat_map(|s| s.reads.iter())
+    }
 }
 
 /// What a call touches.

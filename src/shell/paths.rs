@@ -209,6 +209,15 @@ pub(crate) fn is_critical(real: &Path, ctx: &ShellContext) -> bool {
         })
 }
 
+/// The home directory of `user` from the password database, as `~user` expands.
+pub(crate) fn user_home(user: &str) -> Option<PathBuf> {
+    let text = std::fs::read_to_string("/etc/passwd").ok()?;
+    text.lines().find_map(|l| {
+        let mut f = l.split(':');
+        (f.next()? == user).then(|| f.nth(4).map(PathBuf::from))?
+    })
+}
+
 /// Credentials and keys whose reading is asked about, and whose sending over
 /// the network is denied.
 pub(crate) fn is_secret(value: &str, ctx: &ShellContext) -> bool {

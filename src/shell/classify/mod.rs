@@ -130,6 +130,15 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
             );
         }
     }
+    if !PRINTS_ONLY.contains(&lead_name) {
+        let mut message = false;
+        for a in cmd.argv.iter().skip(u.leader + 1) {
+            if !message {
+                j.read(a, cmd.cwd);
+            }
+            message = matches!(a.value.as_str(), "-m" | "--message");
+        }
+    }
     let text_words = cmd.argv.get(u.leader..).unwrap_or(&[]);
     let text = if text_words.is_empty() {
         match cmd.label {
@@ -153,6 +162,8 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
                 verdict,
                 reason: j.reason,
                 writes: j.writes,
+                reads: j.reads,
+                findings: j.findings,
                 via: cmd.via.to_string(),
             },
             t: j.t,
@@ -161,6 +172,9 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
         new_cwd,
     }
 }
+
+/// Leaders whose arguments are text, not files.
+const PRINTS_ONLY: &[&str] = &["echo", "printf"];
 
 fn join(ws: &[Word]) -> String {
     let mut s = String::new();
