@@ -142,7 +142,11 @@ impl Pipeline {
             if ruling.decision < Decision::Deny || ruling.stage == Stage::Floor {
                 *ruling = Ruling::deny(Stage::Plan, refusal.rule, refusal.reason);
                 ruling.rule = Some(refusal.rule.to_string());
-                ruling.source = refusal.origin.map(|o| o.to_string());
+                ruling.source = Some(
+                    refusal
+                        .origin
+                        .map_or_else(|| "plan".into(), |o| o.to_string()),
+                );
             }
         }
     }

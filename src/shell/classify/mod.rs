@@ -115,11 +115,13 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
                         .get(i - 1)
                         .is_some_and(|p| matches!(p.value.as_str(), "-m" | "--message")))
         });
-    if (cmd.arg_subst || word_subst) && rank(j.class) > 0 && rank(j.class) < 3 {
-        j.raise(
-            Class::Opaque,
-            "[shell.subst.arg] command substitution feeds a command that is not read-only",
-        );
+    if (cmd.arg_subst || word_subst) && rank(j.class) > 0 {
+        let why = "[shell.subst.arg] command substitution feeds a command that is not read-only";
+        if rank(j.class) < 3 {
+            j.raise(Class::Opaque, why);
+        } else {
+            j.finding(why);
+        }
     }
     for a in cmd.argv.iter().skip(u.leader + 1) {
         if looks_secret(a, w) {

@@ -192,6 +192,7 @@ pub(super) fn js_pm(j: &mut Judge, name: &str, args: &[Word]) {
         "test" | "t" | "tst" | "--version" | "-v" | "ls" | "list" | "why" | "audit"
         | "outdated" | "view" | "info" | "explain" | "config" | "help" | "bin" | "root"
         | "prefix" => j.raise(Class::BuildTest, format!("[shell.build.js] `{name} {sub}`")),
+        "" if has(args, &["--version", "-v", "--help", "-h"]) => {}
         "" if name == "yarn" || name == "pnpm" || name == "bun" => j.raise(
             Class::PackageInstall,
             format!("[shell.package.js] `{name}` installs dependencies"),
