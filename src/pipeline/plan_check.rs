@@ -201,3 +201,102 @@ pub fn plan_refusal(access: &Access, caps: &CapabilitySet) -> Option<PlanRefusal
                 .find_map(|p| refused_read(p, caps))
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capability::FsCaps;
+
+    fn entry(p: &str, line: usize) -> PathEntry {
+        PathEntry {
+            path: PathBuf::from(p),
+            required: false,
+            origin: Origin {
+                source: "test.toml".into(),
+                line,
+                key: "filesystem.x".into(),
+            },
+        }
+    }
+
+    fn caps(existing: &Path) -> CapabilitySet {
+        let ws = "/nonexistent-sbx-plan/ws";
+        let mut c = crate::profile::Profile::load("workspace")
+            .and_then(|p| {
+                p.resolve(&crate::profile::Vars {
+                    workspace: ws.into(),
+                    home: "/nonexistent-sbx-plan/home".into(),
+                    tmp: "/tmp".into(),
+                })
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+        c.fs = FsCaps {
+            deny_write: vec![
+                entry(&existing.to_string_lossy(), 3),
+                entry(&format!("{ws}/.envrc"), 4),
+            ],
+            watch: vec![
+                entry(&format!("{ws}/.env*"), 5),
+                entry(&format!("{ws}/.git/modules/*/hooks"), 6),
+            ],
+            ..c.fs
+        };
+        c
+    }
+
+    #[test]
+    fn reads_the_profile_hides_or_does_not_grant() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let c = caps(dir.path());
+        let ssh = Path::new("/nonexistent-sbx-plan/home/.ssh/id_rsa");
+        let r = refused_read(ssh, &c).unwrap_or_else(|| panic!("hidden"));
+        assert_eq!(r.rule, "plan:deny-read");
+        assert!(r.origin.is_some_and(|o| o.source == "builtin:base"));
+        assert!(refused_read(Path::new("/nonexistent-sbx-plan/home/notes"), &c).is_none());
+        let mut narrow = c.clone();
+        narrow.fs.read = vec![entry("/usr", 1)];
+        let r = refused_read(Path::new("/etc/hostname"), &narrow)
+            .unwrap_or_else(|| panic!("ungranted"));
+        assert_eq!((r.rule, r.origin), ("plan:read", None));
+        assert!(refused_read(Path::new("/usr/bin/ls"), &narrow).is_none());
+    }
+
+    #[test]
+    fn writes_refused_by_the_kernel_or_undone_after_the_run() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let mut c = caps(dir.path());
+        c.fs.write.push(entry(&dir.path().to_string_lossy(), 2));
+        let ws = Path::new("/nonexistent-sbx-plan/ws");
+        let kernel = refused_write(&dir.path().join("f"), &c).unwrap_or_else(|| panic!("ro"));
+        assert!(
+            kernel.reason.contains("kernel refuses"),
+            "{}",
+            kernel.reason
+        );
+        assert_eq!(kernel.origin.map(|o| o.line), Some(3));
+        let missing = refused_write(&ws.join(".envrc"), &c).unwrap_or_else(|| panic!("new"));
+        assert!(missing.reason.contains("quarantine"), "{}", missing.reason);
+        for p in [
+            ".env",
+            ".env.local",
+            ".env.d/x",
+            ".git/modules/m/hooks/pre-commit",
+        ] {
+            let r = refused_write(&ws.join(p), &c).unwrap_or_else(|| panic!("{p}"));
+            assert_eq!(r.rule, "plan:protected-new", "{p}");
+        }
+        for p in [
+            "src/.env",
+            "env",
+            "x.env",
+            ".git/modules/m/config.d",
+            "notes.md",
+        ] {
+            assert!(refused_write(&ws.join(p), &c).is_none(), "{p}");
+        }
+        let out = refused_write(Path::new("/usr/local/bin/x"), &c).unwrap_or_else(|| panic!("out"));
+        assert_eq!(out.rule, "plan:write");
+        assert!(refused_write(Path::new("/dev/null"), &c).is_none());
+        assert!(refused_write(Path::new("/tmp/x"), &c).is_none());
+    }
+}
