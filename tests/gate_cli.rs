@@ -88,6 +88,13 @@ fn check_denies_what_the_plan_hides_or_refuses_and_asks_only_what_approval_can_m
     std::os::unix::fs::symlink(s.home.join(".ssh"), s.ws.join("keys")).unwrap();
     let link = tool("Read", json!({"file_path": "keys/id_rsa"}));
     assert_eq!(link["decision"], "deny", "{link}");
+    let glob = tool("Glob", json!({"pattern": "~/.ssh/*"}));
+    assert_eq!(
+        (&glob["decision"], &glob["stage"]),
+        (&json!("deny"), &json!("plan"))
+    );
+    let glob = tool("Glob", json!({"pattern": "src/**/*.rs"}));
+    assert_eq!(glob["decision"], "allow", "{glob}");
     let wipe = check_json(
         &s,
         &["--", "rm", "-rf", &s.ws.join("build").to_string_lossy()],

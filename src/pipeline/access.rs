@@ -165,6 +165,20 @@ fn path_field(
     Ok(resolve_path(call.cwd(), Path::new(raw), &env.home))
 }
 
+/// The literal directory an absolute or home-relative glob pattern starts in.
+fn pattern_dir(pattern: &str) -> Option<String> {
+    if !(pattern.starts_with('/') || pattern.starts_with('~')) {
+        return None;
+    }
+    let cut = pattern.find(['*', '?', '[', '{']).unwrap_or(pattern.len());
+    let prefix = pattern.get(..cut)?;
+    Some(match prefix.rfind('/') {
+        Some(0) => "/".to_string(),
+        Some(i) if cut < pattern.len() => prefix.get(..i)?.to_string(),
+        Some(_) | None => prefix.to_string(),
+    })
+}
+
 /// Host of a URL, lower-cased, without a trailing dot.
 pub fn url_host(tool: &str, url: &str) -> Result<String, AccessError> {
     let bad = |reason: String| AccessError::Url {
@@ -217,9 +231,12 @@ pub fn extract(call: &ToolCall, env: &AccessEnv) -> Result<Access, AccessError> 
         }),
         "Grep" | "Glob" | "LS" => {
             let p = opt_str(call, "path").unwrap_or(".");
-            Ok(Access::Read {
-                paths: vec![resolve_path(call.cwd(), Path::new(p), &env.home)],
-            })
+            let mut paths = vec![resolve_path(call.cwd(), Path::new(p), &env.home)];
+            // A Glob pattern that names its own directory (`~/.ssh/*`, `/etc/**`) reads there.
+            if let Some(dir) = opt_str(call, "pattern").and_then(pattern_dir) {
+                paths.push(resolve_path(call.cwd(), Path::new(&dir), &env.home));
+            }
+            Ok(Access::Read { paths })
         }
         "Write" | "Edit" | "MultiEdit" => Ok(Access::Write {
             paths: vec![path_field(call, "file_path", env)?],
@@ -329,5 +346,14 @@ mod tests {
             Path::new("/nonexistent-home"),
         );
         assert_eq!(h, PathBuf::from("/nonexistent-home/.ssh/id_rsa"));
+    }
+
+    #[test]
+    fn a_glob_pattern_reads_its_literal_directory() {
+        assert_eq!(pattern_dir("~/.ssh/*").as_deref(), Some("~/.ssh"));
+        assert_eq!(pattern_dir("/etc/**/shadow").as_deref(), Some("/etc"));
+        assert_eq!(pattern_dir("/*").as_deref(), Some("/"));
+        assert_eq!(pattern_dir("/etc/shadow").as_deref(), Some("/etc/shadow"));
+        assert_eq!(pattern_dir("src/**/*.rs"), None);
     }
 }
