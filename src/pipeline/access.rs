@@ -144,6 +144,17 @@ pub fn resolve_path(cwd: &Path, p: &Path, home: &Path) -> PathBuf {
                     }
                 }
             }
+            // Nothing beneath a missing component can be a link: the rest is taken as written.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                out = next;
+                for r in pending.drain(..).rev() {
+                    if r == ".." {
+                        out.pop();
+                    } else {
+                        out.push(r);
+                    }
+                }
+            }
             Ok(_) | Err(_) => out = next,
         }
     }
