@@ -81,7 +81,8 @@ fn percentiles(p: &Pipeline, call: &ToolCall) {
     samples.sort_unstable();
     let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q) as usize];
     println!(
-        "bash decision, 1000 rules, {} samples: median {:.2} us, p99 {:.2} us, max {:.2} us",
+        "bash decision, 1000 rules, `{}`, {} samples: median {:.2} us, p99 {:.2} us, max {:.2} us",
+        call.input()["command"].as_str().unwrap_or_default(),
         samples.len(),
         at(0.5) as f64 / 1000.0,
         at(0.99) as f64 / 1000.0,
@@ -96,9 +97,17 @@ fn main() {
         agent: "a".into(),
     };
     let hit = ToolCall::bash("b1", "git diff HEAD~1", caller.clone(), WS);
-    let miss = ToolCall::bash("b2", "frobnicate --all", caller, WS);
+    let miss = ToolCall::bash("b2", "frobnicate --all", caller.clone(), WS);
+    // Path arguments: each is resolved and compared with the profile's plan.
+    let paths = ToolCall::bash(
+        "b3",
+        "cat src/main.rs ~/.config/x ../ws/Cargo.toml",
+        caller,
+        WS,
+    );
     percentiles(&p, &hit);
     percentiles(&p, &miss);
+    percentiles(&p, &paths);
     let mut c = Criterion::default().configure_from_args();
     c.bench_function("bash decision, 1000 rules, allow rule matches", |b| {
         b.iter(|| black_box(p.decide(black_box(&hit))))

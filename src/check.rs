@@ -32,7 +32,7 @@ pub fn check_cmd(
         }
         _ => gate::bash_call(&command.join(" "), cwd()),
     };
-    let report = match gate::decide(&loaded, &call, mode.as_deref()) {
+    let report = match gate::decide(&loaded, &call, mode.as_deref(), sbx::Mode::Default) {
         Ok(r) => r,
         Err(e) => return fail(e),
     };

@@ -32,18 +32,25 @@ pub fn load(profile: &str, policy: Option<PathBuf>, workspace: PathBuf) -> Resul
     .map_err(|e| e.to_string())
 }
 
-fn mode_of(loaded: &Loaded, mode: Option<&str>) -> Result<Mode, String> {
+/// The mode: `--mode`, else the one a policy source sets, else `fallback`, which says who
+/// proposed the command (`sandbox-auto` for `sbx run`, `default` for `sbx check`).
+fn mode_of(loaded: &Loaded, mode: Option<&str>, fallback: Mode) -> Result<Mode, String> {
     match mode {
         Some(m) => Mode::parse(m).ok_or_else(|| {
             format!("unknown mode `{m}` (default, plan, accept-edits, sandbox-auto, bypass)")
         }),
-        None => Ok(loaded.policy.mode().map_or(Mode::Default, |(m, _)| *m)),
+        None => Ok(loaded.policy.mode().map_or(fallback, |(m, _)| *m)),
     }
 }
 
 /// Decide one call without running anything.
-pub fn decide(loaded: &Loaded, call: &ToolCall, mode: Option<&str>) -> Result<CheckReport, String> {
-    let mode = mode_of(loaded, mode)?;
+pub fn decide(
+    loaded: &Loaded,
+    call: &ToolCall,
+    mode: Option<&str>,
+    fallback: Mode,
+) -> Result<CheckReport, String> {
+    let mode = mode_of(loaded, mode, fallback)?;
     // Only these modes' fast paths read the outlook; the others need not plan for it.
     let outlook = match mode {
         Mode::SandboxAuto | Mode::Bypass => loaded.outlook(),
@@ -118,6 +125,16 @@ fn prompt(command: &str, r: &CheckReport) -> bool {
     matches!(line.trim(), "y" | "Y" | "yes")
 }
 
+/// What a job with no terminal can do about an ask.
+fn how_to_proceed(command: &str, r: &CheckReport) -> String {
+    let first = if r.rule.is_some() && r.stage == "rules" {
+        "sbx: an ask rule decided: remove it from the policy, or run from a terminal and approve the command"
+    } else {
+        "sbx: to run it with no terminal, allow it by a rule in .sbx/policy.toml or a file given with --policy (a finding of the shell analysis is lifted only by a rule that writes the command out, with no wildcard), or run from a terminal and approve it"
+    };
+    format!("{first}; `sbx check --json -- {command}` shows each step of the decision")
+}
+
 /// How the gate let a command through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Passed {
@@ -138,13 +155,23 @@ pub fn gate(
         eprintln!("sbx: {e}");
         125
     })?;
-    let report = decide(loaded, &bash_call(&command, cwd), mode).map_err(|e| {
-        eprintln!("sbx: {e}");
-        125
-    })?;
+    // A person or a CI job typed this command: the kernel confines it (`sandbox-auto`).
+    let report =
+        decide(loaded, &bash_call(&command, cwd), mode, Mode::SandboxAuto).map_err(|e| {
+            eprintln!("sbx: {e}");
+            125
+        })?;
     match report.decision {
         Decision::Allow => Ok(Passed::Allowed),
         Decision::Ask => {
+            if !std::io::stdin().is_terminal() {
+                eprintln!(
+                    "sbx: denied: needs approval and there is no terminal to ask on: {}\n{}",
+                    describe(&report),
+                    how_to_proceed(&command, &report)
+                );
+                return Err(DENIED);
+            }
             if prompt(&command, &report) {
                 Ok(Passed::Approved)
             } else {

@@ -55,8 +55,9 @@ enum Cmd {
         /// An extra policy file for the permission gate.
         #[arg(long)]
         policy: Option<PathBuf>,
-        /// Permission mode: default, plan, accept-edits, sandbox-auto, bypass
-        /// (default: the policy's).
+        /// Permission mode: default, plan, accept-edits, sandbox-auto, bypass (default: the
+        /// policy's, else sandbox-auto: whoever typed the command authorized it, and the kernel
+        /// confines it; deny rules, ask rules, the floor and the plan's refusals still refuse).
         #[arg(long)]
         mode: Option<String>,
         /// Skip the permission pipeline: the person running sbx authorizes the command

@@ -455,7 +455,7 @@ fn a_profile_file_inherits_the_default_policy_of_the_builtin_it_extends() {
         assert_eq!(o.status.code(), Some(0), "{}", text(&o));
         serde_json::from_str::<serde_json::Value>(&stdout(&o)).unwrap()
     };
-    let inherited = check("cargo test");
+    let inherited = check("npm run test");
     assert_eq!(inherited["decision"], "allow");
     assert!(
         inherited["source"]
@@ -489,7 +489,7 @@ fn an_ask_on_a_terminal_prompts_and_the_answer_decides() {
         let mut c = std::process::Command::new("script");
         c.args([
             "-qec",
-            &format!("{bin} run --profile workspace -- python3 -c 'print(6*7)'"),
+            &format!("{bin} run --profile workspace --mode default -- python3 -c 'print(6*7)'"),
             "/dev/null",
         ])
         .current_dir(&s.ws)
@@ -513,20 +513,26 @@ fn an_ask_on_a_terminal_prompts_and_the_answer_decides() {
     let no = run("n\n");
     assert!(!stdout(&no).contains("42"), "{}", text(&no));
     assert_eq!(no.status.code(), Some(123), "{}", text(&no));
-    // Without a terminal the same ask is refused.
+    // Without a terminal the same ask is refused, and the message says how to proceed.
     let o = s
         .sbx(&[
             "run",
             "--profile",
             "workspace",
+            "--mode",
+            "default",
             "--",
             "python3",
             "-c",
             "print(6*7)",
         ])
+        .stdin(Stdio::null())
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(123), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no terminal to ask on"), "{err}");
+    assert!(err.contains("allow it by a rule"), "{err}");
 }
 
 #[test]

@@ -1107,7 +1107,8 @@ fn proc_shows_only_the_sandbox() {
 fn the_permission_gate_refuses_before_the_kernel_is_reached() {
     for u in users() {
         let s = Scratch::new(u);
-        // Refused by the floor before anything runs: exit 123 and no output from the command.
+        // Refused by the plan before anything runs (the write is outside the profile's writable
+        // set): exit 123 and no output from the command.
         let gated = s
             .sbx(&[
                 "run",
@@ -1129,7 +1130,7 @@ fn the_permission_gate_refuses_before_the_kernel_is_reached() {
         );
         assert!(!stdout(&gated).contains("ran"));
         assert!(
-            String::from_utf8_lossy(&gated.stderr).contains("floor:system"),
+            String::from_utf8_lossy(&gated.stderr).contains("plan:write"),
             "{}",
             text(&gated)
         );

@@ -53,7 +53,9 @@ fn accept_edits_allows_workspace_edits_only() {
         &edit("/nonexistent-sbx-test/elsewhere/x"),
         full(),
     );
-    assert_eq!(r.decision, Decision::Ask);
+    // Outside the profile's writable set: the kernel would refuse it, so no ask.
+    assert_eq!((r.decision, r.stage), (Decision::Deny, "plan"));
+    assert_eq!(r.rule.as_deref(), Some("plan:write"));
     // Credentials and policy files are never auto-approved by a mode.
     let r = check_in(Mode::AcceptEdits, NONE, &edit(".env"), full());
     assert_eq!(r.decision, Decision::Ask);
@@ -176,7 +178,19 @@ fn read_only_fast_path_and_readable_set() {
         &read("/nonexistent-sbx-test/home/.ssh/id_rsa"),
         full(),
     );
-    assert_eq!(r.decision, Decision::Ask);
+    // The profile hides it: denied with the profile line, never asked.
+    assert_eq!((r.decision, r.stage), (Decision::Deny, "plan"));
+    assert_eq!(r.rule.as_deref(), Some("plan:deny-read"));
+    assert!(
+        r.source.is_some_and(|s| s.contains("test")),
+        "the origin is named"
+    );
+    // Outside the readable set altogether.
+    let r = check_in(Mode::Default, NONE, &read("/etc/hostname"), full());
+    assert_eq!(
+        (r.decision, r.rule.as_deref()),
+        (Decision::Deny, Some("plan:read"))
+    );
 }
 
 #[test]

@@ -15,6 +15,8 @@ fn seg(text: &str, verdict: Verdict) -> Segment {
         verdict,
         reason: "test".into(),
         writes: vec![],
+        reads: vec![],
+        findings: vec![],
         via: String::new(),
     }
 }

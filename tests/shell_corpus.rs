@@ -1,10 +1,16 @@
-//! Labeled corpus for shell analysis: every case has a floor it must meet.
-//! Prints the three figures the analysis is measured by and asserts them.
+//! Labeled corpora: the shell analysis alone (every case has a floor it must meet), and the
+//! whole gate (policy, analysis, floor and the profile's plan; every case has its decision).
+//! Each prints the figures it is measured by and asserts them.
 #![expect(clippy::unwrap_used, reason = "test harness")]
 
+use sbx::capability::CapabilitySet;
+use sbx::pipeline::{Caller, Decision, EnforcementOutlook, Mode, ToolCall, check};
+use sbx::policy::{self, Policy, PolicyEnv, SourceKind};
+use sbx::profile::{Profile, Vars};
 use sbx::shell::{ShellContext, Verdict, analyze};
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 #[derive(serde::Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -143,4 +149,133 @@ fn corpus_meets_targets() {
     assert_eq!(false_allows, 0, "false allows");
     assert!(ask_share <= 10.0, "too many must-allow cases asked");
     assert_eq!(denied, deny_n, "must-deny cases not denied");
+}
+
+/// One category of the gate corpus.
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct GateCategory {
+    #[serde(default)]
+    mode: Option<String>,
+    #[serde(default)]
+    allow: Vec<String>,
+    #[serde(default)]
+    ask: Vec<String>,
+    #[serde(default)]
+    deny: Vec<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct GateCorpus {
+    user_policy: String,
+    #[serde(flatten)]
+    categories: BTreeMap<String, GateCategory>,
+}
+
+/// The workspace profile's capability set and policy for the fixture, as `sbx run` and the
+/// hooks resolve them.
+fn gate_setup(fx: &Fixture, user_policy: &str) -> (CapabilitySet, Arc<Policy>) {
+    let ws = fx.ctx.workspace.clone();
+    for d in [".github/workflows", ".git/hooks"] {
+        std::fs::create_dir_all(ws.join(d)).unwrap();
+    }
+    std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
+    std::fs::write(ws.join(".env"), "A=1\n").unwrap();
+    let home = fx.ctx.home.clone();
+    std::fs::create_dir_all(home.join(".config/gh")).unwrap();
+    std::fs::write(home.join(".config/gh/hosts.yml"), "x\n").unwrap();
+    std::fs::write(home.join(".ssh/id_rsa"), "x\n").unwrap();
+    std::fs::write(home.join(".gitconfig"), "[user]\n").unwrap();
+    let vars = Vars {
+        workspace: ws.clone(),
+        home: home.clone(),
+        tmp: fx.ctx.writable[0].clone(),
+        other_homes: Vec::new(),
+    };
+    let caps = Profile::load("workspace").unwrap().resolve(&vars).unwrap();
+    let env = PolicyEnv {
+        workspace: ws,
+        home,
+    };
+    let shipped = policy::profile_policy("workspace").unwrap();
+    let sources = vec![
+        policy::parse_profile_policy(shipped, "workspace", &env).unwrap(),
+        policy::parse_policy_file(user_policy, SourceKind::User, "user.toml", &env).unwrap(),
+    ];
+    (caps, Arc::new(policy::merge(sources, &env).unwrap()))
+}
+
+#[test]
+fn gate_corpus_meets_targets() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/gate_corpus.toml"
+    ))
+    .unwrap();
+    let corpus: GateCorpus = toml::from_str(&text)
+        .map_err(|e| e.message().to_string())
+        .unwrap();
+    let fx = fixture();
+    let (caps, policy) = gate_setup(&fx, &corpus.user_policy);
+    let outlook = EnforcementOutlook {
+        fully_enforced: true,
+        missing: Vec::new(),
+    };
+    let (mut cases, mut allow_n, mut over_asked, mut false_allows) = (0, 0, 0, 0);
+    let mut failures = Vec::new();
+    for (name, c) in &corpus.categories {
+        let mode = Mode::parse(c.mode.as_deref().unwrap_or("default")).unwrap();
+        for (list, want) in [
+            (&c.allow, Decision::Allow),
+            (&c.ask, Decision::Ask),
+            (&c.deny, Decision::Deny),
+        ] {
+            for cmd in list {
+                let mut cmd = cmd.clone();
+                for (k, v) in &fx.vars {
+                    cmd = cmd.replace(k, v);
+                }
+                let call = ToolCall::bash("c", &cmd, Caller::default(), &fx.ctx.cwd);
+                let r = check(&call, policy.clone(), mode, &caps, outlook.clone());
+                cases += 1;
+                match (want, r.decision) {
+                    (Decision::Allow, got) => {
+                        allow_n += 1;
+                        if got != Decision::Allow {
+                            over_asked += 1;
+                        }
+                    }
+                    (Decision::Ask | Decision::Deny, Decision::Allow) => false_allows += 1,
+                    (Decision::Ask | Decision::Deny, Decision::Ask | Decision::Deny) => {}
+                }
+                if r.decision != want {
+                    failures.push(format!(
+                        "  [{name}] want {} got {} by {} ({}): {cmd:?}\n      {}",
+                        want.as_str(),
+                        r.decision.as_str(),
+                        r.by,
+                        r.stage,
+                        r.reason
+                    ));
+                }
+            }
+        }
+    }
+    let share = over_asked as f64 * 100.0 / f64::from(allow_n.max(1));
+    println!(
+        "gate corpus: {cases} cases in {} categories",
+        corpus.categories.len()
+    );
+    println!("false allows: {false_allows} (target 0)");
+    println!("must-allow cases not allowed: {over_asked}/{allow_n} = {share:.1}% (target <= 10%)");
+    if !failures.is_empty() {
+        println!("cases with another decision:\n{}", failures.join("\n"));
+    }
+    assert_eq!(false_allows, 0, "false allows");
+    assert!(share <= 10.0, "too many must-allow cases asked");
+    assert!(
+        failures.is_empty(),
+        "{} cases decided otherwise",
+        failures.len()
+    );
 }

@@ -17,11 +17,6 @@ use std::sync::Arc;
 pub enum SetupError {
     #[error("profile: {0}")]
     Profile(#[from] ProfileError),
-    #[error("profile {name}: {source}")]
-    ProfileText {
-        name: String,
-        source: std::io::Error,
-    },
     #[error("workspace {}: {source}", path.display())]
     Workspace {
         path: PathBuf,
@@ -66,7 +61,6 @@ impl Loaded {
                 source,
             })?;
         let profile = Profile::load(&opts.profile)?;
-        let profile_text = profile_policy_text(&opts.profile)?;
         let sandbox = Sandbox::new(profile);
         let resolved = sandbox.resolve(&workspace)?;
         let caps = resolved.caps().clone();
@@ -78,16 +72,10 @@ impl Loaded {
             workspace: workspace.clone(),
             home,
         };
-        // A profile file inherits the default policy of the built-in it extends.
-        let inherited = match &sandbox.profile().builtin_base {
-            Some(base) if base != &opts.profile => policy::profile_policy(base)
-                .map(|t| vec![(base.clone(), t.to_string())])
-                .unwrap_or_default(),
-            _ => Vec::new(),
-        };
         let load = LoadOptions {
-            profile: profile_text.map(|t| (opts.profile.clone(), t)),
-            inherited,
+            profile: policy::profile_policy(&opts.profile)
+                .map(|t| (opts.profile.clone(), t.into())),
+            inherited: chain_policies(sandbox.profile(), &opts.profile),
             policy_file: opts.policy.clone(),
             ..LoadOptions::default()
         };
@@ -116,22 +104,17 @@ impl Loaded {
     }
 }
 
-/// The profile's policy text: the shipped default for a built-in name, or the file itself
-/// (whose `[policy]` table, if any, is a source).
-fn profile_policy_text(name: &str) -> Result<Option<String>, SetupError> {
-    if let Some(text) = policy::profile_policy(name) {
-        return Ok(Some(text.to_string()));
+/// Every level of the profile's `extends` chain contributes its policy, base first: the
+/// shipped default of the nearest built-in it extends, then each file's `[policy]` table.
+fn chain_policies(profile: &Profile, name: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    if let Some(base) = profile.builtin_base.as_deref().filter(|b| *b != name)
+        && let Some(text) = policy::profile_policy(base)
+    {
+        out.push((base.to_string(), text.to_string()));
     }
-    let path = Path::new(name);
-    if path.is_file() {
-        return std::fs::read_to_string(path)
-            .map(Some)
-            .map_err(|source| SetupError::ProfileText {
-                name: name.to_string(),
-                source,
-            });
-    }
-    Ok(None)
+    out.extend(profile.policy_sources.iter().cloned());
+    out
 }
 
 /// What the executor will enforce here, from the plan's report.

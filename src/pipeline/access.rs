@@ -36,6 +36,11 @@ impl BashAccess {
     pub fn writes(&self) -> impl Iterator<Item = &PathBuf> {
         self.analysis.segments.iter().flat_map(|s| s.writes.iter())
     }
+
+    /// Paths the command's arguments and input redirections name, as the analyser resolved them.
+    pub fn reads(&self) -> impl Iterator<Item = &PathBuf> {
+        self.analysis.segments.iter().flat_map(|s| s.reads.iter())
+    }
 }
 
 /// What a call touches.
@@ -139,6 +144,17 @@ pub fn resolve_path(cwd: &Path, p: &Path, home: &Path) -> PathBuf {
                     }
                 }
             }
+            // Nothing beneath a missing component can be a link: the rest is taken as written.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                out = next;
+                for r in pending.drain(..).rev() {
+                    if r == ".." {
+                        out.pop();
+                    } else {
+                        out.push(r);
+                    }
+                }
+            }
             Ok(_) | Err(_) => out = next,
         }
     }
@@ -158,6 +174,20 @@ fn path_field(
         });
     }
     Ok(resolve_path(call.cwd(), Path::new(raw), &env.home))
+}
+
+/// The literal directory an absolute or home-relative glob pattern starts in.
+fn pattern_dir(pattern: &str) -> Option<String> {
+    if !(pattern.starts_with('/') || pattern.starts_with('~')) {
+        return None;
+    }
+    let cut = pattern.find(['*', '?', '[', '{']).unwrap_or(pattern.len());
+    let prefix = pattern.get(..cut)?;
+    Some(match prefix.rfind('/') {
+        Some(0) => "/".to_string(),
+        Some(i) if cut < pattern.len() => prefix.get(..i)?.to_string(),
+        Some(_) | None => prefix.to_string(),
+    })
 }
 
 /// Host of a URL, lower-cased, without a trailing dot.
@@ -212,9 +242,12 @@ pub fn extract(call: &ToolCall, env: &AccessEnv) -> Result<Access, AccessError> 
         }),
         "Grep" | "Glob" | "LS" => {
             let p = opt_str(call, "path").unwrap_or(".");
-            Ok(Access::Read {
-                paths: vec![resolve_path(call.cwd(), Path::new(p), &env.home)],
-            })
+            let mut paths = vec![resolve_path(call.cwd(), Path::new(p), &env.home)];
+            // A Glob pattern that names its own directory (`~/.ssh/*`, `/etc/**`) reads there.
+            if let Some(dir) = opt_str(call, "pattern").and_then(pattern_dir) {
+                paths.push(resolve_path(call.cwd(), Path::new(&dir), &env.home));
+            }
+            Ok(Access::Read { paths })
         }
         "Write" | "Edit" | "MultiEdit" => Ok(Access::Write {
             paths: vec![path_field(call, "file_path", env)?],
@@ -324,5 +357,14 @@ mod tests {
             Path::new("/nonexistent-home"),
         );
         assert_eq!(h, PathBuf::from("/nonexistent-home/.ssh/id_rsa"));
+    }
+
+    #[test]
+    fn a_glob_pattern_reads_its_literal_directory() {
+        assert_eq!(pattern_dir("~/.ssh/*").as_deref(), Some("~/.ssh"));
+        assert_eq!(pattern_dir("/etc/**/shadow").as_deref(), Some("/etc"));
+        assert_eq!(pattern_dir("/*").as_deref(), Some("/"));
+        assert_eq!(pattern_dir("/etc/shadow").as_deref(), Some("/etc/shadow"));
+        assert_eq!(pattern_dir("src/**/*.rs"), None);
     }
 }

@@ -57,6 +57,8 @@ pub enum Stage {
     /// A listener added by the embedding program.
     Listener,
     Floor,
+    /// The profile's plan refuses the access: the kernel would refuse it or undo it.
+    Plan,
     Hook,
     Guard,
     Approval,
@@ -76,6 +78,7 @@ impl Stage {
             Stage::Default => "default",
             Stage::Listener => "listener",
             Stage::Floor => "floor",
+            Stage::Plan => "plan",
             Stage::Hook => "hook",
             Stage::Guard => "guard",
             Stage::Approval => "approval",

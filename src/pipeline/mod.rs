@@ -21,6 +21,7 @@ mod listener;
 mod listeners;
 mod mode;
 mod observer;
+mod plan_check;
 mod post;
 mod result;
 mod tool;
@@ -54,6 +55,7 @@ pub use listeners::{
 };
 pub use mode::Mode;
 pub use observer::Observer;
+pub use plan_check::{PlanRefusal, ordinary_device, plan_refusal, refused_read, refused_write};
 pub use post::{PostAction, PostHandler, run_post};
 pub use result::{CallResult, ExecSummary, HookRewrite};
 pub use tool::{Category, ToolMeta, tool_meta};

@@ -3,10 +3,12 @@
 //! A compound command is allowed by rules only if every segment is allowed
 //! (by an allow rule, or by the analyser as harmless); any segment matching a
 //! deny rule denies; an analyser Deny is never lifted by an allow rule; an
-//! analyser Ask segment is lifted by an allow rule that matches it.
+//! analyser Ask segment is lifted by an allow rule that matches it, unless the
+//! analysis has a finding in it (a secret read, an executing argument, ...):
+//! then only a rule that writes the command out, with no wildcard, lifts it.
 #![forbid(unsafe_code)]
 
-use super::pattern::PathFamily;
+use super::pattern::{PathFamily, Pattern};
 use super::rule::Rule;
 use super::set::{Policy, Target};
 use crate::pipeline::Decision;
@@ -50,6 +52,16 @@ fn targets_of<'t>(
                             tool: "Bash",
                             family: PathFamily::Edit,
                             path: w.as_path(),
+                        },
+                    )
+                }))
+                .chain(s.reads.iter().map(move |r| {
+                    (
+                        i,
+                        Target::Path {
+                            tool: "Bash",
+                            family: PathFamily::Read,
+                            path: r.as_path(),
                         },
                     )
                 }))
@@ -110,13 +122,12 @@ pub fn evaluate<'a>(policy: &'a Policy, analysis: &Analysis) -> Option<BashRulin
     }
     let mut first_allow: Option<BashRuling<'a>> = None;
     for (i, s) in analysis.segments.iter().enumerate() {
-        let full_ok = fulls.get(i).is_none_or(|f| {
-            *f == s.text || policy.find(Decision::Allow, &Target::Command(f)).is_some()
-        });
-        match policy
-            .find(Decision::Allow, &Target::Command(&s.text))
-            .filter(|_| full_ok)
-        {
+        let found = !s.findings.is_empty();
+        let find = |text: &str| allow_rule(policy, text, found);
+        let full_ok = fulls
+            .get(i)
+            .is_none_or(|f| *f == s.text || find(f).is_some());
+        match find(&s.text).filter(|_| full_ok) {
             Some(r) => {
                 if first_allow.is_none() {
                     first_allow = Some(hit(Decision::Allow, r, i));
@@ -129,4 +140,22 @@ pub fn evaluate<'a>(policy: &'a Policy, analysis: &Analysis) -> Option<BashRulin
         }
     }
     first_allow
+}
+
+/// The allow rule that covers a segment's text. A segment with a finding is covered only by a
+/// rule that writes the command out with no wildcard: `Bash(cat *)` does not lift a secret
+/// read, `Bash(python3 -c 'print(1)')` does lift that one inline program.
+fn allow_rule<'a>(policy: &'a Policy, text: &str, found: bool) -> Option<&'a Rule> {
+    let target = Target::Command(text);
+    if !found {
+        return policy.find(Decision::Allow, &target);
+    }
+    policy.find_where(Decision::Allow, &target, |r| match &r.pattern {
+        Pattern::Bash(p) => p.is_exact(),
+        Pattern::Tool(_)
+        | Pattern::Family(_)
+        | Pattern::Path { .. }
+        | Pattern::Domain(_)
+        | Pattern::Mcp { .. } => false,
+    })
 }

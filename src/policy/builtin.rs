@@ -1,13 +1,14 @@
 //! The built-in policy source and the default policies of the built-in profiles.
 #![forbid(unsafe_code)]
 
-/// Built-in rules: the plainly malicious are denied, secrets reads ask.
+/// Built-in rules: the plainly malicious are denied, secrets reads ask. Wiping by glob
+/// (`rm -rf /*`) is the shell analysis's to deny: a rule with a wildcard after `/` would also
+/// match every absolute path, the workspace's own included.
 pub const BUILTIN_POLICY: &str = r#"
 [policy]
 deny = [
   { rule = "Bash(rm -rf /)", reason = "deletes the filesystem" },
   { rule = "Bash(rm -rf / *)", reason = "deletes the filesystem" },
-  { rule = "Bash(rm -rf /*)", reason = "deletes the filesystem" },
   { rule = "Bash(rm -rf ~)", reason = "deletes the home directory" },
   { rule = "Bash(rm -rf ~/)", reason = "deletes the home directory" },
   { rule = "Bash(rm -fr /)", reason = "deletes the filesystem" },

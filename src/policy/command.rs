@@ -40,6 +40,11 @@ impl CommandPattern {
         self.first_word.as_deref()
     }
 
+    /// The pattern names one command exactly: no wildcard anywhere.
+    pub fn is_exact(&self) -> bool {
+        !self.any_args && self.base.len() == 1
+    }
+
     /// Does the canonical segment text match?
     pub fn matches(&self, text: &str) -> bool {
         if !self.any_args {

@@ -46,7 +46,7 @@ pub fn merge(mut sources: Vec<PolicySource>, env: &PolicyEnv) -> Result<Policy, 
     if !sources.iter().any(|s| s.kind == SourceKind::Builtin) {
         sources.push(builtin.clone());
     }
-    check_examples(&sources, &builtin, env, false)?;
+    check_examples(&sources, &builtin, env)?;
     let rank = |k: SourceKind| match k {
         SourceKind::Builtin => 0,
         SourceKind::Managed => 1,
@@ -68,17 +68,16 @@ pub fn merge(mut sources: Vec<PolicySource>, env: &PolicyEnv) -> Result<Policy, 
     Ok(Policy::from_parts(rules, mode, hooks, env.clone()))
 }
 
-/// Check each source's examples against the built-in rules plus its own. Shipped texts
-/// cannot change after the build, whose tests check their examples (`shipped: true`), so
-/// loading skips them.
+/// Check each source's examples against the built-in rules plus its own, shipped ones
+/// included: an example is a command the source's rules must decide as written, wherever the
+/// source loads.
 fn check_examples(
     sources: &[PolicySource],
     builtin: &PolicySource,
     env: &PolicyEnv,
-    include_shipped: bool,
 ) -> Result<(), PolicyError> {
     for s in sources {
-        if s.examples.is_empty() || (s.shipped && !include_shipped) {
+        if s.examples.is_empty() {
             continue;
         }
         let mut rules = builtin.rules.clone();
@@ -170,7 +169,51 @@ mod tests {
         }
         let examples: usize = sources.iter().map(|s| s.examples.len()).sum();
         assert!(examples > 0, "the shipped policies carry examples");
-        let r = check_examples(&sources, &builtin, &env, true);
+        let r = check_examples(&sources, &builtin, &env);
         assert!(r.is_ok(), "{:?}", r.err());
+    }
+
+    /// Each shipped rule that a Bash command can reach (a `Bash(...)` rule, or a path rule that
+    /// denies or asks, which Bash reads and writes meet) decides at least one of its examples.
+    #[test]
+    fn every_shipped_rule_carries_an_example() {
+        let env = PolicyEnv {
+            workspace: PathBuf::from("/nonexistent-sbx-ws"),
+            home: PathBuf::from("/nonexistent-sbx-home"),
+        };
+        let Ok(builtin) = builtin_source(&env) else {
+            panic!("the built-in policy loads")
+        };
+        for name in PROFILE_POLICIES {
+            let text = profile_policy(name).unwrap_or_default();
+            let Ok(source) = parse_profile_policy(text, name, &env) else {
+                panic!("{name} loads")
+            };
+            let mut rules = builtin.rules.clone();
+            rules.extend(source.rules.iter().cloned());
+            let policy = Policy::from_parts(rules, None, Vec::new(), env.clone());
+            let deciders: Vec<String> = source
+                .examples
+                .iter()
+                .map(|e| examples::command_decision(&policy, &e.command).1)
+                .collect();
+            for rule in &source.rules {
+                let reachable = match &rule.pattern {
+                    Pattern::Bash(_) => true,
+                    Pattern::Path { .. } => rule.effect != crate::pipeline::Decision::Allow,
+                    Pattern::Tool(_)
+                    | Pattern::Family(_)
+                    | Pattern::Domain(_)
+                    | Pattern::Mcp { .. } => false,
+                };
+                if reachable {
+                    assert!(
+                        deciders.contains(&rule.describe()),
+                        "{name}: no example is decided by {}",
+                        rule.describe()
+                    );
+                }
+            }
+        }
     }
 }

@@ -277,3 +277,17 @@ fn a_glob_that_cannot_compile_fails_closed() {
         assert!(policy.find(Decision::Allow, &outside).is_none());
     }
 }
+
+#[test]
+fn byte_prefix_agrees_with_path_components_on_clean_paths() {
+    let bases = ["/", "/a", "/a/b", "/ab"];
+    let paths = [
+        "/", "/a", "/a/", "/ab", "/a/b", "/a/bc", "/a/b/c", "/abc", "/b/a",
+    ];
+    for b in bases {
+        for p in paths {
+            let (b, p) = (Path::new(b), Path::new(p));
+            assert_eq!(super::under(p, b), p.starts_with(b), "{p:?} under {b:?}");
+        }
+    }
+}

@@ -175,7 +175,9 @@ impl Policy {
         })
     }
 
-    fn find_where(
+    /// The first rule (in canonical order) of list `effect` matching `target` that `keep`
+    /// accepts.
+    pub fn find_where(
         &self,
         effect: Decision,
         target: &Target<'_>,

@@ -101,17 +101,20 @@ impl Profile {
         })?;
         let mut p = match &raw.extends {
             Some(parent) => {
-                let base = if parent.get_ref().contains('/') && !parent.get_ref().starts_with('/') {
-                    // Relative to the extending file.
-                    Path::new(source_name)
-                        .parent()
-                        .unwrap_or(Path::new("."))
-                        .join(parent.get_ref())
-                        .display()
-                        .to_string()
-                } else {
-                    parent.get_ref().clone()
-                };
+                let named = parent.get_ref();
+                let is_path = named.contains('/') || named.ends_with(".toml");
+                let base =
+                    if is_path && !named.starts_with('/') && !source_name.starts_with("builtin:") {
+                        // Relative to the extending file, not to the current directory.
+                        Path::new(source_name)
+                            .parent()
+                            .unwrap_or(Path::new("."))
+                            .join(parent.get_ref())
+                            .display()
+                            .to_string()
+                    } else {
+                        parent.get_ref().clone()
+                    };
                 Self::load_depth(&base, depth + 1)?
             }
             // A profile file that builds on nothing still starts from the built-in limits, so

@@ -96,6 +96,7 @@ pub(crate) fn classify(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
             }
             if has(&["--output"]) || rest.iter().any(|a| a.value.starts_with("--output=")) {
                 write(j, "writes an output file");
+                output_files(j, c, rest);
             }
         }
         "branch" => {
@@ -354,6 +355,25 @@ fn config(j: &mut Judge, rest: &[Word]) {
                     format!("[shell.git.config] `git config {key}` changes git settings"),
                 );
             }
+        }
+    }
+}
+
+/// The files `--output FILE` and `--output=FILE` name, judged by where they land.
+fn output_files(j: &mut Judge, c: &Ctx<'_, '_, '_>, rest: &[Word]) {
+    for (i, a) in rest.iter().enumerate() {
+        let file = match a.value.strip_prefix("--output=") {
+            Some(v) => {
+                let mut w = a.clone();
+                w.value = v.to_string();
+                w.display = a.display.trim_start_matches("--output=").to_string();
+                Some(w)
+            }
+            None if a.value == "--output" => rest.get(i + 1).cloned(),
+            None => None,
+        };
+        if let Some(f) = file {
+            j.write(&f, c.cmd.cwd, c.w.ctx, "git output file");
         }
     }
 }

@@ -99,6 +99,8 @@ pub(crate) fn opaque(text: &str, reason: &str) -> Segment {
         verdict: Verdict::Ask,
         reason: reason.to_string(),
         writes: Vec::new(),
+        reads: Vec::new(),
+        findings: vec![reason.to_string()],
         via: String::new(),
     }
 }

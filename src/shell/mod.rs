@@ -88,6 +88,29 @@ pub enum Class {
 }
 
 impl Class {
+    /// A class that is a finding of the analysis, not a kind of work: a rule that allows the
+    /// work by a wildcard does not lift it.
+    pub fn is_finding(self) -> bool {
+        match self {
+            Class::OutsideWrite
+            | Class::FloorWrite
+            | Class::SecretRead
+            | Class::Opaque
+            | Class::InlineCode
+            | Class::Malicious => true,
+            Class::ReadOnly
+            | Class::BuildTest
+            | Class::WorkspaceWrite
+            | Class::Destructive
+            | Class::Privilege
+            | Class::Network
+            | Class::PackageInstall
+            | Class::ScriptRun
+            | Class::ConfigChange
+            | Class::Unknown => false,
+        }
+    }
+
     /// The verdict this class gets by default.
     pub fn default_verdict(self) -> Verdict {
         match self {
@@ -125,6 +148,13 @@ pub struct Segment {
     pub reason: String,
     /// Absolute paths this segment may write (redirections, path arguments).
     pub writes: Vec<PathBuf>,
+    /// Absolute paths its arguments and input redirections name (`~`, `~user`, `$HOME`,
+    /// `..` and symlinks resolved; a glob by its directory): what it may read.
+    pub reads: Vec<PathBuf>,
+    /// What the analysis found that no wildcard rule may lift: a secret read, a write outside
+    /// the writable set or to a protected path, an executing argument, a substitution, a parse
+    /// error, an obfuscated leader, inline code. Empty when the segment is plain.
+    pub findings: Vec<String>,
     /// Where the segment was found: empty at top level, otherwise the
     /// construct that runs it (`bash -c`, `$(...)`, `find -exec`, `xargs`, ...).
     pub via: String,

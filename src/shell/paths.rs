@@ -44,32 +44,63 @@ pub(crate) fn resolve(value: &str, cwd: &Path) -> PathBuf {
     canonical_prefix(&normalize(&joined))
 }
 
+/// `p` (absolute and normalised) with every symbolic link in its existing components
+/// followed, as the kernel resolves it: one `readlink` per component, walking down from the
+/// root and stopping at the first component that does not exist (nothing beneath it can be a
+/// link). A `..` inside a link's target is applied to the resolved prefix.
 fn canonical_prefix(p: &Path) -> PathBuf {
-    let mut existing = p.to_path_buf();
-    let mut rest: Vec<std::ffi::OsString> = Vec::new();
-    loop {
-        if let Ok(c) = std::fs::canonicalize(&existing) {
-            let mut out = c;
-            for r in rest.iter().rev() {
-                out.push(r);
-            }
-            // A `..` after a symlink was folded lexically above; bash
-            // follows the link first. Both readings are judged by callers
-            // through `lexical` and this canonical form.
-            return normalize(&out);
+    if !p.is_absolute() {
+        return p.to_path_buf();
+    }
+    let mut pending: Vec<std::ffi::OsString> = p
+        .components()
+        .rev()
+        .filter_map(|c| match c {
+            Component::Normal(s) => Some(s.to_os_string()),
+            Component::ParentDir => Some("..".into()),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => None,
+        })
+        .collect();
+    let mut out = PathBuf::from("/");
+    let mut links = 0;
+    while let Some(c) = pending.pop() {
+        if c == ".." {
+            out.pop();
+            continue;
         }
-        match (
-            existing.file_name().map(|n| n.to_os_string()),
-            existing.parent(),
-        ) {
-            (Some(name), Some(parent)) => {
-                rest.push(name);
-                existing = parent.to_path_buf();
+        let next = out.join(&c);
+        match std::fs::read_link(&next) {
+            Ok(target) if links < MAX_LINKS => {
+                links += 1;
+                if target.is_absolute() {
+                    out = PathBuf::from("/");
+                }
+                for tc in target.components().rev() {
+                    match tc {
+                        Component::Normal(s) => pending.push(s.to_os_string()),
+                        Component::ParentDir => pending.push("..".into()),
+                        Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+                    }
+                }
             }
-            _ => return p.to_path_buf(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                out = next;
+                for r in pending.drain(..).rev() {
+                    if r == ".." {
+                        out.pop();
+                    } else {
+                        out.push(r);
+                    }
+                }
+            }
+            Ok(_) | Err(_) => out = next,
         }
     }
+    out
 }
+
+/// Links followed in one path before the rest is taken as written (the kernel's own limit).
+const MAX_LINKS: usize = 40;
 
 thread_local! {
     /// Canonical forms of the context's roots, valid for one analysis.
@@ -207,6 +238,15 @@ pub(crate) fn is_critical(real: &Path, ctx: &ShellContext) -> bool {
                 .to_str()
                 .is_some_and(|n| tables::SYSTEM_DIRS.contains(&n))
         })
+}
+
+/// The home directory of `user` from the password database, as `~user` expands.
+pub(crate) fn user_home(user: &str) -> Option<PathBuf> {
+    let text = std::fs::read_to_string("/etc/passwd").ok()?;
+    text.lines().find_map(|l| {
+        let mut f = l.split(':');
+        (f.next()? == user).then(|| f.nth(4).map(PathBuf::from))?
+    })
 }
 
 /// Credentials and keys whose reading is asked about, and whose sending over

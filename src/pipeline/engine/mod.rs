@@ -15,6 +15,7 @@ use super::hooks::{Hook, run_hooks};
 use super::listener::{CallContext, EnforcementOutlook, Listener, TraceStep, run_waterfall};
 use super::mode::Mode;
 use super::observer::{Observer, notify_call, notify_result};
+use super::plan_check::plan_refusal;
 use super::post::{PostHandler, run_post};
 use super::result::{CallResult, HookRewrite};
 use super::tool::tool_meta;
@@ -98,6 +99,24 @@ impl Pipeline {
         };
         let cx = self.context(call, &access);
         let (mut ruling, mut trace) = run_waterfall(&self.listeners, &cx, self.listener_budget);
+        self.under_floor_and_plan(&access, &mut ruling, &mut trace);
+        let canonical = access.canonical(call);
+        Decided {
+            access: Some(access),
+            canonical,
+            ruling,
+            trace,
+        }
+    }
+
+    /// The floor raises the waterfall's ruling (strictest wins); the plan then denies what
+    /// the kernel would refuse or undo, in every mode.
+    fn under_floor_and_plan(
+        &self,
+        access: &Access,
+        ruling: &mut Ruling,
+        trace: &mut Vec<TraceStep>,
+    ) {
         if let Some(hit) = floor_for_writes(access.writes(), &self.floor) {
             trace.push(TraceStep {
                 stage: "floor",
@@ -106,17 +125,29 @@ impl Pipeline {
                 detail: hit.reason.clone(),
             });
             if hit.decision > ruling.decision {
-                ruling = Ruling::new(hit.decision, Stage::Floor, hit.rule, hit.reason);
+                *ruling = Ruling::new(hit.decision, Stage::Floor, hit.rule, hit.reason);
                 ruling.rule = Some(hit.rule.to_string());
                 ruling.source = Some("floor".into());
             }
         }
-        let canonical = access.canonical(call);
-        Decided {
-            access: Some(access),
-            canonical,
-            ruling,
-            trace,
+        if let Some(refusal) = plan_refusal(access, self.profile.get()) {
+            trace.push(TraceStep {
+                stage: "plan",
+                by: refusal.rule.into(),
+                outcome: Decision::Deny.as_str(),
+                detail: refusal.reason.clone(),
+            });
+            // A deny rule keeps its own report; the floor's verdict gives way to the plan's,
+            // which names the profile line.
+            if ruling.decision < Decision::Deny || ruling.stage == Stage::Floor {
+                *ruling = Ruling::deny(Stage::Plan, refusal.rule, refusal.reason);
+                ruling.rule = Some(refusal.rule.to_string());
+                ruling.source = Some(
+                    refusal
+                        .origin
+                        .map_or_else(|| "plan".into(), |o| o.to_string()),
+                );
+            }
         }
     }
 

@@ -115,11 +115,13 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
                         .get(i - 1)
                         .is_some_and(|p| matches!(p.value.as_str(), "-m" | "--message")))
         });
-    if (cmd.arg_subst || word_subst) && rank(j.class) > 0 && rank(j.class) < 3 {
-        j.raise(
-            Class::Opaque,
-            "[shell.subst.arg] command substitution feeds a command that is not read-only",
-        );
+    if (cmd.arg_subst || word_subst) && rank(j.class) > 0 {
+        let why = "[shell.subst.arg] command substitution feeds a command that is not read-only";
+        if rank(j.class) < 3 {
+            j.raise(Class::Opaque, why);
+        } else {
+            j.finding(why);
+        }
     }
     for a in cmd.argv.iter().skip(u.leader + 1) {
         if looks_secret(a, w) {
@@ -128,6 +130,15 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
                 Class::SecretRead,
                 format!("[shell.secret.read] touches `{}`", a.display),
             );
+        }
+    }
+    if !PRINTS_ONLY.contains(&lead_name) {
+        let mut message = false;
+        for a in cmd.argv.iter().skip(u.leader + 1) {
+            if !message {
+                j.read(a, cmd.cwd);
+            }
+            message = matches!(a.value.as_str(), "-m" | "--message");
         }
     }
     let text_words = cmd.argv.get(u.leader..).unwrap_or(&[]);
@@ -153,6 +164,8 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
                 verdict,
                 reason: j.reason,
                 writes: j.writes,
+                reads: j.reads,
+                findings: j.findings,
                 via: cmd.via.to_string(),
             },
             t: j.t,
@@ -161,6 +174,9 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
         new_cwd,
     }
 }
+
+/// Leaders whose arguments are text, not files.
+const PRINTS_ONLY: &[&str] = &["echo", "printf"];
 
 fn join(ws: &[Word]) -> String {
     let mut s = String::new();

@@ -7,7 +7,36 @@ use crate::shell::classify::Judge;
 use crate::shell::exec_args::Ctx;
 use crate::shell::words::Word;
 
+/// Options of a build or test tool that run another program: `-exec`/`-toolexec` runners,
+/// compiler wrappers and plugins.
+const RUNNER_OPTIONS: &[&str] = &["-exec", "-toolexec", "-wrapper", "-fplugin"];
+
+/// Raise when an argument names a program the build runs (`go test -exec x`,
+/// `cargo --config build.rustc-wrapper=x`): the build's class does not cover it.
+fn runner_options(j: &mut Judge, name: &str, args: &[Word]) {
+    // Cargo's `--config` sets any key, compiler wrappers and runners included.
+    let cargo: &[&str] = if name == "cargo" { &["--config"] } else { &[] };
+    let hit = args.iter().find(|a| {
+        let v = a.value.as_str();
+        RUNNER_OPTIONS.iter().chain(cargo).any(|o| {
+            v == *o
+                || v.strip_prefix(o)
+                    .is_some_and(|r| r.starts_with('=') || r.starts_with(','))
+        })
+    });
+    if let Some(a) = hit {
+        j.raise(
+            Class::Opaque,
+            format!(
+                "[shell.exec-arg.runner] `{name} {}` runs a program the build names",
+                a.display
+            ),
+        );
+    }
+}
+
 pub(super) fn go(j: &mut Judge, args: &[Word]) {
+    runner_options(j, "go", args);
     match first_op(args) {
         "build" | "test" | "vet" | "fmt" | "run" | "version" | "env" | "list" | "doc"
         | "generate" | "tool" | "" => j.raise(Class::BuildTest, "[shell.build.go] go toolchain"),
@@ -26,11 +55,21 @@ pub(super) fn build_tool(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &
         Class::BuildTest,
         format!("[shell.build] `{name}` builds, tests or lints"),
     );
+    runner_options(j, name, args);
     for (i, a) in args.iter().enumerate() {
-        if a.value == "-o"
-            && let Some(out) = args.get(i + 1)
-        {
-            j.write(out, cwd, ctx, "compiler output");
+        let out = match a.value.strip_prefix("--output=") {
+            Some(v) => Some(Word {
+                value: v.to_string(),
+                display: v.to_string(),
+                ..a.clone()
+            }),
+            None if matches!(a.value.as_str(), "-o" | "--output" | "--out-dir") => {
+                args.get(i + 1).cloned()
+            }
+            None => None,
+        };
+        if let Some(out) = out {
+            j.write(&out, cwd, ctx, "compiler output");
         }
     }
 }
@@ -46,6 +85,12 @@ pub(super) fn task_runner(j: &mut Judge, name: &str, args: &[Word]) {
         Class::ScriptRun,
         format!("[shell.script.task] `{name}` runs project-defined recipes"),
     );
+    if has(args, &["install", "uninstall"]) {
+        j.raise(
+            Class::OutsideWrite,
+            format!("[shell.write.install] `{name} install` installs outside the workspace"),
+        );
+    }
 }
 
 pub(super) fn package_manager(j: &mut Judge, n: &str, args: &[Word]) {
@@ -100,6 +145,7 @@ pub(super) fn package_manager(j: &mut Judge, n: &str, args: &[Word]) {
 }
 
 pub(super) fn cargo(j: &mut Judge, args: &[Word]) {
+    runner_options(j, "cargo", args);
     let sub = args
         .iter()
         .map(|a| a.value.as_str())
@@ -146,6 +192,7 @@ pub(super) fn js_pm(j: &mut Judge, name: &str, args: &[Word]) {
         "test" | "t" | "tst" | "--version" | "-v" | "ls" | "list" | "why" | "audit"
         | "outdated" | "view" | "info" | "explain" | "config" | "help" | "bin" | "root"
         | "prefix" => j.raise(Class::BuildTest, format!("[shell.build.js] `{name} {sub}`")),
+        "" if has(args, &["--version", "-v", "--help", "-h"]) => {}
         "" if name == "yarn" || name == "pnpm" || name == "bun" => j.raise(
             Class::PackageInstall,
             format!("[shell.package.js] `{name}` installs dependencies"),

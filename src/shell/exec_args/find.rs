@@ -63,6 +63,7 @@ pub(super) fn find(j: &mut Judge, c: Ctx<'_, '_, '_>, args: &[Word]) {
                     Class::Destructive,
                     "[shell.destructive.find-delete] `find -delete` removes files",
                 );
+                j.finding("[shell.exec-arg.find-delete] `find -delete` removes what it finds");
                 for r in &roots {
                     j.write(r, c.cmd.cwd, c.w.ctx, "find -delete under");
                 }

@@ -150,6 +150,8 @@ impl Judge {
             class: Class::ReadOnly,
             reason: String::new(),
             writes: Vec::new(),
+            reads: Vec::new(),
+            findings: Vec::new(),
             t: Default::default(),
             reparse: Vec::new(),
         };

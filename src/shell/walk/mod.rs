@@ -126,8 +126,14 @@ impl Walker<'_> {
                 argv: vec![text.to_string()],
                 class,
                 verdict: class.default_verdict(),
+                findings: if class.is_finding() {
+                    vec![reason.clone()]
+                } else {
+                    Vec::new()
+                },
                 reason,
                 writes: Vec::new(),
+                reads: Vec::new(),
                 via: via.to_string(),
             },
             t: Traits::default(),

@@ -1,0 +1,303 @@
+//! The gate reads the plan: an access the profile's capability set will refuse (a read it
+//! hides, a write the kernel refuses or undoes after the run) is denied before it is tried,
+//! with the profile line that causes it. Approval could never make such a call succeed, so it
+//! is never asked about.
+//!
+//! The capability set is the one the executor turns into the kernel's rules; nothing here
+//! keeps a list of its own.
+#![forbid(unsafe_code)]
+
+use super::access::Access;
+use crate::capability::{CapabilitySet, Origin, PathEntry, path_within};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// Why the plan refuses one access.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PlanRefusal {
+    /// A stable name: `plan:deny-read`, `plan:read`, `plan:deny-write`, `plan:protected-new`,
+    /// `plan:write`.
+    pub rule: &'static str,
+    pub reason: String,
+    pub path: PathBuf,
+    /// The profile line that causes it, when one entry does.
+    pub origin: Option<Origin>,
+}
+
+/// Writes that ordinary work makes to devices: the null sink, the standard streams, the
+/// terminal, descriptors, and the sandbox's private shared memory.
+pub fn ordinary_device(path: &Path) -> bool {
+    [
+        "/dev/null",
+        "/dev/stdout",
+        "/dev/stderr",
+        "/dev/tty",
+        "/dev/zero",
+    ]
+    .iter()
+    .any(|d| path == Path::new(d))
+        || ["/dev/shm", "/dev/fd", "/dev/pts", "/proc/self/fd"]
+            .iter()
+            .any(|d| path.starts_with(d))
+}
+
+fn hit(
+    rule: &'static str,
+    path: &Path,
+    origin: Option<&Origin>,
+    reason: String,
+) -> Option<PlanRefusal> {
+    Some(PlanRefusal {
+        rule,
+        reason,
+        path: path.to_path_buf(),
+        origin: origin.cloned(),
+    })
+}
+
+fn within<'a>(path: &Path, entries: &'a [PathEntry]) -> Option<&'a PathEntry> {
+    entries.iter().find(|e| path_within(path, &e.path))
+}
+
+/// The entries of a list as `path (origin)`, at most four.
+fn listed(entries: &[PathEntry]) -> String {
+    let mut parts: Vec<String> = entries
+        .iter()
+        .take(4)
+        .map(|e| format!("{} ({})", e.path.display(), e.origin))
+        .collect();
+    if entries.len() > 4 {
+        parts.push(format!("{} more", entries.len() - 4));
+    }
+    if parts.is_empty() {
+        "none".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// A read of `path` that the plan hides or does not grant.
+pub fn refused_read(path: &Path, caps: &CapabilitySet) -> Option<PlanRefusal> {
+    if let Some(e) = within(path, &caps.fs.deny_read) {
+        return hit(
+            "plan:deny-read",
+            path,
+            Some(&e.origin),
+            format!(
+                "the profile hides {} ({}): the kernel refuses the read",
+                path.display(),
+                e.origin
+            ),
+        );
+    }
+    if within(path, &caps.fs.read).is_none() && !ordinary_device(path) {
+        return hit(
+            "plan:read",
+            path,
+            None,
+            format!(
+                "{} is outside what the profile lets a command read (filesystem.read: {}): the kernel refuses the read",
+                path.display(),
+                listed(&caps.fs.read)
+            ),
+        );
+    }
+    None
+}
+
+/// `entry` as a glob matches `path` or one of its ancestors. Only the entries whose literal
+/// prefix `path` starts with are compiled.
+fn watched(path: &Path, entry: &PathEntry) -> bool {
+    let pattern = entry.path.to_string_lossy();
+    let cut = pattern.find(['*', '?', '[']).unwrap_or(pattern.len());
+    let text = path.to_string_lossy();
+    if !text.starts_with(pattern.get(..cut).unwrap_or("")) {
+        return false;
+    }
+    if cut == pattern.len() {
+        return path_within(path, &entry.path);
+    }
+    let Ok(glob) = glob::Pattern::new(&pattern) else {
+        // A pattern that does not compile protects everything under its literal prefix.
+        return true;
+    };
+    let opts = glob::MatchOptions {
+        case_sensitive: true,
+        require_literal_separator: true,
+        require_literal_leading_dot: false,
+    };
+    path.ancestors().any(|a| glob.matches_path_with(a, opts))
+}
+
+/// A write to `path` that the kernel refuses, or that is undone after the run.
+pub fn refused_write(path: &Path, caps: &CapabilitySet) -> Option<PlanRefusal> {
+    if ordinary_device(path) {
+        return None;
+    }
+    if let Some(e) = within(path, &caps.fs.deny_write) {
+        let reason = if e.path.symlink_metadata().is_ok() {
+            format!(
+                "{} is read-only in the sandbox ({}): the kernel refuses the write",
+                path.display(),
+                e.origin
+            )
+        } else {
+            protected_new(path, &e.origin)
+        };
+        return hit("plan:deny-write", path, Some(&e.origin), reason);
+    }
+    if let Some(e) = caps.fs.watch.iter().find(|e| watched(path, e)) {
+        return hit(
+            "plan:protected-new",
+            path,
+            Some(&e.origin),
+            protected_new(path, &e.origin),
+        );
+    }
+    if within(path, &caps.fs.write).is_none() {
+        return hit(
+            "plan:write",
+            path,
+            None,
+            format!(
+                "{} is outside the profile's writable set (filesystem.write: {}): the kernel refuses the write",
+                path.display(),
+                listed(&caps.fs.write)
+            ),
+        );
+    }
+    None
+}
+
+fn protected_new(path: &Path, origin: &Origin) -> String {
+    format!(
+        "{} is a protected path ({}): made during the run, it is moved to quarantine afterwards, and no approval can make it stay",
+        path.display(),
+        origin
+    )
+}
+
+/// The first refusal among the paths a call reads and writes, writes first.
+pub fn plan_refusal(access: &Access, caps: &CapabilitySet) -> Option<PlanRefusal> {
+    let (reads, writes): (Vec<&PathBuf>, Vec<&PathBuf>) = match access {
+        Access::Bash(b) => (b.reads().collect(), b.writes().collect()),
+        Access::Read { paths } => (paths.iter().collect(), Vec::new()),
+        Access::Write { paths } => (Vec::new(), paths.iter().collect()),
+        Access::WebFetch { .. }
+        | Access::WebSearch { .. }
+        | Access::Mcp { .. }
+        | Access::Unknown => (Vec::new(), Vec::new()),
+    };
+    // Targets the analysis could not resolve (`> $OUT`) are not paths yet: the floor and the
+    // analysis ask about them.
+    writes
+        .into_iter()
+        .filter(|p| p.is_absolute())
+        .find_map(|p| refused_write(p, caps))
+        .or_else(|| {
+            reads
+                .into_iter()
+                .filter(|p| p.is_absolute())
+                .find_map(|p| refused_read(p, caps))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capability::FsCaps;
+
+    fn entry(p: &str, line: usize) -> PathEntry {
+        PathEntry {
+            path: PathBuf::from(p),
+            required: false,
+            origin: Origin {
+                source: "test.toml".into(),
+                line,
+                key: "filesystem.x".into(),
+            },
+        }
+    }
+
+    fn caps(existing: &Path) -> CapabilitySet {
+        let ws = "/nonexistent-sbx-plan/ws";
+        let mut c = crate::profile::Profile::load("workspace")
+            .and_then(|p| {
+                p.resolve(&crate::profile::Vars {
+                    workspace: ws.into(),
+                    home: "/nonexistent-sbx-plan/home".into(),
+                    tmp: "/tmp".into(),
+                    other_homes: Vec::new(),
+                })
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+        c.fs = FsCaps {
+            deny_write: vec![
+                entry(&existing.to_string_lossy(), 3),
+                entry(&format!("{ws}/.envrc"), 4),
+            ],
+            watch: vec![
+                entry(&format!("{ws}/.env*"), 5),
+                entry(&format!("{ws}/.git/modules/*/hooks"), 6),
+            ],
+            ..c.fs
+        };
+        c
+    }
+
+    #[test]
+    fn reads_the_profile_hides_or_does_not_grant() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let c = caps(dir.path());
+        let ssh = Path::new("/nonexistent-sbx-plan/home/.ssh/id_rsa");
+        let r = refused_read(ssh, &c).unwrap_or_else(|| panic!("hidden"));
+        assert_eq!(r.rule, "plan:deny-read");
+        assert!(r.origin.is_some_and(|o| o.source == "builtin:base"));
+        assert!(refused_read(Path::new("/nonexistent-sbx-plan/home/notes"), &c).is_none());
+        let mut narrow = c.clone();
+        narrow.fs.read = vec![entry("/usr", 1)];
+        let r = refused_read(Path::new("/etc/hostname"), &narrow)
+            .unwrap_or_else(|| panic!("ungranted"));
+        assert_eq!((r.rule, r.origin), ("plan:read", None));
+        assert!(refused_read(Path::new("/usr/bin/ls"), &narrow).is_none());
+    }
+
+    #[test]
+    fn writes_refused_by_the_kernel_or_undone_after_the_run() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let mut c = caps(dir.path());
+        c.fs.write.push(entry(&dir.path().to_string_lossy(), 2));
+        let ws = Path::new("/nonexistent-sbx-plan/ws");
+        let kernel = refused_write(&dir.path().join("f"), &c).unwrap_or_else(|| panic!("ro"));
+        assert!(
+            kernel.reason.contains("kernel refuses"),
+            "{}",
+            kernel.reason
+        );
+        assert_eq!(kernel.origin.map(|o| o.line), Some(3));
+        let missing = refused_write(&ws.join(".envrc"), &c).unwrap_or_else(|| panic!("new"));
+        assert!(missing.reason.contains("quarantine"), "{}", missing.reason);
+        for p in [
+            ".env",
+            ".env.local",
+            ".env.d/x",
+            ".git/modules/m/hooks/pre-commit",
+        ] {
+            let r = refused_write(&ws.join(p), &c).unwrap_or_else(|| panic!("{p}"));
+            assert_eq!(r.rule, "plan:protected-new", "{p}");
+        }
+        for p in [
+            "src/.env",
+            "env",
+            "x.env",
+            ".git/modules/m/config.d",
+            "notes.md",
+        ] {
+            assert!(refused_write(&ws.join(p), &c).is_none(), "{p}");
+        }
+        let out = refused_write(Path::new("/usr/local/bin/x"), &c).unwrap_or_else(|| panic!("out"));
+        assert_eq!(out.rule, "plan:write");
+        assert!(refused_write(Path::new("/dev/null"), &c).is_none());
+        assert!(refused_write(Path::new("/tmp/x"), &c).is_none());
+    }
+}

@@ -1,0 +1,311 @@
+//! The gate agrees with the sandbox, end to end through `sbx check`, `sbx run` and
+//! `sbx hook claude-code`: the plan decides paths, findings beat wildcards, `sbx run` runs
+//! ordinary work in sandbox-auto with no terminal, and every level of an `extends` chain
+//! contributes its policy. Each refusal is paired with the same action let through.
+#![expect(clippy::unwrap_used, reason = "test")]
+mod common;
+use common::*;
+use serde_json::{Value, json};
+use std::io::Write;
+use std::process::{Output, Stdio};
+
+fn check_json(s: &Scratch, args: &[&str]) -> Value {
+    let mut all = vec!["check", "--json"];
+    all.extend_from_slice(args);
+    let o = s.sbx(&all).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    serde_json::from_str(&stdout(&o)).unwrap()
+}
+
+fn hook(s: &Scratch, args: &[&str], tool: &str, input: Value) -> Value {
+    let event = json!({
+        "session_id": "s1", "transcript_path": "/nonexistent/t.jsonl", "cwd": s.ws,
+        "permission_mode": "default", "hook_event_name": "PreToolUse",
+        "tool_name": tool, "tool_input": input, "tool_use_id": "t1",
+    });
+    let mut all = vec!["hook", "claude-code"];
+    all.extend_from_slice(args);
+    let mut child = s
+        .sbx(&all)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(event.to_string().as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    serde_json::from_str::<Value>(&stdout(&o)).unwrap()["hookSpecificOutput"].clone()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn check_denies_what_the_plan_hides_or_refuses_and_asks_only_what_approval_can_make_work() {
+    let s = Scratch::new(None);
+    std::fs::write(s.home.join(".netrc"), "machine x password y\n").unwrap();
+    let netrc = check_json(&s, &["--", "cat", "$HOME/.netrc"]);
+    assert_eq!(netrc["decision"], "deny", "{netrc}");
+    assert_eq!(netrc["stage"], "plan", "{netrc}");
+    assert_eq!(netrc["rule"], "plan:deny-read", "{netrc}");
+    assert!(
+        netrc["source"]
+            .as_str()
+            .unwrap()
+            .starts_with("builtin:base:"),
+        "{netrc}"
+    );
+    // The same kind of read of an ordinary file in the home directory is allowed.
+    let notes = check_json(&s, &["--", "cat", "$HOME/notes.txt"]);
+    assert_eq!(notes["decision"], "allow", "{notes}");
+
+    let tool =
+        |name: &str, input: Value| check_json(&s, &["--tool", name, "--input", &input.to_string()]);
+    let env = tool("Write", json!({"file_path": ".env", "content": "A=1"}));
+    assert_eq!(
+        (&env["decision"], &env["stage"]),
+        (&json!("deny"), &json!("plan"))
+    );
+    let head = tool("Write", json!({"file_path": ".git/HEAD", "content": "x"}));
+    assert_eq!(
+        head["decision"], "ask",
+        "not protected by the profile: {head}"
+    );
+    assert_eq!(head["rule"], "floor:git-internals", "{head}");
+    let src = tool(
+        "Edit",
+        json!({"file_path": "src/../lib.rs", "old_string": "a", "new_string": "b"}),
+    );
+    assert_eq!(src["decision"], "allow", "{src}");
+    // A symlink in the workspace is judged by its target.
+    std::os::unix::fs::symlink(s.home.join(".ssh"), s.ws.join("keys")).unwrap();
+    let link = tool("Read", json!({"file_path": "keys/id_rsa"}));
+    assert_eq!(link["decision"], "deny", "{link}");
+    let glob = tool("Glob", json!({"pattern": "~/.ssh/*"}));
+    assert_eq!(
+        (&glob["decision"], &glob["stage"]),
+        (&json!("deny"), &json!("plan"))
+    );
+    let glob = tool("Glob", json!({"pattern": "src/**/*.rs"}));
+    assert_eq!(glob["decision"], "allow", "{glob}");
+    let wipe = check_json(
+        &s,
+        &["--", "rm", "-rf", &s.ws.join("build").to_string_lossy()],
+    );
+    assert_eq!(
+        wipe["decision"], "ask",
+        "asked, not taken for wiping: {wipe}"
+    );
+    let root = check_json(&s, &["--", "rm", "-rf", "/"]);
+    assert_eq!(root["decision"], "deny", "{root}");
+}
+
+#[test]
+fn a_wildcard_allow_does_not_lift_a_finding() {
+    let s = Scratch::new(None);
+    let policy = s.root.path().join("wild.toml");
+    std::fs::write(
+        &policy,
+        "[policy]\nallow = [\"Bash(cat *)\", \"Bash(find *)\", \"Bash(rg *)\", \"Bash(ls *)\", \"Bash(cargo build *)\", \"Bash(make *)\", \"Bash(git diff *)\", \"Bash(python3 -c print(1))\"]\n",
+    )
+    .unwrap();
+    let p = policy.to_str().unwrap();
+    let d = |cmd: &str| check_json(&s, &["--policy", p, "--", cmd])["decision"].clone();
+    for (cmd, want) in [
+        ("cat README.md", "allow"),
+        ("cat ~/.ssh/id_rsa", "deny"),
+        ("cat ${HOME}/.ssh/id_rsa", "deny"),
+        ("cat ~root/.ssh/id_rsa", "deny"),
+        ("echo \"$(cat ~/.ssh/id_rsa)\"", "deny"),
+        ("ls -la", "allow"),
+        ("ls (", "ask"),
+        ("find . -name x", "allow"),
+        ("find . -delete", "ask"),
+        ("find . -exec rm {} \\;", "ask"),
+        ("rg foo", "allow"),
+        ("rg --pre ./x foo", "ask"),
+        ("cargo build", "allow"),
+        ("cargo build --config build.rustc-wrapper=./w", "ask"),
+        ("make build", "allow"),
+        ("make install", "ask"),
+        ("cargo build && cp target/x /usr/local/bin/x", "deny"),
+        ("git diff", "allow"),
+        ("git diff --output=/usr/local/x", "deny"),
+        ("python3 -c 'print(1)'", "allow"),
+        ("python3 -c 'print(2)'", "ask"),
+    ] {
+        assert_eq!(d(cmd), want, "{cmd}");
+    }
+}
+
+#[test]
+fn every_level_of_an_extends_chain_contributes_its_policy() {
+    let s = Scratch::new(None);
+    let dir = s.root.path().join("profiles");
+    std::fs::create_dir_all(dir.join("team")).unwrap();
+    std::fs::write(
+        dir.join("b.toml"),
+        "extends = \"workspace\"\n[policy]\ndeny = [{ rule = \"Bash(git status *)\", reason = \"b says no\" }]\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("c.toml"), "extends = \"./b.toml\"\n").unwrap();
+    // Relative to the naming file, with and without `./`, from another directory.
+    std::fs::write(dir.join("team/d.toml"), "extends = \"../c.toml\"\n").unwrap();
+    std::fs::write(dir.join("e.toml"), "extends = \"b.toml\"\n").unwrap();
+    std::fs::write(dir.join("plain.toml"), "extends = \"workspace\"\n").unwrap();
+    for name in ["b.toml", "c.toml", "team/d.toml", "e.toml"] {
+        let p = dir.join(name);
+        let r = check_json(
+            &s,
+            &["--profile", p.to_str().unwrap(), "--", "git", "status"],
+        );
+        assert_eq!(r["decision"], "deny", "{name}: {r}");
+        assert!(
+            r["source"].as_str().unwrap().contains("b.toml"),
+            "{name}: {r}"
+        );
+        // The shipped policy of the built-in at the bottom of the chain is kept too.
+        let r = check_json(
+            &s,
+            &["--profile", p.to_str().unwrap(), "--", "git", "push", "-f"],
+        );
+        assert_eq!(r["decision"], "deny", "{name}: {r}");
+    }
+    let plain = dir.join("plain.toml");
+    let r = check_json(
+        &s,
+        &["--profile", plain.to_str().unwrap(), "--", "git", "status"],
+    );
+    assert_eq!(r["decision"], "allow", "without the deny: {r}");
+}
+
+#[test]
+fn sbx_run_runs_ordinary_ci_steps_with_no_terminal() {
+    for user in users() {
+        let s = Scratch::new(user);
+        let run = |profile: &str, cmd: &[&str]| {
+            let mut args = vec!["run", "--profile", profile, "--"];
+            args.extend_from_slice(cmd);
+            s.sbx(&args).output().unwrap()
+        };
+        let py = run("ci", &["python3", "-c", "print(6*7)"]);
+        assert_eq!(py.status.code(), Some(0), "{}: {}", s.label(), text(&py));
+        assert_eq!(stdout(&py), "42\n");
+        if std::path::Path::new("/usr/bin/npm").exists() {
+            let npm = run("ci", &["npm", "--version"]);
+            assert_eq!(npm.status.code(), Some(0), "{}: {}", s.label(), text(&npm));
+        } else {
+            eprintln!("SKIP: npm is not installed");
+        }
+        // rm -rf of an absolute path inside the workspace is ordinary work.
+        std::fs::create_dir_all(s.ws.join("build/x")).unwrap();
+        s.chown_all();
+        let build = s.ws.join("build");
+        let rm = run("workspace", &["rm", "-rf", build.to_str().unwrap()]);
+        assert_eq!(rm.status.code(), Some(0), "{}: {}", s.label(), text(&rm));
+        assert!(!build.exists());
+        // Deny rules and the plan still refuse, with the rule or the profile line.
+        let push = run("ci", &["git", "push", "origin", "HEAD"]);
+        assert_eq!(push.status.code(), Some(123), "{}", text(&push));
+        assert!(
+            stderr(&push).contains("CI jobs do not push"),
+            "{}",
+            text(&push)
+        );
+        let key = s.home.join(".ssh/id_rsa");
+        let read = run("ci", &["cat", key.to_str().unwrap()]);
+        assert_eq!(read.status.code(), Some(123), "{}", text(&read));
+        assert!(!stdout(&read).contains("SENTINEL"));
+        let envrc = run("workspace", &["sh", "-c", "echo x > .envrc"]);
+        assert_eq!(envrc.status.code(), Some(123), "{}", text(&envrc));
+        assert!(
+            stderr(&envrc).contains("builtin:workspace:"),
+            "{}",
+            text(&envrc)
+        );
+        assert!(!s.ws.join(".envrc").exists());
+        let notes = run("workspace", &["sh", "-c", "echo x > notes.md"]);
+        assert_eq!(notes.status.code(), Some(0), "{}", text(&notes));
+        assert!(s.ws.join("notes.md").exists());
+    }
+}
+
+/// What the gate refuses, the kernel refuses too: the same commands with the gate skipped.
+#[test]
+fn the_kernel_agrees_with_the_gate() {
+    for user in users() {
+        let s = Scratch::new(user);
+        let key = s.home.join(".ssh/id_rsa");
+        let raw = s
+            .sbx(&[
+                "run",
+                "--no-policy",
+                "--profile",
+                "ci",
+                "--",
+                "cat",
+                key.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        assert_ne!(raw.status.code(), Some(0), "{}", text(&raw));
+        assert!(!stdout(&raw).contains("SENTINEL"), "{}", text(&raw));
+        let out = s.outside(&format!("cat {}", key.display()));
+        assert!(
+            stdout(&out).contains("SENTINEL-SSH-KEY"),
+            "readable outside: {}",
+            text(&out)
+        );
+    }
+}
+
+#[test]
+fn the_hook_reads_the_plan_with_and_without_the_sandbox_rewrite() {
+    let s = Scratch::new(None);
+    for extra in [&[][..], &["--sandbox"][..]] {
+        let h = hook(
+            &s,
+            extra,
+            "Read",
+            json!({"file_path": "~/.ssh/known_hosts"}),
+        );
+        assert_eq!(h["permissionDecision"], "deny", "{h}");
+        assert!(
+            h["permissionDecisionReason"]
+                .as_str()
+                .unwrap()
+                .contains("plan:deny-read")
+        );
+        let h = hook(&s, extra, "Bash", json!({"command": "cat ~/.netrc"}));
+        assert_eq!(h["permissionDecision"], "deny", "{h}");
+        assert!(
+            h.get("updatedInput").is_none(),
+            "a denial is not rewritten: {h}"
+        );
+        let h = hook(
+            &s,
+            extra,
+            "Write",
+            json!({"file_path": ".claude/settings.json", "content": "{}"}),
+        );
+        assert_eq!(h["permissionDecision"], "deny", "{h}");
+        let h = hook(&s, extra, "Bash", json!({"command": "ls -la"}));
+        assert_eq!(h["permissionDecision"], "allow", "{h}");
+        assert_eq!(h.get("updatedInput").is_some(), !extra.is_empty(), "{h}");
+        // An agent's proposal is decided in default mode: inline code asks.
+        let h = hook(
+            &s,
+            extra,
+            "Bash",
+            json!({"command": "python3 -c 'print(1)'"}),
+        );
+        assert_eq!(h["permissionDecision"], "ask", "{h}");
+    }
+}
