@@ -10,7 +10,7 @@
 //! itself (Landlock, seccomp, rlimits) and execs.
 
 pub mod cgroup;
-pub mod child;
+pub(crate) mod child;
 mod command;
 pub mod landlock;
 pub mod mounts;

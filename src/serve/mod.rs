@@ -10,6 +10,7 @@ mod lines;
 mod protocol;
 mod server;
 mod unread;
+mod utf8;
 
 pub use crate::hook::{Loaded, SetupError, SetupOptions};
 pub use executor::{OUTCOME_BYTES, OutputSink, SandboxExecutor};

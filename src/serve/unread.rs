@@ -1,7 +1,7 @@
 //! A job's unread output: bounded, newest bytes kept, UTF-8 characters never split.
 #![forbid(unsafe_code)]
 
-use super::executor::Utf8Chunks;
+use super::utf8::Utf8Chunks;
 use std::collections::VecDeque;
 
 /// How much unread output a job keeps per stream; older unread bytes are dropped first.
