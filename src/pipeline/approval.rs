@@ -4,7 +4,7 @@
 
 use super::access::Access;
 use super::call::ToolCall;
-use super::listener::StageError;
+use super::stage_error::StageError;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use std::future::Future;

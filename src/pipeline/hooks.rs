@@ -9,7 +9,7 @@
 use super::approval::BoxFuture;
 use super::call::ToolCall;
 use super::decision::Decision;
-use super::listener::StageError;
+use super::stage_error::StageError;
 use crate::policy::HookSpec;
 use futures_util::FutureExt;
 use futures_util::future::join_all;

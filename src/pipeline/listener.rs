@@ -11,6 +11,7 @@ use super::approval::SessionGrants;
 use super::call::ToolCall;
 use super::decision::{Ruling, Stage};
 use super::mode::Mode;
+pub use super::stage_error::StageError;
 use super::tool::ToolMeta;
 use crate::capability::CapabilitySet;
 use crate::policy::{FloorEnv, Policy};
@@ -19,36 +20,6 @@ use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// Why a stage could not give an answer. Every one of these denies the call.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum StageError {
-    #[error("{stage} `{name}` failed: {message}")]
-    Failed {
-        stage: &'static str,
-        name: String,
-        message: String,
-    },
-    #[error("{stage} `{name}` panicked")]
-    Panicked { stage: &'static str, name: String },
-    #[error("{stage} `{name}` timed out after {after_ms} ms")]
-    TimedOut {
-        stage: &'static str,
-        name: String,
-        after_ms: u64,
-    },
-}
-
-impl StageError {
-    pub fn failed(stage: &'static str, name: &str, message: impl Into<String>) -> Self {
-        StageError::Failed {
-            stage,
-            name: name.to_string(),
-            message: message.into(),
-        }
-    }
-}
 
 /// What the executor will enforce for this profile on this host (from the enforcement report).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]

@@ -24,6 +24,7 @@ mod observer;
 mod plan_check;
 mod post;
 mod result;
+mod stage_error;
 mod tool;
 mod wrappers;
 

@@ -2,8 +2,8 @@
 #![forbid(unsafe_code)]
 
 use super::call::ToolCall;
-use super::listener::StageError;
 use super::result::CallResult;
+use super::stage_error::StageError;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
