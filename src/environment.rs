@@ -83,6 +83,21 @@ pub const SECRET_NAMES: &[(&str, &str)] = &[
     ),
     ("*DATABASE_URL*", "database URLs with a password"),
     ("REDIS_URL", "a Redis URL with a password"),
+    (
+        "*_PAT",
+        "personal access tokens (GITHUB_PAT, CR_PAT, GITLAB_PAT)",
+    ),
+    ("*LOGIN*", "login tokens (SONAR_LOGIN)"),
+    ("*HOOK*", "webhook URLs (SLACK_HOOK_URL, DISCORD_HOOK)"),
+    ("*_SK", "secret keys spelled short (STRIPE_SK)"),
+    (
+        "*CONNECTIONSTRING*",
+        "connection strings (ConnectionStrings__Default)",
+    ),
+    (
+        "DOCKER_HOST",
+        "a container daemon's socket or address: root on its host",
+    ),
     ("MONGODB_URI", "a MongoDB URI with a password"),
     ("AWS_*", "AWS account settings and keys"),
     ("AZURE_*", "Azure account settings and keys"),
@@ -119,6 +134,46 @@ pub const SECRET_NAMES: &[(&str, &str)] = &[
         "a loader audit library loaded into every program the command runs",
     ),
 ];
+
+/// What a value that carries its own credential looks like, whatever its name: a URL with a
+/// password (`https://user:pass@host`, `postgres://u:p@db`, proxies and registries), a
+/// connection string with a password or account key, a private key, a service-account JSON.
+/// With the reason; docs/environment.md lists them.
+pub const SECRET_VALUES: &[(&str, &str)] = &[
+    ("://USER:PASSWORD@", "a URL that carries a password"),
+    ("PASSWORD=", "a connection string with a password"),
+    ("PWD=", "a connection string with a password, spelled short"),
+    ("ACCOUNTKEY=", "an Azure storage connection string"),
+    (
+        "SHAREDACCESSKEY=",
+        "an Azure Service Bus or Event Hubs connection string",
+    ),
+    (
+        "-----BEGIN",
+        "a PEM private key or certificate passed as a value",
+    ),
+    ("\"PRIVATE_KEY\"", "a service-account JSON key (GCP_SA)"),
+];
+
+/// The entry of [`SECRET_VALUES`] that `value` matches, if any.
+pub fn secret_value(value: &[u8]) -> Option<&'static str> {
+    let upper = String::from_utf8_lossy(value).to_ascii_uppercase();
+    SECRET_VALUES.iter().map(|(p, _)| *p).find(|p| match *p {
+        "://USER:PASSWORD@" => url_has_password(&upper),
+        _ => upper.contains(p),
+    })
+}
+
+/// Whether a URL anywhere in `s` has a user-info part with a password (`scheme://u:p@`).
+fn url_has_password(s: &str) -> bool {
+    s.match_indices("://").any(|(i, _)| {
+        let rest = &s[i + 3..];
+        let authority = rest.split(['/', '?', '#', ' ']).next().unwrap_or("");
+        authority
+            .rsplit_once('@')
+            .is_some_and(|(userinfo, _)| userinfo.contains(':'))
+    })
+}
 
 /// Names that a `*X*` entry would match but that hold nothing secret.
 const NOT_SECRET: &[&str] = &["PWD", "OLDPWD"];
@@ -192,6 +247,14 @@ fn meet(p: &str, q: &str) -> Option<String> {
 }
 
 impl EnvPolicy {
+    /// Whether the caller's variable `name` with `value` reaches the command: as
+    /// [`EnvPolicy::keeps`], and a value that carries its own credential is dropped too unless
+    /// `pass` names the variable.
+    pub fn keeps_var(&self, name: &[u8], value: &[u8]) -> bool {
+        self.keeps(name)
+            && (self.pass.iter().any(|p| pattern_matches(p, name)) || secret_value(value).is_none())
+    }
+
     /// Whether the caller's variable `name` reaches the command.
     pub fn keeps(&self, name: &[u8]) -> bool {
         if self.deny.iter().any(|p| pattern_matches(p, name)) {

@@ -190,3 +190,52 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn values_that_carry_a_credential_are_dropped_whatever_the_name() {
+    let p = EnvPolicy {
+        inherit: Inherit::AllButSecrets,
+        pass: vec!["PIP_INDEX_URL".into()],
+        ..EnvPolicy::default()
+    };
+    for (name, value) in [
+        (
+            "CI_REPOSITORY_URL",
+            "https://gitlab-ci-token:glcbt-x@gitlab.example/g/p.git",
+        ),
+        ("POSTGRES_URL", "postgres://app:s3cret@db:5432/app"),
+        ("HTTPS_PROXY", "http://u:p@proxy:3128"),
+        (
+            "AzureWebJobsStorage",
+            "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=abc==",
+        ),
+        ("SQLALCHEMY_DATABASE_URI", "mssql+pyodbc://x;PWD=y"),
+        (
+            "GCP_SA",
+            "{\"type\":\"service_account\",\"private_key\":\"x\"}",
+        ),
+        ("CERT", "-----BEGIN PRIVATE KEY-----"),
+    ] {
+        assert!(!p.keeps_var(name.as_bytes(), value.as_bytes()), "{name}");
+    }
+    for (name, value) in [
+        ("MONGO_URL", "mongodb://db:27017/app"),
+        ("HTTPS_PROXY", "http://proxy:3128"),
+        ("HOMEPAGE", "https://example.org/a:b@c"),
+        ("JAVA_HOME", "/usr/lib/jvm/default"),
+        // Named in `pass`: kept whatever it holds.
+        ("PIP_INDEX_URL", "https://u:p@pypi.example/simple"),
+    ] {
+        assert!(p.keeps_var(name.as_bytes(), value.as_bytes()), "{name}");
+    }
+    for name in [
+        "GITHUB_PAT",
+        "CR_PAT",
+        "SONAR_LOGIN",
+        "SLACK_HOOK_URL",
+        "STRIPE_SK",
+        "DOCKER_HOST",
+    ] {
+        assert!(!p.keeps(name.as_bytes()), "{name}");
+    }
+}

@@ -940,20 +940,25 @@ fn secret_shaped_variables_are_dropped_unless_passed() {
         ("SECRET_TOKEN", "ENV-SENTINEL-TOKEN"),
         ("OPENAI_API_KEY", "ENV-SENTINEL-KEY"),
         ("SSH_AUTH_SOCK", "ENV-SENTINEL-AGENT"),
+        // The name says nothing; the value carries a password.
+        (
+            "CI_REPOSITORY_URL",
+            "https://ci:ENV-SENTINEL-URL@git.example/p.git",
+        ),
         ("SBX_PLAIN", "ENV-SENTINEL-PLAIN"),
     ];
     for u in users() {
         let s = Scratch::new(u);
         let passing = s.write_profile(
             "passing",
-            "extends = \"workspace\"\n[environment]\npass = [\"SECRET_TOKEN\", \"OPENAI_*\", \"SSH_AUTH_SOCK\"]\n",
+            "extends = \"workspace\"\n[environment]\npass = [\"SECRET_TOKEN\", \"OPENAI_*\", \"SSH_AUTH_SOCK\", \"CI_REPOSITORY_URL\"]\n",
         );
         let denying = s.write_profile(
             "denying",
             "extends = \"workspace\"\n[environment]\ndeny = [\"SBX_PLAIN\"]\n",
         );
         let blocked = stdout(&env_inside(&s, "workspace", &vars));
-        for (name, value) in &vars[..3] {
+        for (name, value) in &vars[..4] {
             assert!(
                 !blocked.contains(value),
                 "{}: {name} leaked: {blocked}",

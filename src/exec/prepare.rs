@@ -72,7 +72,7 @@ impl Sandbox {
         // Environment: what the policy keeps of the caller's, then fixed values.
         let mut env: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
         for (k, v) in &req.env {
-            if plan.env.keeps(k.as_bytes()) {
+            if plan.env.keeps_var(k.as_bytes(), v.as_bytes()) {
                 env.insert(k.as_bytes().to_vec(), v.as_bytes().to_vec());
             }
         }
