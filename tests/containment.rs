@@ -182,6 +182,9 @@ const PLANTED: &[&str] = &[
     ".mcp.json",
     ".vscode/tasks.json",
     ".git/commondir",
+    "Jenkinsfile",
+    ".continue/config.json",
+    "lefthook.yml",
 ];
 
 fn plant_script() -> String {
