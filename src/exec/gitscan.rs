@@ -25,6 +25,9 @@ const SKIP: &[&str] = &["node_modules", ".git"];
 /// changes to them are judged exactly.
 pub(super) fn root_files(workspace: &Path) -> Vec<PathBuf> {
     let git = workspace.join(".git");
+    if git.symlink_metadata().is_err() {
+        return vec![git];
+    }
     let mut files: Vec<PathBuf> = [
         "",
         "config",

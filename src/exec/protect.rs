@@ -103,29 +103,47 @@ pub(super) struct Watch {
     git: bool,
 }
 
+/// The names directly in the workspace, read once per check: most protected paths are
+/// there, and one listing answers for all of them.
+struct RootNames {
+    names: Option<std::collections::HashSet<std::ffi::OsString>>,
+}
+
+impl RootNames {
+    fn new(workspace: &Path) -> Self {
+        let names = std::fs::read_dir(workspace)
+            .ok()
+            .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.file_name())).collect());
+        Self { names }
+    }
+
+    /// Whether `name` is in the workspace; when the listing failed, asks the file system.
+    fn has(&self, workspace: &Path, name: &str) -> bool {
+        match &self.names {
+            Some(names) => names.contains(std::ffi::OsStr::new(name)),
+            None => workspace.join(name).symlink_metadata().is_ok(),
+        }
+    }
+}
+
 /// Paths matching `pattern` (a glob with the workspace escaped) now, links not followed: a
 /// literal name is looked up as such, so that a dangling link is found too.
-fn matches(pattern: &Path, workspace: &Path) -> Vec<PathBuf> {
+fn matches(pattern: &Path, workspace: &Path, root: &RootNames) -> Vec<PathBuf> {
     let text = pattern.to_string_lossy();
     let ws = glob::Pattern::escape(&workspace.to_string_lossy());
     if let Some(rest) = text.strip_prefix(ws.as_str())
         && !rest.contains(['*', '?', '['])
     {
         let literal = PathBuf::from(format!("{}{rest}", workspace.display()));
-        return if literal.symlink_metadata().is_ok() {
-            vec![literal]
+        let name = rest.trim_start_matches('/');
+        let found = if name.contains('/') {
+            literal.symlink_metadata().is_ok()
         } else {
-            Vec::new()
+            root.has(workspace, name)
         };
+        return if found { vec![literal] } else { Vec::new() };
     }
-    let opts = glob::MatchOptions {
-        case_sensitive: true,
-        require_literal_separator: true,
-        require_literal_leading_dot: false,
-    };
-    glob::glob_with(&text, opts)
-        .map(|paths| paths.filter_map(Result::ok).collect())
-        .unwrap_or_default()
+    crate::profile::expand_glob(&text).unwrap_or_default()
 }
 
 /// Device and inode of `path`, not followed.
@@ -165,8 +183,9 @@ impl Watch {
             origin: crate::capability::Origin::builtin("git hooks"),
         };
         let hooks = git.then_some(&hooks);
+        let root = RootNames::new(workspace);
         for e in entries.iter().chain(hooks) {
-            for m in matches(&e.path, workspace) {
+            for m in matches(&e.path, workspace, &root) {
                 if let Ok(target) = std::fs::read_link(&m) {
                     links.push((m.clone(), target, e.origin.to_string()));
                 }
@@ -207,8 +226,9 @@ impl Watch {
                 found.push((link.clone(), "replaced", rule.clone()));
             }
         }
+        let root = RootNames::new(&self.workspace);
         for e in &self.entries {
-            for m in matches(&e.path, &self.workspace) {
+            for m in matches(&e.path, &self.workspace, &root) {
                 match self.before.get(&m) {
                     None => found.push((m, "created", e.origin.to_string())),
                     Some(id) if file_id(&m).as_ref() != Some(id) => {

@@ -14,6 +14,7 @@ mod resolve;
 pub use error::ProfileError;
 pub use load::{BUILTIN, BUILTIN_NAMES};
 pub use protection::Protection;
+pub(crate) use resolve::expand_glob;
 pub use resolve::{Vars, normalize};
 
 use crate::capability::{EnvPolicy, Isolation, NetworkMode, Origin, ProtectedChange};

@@ -240,6 +240,49 @@ fn substitute(s: &str, vars: &Vars, home: &Path) -> String {
     out
 }
 
+/// The paths a glob matches, as `glob::glob` finds them, without its walk from the root: the
+/// literal directory before the first wildcard is looked up once (a missing one matches
+/// nothing), and a wildcard in the last component only is one directory listing.
+pub(crate) fn expand_glob(pattern: &str) -> Result<Vec<PathBuf>, glob::PatternError> {
+    let wild = |c: &str| c.contains(['*', '?', '[']);
+    let comps: Vec<&str> = pattern.split('/').collect();
+    let Some(first) = comps.iter().position(|c| wild(c)) else {
+        return Ok(vec![PathBuf::from(pattern)]);
+    };
+    let prefix = unescape(&comps[..first].join("/"));
+    let dir = if prefix.is_empty() {
+        "/".to_string()
+    } else {
+        prefix
+    };
+    if std::fs::symlink_metadata(&dir).is_err() {
+        glob::Pattern::new(pattern)?;
+        return Ok(Vec::new());
+    }
+    if first + 1 < comps.len() {
+        return Ok(glob::glob(pattern)?.filter_map(Result::ok).collect());
+    }
+    let name = glob::Pattern::new(comps[first])?;
+    let mut out: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .filter(|e| e.file_name().to_str().is_some_and(|n| name.matches(n)))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    Ok(out)
+}
+
+/// A literal path written as a glob (`[[]` for `[`) back as it is.
+fn unescape(s: &str) -> String {
+    s.replace("[[]", "[")
+        .replace("[]]", "]")
+        .replace("[*]", "*")
+        .replace("[?]", "?")
+}
+
 /// [`substitute`] with each value escaped for a glob.
 fn substitute_escaped(s: &str, vars: &Vars, home: &Path) -> String {
     let esc = |p: &Path| glob::Pattern::escape(&p.to_string_lossy());
@@ -295,13 +338,13 @@ fn expand_all(
         let mut paths: Vec<PathBuf> = Vec::new();
         for s in substituted(s, vars, grant) {
             if is_glob {
-                let found = glob::glob(&s).map_err(|e| ProfileError::Invalid {
+                let found = expand_glob(&s).map_err(|e| ProfileError::Invalid {
                     source_name: p.origin.source.clone(),
                     line: p.origin.line,
                     key: p.origin.key.clone(),
                     message: format!("bad glob `{s}`: {e}"),
                 })?;
-                paths.extend(found.filter_map(Result::ok));
+                paths.extend(found);
             } else {
                 paths.push(PathBuf::from(&s));
             }
