@@ -4,6 +4,7 @@
 mod interpreters;
 mod system;
 mod toolchains;
+mod trees;
 
 use super::classify::Judge;
 use super::exec_args::Ctx;
@@ -14,6 +15,7 @@ use super::{Class, paths, tables};
 use interpreters::interpreter;
 use system::{containers, ip, openssl, services, socket_client, system_packages};
 use toolchains::{build_tool, cargo, go, js_pm, package_manager, task_runner};
+pub(crate) use trees::tree_roots;
 
 pub(crate) fn operands(args: &[Word]) -> Vec<&Word> {
     let mut out = Vec::new();

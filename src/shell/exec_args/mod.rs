@@ -151,6 +151,8 @@ impl Judge {
             reason: String::new(),
             writes: Vec::new(),
             reads: Vec::new(),
+            trees: Vec::new(),
+            links: Vec::new(),
             findings: Vec::new(),
             t: Default::default(),
             reparse: Vec::new(),
