@@ -54,7 +54,10 @@ pub enum Verdict {
 pub enum Class {
     /// Inspection that changes nothing (`ls`, `git diff`, `grep`).
     ReadOnly,
-    /// Test and build runs of common toolchains (`cargo test`, `pytest`).
+    /// Test and build runs of common toolchains (`cargo test`, `pytest`, `npm test`). They
+    /// run project code (build scripts, test files, package scripts, configuration written in
+    /// a programming language) that an earlier edit may have written, so they are asked
+    /// about unless the sandbox confines them (sandbox-auto) or a rule allows them.
     BuildTest,
     /// Writes that all land inside the workspace or the writable set.
     WorkspaceWrite,
@@ -116,8 +119,9 @@ impl Class {
     /// The verdict this class gets by default.
     pub fn default_verdict(self) -> Verdict {
         match self {
-            Class::ReadOnly | Class::BuildTest | Class::WorkspaceWrite => Verdict::Allow,
-            Class::OutsideWrite
+            Class::ReadOnly | Class::WorkspaceWrite => Verdict::Allow,
+            Class::BuildTest
+            | Class::OutsideWrite
             | Class::Destructive
             | Class::Privilege
             | Class::Network

@@ -26,12 +26,11 @@ pub(crate) struct Judge {
 }
 
 /// How strict a class is: its default verdict first, and among the allowed classes, how far
-/// they reach (inspection, then builds and tests, then workspace writes).
+/// they reach (inspection, then workspace writes).
 pub(super) fn rank(c: Class) -> u8 {
     match c.default_verdict() {
         Verdict::Allow => match c {
             Class::ReadOnly => 0,
-            Class::BuildTest => 1,
             _ => 2,
         },
         Verdict::Ask => 3,
