@@ -72,6 +72,7 @@ pub(crate) fn proc_link(dir: &Path, name: &std::ffi::OsStr, cwd: &Path) -> Optio
         return None;
     }
     match text {
+        "task" => Some(dir.join(name)),
         "cwd" => Some(canon_root(cwd)),
         "root" => Some(PathBuf::from("/")),
         _ => None,

@@ -145,8 +145,16 @@ pub(crate) fn classify_named(
                 j.write(out, cwd, ctx, name);
             }
         }
+        // The archive is written; the other operands are read (see `trees`).
+        "zip" => match operands(args).first() {
+            Some(archive) => j.write(archive, cwd, ctx, name),
+            None => j.raise(
+                Class::Opaque,
+                "[shell.write.unknown] `zip` without a visible archive",
+            ),
+        },
         "patch" | "unzip" | "gunzip" | "gzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "zstd"
-        | "split" | "csplit" | "zip" | "7z" => {
+        | "split" | "csplit" | "7z" => {
             if matches!(
                 name,
                 "gunzip" | "gzip" | "xz" | "unxz" | "bzip2" | "bunzip2" | "zstd"
