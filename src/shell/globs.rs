@@ -214,6 +214,7 @@ mod tests {
         assert_eq!(expand(&abs, Path::new("/")).map(|v| v.len()), Ok(1));
         assert_eq!(expand("**/auth.json", h), Err(h.to_path_buf()));
         assert_eq!(expand("src/{1..3}", h), Err(h.join("src")));
+        assert_eq!(expand("s*/a*/b*/c*/d*", h), Err(h.to_path_buf()));
         Ok(())
     }
 
