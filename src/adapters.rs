@@ -1,4 +1,5 @@
 //! The `hook`, `serve` and `tools` subcommands: argument parsing only.
+use crate::stdout::outln;
 use clap::{Args, ValueEnum};
 use sbx::hook::{Harness, HookEventKind, HookOptions, Loaded, SetupOptions, run_hook};
 use sbx::serve::{DEFAULT_MAX_LINE_BYTES, ServeOptions, serve as serve_session};
@@ -88,7 +89,7 @@ pub fn hook(a: HookArgs) -> ExitCode {
         audit: a.audit,
     };
     let answer = run_hook(&opts, std::io::stdin().lock());
-    println!("{answer}");
+    outln!("{answer}");
     ExitCode::SUCCESS
 }
 
@@ -96,7 +97,7 @@ pub fn serve(a: ServeArgs) -> ExitCode {
     if a.schema {
         return match serde_json::to_string_pretty(&sbx::serve::schemas()) {
             Ok(s) => {
-                println!("{s}");
+                outln!("{s}");
                 ExitCode::SUCCESS
             }
             Err(e) => {
@@ -167,7 +168,7 @@ pub fn tools(format: &str) -> ExitCode {
     };
     match serde_json::to_string_pretty(&tool_schemas(f)) {
         Ok(s) => {
-            println!("{s}");
+            outln!("{s}");
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -1,5 +1,6 @@
 //! `sbx check`: decide one call without running it and print the decision, the stage and
 //! the rule that decided.
+use crate::stdout::outln;
 use crate::{cwd, gate};
 use std::path::PathBuf;
 
@@ -37,22 +38,22 @@ pub fn check_cmd(
         Err(e) => return fail(e),
     };
     if json {
-        println!("{}", serde_json::to_string(&report).unwrap_or_default());
+        outln!("{}", serde_json::to_string(&report).unwrap_or_default());
     } else {
-        println!(
+        outln!(
             "{} by {} ({})",
             report.decision.as_str(),
             report.by,
             report.stage
         );
-        println!("  reason: {}", report.reason);
+        outln!("  reason: {}", report.reason);
         if let Some(r) = &report.rule {
-            println!("  rule:   {r}");
+            outln!("  rule:   {r}");
         }
         if let Some(s) = &report.source {
-            println!("  source: {s}");
+            outln!("  source: {s}");
         }
-        println!("  call:   {}", report.canonical);
+        outln!("  call:   {}", report.canonical);
     }
     0
 }

@@ -1,5 +1,6 @@
 //! `sbx doctor`: what this host can enforce, and how fully each built-in profile runs here.
 use crate::cwd;
+use crate::stdout::outln;
 use sbx::exec::Sandbox;
 use sbx::host::Host;
 use sbx::profile::{BUILTIN_NAMES, Profile};
@@ -68,21 +69,21 @@ pub fn doctor(json: bool) -> ExitCode {
         profiles.push(serde_json::json!({"profile": name, "status": verdict.0, "detail": verdict.1, "fix": verdict.2}));
     }
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::json!({"host": host, "profiles": profiles})
         );
         return ExitCode::SUCCESS;
     }
     let show = |name: &str, a: &sbx::host::Availability| match a {
-        sbx::host::Availability::Available => println!("  {name:<28} yes"),
+        sbx::host::Availability::Available => outln!("  {name:<28} yes"),
         sbx::host::Availability::Missing { reason, fix } => {
-            println!("  {name:<28} no: {reason}\n  {:<28} fix: {fix}", "")
+            outln!("  {name:<28} no: {reason}\n  {:<28} fix: {fix}", "")
         }
     };
-    println!("host (euid {}):", host.euid);
+    outln!("host (euid {}):", host.euid);
     match host.landlock_abi {
-        Some(v) => println!(
+        Some(v) => outln!(
             "  {:<28} ABI {v} (sbx uses up to {})",
             "landlock",
             sbx::host::LANDLOCK_ABI
@@ -93,16 +94,16 @@ pub fn doctor(json: bool) -> ExitCode {
     show("unprivileged user namespaces", &host.user_namespaces);
     show("mount/pid/net namespaces", &host.namespaces);
     show_tree_limits(&host.cgroups);
-    println!("profiles:");
+    outln!("profiles:");
     for p in &profiles {
-        println!(
+        outln!(
             "  {:<14} {} {}",
             p["profile"].as_str().unwrap_or(""),
             p["status"].as_str().unwrap_or(""),
             p["detail"].as_str().unwrap_or("")
         );
         if let Some(f) = p["fix"].as_str().filter(|f| !f.is_empty()) {
-            println!("  {:<14} fix: {f}", "");
+            outln!("  {:<14} fix: {f}", "");
         }
     }
     ExitCode::SUCCESS
@@ -131,12 +132,12 @@ fn show_tree_limits(cg: &sbx::host::CgroupHost) {
             ),
             None => "no cgroup: per-process rlimits only".into(),
         };
-        println!("  {:<28} {what}", format!("tree limit: {}", c.name()));
+        outln!("  {:<28} {what}", format!("tree limit: {}", c.name()));
     }
     if cg.memory.is_some() && !cg.swap_bounded {
-        println!("  {:<28} swap is not accounted per cgroup here", "");
+        outln!("  {:<28} swap is not accounted per cgroup here", "");
     }
     if let sbx::host::Availability::Missing { reason, fix } = &cg.missing {
-        println!("  {:<28} why: {reason}\n  {:<28} fix: {fix}", "", "");
+        outln!("  {:<28} why: {reason}\n  {:<28} fix: {fix}", "", "");
     }
 }

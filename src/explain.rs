@@ -1,4 +1,5 @@
 //! `sbx explain`: a profile's resolved plan, with the origin of every entry.
+use crate::stdout::outln;
 use crate::{cwd, setup_error};
 use sbx::capability::{EnvPolicy, Inherit, Origin};
 use sbx::environment::SECRET_NAMES;
@@ -40,98 +41,99 @@ pub fn explain(profile: &str, workspace: Option<PathBuf>, json: bool) -> ExitCod
             },
             "limits": {"timeout": limit("timeout"), "output": limit("output")},
         });
-        println!(
+        outln!(
             "{}",
             serde_json::json!({"profile": prof.name, "capabilities": caps, "plan": plan, "origins": origins})
         );
         return ExitCode::SUCCESS;
     }
-    println!(
+    outln!(
         "profile {} ({})",
         sb.profile().name,
         sb.profile().description
     );
-    println!("namespaces: {:?}", plan.namespaces);
-    println!("  net from {}", prof.network.1);
-    println!("isolation:");
+    outln!("namespaces: {:?}", plan.namespaces);
+    outln!("  net from {}", prof.network.1);
+    outln!("isolation:");
     for (k, o) in &isolation {
-        println!("  {k:<20} {o}");
+        outln!("  {k:<20} {o}");
     }
-    println!("filesystem (landlock):");
+    outln!("filesystem (landlock):");
     if let Some(ll) = &plan.landlock {
         for r in &ll.rules {
-            println!(
+            outln!(
                 "  {:<40} {:<50} {}",
                 r.path.display(),
                 format!("{:?}", r.rights),
                 r.origin
             );
         }
-        println!(
+        outln!(
             "  tcp: {}; scopes: signals={} abstract-unix={}",
             if ll.deny_tcp { "denied" } else { "allowed" },
             ll.scope_signals,
             ll.scope_abstract_unix
         );
     }
-    println!("mounts:");
+    outln!("mounts:");
     for m in &plan.mounts {
-        println!("  {}", serde_json::to_string(m).unwrap_or_default());
+        outln!("  {}", serde_json::to_string(m).unwrap_or_default());
     }
-    println!(
+    outln!(
         "protected paths, checked after the run (new ones moved to {}):",
         sbx::exec::quarantine_root().display()
     );
     for w in &caps.fs.watch {
-        println!("  {:<40} {}", w.path.display(), w.origin);
+        outln!("  {:<40} {}", w.path.display(), w.origin);
     }
-    println!(
+    outln!(
         "  a change makes the run: {:?} from {}",
-        prof.protected_change.0, prof.protected_change.1
+        prof.protected_change.0,
+        prof.protected_change.1
     );
     if let Some(s) = &plan.seccomp {
-        println!("seccomp: EPERM for {}", s.denied.join(" "));
+        outln!("seccomp: EPERM for {}", s.denied.join(" "));
         for (name, o) in &s.extra {
-            println!("  extra {name} from {o}");
+            outln!("  extra {name} from {o}");
         }
-        println!(
+        outln!(
             "  sockets allowed: {}; clone3 -> ENOSYS; namespace clone flags refused; x32 blocked; ioctls denied: {}; setuid/setgid modes refused: {}",
             s.socket_families.join(","),
             s.deny_ioctls.join(","),
             s.deny_setid_modes
         );
     }
-    println!("network: {:?} from {}", plan.network, prof.network.1);
-    println!("limits:");
+    outln!("network: {:?} from {}", plan.network, prof.network.1);
+    outln!("limits:");
     for r in &plan.rlimits {
-        println!("  {:?} = {} from {}", r.resource, r.value, r.origin);
+        outln!("  {:?} = {} from {}", r.resource, r.value, r.origin);
     }
-    println!(
+    outln!(
         "  timeout_ms = {:?} from {}",
         plan.timeout_ms,
         limit("timeout")
     );
-    println!(
+    outln!(
         "  output_bytes = {:?} from {}",
         plan.output_bytes,
         limit("output")
     );
     for step in &plan.cgroups {
-        println!("  {}", step.describe());
+        outln!("  {}", step.describe());
     }
     if let Some(n) = plan.pid_max {
-        println!("  pid_max = {n} (the PID namespace's own)");
+        outln!("  pid_max = {n} (the PID namespace's own)");
     }
     let tmp_origin = if prof.limit_origin("tmp_size").is_some() {
         limit("tmp_size").to_string()
     } else {
         format!("half of {}", limit("memory"))
     };
-    println!("  tmpfs size = {:?} from {tmp_origin}", plan.tmp_size);
+    outln!("  tmpfs size = {:?} from {tmp_origin}", plan.tmp_size);
     print_env(prof, &plan.env);
-    println!("report:");
+    outln!("report:");
     for l in &plan.report {
-        println!("  {:<16} {:?} {}", l.name, l.status, l.detail);
+        outln!("  {:<16} {:?} {}", l.name, l.status, l.detail);
     }
     ExitCode::SUCCESS
 }
@@ -171,31 +173,31 @@ fn inherit_origin(p: &Profile) -> Origin {
 /// built-in secret names, then fixed values.
 fn print_env(prof: &Profile, env: &EnvPolicy) {
     let from = |o: Option<&Origin>| o.map(ToString::to_string).unwrap_or_default();
-    println!(
+    outln!(
         "environment: inherit = {} from {}",
         env.inherit.as_str(),
         inherit_origin(prof)
     );
     for name in &env.deny {
         let o = prof.env_deny_origins.get(name);
-        println!("  deny {name:<20} {}", from(o));
+        outln!("  deny {name:<20} {}", from(o));
     }
     for name in &env.pass {
         let o = prof.env_pass_origins.get(name);
-        println!("  pass {name:<20} {}", from(o));
+        outln!("  pass {name:<20} {}", from(o));
     }
     match env.inherit {
         Inherit::AllButSecrets => {
-            println!("  then the caller's other variables, except secret-shaped names (built in):");
+            outln!("  then the caller's other variables, except secret-shaped names (built in):");
             for (pattern, reason) in SECRET_NAMES {
-                println!("    drop {pattern:<24} {reason}");
+                outln!("    drop {pattern:<24} {reason}");
             }
         }
-        Inherit::None => println!("  nothing else of the caller's"),
+        Inherit::None => outln!("  nothing else of the caller's"),
     }
     for (name, value) in &env.set {
         let o = prof.env_set_origins.get(name);
-        println!(
+        outln!(
             "  set  {name}={value} {}",
             o.map_or_else(|| "sbx (the run)".into(), ToString::to_string)
         );

@@ -5,6 +5,7 @@ mod doctor;
 mod explain;
 mod gate;
 mod run;
+mod stdout;
 
 use clap::{Parser, Subcommand};
 use std::ffi::OsString;

@@ -4,6 +4,7 @@ use crate::{cwd, gate, setup_error};
 use sbx::exec::{Output, RunRequest, Sandbox, Stream, Terminal};
 use sbx::profile::Profile;
 use std::ffi::OsString;
+use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -104,7 +105,10 @@ pub fn run(
                 } else {
                     ""
                 };
-                println!("{lead}{text}");
+                // A reader that went away (`| head -1`) is not the run's failure: the exit
+                // code still reports the command, so a write error is not an outcome here.
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{lead}{text}").and_then(|()| out.flush());
             }
         }
     }

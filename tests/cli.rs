@@ -438,7 +438,7 @@ fn a_profile_file_inherits_the_default_policy_of_the_builtin_it_extends() {
     let s = Scratch::new(None);
     let p = s.write_profile(
         "ext",
-        "extends = \"workspace\"\n[policy]\ndeny = [\"Bash(git push *)\"]\n",
+        "extends = \"workspace\"\n[policy]\ndeny = [\"Bash(curl *)\"]\n",
     );
     let check = |cmd: &str| {
         let o = s
@@ -455,8 +455,8 @@ fn a_profile_file_inherits_the_default_policy_of_the_builtin_it_extends() {
         assert_eq!(o.status.code(), Some(0), "{}", text(&o));
         serde_json::from_str::<serde_json::Value>(&stdout(&o)).unwrap()
     };
-    let inherited = check("npm run test");
-    assert_eq!(inherited["decision"], "allow");
+    let inherited = check("git push --force origin main");
+    assert_eq!(inherited["decision"], "deny");
     assert!(
         inherited["source"]
             .as_str()
@@ -464,7 +464,7 @@ fn a_profile_file_inherits_the_default_policy_of_the_builtin_it_extends() {
             .starts_with("profile:workspace"),
         "{inherited}"
     );
-    let own = check("git push origin main");
+    let own = check("curl https://example.com");
     assert_eq!(own["decision"], "deny");
     assert!(
         own["source"].as_str().unwrap().contains("ext.toml"),

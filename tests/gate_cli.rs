@@ -131,6 +131,12 @@ fn a_wildcard_allow_does_not_lift_a_finding() {
         ("find . -exec rm {} \\;", "ask"),
         ("rg foo", "allow"),
         ("rg --pre ./x foo", "ask"),
+        ("rg --pre=./x foo", "ask"),
+        ("rg --hostname-bin=./x foo", "ask"),
+        ("rg --hostname-bin ./x foo", "ask"),
+        ("find . -maxdepth 0 -exec sh -c 'cat x' \\;", "ask"),
+        ("find . -exec env A=1 bash -c id \\;", "ask"),
+        ("find . -name '*.rs' -exec wc -l {} +", "allow"),
         ("cargo build", "allow"),
         ("cargo build --config build.rustc-wrapper=./w", "ask"),
         ("make build", "allow"),
@@ -307,5 +313,271 @@ fn the_hook_reads_the_plan_with_and_without_the_sandbox_rewrite() {
             json!({"command": "python3 -c 'print(1)'"}),
         );
         assert_eq!(h["permissionDecision"], "ask", "{h}");
+    }
+}
+
+/// Home-directory credentials the shipped profile hides, written so that a read of them shows.
+fn plant_secrets(s: &Scratch) {
+    for d in [".codex", ".claude", ".aws"] {
+        std::fs::create_dir_all(s.home.join(d)).unwrap();
+    }
+    for f in [
+        ".codex/auth.json",
+        ".claude/.credentials.json",
+        ".aws/credentials",
+        ".netrc",
+        ".git-credentials",
+        ".pgpass",
+    ] {
+        std::fs::write(s.home.join(f), "SENTINEL-SECRET-5d1e\n").unwrap();
+    }
+}
+
+fn decision(r: &Value) -> (&str, &str) {
+    (
+        r["decision"].as_str().unwrap_or(""),
+        r["rule"].as_str().unwrap_or(""),
+    )
+}
+
+#[test]
+fn globs_are_expanded_and_every_match_is_checked_against_the_plan() {
+    let s = Scratch::new(None);
+    plant_secrets(&s);
+    for cmd in [
+        "cat ~/.cod*/auth.json ~/.claude/.cred*",
+        "grep -r . ~/.aw[s] ~/.ss[h]",
+        "cat ~/.codex/auth.jso?",
+        "head -c 10000 ~/.git-credential*",
+        "awk 1 ~/.pgpas?",
+        "od -c ~/.n*rc",
+        "cat ~/.*/auth.json",
+        "less ~/.[c]laude/.credentials.json",
+        "cat ~/.{codex,none}/auth.json",
+    ] {
+        let r = check_json(&s, &["--", cmd]);
+        assert_eq!(decision(&r), ("deny", "plan:deny-read"), "{cmd}: {r}");
+        // The same through the hook, where the command would run unsandboxed.
+        let h = hook(&s, &[], "Bash", json!({ "command": cmd }));
+        assert_eq!(h["permissionDecision"], "deny", "{cmd}: {h}");
+    }
+    // The same globs over files the plan lets through.
+    for cmd in ["cat ~/note*", "cat ~/notes.tx?", "ls ~/*"] {
+        let r = check_json(&s, &["--", cmd]);
+        assert_eq!(r["decision"], "allow", "{cmd}: {r}");
+    }
+}
+
+#[test]
+fn a_recursive_read_over_a_hidden_path_is_refused_outside_the_sandbox() {
+    let s = Scratch::new(None);
+    plant_secrets(&s);
+    for cmd in [
+        "rg -uu . ~",
+        "grep -r TOKEN ~",
+        "find ~ -name '*.json' -exec cat {} +",
+        "ls -R ~",
+        "tar c ~",
+        "cp -r ~ x",
+        "du -sh ~",
+        "zip -r x.zip ~",
+        "git grep --no-index TOKEN ~",
+        "cd ~ && rg TOKEN",
+        "cat ~/**/auth.json",
+    ] {
+        let r = check_json(&s, &["--", cmd]);
+        assert_eq!(decision(&r), ("deny", "plan:deny-read-tree"), "{cmd}: {r}");
+        assert!(r["reason"].as_str().unwrap().contains("recursively"), "{r}");
+        let h = hook(&s, &[], "Bash", json!({ "command": cmd }));
+        assert_eq!(h["permissionDecision"], "deny", "{cmd}: {h}");
+        // In sandbox-auto the kernel hides those paths from the walk (see the test below).
+        let r = check_json(&s, &["--mode", "sandbox-auto", "--", cmd]);
+        assert_ne!(r["rule"], "plan:deny-read-tree", "{cmd}: {r}");
+    }
+    for cmd in ["rg TOKEN src", "grep -r TOKEN .", "ls -R src", "du -sh ."] {
+        let r = check_json(&s, &["--", cmd]);
+        assert_eq!(r["decision"], "allow", "{cmd}: {r}");
+    }
+    let tool =
+        |name: &str, input: Value| check_json(&s, &["--tool", name, "--input", &input.to_string()]);
+    let home = s.home.to_str().unwrap();
+    for (name, input) in [
+        ("Grep", json!({"pattern": "TOKEN", "path": home})),
+        ("Glob", json!({"pattern": "**/*.json", "path": home})),
+        ("Grep", json!({"pattern": "TOKEN", "path": "~"})),
+    ] {
+        let r = tool(name, input);
+        assert_eq!(decision(&r), ("deny", "plan:deny-read-tree"), "{name}: {r}");
+    }
+    let grep = tool("Grep", json!({"pattern": "TOKEN", "path": "src"}));
+    assert_eq!(grep["decision"], "allow", "{grep}");
+    let ls = tool("LS", json!({ "path": home }));
+    assert_eq!(ls["decision"], "allow", "LS lists one directory: {ls}");
+}
+
+/// The choice above, proved: run in the sandbox, a recursive read of the home directory walks
+/// it (the notes show) but the kernel hides the credentials; run outside, it reads them.
+#[test]
+fn the_sandbox_hides_hidden_paths_from_a_recursive_read() {
+    for user in users() {
+        let s = Scratch::new(user);
+        plant_secrets(&s);
+        s.chown_all();
+        let home = s.home.to_str().unwrap();
+        let o = s
+            .sbx(&[
+                "run",
+                "--profile",
+                "workspace",
+                "--",
+                "grep",
+                "-r",
+                "SENTINEL",
+                home,
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            stdout(&o).contains("SENTINEL-NOTES"),
+            "{}: {}",
+            s.label(),
+            text(&o)
+        );
+        assert!(
+            !stdout(&o).contains("SENTINEL-SECRET"),
+            "{}: {}",
+            s.label(),
+            text(&o)
+        );
+        assert!(
+            !stdout(&o).contains("SENTINEL-SSH"),
+            "{}: {}",
+            s.label(),
+            text(&o)
+        );
+        let out = s.outside(&format!("grep -r SENTINEL {home}"));
+        assert!(stdout(&out).contains("SENTINEL-SECRET"), "{}", text(&out));
+    }
+}
+
+#[test]
+fn proc_aliases_of_the_working_directory_resolve_as_the_command_sees_them() {
+    let s = Scratch::new(None);
+    plant_secrets(&s);
+    std::fs::write(s.ws.join("README.md"), "x\n").unwrap();
+    for cmd in [
+        "cat ../home/.codex/auth.json",
+        "cat /proc/self/cwd/../home/.codex/auth.json",
+        "cat /proc/thread-self/cwd/../home/.codex/auth.json",
+        "cat /proc/1/cwd/../home/.codex/auth.json",
+        "cat /proc/424242/task/1/cwd/../home/.codex/auth.json",
+        "cat /proc/self/root/proc/self/cwd/../home/.netrc",
+    ] {
+        let r = check_json(&s, &["--", cmd]);
+        assert_eq!(decision(&r), ("deny", "plan:deny-read"), "{cmd}: {r}");
+    }
+    let ok = check_json(&s, &["--", "cat /proc/self/cwd/README.md"]);
+    assert_eq!(ok["decision"], "allow", "{ok}");
+    let fd = check_json(&s, &["--", "cat /dev/fd/3/../x"]);
+    assert_eq!(fd["decision"], "ask", "{fd}");
+    let h = hook(
+        &s,
+        &[],
+        "Read",
+        json!({"file_path": "/proc/self/cwd/../home/.codex/auth.json"}),
+    );
+    assert_eq!(h["permissionDecision"], "deny", "{h}");
+    let h = hook(&s, &[], "Read", json!({"file_path": "/dev/fd/3/x"}));
+    assert_eq!(h["permissionDecision"], "deny", "{h}");
+    let h = hook(
+        &s,
+        &[],
+        "Read",
+        json!({"file_path": "/proc/self/cwd/README.md"}),
+    );
+    assert_eq!(h["permissionDecision"], "allow", "{h}");
+}
+
+#[test]
+fn builds_and_tests_ask_outside_the_sandbox_and_run_in_it() {
+    let s = Scratch::new(None);
+    for cmd in [
+        "npm test",
+        "yarn test",
+        "pytest",
+        "python3 -m pytest",
+        "cargo build",
+        "cargo test",
+        "cargo run",
+        "go test ./...",
+        "mvn test",
+        "git commit -m wip",
+        "prettier --write .",
+        "black .",
+    ] {
+        let r = check_json(&s, &["--", cmd]);
+        assert_eq!(r["decision"], "ask", "{cmd}: {r}");
+        for extra in [&[][..], &["--sandbox"][..]] {
+            let h = hook(&s, extra, "Bash", json!({ "command": cmd }));
+            assert_eq!(h["permissionDecision"], "ask", "{cmd} {extra:?}: {h}");
+        }
+        let r = check_json(&s, &["--mode", "sandbox-auto", "--", cmd]);
+        assert_eq!(r["decision"], "allow", "{cmd}: {r}");
+    }
+    for cmd in [
+        "cargo --version",
+        "cargo metadata",
+        "npm ls",
+        "cargo fmt",
+        "git status",
+    ] {
+        let r = check_json(&s, &["--", cmd]);
+        assert_eq!(r["decision"], "allow", "{cmd}: {r}");
+    }
+}
+
+#[test]
+fn a_link_to_a_hidden_path_names_the_link_and_is_harmless_in_the_sandbox() {
+    let s = Scratch::new(None);
+    plant_secrets(&s);
+    let r = check_json(&s, &["--", "ln -s ~/.codex/auth.json x"]);
+    assert_eq!(decision(&r), ("deny", "plan:link-hidden"), "{r}");
+    assert!(r["reason"].as_str().unwrap().contains("link"), "{r}");
+    let r = check_json(
+        &s,
+        &["--mode", "sandbox-auto", "--", "ln -s ~/.codex/auth.json x"],
+    );
+    assert_eq!(r["decision"], "allow", "{r}");
+    let r = check_json(&s, &["--", "ln -s README.md x"]);
+    assert_ne!(r["decision"], "deny", "{r}");
+    // A hard link is a second name for the file itself: the plan refuses it as a read.
+    let r = check_json(
+        &s,
+        &["--mode", "sandbox-auto", "--", "ln ~/.codex/auth.json x"],
+    );
+    assert_eq!(decision(&r), ("deny", "plan:deny-read"), "{r}");
+}
+
+/// Every printing command ends quietly when its reader has gone away.
+#[test]
+fn output_to_a_closed_pipe_ends_quietly() {
+    let s = Scratch::new(None);
+    for args in [
+        &["check", "--", "ls"][..],
+        &["check", "--json", "--", "ls"][..],
+        &["explain"][..],
+        &["doctor"][..],
+        &["tools", "--format", "json-schema"][..],
+    ] {
+        let mut child = s
+            .sbx(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        assert!(!stderr(&o).contains("panicked"), "{args:?}: {}", stderr(&o));
+        assert_ne!(o.status.code(), Some(101), "{args:?}: {}", stderr(&o));
     }
 }

@@ -16,6 +16,8 @@ fn seg(text: &str, verdict: Verdict) -> Segment {
         reason: "test".into(),
         writes: vec![],
         reads: vec![],
+        trees: vec![],
+        links: vec![],
         findings: vec![],
         via: String::new(),
     }

@@ -186,6 +186,19 @@ fn gate_setup(fx: &Fixture, user_policy: &str) -> (CapabilitySet, Arc<Policy>) {
     std::fs::write(home.join(".config/gh/hosts.yml"), "x\n").unwrap();
     std::fs::write(home.join(".ssh/id_rsa"), "x\n").unwrap();
     std::fs::write(home.join(".gitconfig"), "[user]\n").unwrap();
+    for d in [".codex", ".claude", ".aws"] {
+        std::fs::create_dir_all(home.join(d)).unwrap();
+    }
+    for f in [
+        ".codex/auth.json",
+        ".claude/.credentials.json",
+        ".aws/credentials",
+        ".netrc",
+        ".git-credentials",
+        ".pgpass",
+    ] {
+        std::fs::write(home.join(f), "secret\n").unwrap();
+    }
     let vars = Vars {
         workspace: ws.clone(),
         home: home.clone(),

@@ -50,6 +50,8 @@ pub enum Access {
     /// Read, Grep, Glob, LS.
     Read {
         paths: Vec<PathBuf>,
+        /// Directories the tool walks (Grep, Glob): everything beneath them is read.
+        trees: Vec<PathBuf>,
     },
     /// Write, Edit, MultiEdit, NotebookEdit.
     Write {
@@ -76,6 +78,10 @@ pub enum Access {
 pub enum AccessError {
     #[error("{tool}: missing or invalid `{field}` in input")]
     Field { tool: String, field: &'static str },
+    #[error(
+        "{tool}: `{path}` goes through an open file descriptor: where it lands is only known when it runs"
+    )]
+    Descriptor { tool: String, path: String },
     #[error("{tool}: invalid URL `{url}`: {reason}")]
     Url {
         tool: String,
@@ -129,6 +135,10 @@ pub fn resolve_path(cwd: &Path, p: &Path, home: &Path) -> PathBuf {
             out.pop();
             continue;
         }
+        if let Some(to) = shell::proc_link(&out, &c, cwd) {
+            out = to;
+            continue;
+        }
         let next = out.join(&c);
         match std::fs::read_link(&next) {
             Ok(target) if links < 40 => {
@@ -167,6 +177,12 @@ fn path_field(
     env: &AccessEnv,
 ) -> Result<PathBuf, AccessError> {
     let raw = str_field(call, field)?;
+    if shell::through_descriptor(raw) {
+        return Err(AccessError::Descriptor {
+            tool: call.tool().to_string(),
+            path: raw.to_string(),
+        });
+    }
     if raw.is_empty() {
         return Err(AccessError::Field {
             tool: call.tool().to_string(),
@@ -239,6 +255,7 @@ pub fn extract(call: &ToolCall, env: &AccessEnv) -> Result<Access, AccessError> 
         }
         "Read" => Ok(Access::Read {
             paths: vec![path_field(call, "file_path", env)?],
+            trees: Vec::new(),
         }),
         "Grep" | "Glob" | "LS" => {
             let p = opt_str(call, "path").unwrap_or(".");
@@ -247,7 +264,13 @@ pub fn extract(call: &ToolCall, env: &AccessEnv) -> Result<Access, AccessError> 
             if let Some(dir) = opt_str(call, "pattern").and_then(pattern_dir) {
                 paths.push(resolve_path(call.cwd(), Path::new(&dir), &env.home));
             }
-            Ok(Access::Read { paths })
+            // Grep and Glob walk their directories; LS lists one.
+            let trees = if tool == "LS" {
+                Vec::new()
+            } else {
+                paths.clone()
+            };
+            Ok(Access::Read { paths, trees })
         }
         "Write" | "Edit" | "MultiEdit" => Ok(Access::Write {
             paths: vec![path_field(call, "file_path", env)?],
@@ -283,7 +306,7 @@ impl Access {
                 .iter()
                 .map(|s| Target::Command(&s.text))
                 .collect(),
-            Access::Read { paths } => paths
+            Access::Read { paths, .. } => paths
                 .iter()
                 .map(|p| Target::Path {
                     tool,
@@ -329,7 +352,7 @@ impl Access {
         };
         match self {
             Access::Bash(b) => format!("Bash({})", b.command.trim()),
-            Access::Read { paths } | Access::Write { paths } => {
+            Access::Read { paths, .. } | Access::Write { paths } => {
                 format!("{}({})", call.tool(), list(paths))
             }
             Access::WebFetch { url, .. } => format!("WebFetch({url})"),

@@ -252,7 +252,7 @@ impl Listener for ReadOnlyFastPath {
         };
         let ok = match cx.access {
             Access::Bash(b) => b.read_only(),
-            Access::Read { paths } => paths.iter().all(|p| readable(p)),
+            Access::Read { paths, trees } => paths.iter().chain(trees).all(|p| readable(p)),
             Access::Write { .. }
             | Access::WebFetch { .. }
             | Access::WebSearch { .. }

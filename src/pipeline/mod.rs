@@ -56,7 +56,10 @@ pub use listeners::{
 };
 pub use mode::Mode;
 pub use observer::Observer;
-pub use plan_check::{PlanRefusal, ordinary_device, plan_refusal, refused_read, refused_write};
+pub use plan_check::{
+    PlanRefusal, ordinary_device, plan_refusal, refused_link, refused_read, refused_tree,
+    refused_write,
+};
 pub use post::{PostAction, PostHandler, run_post};
 pub use result::{CallResult, ExecSummary, HookRewrite};
 pub use tool::{Category, ToolMeta, tool_meta};

@@ -177,28 +177,115 @@ fn protected_new(path: &Path, origin: &Origin) -> String {
     )
 }
 
-/// The first refusal among the paths a call reads and writes, writes first.
-pub fn plan_refusal(access: &Access, caps: &CapabilitySet) -> Option<PlanRefusal> {
-    let (reads, writes): (Vec<&PathBuf>, Vec<&PathBuf>) = match access {
-        Access::Bash(b) => (b.reads().collect(), b.writes().collect()),
-        Access::Read { paths } => (paths.iter().collect(), Vec::new()),
-        Access::Write { paths } => (Vec::new(), paths.iter().collect()),
+/// A recursive read of `dir` that reaches a path the profile hides. The kernel hides that
+/// path from a sandboxed command, so the walk is harmless there; run unsandboxed (a hook
+/// without `--sandbox`, the Grep and Glob tools) it reads it.
+pub fn refused_tree(dir: &Path, caps: &CapabilitySet) -> Option<PlanRefusal> {
+    if let Some(r) = refused_read(dir, caps) {
+        return Some(r);
+    }
+    let e = caps
+        .fs
+        .deny_read
+        .iter()
+        .find(|e| path_within(&e.path, dir))?;
+    hit(
+        "plan:deny-read-tree",
+        dir,
+        Some(&e.origin),
+        format!(
+            "reads {} recursively, which holds {} that the profile hides ({}): outside the sandbox nothing would hide it; name a narrower directory, or run the command in the sandbox, where the kernel hides it",
+            dir.display(),
+            e.path.display(),
+            e.origin
+        ),
+    )
+}
+
+/// A symbolic link to a path the profile hides: a read through the link later in the same
+/// command is not seen by the gate, and outside the sandbox nothing hides the target.
+pub fn refused_link(target: &Path, caps: &CapabilitySet) -> Option<PlanRefusal> {
+    let e = within(target, &caps.fs.deny_read)?;
+    hit(
+        "plan:link-hidden",
+        target,
+        Some(&e.origin),
+        format!(
+            "makes a link to {}, which the profile hides ({}): a read through the link is not seen before it runs, and outside the sandbox nothing would hide it",
+            target.display(),
+            e.origin
+        ),
+    )
+}
+
+/// The paths a call names, by how it touches them.
+struct Touched<'a> {
+    reads: Vec<&'a PathBuf>,
+    writes: Vec<&'a PathBuf>,
+    trees: Vec<&'a PathBuf>,
+    links: Vec<&'a PathBuf>,
+}
+
+fn touched(access: &Access) -> Touched<'_> {
+    let mut t = Touched {
+        reads: Vec::new(),
+        writes: Vec::new(),
+        trees: Vec::new(),
+        links: Vec::new(),
+    };
+    match access {
+        Access::Bash(b) => {
+            for s in &b.analysis.segments {
+                t.reads.extend(&s.reads);
+                t.writes.extend(&s.writes);
+                t.trees.extend(&s.trees);
+                t.links.extend(&s.links);
+            }
+        }
+        Access::Read { paths, trees } => {
+            t.reads.extend(paths);
+            t.trees.extend(trees);
+        }
+        Access::Write { paths } => t.writes.extend(paths),
         Access::WebFetch { .. }
         | Access::WebSearch { .. }
         | Access::Mcp { .. }
-        | Access::Unknown => (Vec::new(), Vec::new()),
-    };
+        | Access::Unknown => {}
+    }
+    t
+}
+
+/// The first refusal among the paths a call reads and writes, writes first. `confined`: the
+/// call runs in the sandbox with every protection in force, so the kernel hides what a
+/// recursive read or a link would reach; only direct reads and writes are refused then.
+pub fn plan_refusal(access: &Access, caps: &CapabilitySet, confined: bool) -> Option<PlanRefusal> {
+    let t = touched(access);
     // Targets the analysis could not resolve (`> $OUT`) are not paths yet: the floor and the
     // analysis ask about them.
-    writes
+    let abs = |p: &&PathBuf| p.is_absolute();
+    let direct = t
+        .writes
         .into_iter()
-        .filter(|p| p.is_absolute())
+        .filter(abs)
         .find_map(|p| refused_write(p, caps))
         .or_else(|| {
-            reads
+            t.reads
                 .into_iter()
-                .filter(|p| p.is_absolute())
+                .filter(abs)
                 .find_map(|p| refused_read(p, caps))
+        });
+    if direct.is_some() || confined {
+        return direct;
+    }
+    t.trees
+        .into_iter()
+        .filter(abs)
+        .find_map(|p| refused_tree(p, caps))
+        .or_else(|| {
+            t.links
+                .into_iter()
+                .filter(abs)
+                .find_map(|p| refused_link(p, caps))
         })
 }
 

@@ -298,6 +298,12 @@ pub(crate) fn classify(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
                     format!("[shell.git.exec] `git {s}` runs an editor or commands"),
                 );
             }
+            if HOOKED.contains(&s) {
+                j.raise(
+                    Class::ScriptRun,
+                    format!("[shell.git.hooks] `git {s}` runs the repository's hooks"),
+                );
+            }
             if s == "bisect" && has(&["run"]) {
                 j.raise(
                     Class::ScriptRun,
@@ -312,6 +318,11 @@ pub(crate) fn classify(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
         ),
     }
 }
+
+/// Subcommands that run hooks (`pre-commit`, `commit-msg`, `post-merge`, `pre-rebase`,
+/// `applypatch-msg`, ...): files in the work tree when `core.hooksPath` or a hook manager
+/// points there, so an earlier edit may have written them.
+const HOOKED: &[&str] = &["commit", "merge", "rebase", "am", "cherry-pick", "revert"];
 
 fn config_pair(j: &mut Judge, kv: &Word, via: &str) {
     let key = kv.value.split('=').next().unwrap_or("");

@@ -100,6 +100,8 @@ pub(crate) fn opaque(text: &str, reason: &str) -> Segment {
         reason: reason.to_string(),
         writes: Vec::new(),
         reads: Vec::new(),
+        trees: Vec::new(),
+        links: Vec::new(),
         findings: vec![reason.to_string()],
         via: String::new(),
     }

@@ -10,6 +10,7 @@ mod classify;
 mod commands;
 mod exec_args;
 mod git;
+mod globs;
 mod leader;
 mod limits;
 mod paths;
@@ -22,6 +23,7 @@ use serde::Serialize;
 use std::path::PathBuf;
 
 pub use limits::{MAX_INPUT_BYTES, MAX_NESTING, PARSE_STACK_BYTES};
+pub(crate) use paths::{proc_link, through_descriptor};
 
 /// What the analysis needs to know about where the command runs.
 #[derive(Clone, Debug, Default)]
@@ -52,7 +54,10 @@ pub enum Verdict {
 pub enum Class {
     /// Inspection that changes nothing (`ls`, `git diff`, `grep`).
     ReadOnly,
-    /// Test and build runs of common toolchains (`cargo test`, `pytest`).
+    /// Test and build runs of common toolchains (`cargo test`, `pytest`, `npm test`). They
+    /// run project code (build scripts, test files, package scripts, configuration written in
+    /// a programming language) that an earlier edit may have written, so they are asked
+    /// about unless the sandbox confines them (sandbox-auto) or a rule allows them.
     BuildTest,
     /// Writes that all land inside the workspace or the writable set.
     WorkspaceWrite,
@@ -114,8 +119,9 @@ impl Class {
     /// The verdict this class gets by default.
     pub fn default_verdict(self) -> Verdict {
         match self {
-            Class::ReadOnly | Class::BuildTest | Class::WorkspaceWrite => Verdict::Allow,
-            Class::OutsideWrite
+            Class::ReadOnly | Class::WorkspaceWrite => Verdict::Allow,
+            Class::BuildTest
+            | Class::OutsideWrite
             | Class::Destructive
             | Class::Privilege
             | Class::Network
@@ -151,6 +157,14 @@ pub struct Segment {
     /// Absolute paths its arguments and input redirections name (`~`, `~user`, `$HOME`,
     /// `..` and symlinks resolved; a glob by its directory): what it may read.
     pub reads: Vec<PathBuf>,
+    /// Directories this segment reads recursively (`grep -r`, `rg`, `find`, `tar c`, `cp -r`,
+    /// a glob too large to expand, ...): everything beneath them, hidden paths included when
+    /// the command runs unsandboxed.
+    pub trees: Vec<PathBuf>,
+    /// Targets of the symbolic links this segment makes (`ln -s TARGET LINK`), resolved: the
+    /// link neither reads nor writes them, but a later access through it in the same command
+    /// lands there.
+    pub links: Vec<PathBuf>,
     /// What the analysis found that no wildcard rule may lift: a secret read, a write outside
     /// the writable set or to a protected path, an executing argument, a substitution, a parse
     /// error, an obfuscated leader, inline code. Empty when the segment is plain.

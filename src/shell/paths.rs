@@ -41,14 +41,75 @@ pub(crate) fn resolve(value: &str, cwd: &Path) -> PathBuf {
     } else {
         cwd.join(value)
     };
-    canonical_prefix(&normalize(&joined))
+    canonical_prefix(&normalize_keeping_proc(&joined), cwd)
+}
+
+/// `normalize`, except that a `..` right after a `/proc/<pid>` link (`cwd`, `root`, `fd/N`)
+/// is kept for [`canonical_prefix`], which knows where the link points: folding it lexically
+/// would turn `/proc/self/cwd/../x` into `/proc/self/x`.
+fn normalize_keeping_proc(p: &Path) -> PathBuf {
+    if p.starts_with("/proc") || p.starts_with("/dev/fd") {
+        p.to_path_buf()
+    } else {
+        normalize(p)
+    }
+}
+
+/// Where a `/proc` link of the process that runs the command points, as the kernel resolves
+/// it for that process rather than for sbx: `/proc/<pid>/cwd` (any pid, `self`,
+/// `thread-self`, `task/<tid>`) is the command's working directory and `/proc/<pid>/root` is
+/// `/`. `dir` is the resolved prefix, `name` the next component.
+pub(crate) fn proc_link(dir: &Path, name: &std::ffi::OsStr, cwd: &Path) -> Option<PathBuf> {
+    let text = name.to_str()?;
+    let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+    // A process or thread that does not exist here (yet) is still a process directory.
+    let parent = dir == Path::new("/proc")
+        || (dir.starts_with("/proc") && dir.ends_with("task") && dir.iter().count() == 4);
+    if digits && parent {
+        return Some(dir.join(name));
+    }
+    if !is_proc_process(dir) {
+        return None;
+    }
+    match text {
+        "task" => Some(dir.join(name)),
+        "cwd" => Some(canon_root(cwd)),
+        "root" => Some(PathBuf::from("/")),
+        _ => None,
+    }
+}
+
+/// `/proc/<pid>` or `/proc/<pid>/task/<tid>`, after `self` and `thread-self` are followed.
+fn is_proc_process(dir: &Path) -> bool {
+    let comps: Vec<&str> = dir.iter().filter_map(|c| c.to_str()).collect();
+    let pid = |s: &&str| s.bytes().all(|b| b.is_ascii_digit()) && !s.is_empty();
+    match comps.as_slice() {
+        ["/", "proc", p] => pid(p) || *p == "self" || *p == "thread-self",
+        ["/", "proc", p, "task", t] => pid(p) && pid(t),
+        _ => false,
+    }
+}
+
+/// A path through an open file descriptor with more beneath it (`/dev/fd/3/x`,
+/// `/proc/self/fd/3/../y`): where it lands depends on what the command has open, which is
+/// only known when it runs.
+pub(crate) fn through_descriptor(value: &str) -> bool {
+    let comps: Vec<&str> = value.split('/').filter(|c| !c.is_empty()).collect();
+    let fd_at = match comps.as_slice() {
+        ["dev", "fd", ..] => Some(2),
+        ["dev", "stdin" | "stdout" | "stderr", ..] => Some(1),
+        ["proc", _, "fd" | "map_files", ..] => Some(3),
+        ["proc", _, "task", _, "fd" | "map_files", ..] => Some(5),
+        _ => None,
+    };
+    fd_at.is_some_and(|i| comps.len() > i + 1)
 }
 
 /// `p` (absolute and normalised) with every symbolic link in its existing components
 /// followed, as the kernel resolves it: one `readlink` per component, walking down from the
 /// root and stopping at the first component that does not exist (nothing beneath it can be a
 /// link). A `..` inside a link's target is applied to the resolved prefix.
-fn canonical_prefix(p: &Path) -> PathBuf {
+fn canonical_prefix(p: &Path, cwd: &Path) -> PathBuf {
     if !p.is_absolute() {
         return p.to_path_buf();
     }
@@ -66,6 +127,10 @@ fn canonical_prefix(p: &Path) -> PathBuf {
     while let Some(c) = pending.pop() {
         if c == ".." {
             out.pop();
+            continue;
+        }
+        if let Some(to) = proc_link(&out, &c, cwd) {
+            out = to;
             continue;
         }
         let next = out.join(&c);
@@ -195,7 +260,7 @@ pub(crate) fn judge_write(value: &str, cwd: &Path, ctx: &ShellContext) -> (Zone,
         cwd.join(value)
     };
     let lexical = normalize(&joined);
-    let real = canonical_prefix(&lexical);
+    let real = canonical_prefix(&normalize_keeping_proc(&joined), cwd);
     if let Some(k) = floor_kind(&real, ctx).or_else(|| floor_kind(&lexical, ctx)) {
         return (Zone::Floor(k), real);
     }

@@ -163,3 +163,36 @@ mod props {
         }
     }
 }
+
+#[test]
+fn globs_are_expanded_against_the_home_directory() -> std::io::Result<()> {
+    let d = tempfile::tempdir()?;
+    let home = d.path().join("home");
+    std::fs::create_dir_all(home.join(".codex"))?;
+    std::fs::create_dir_all(home.join("ws/src"))?;
+    std::fs::write(home.join(".codex/auth.json"), "x")?;
+    std::fs::write(home.join(".git-credentials"), "x")?;
+    let c = ShellContext {
+        cwd: home.join("ws"),
+        workspace: home.join("ws"),
+        home: home.clone(),
+        writable: Vec::new(),
+    };
+    for cmd in [
+        "cat ~/.cod*/auth.json",
+        "cat $HOME/.*/auth.json",
+        "head -c 10 ~/.git-credential*",
+        "cat ~/.[c]odex/auth.json",
+        "cat ../.{codex,x}/auth.jso?",
+    ] {
+        let a = analyze(cmd, &c);
+        let reads: Vec<&PathBuf> = a.segments.iter().flat_map(|s| &s.reads).collect();
+        let want = if cmd.contains("credential") {
+            home.join(".git-credentials")
+        } else {
+            home.join(".codex/auth.json")
+        };
+        assert!(reads.contains(&&want), "{cmd}: {reads:?}");
+    }
+    Ok(())
+}

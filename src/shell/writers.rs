@@ -77,7 +77,7 @@ pub(crate) fn copy_like(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[
             };
             let mut t = (*target).clone();
             t.value = base;
-            j.write(&t, cwd, ctx, "symlink pointing to");
+            j.link(&t, cwd, ctx);
         }
     }
     if name == "ln" && short_flag(args, 'f') {

@@ -130,7 +130,7 @@ impl Pipeline {
                 ruling.source = Some("floor".into());
             }
         }
-        if let Some(refusal) = plan_refusal(access, self.profile.get()) {
+        if let Some(refusal) = plan_refusal(access, self.profile.get(), self.confined(access)) {
             trace.push(TraceStep {
                 stage: "plan",
                 by: refusal.rule.into(),
@@ -149,6 +149,15 @@ impl Pipeline {
                 );
             }
         }
+    }
+
+    /// The call is a shell command that sandbox-auto or bypass runs in the sandbox with every
+    /// protection in force: the kernel hides what the plan hides from it.
+    fn confined(&self, access: &Access) -> bool {
+        matches!(access, Access::Bash(_))
+            && matches!(self.mode, Mode::SandboxAuto | Mode::Bypass)
+            && self.outlook.fully_enforced
+            && self.outlook.missing.is_empty()
     }
 
     /// Run one call through every stage. Never fails: every outcome is a [`CallResult`].

@@ -1,6 +1,7 @@
 //! The running judgement of one segment: every finding raises it, the
 //! strictest class wins, and writes are judged by where they land.
 
+use crate::shell::globs;
 use crate::shell::paths::{self, Zone};
 use crate::shell::walk::{self, Cwd, Traits};
 use crate::shell::words::Word;
@@ -14,6 +15,10 @@ pub(crate) struct Judge {
     pub writes: Vec<PathBuf>,
     /// Paths the arguments and input redirections name, as the kernel will see them.
     pub reads: Vec<PathBuf>,
+    /// Directories read recursively (see [`Segment::trees`]).
+    pub trees: Vec<PathBuf>,
+    /// Symbolic link targets (see [`Segment::links`]).
+    pub links: Vec<PathBuf>,
     /// Why no wildcard rule may lift this segment (see [`Segment::findings`]).
     pub findings: Vec<String>,
     pub t: Traits,
@@ -21,12 +26,11 @@ pub(crate) struct Judge {
 }
 
 /// How strict a class is: its default verdict first, and among the allowed classes, how far
-/// they reach (inspection, then builds and tests, then workspace writes).
+/// they reach (inspection, then workspace writes).
 pub(super) fn rank(c: Class) -> u8 {
     match c.default_verdict() {
         Verdict::Allow => match c {
             Class::ReadOnly => 0,
-            Class::BuildTest => 1,
             _ => 2,
         },
         Verdict::Ask => 3,
@@ -41,6 +45,8 @@ impl Judge {
             reason: "[shell.read-only] inspection only".into(),
             writes: Vec::new(),
             reads: Vec::new(),
+            trees: Vec::new(),
+            links: Vec::new(),
             findings: Vec::new(),
             t: Traits::default(),
             reparse: Vec::new(),
@@ -66,18 +72,83 @@ impl Judge {
         }
     }
 
-    /// Record the paths a word names for reading, from each candidate directory.
-    pub fn read(&mut self, w: &Word, cwd: &Cwd) {
+    /// Record the paths a word names for reading, from each candidate directory. A glob is
+    /// expanded as the shell would and every match is recorded; one that cannot be expanded
+    /// reads its whole literal directory.
+    pub fn read(&mut self, w: &Word, cwd: &Cwd, ctx: &ShellContext) {
+        self.descriptor(w);
         for p in read_paths(w, cwd) {
-            if !self.reads.contains(&p) {
-                self.reads.push(p);
+            push_new(&mut self.reads, p);
+        }
+        if w.glob {
+            for m in self.expand(w, cwd) {
+                if paths::is_secret(&m.to_string_lossy(), ctx) {
+                    self.t.reads_secret = true;
+                    self.raise(
+                        Class::SecretRead,
+                        format!(
+                            "[shell.secret.read] `{}` matches `{}`",
+                            w.display,
+                            m.display()
+                        ),
+                    );
+                }
+                push_new(&mut self.reads, m);
             }
         }
     }
 
+    /// A path through an open descriptor cannot be resolved before the command runs.
+    fn descriptor(&mut self, w: &Word) {
+        let v = w.value.split_once('=').map_or(w.value.as_str(), |(_, v)| v);
+        if paths::through_descriptor(v) {
+            self.raise(
+                Class::Opaque,
+                format!(
+                    "[shell.proc-alias] `{}` goes through an open file descriptor: where it lands is only known when it runs",
+                    w.display
+                ),
+            );
+        }
+    }
+
+    /// Record a directory this segment reads recursively; a glob names every match.
+    pub fn tree(&mut self, w: &Word, cwd: &Cwd) {
+        let found = if w.glob {
+            self.expand(w, cwd)
+        } else {
+            tree_paths(w, cwd)
+        };
+        for p in found {
+            push_new(&mut self.trees, p);
+        }
+    }
+
+    /// The matches of a glob word from each candidate directory, resolved. A pattern that
+    /// cannot be expanded here records its literal directory as read recursively.
+    fn expand(&mut self, w: &Word, cwd: &Cwd) -> Vec<PathBuf> {
+        let Some(v) = glob_value(w) else {
+            return Vec::new();
+        };
+        let dirs: Vec<PathBuf> = if v.starts_with('/') {
+            vec![PathBuf::from("/")]
+        } else {
+            cwd.clone().unwrap_or_default()
+        };
+        let mut out = Vec::new();
+        for d in &dirs {
+            match globs::expand(&v, d) {
+                Ok(ms) => out.extend(ms.iter().map(|m| paths::resolve(&m.to_string_lossy(), d))),
+                Err(dir) => push_new(&mut self.trees, dir),
+            }
+        }
+        out
+    }
+
     /// Record a write to a word and raise by where it lands.
     pub fn write(&mut self, w: &Word, cwd: &Cwd, ctx: &ShellContext, what: &str) {
-        if is_device(&w.value) {
+        self.descriptor(w);
+        if is_device(&w.value) && !paths::through_descriptor(&w.value) {
             return;
         }
         if w.value.starts_with("/dev/tcp/") || w.value.starts_with("/dev/udp/") {
@@ -109,8 +180,25 @@ impl Judge {
         }
     }
 
+    /// Record a symbolic link's target, judged like a write (a later write through the link
+    /// lands there) but kept apart: making the link neither reads nor writes it.
+    pub fn link(&mut self, w: &Word, cwd: &Cwd, ctx: &ShellContext) {
+        let before = self.writes.len();
+        self.write(w, cwd, ctx, "symlink pointing to");
+        let targets: Vec<PathBuf> = self.writes.drain(before..).collect();
+        for t in targets {
+            push_new(&mut self.links, t);
+        }
+    }
+
     pub fn code(&mut self, code: &str, via: &str) {
         self.reparse.push((code.to_string(), via.to_string()));
+    }
+}
+
+fn push_new(list: &mut Vec<PathBuf>, p: PathBuf) {
+    if !list.contains(&p) {
+        list.push(p);
     }
 }
 
@@ -127,14 +215,8 @@ fn path_value(w: &Word) -> Option<String> {
         None => v,
     };
     let v = v.strip_prefix('@').unwrap_or(v);
-    if let Some(rest) = v
-        .strip_prefix('~')
-        .filter(|r| !r.is_empty() && !r.starts_with('/'))
-    {
-        // `~user/...`: that user's home, as the shell expands it.
-        let (user, tail) = rest.split_once('/').unwrap_or((rest, ""));
-        let home = paths::user_home(user)?;
-        return Some(home.join(tail).to_string_lossy().into_owned());
+    if v.starts_with('~') && v != "~" && !v.starts_with("~/") {
+        return other_home(v);
     }
     if w.subst || (w.unknown && !v.starts_with('/')) || v.contains("://") {
         return None;
@@ -155,12 +237,64 @@ fn path_value(w: &Word) -> Option<String> {
     })
 }
 
+/// `~user/...`: that user's home, as the shell expands it.
+fn other_home(v: &str) -> Option<String> {
+    let rest = v
+        .strip_prefix('~')
+        .filter(|r| !r.is_empty() && !r.starts_with('/'))?;
+    let (user, tail) = rest.split_once('/').unwrap_or((rest, ""));
+    let home = paths::user_home(user)?;
+    Some(home.join(tail).to_string_lossy().into_owned())
+}
+
+/// The pattern of a glob word, after an `--option=` or `@` prefix and `~user`; `None` when
+/// part of it is only known when it runs.
+fn glob_value(w: &Word) -> Option<String> {
+    if w.subst {
+        return None;
+    }
+    let v = w.value.as_str();
+    let v = match v.strip_prefix("--").and_then(|o| o.split_once('=')) {
+        Some((_, value)) => value,
+        None if v.starts_with('-') => return None,
+        None => v,
+    };
+    let v = v.strip_prefix('@').unwrap_or(v);
+    if v.starts_with('~') && v != "~" && !v.starts_with("~/") {
+        return other_home(v);
+    }
+    (!w.unknown).then(|| v.to_string())
+}
+
+/// A directory operand of a recursive reader: any word that is not an option, bare names
+/// (`src`) included.
+fn tree_paths(w: &Word, cwd: &Cwd) -> Vec<PathBuf> {
+    let v = w.value.as_str();
+    if w.subst || v.starts_with('-') || v.contains("://") {
+        return Vec::new();
+    }
+    if !v.starts_with('/') && !v.starts_with('~') && !v.contains('/') && !w.unknown {
+        return match cwd {
+            Some(cs) => cs.iter().map(|c| paths::resolve(v, c)).collect(),
+            None => Vec::new(),
+        };
+    }
+    read_paths(w, cwd)
+}
+
 fn read_paths(w: &Word, cwd: &Cwd) -> Vec<PathBuf> {
     let Some(v) = path_value(w) else {
         return Vec::new();
     };
     if std::path::Path::new(&v).is_absolute() {
-        return vec![paths::resolve(&v, std::path::Path::new("/"))];
+        // The working directory still matters: `/proc/self/cwd` is the command's own.
+        let root = [PathBuf::from("/")];
+        let dirs = cwd.as_deref().unwrap_or(&root);
+        let mut out: Vec<PathBuf> = Vec::new();
+        for d in dirs {
+            push_new(&mut out, paths::resolve(&v, d));
+        }
+        return out;
     }
     match cwd {
         Some(cs) => cs.iter().map(|c| paths::resolve(&v, c)).collect(),

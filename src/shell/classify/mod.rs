@@ -72,6 +72,7 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
     }
     let rest = cmd.argv.get(u.leader..).unwrap_or(&[]);
     if let Some((lead, args)) = rest.split_first() {
+        trees(&mut j, lead, args, cmd.cwd);
         leader_word(
             &mut j,
             w,
@@ -136,11 +137,15 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
         let mut message = false;
         for a in cmd.argv.iter().skip(u.leader + 1) {
             if !message {
-                j.read(a, cmd.cwd);
+                j.read(a, cmd.cwd, w.ctx);
             }
             message = matches!(a.value.as_str(), "-m" | "--message");
         }
     }
+    // A link's target is neither read nor written by making the link.
+    let links = std::mem::take(&mut j.links);
+    j.reads.retain(|r| !links.contains(r));
+    j.links = links;
     let text_words = cmd.argv.get(u.leader..).unwrap_or(&[]);
     let text = if text_words.is_empty() {
         match cmd.label {
@@ -165,6 +170,8 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
                 reason: j.reason,
                 writes: j.writes,
                 reads: j.reads,
+                trees: j.trees,
+                links: j.links,
                 findings: j.findings,
                 via: cmd.via.to_string(),
             },
@@ -172,6 +179,20 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
         }),
         reparse: j.reparse,
         new_cwd,
+    }
+}
+
+/// Record the directories a recursive reader walks (see `commands::tree_roots`).
+fn trees(j: &mut Judge, lead: &Word, args: &[Word], cwd: &Cwd) {
+    let name = lead.value.rsplit('/').next().unwrap_or("");
+    let Some(r) = super::commands::tree_roots(name, args) else {
+        return;
+    };
+    for root in r.roots {
+        j.tree(root, cwd);
+    }
+    if r.cwd_too {
+        j.tree(&Word::literal("."), cwd);
     }
 }
 

@@ -40,7 +40,7 @@ pub(super) fn redirect_targets(
                                 format!("[shell.secret.read] reads `{}`", t.display),
                             );
                         }
-                        j.read(&t, cmd.cwd);
+                        j.read(&t, cmd.cwd, w.ctx);
                         stdin = Stdin::File;
                     }
                     "<<<" => stdin = Stdin::Text(t.display.clone()),

@@ -4,6 +4,7 @@
 mod interpreters;
 mod system;
 mod toolchains;
+mod trees;
 
 use super::classify::Judge;
 use super::exec_args::Ctx;
@@ -14,6 +15,7 @@ use super::{Class, paths, tables};
 use interpreters::interpreter;
 use system::{containers, ip, openssl, services, socket_client, system_packages};
 use toolchains::{build_tool, cargo, go, js_pm, package_manager, task_runner};
+pub(crate) use trees::tree_roots;
 
 pub(crate) fn operands(args: &[Word]) -> Vec<&Word> {
     let mut out = Vec::new();
@@ -143,8 +145,16 @@ pub(crate) fn classify_named(
                 j.write(out, cwd, ctx, name);
             }
         }
+        // The archive is written; the other operands are read (see `trees`).
+        "zip" => match operands(args).first() {
+            Some(archive) => j.write(archive, cwd, ctx, name),
+            None => j.raise(
+                Class::Opaque,
+                "[shell.write.unknown] `zip` without a visible archive",
+            ),
+        },
         "patch" | "unzip" | "gunzip" | "gzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "zstd"
-        | "split" | "csplit" | "zip" | "7z" => {
+        | "split" | "csplit" | "7z" => {
             if matches!(
                 name,
                 "gunzip" | "gzip" | "xz" | "unxz" | "bzip2" | "bunzip2" | "zstd"

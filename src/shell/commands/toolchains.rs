@@ -1,5 +1,5 @@
-//! Toolchains, task runners and package managers: builds and tests are
-//! allowed, project scripts and installs are asked about.
+//! Toolchains, task runners and package managers: builds and tests run project code and are
+//! asked about outside the sandbox, like project scripts; installs are asked about.
 
 use super::{first_op, has};
 use crate::shell::Class;
@@ -38,8 +38,14 @@ fn runner_options(j: &mut Judge, name: &str, args: &[Word]) {
 pub(super) fn go(j: &mut Judge, args: &[Word]) {
     runner_options(j, "go", args);
     match first_op(args) {
-        "build" | "test" | "vet" | "fmt" | "run" | "version" | "env" | "list" | "doc"
-        | "generate" | "tool" | "" => j.raise(Class::BuildTest, "[shell.build.go] go toolchain"),
+        "version" | "env" | "list" | "doc" | "help" | "" => {}
+        "fmt" => j.raise(
+            Class::WorkspaceWrite,
+            "[shell.build.go] `go fmt` rewrites sources",
+        ),
+        "build" | "test" | "vet" | "run" | "generate" | "tool" => {
+            j.raise(Class::BuildTest, "[shell.build.go] go toolchain")
+        }
         "install" | "get" | "mod" => j.raise(
             Class::PackageInstall,
             "[shell.package.go] go fetches modules",
@@ -48,13 +54,33 @@ pub(super) fn go(j: &mut Judge, args: &[Word]) {
     }
 }
 
+/// Linters and formatters that load no code from the project (no configuration written in a
+/// programming language, no project plugins): they only read and rewrite files.
+const NO_PROJECT_CODE: &[&str] = &["ruff", "isort", "shellcheck", "tsc", "rustfmt"];
+
 pub(super) fn build_tool(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
     let ctx = c.w.ctx;
     let cwd = c.cmd.cwd;
-    j.raise(
-        Class::BuildTest,
-        format!("[shell.build] `{name}` builds, tests or lints"),
-    );
+    let version = !args.is_empty()
+        && args
+            .iter()
+            .all(|a| matches!(a.value.as_str(), "--version" | "-V" | "--help" | "-h"));
+    if version {
+        return;
+    }
+    if NO_PROJECT_CODE.contains(&name) {
+        j.raise(
+            Class::WorkspaceWrite,
+            format!("[shell.build.lint] `{name}` lints or formats and runs no project code"),
+        );
+    } else {
+        j.raise(
+            Class::BuildTest,
+            format!(
+                "[shell.build] `{name}` builds, tests or lints, running project code or configuration"
+            ),
+        );
+    }
     runner_options(j, name, args);
     for (i, a) in args.iter().enumerate() {
         let out = match a.value.strip_prefix("--output=") {
@@ -152,12 +178,18 @@ pub(super) fn cargo(j: &mut Judge, args: &[Word]) {
         .find(|v| !v.starts_with('-') && !v.starts_with('+'))
         .unwrap_or("");
     match sub {
+        // Inspection that runs no project code: no build script, no proc macro.
+        "tree" | "metadata" | "verify-project" | "locate-project" | "pkgid" | "version"
+        | "help" | "" => {}
+        "fmt" => j.raise(
+            Class::WorkspaceWrite,
+            "[shell.build.cargo] `cargo fmt` rewrites sources",
+        ),
         "build" | "b" | "check" | "c" | "test" | "t" | "clippy" | "doc" | "d" | "bench" | "run"
-        | "r" | "fmt" | "tree" | "metadata" | "nextest" | "miri" | "expand" | "llvm-cov"
-        | "udeps" | "deny" | "audit" | "machete" | "verify-project" | "locate-project"
-        | "pkgid" | "version" | "help" | "" => j.raise(
+        | "r" | "nextest" | "miri" | "expand" | "llvm-cov" | "udeps" | "deny" | "audit"
+        | "machete" => j.raise(
             Class::BuildTest,
-            format!("[shell.build.cargo] `cargo {sub}`"),
+            format!("[shell.build.cargo] `cargo {sub}` builds or runs project code"),
         ),
         "clean" => j.raise(
             Class::WorkspaceWrite,
@@ -189,9 +221,12 @@ pub(super) fn cargo(j: &mut Judge, args: &[Word]) {
 pub(super) fn js_pm(j: &mut Judge, name: &str, args: &[Word]) {
     let sub = first_op(args);
     match sub {
-        "test" | "t" | "tst" | "--version" | "-v" | "ls" | "list" | "why" | "audit"
-        | "outdated" | "view" | "info" | "explain" | "config" | "help" | "bin" | "root"
-        | "prefix" => j.raise(Class::BuildTest, format!("[shell.build.js] `{name} {sub}`")),
+        "test" | "t" | "tst" => j.raise(
+            Class::BuildTest,
+            format!("[shell.build.js] `{name} {sub}` runs the package's test script"),
+        ),
+        "--version" | "-v" | "ls" | "list" | "why" | "audit" | "outdated" | "view" | "info"
+        | "explain" | "config" | "help" | "bin" | "root" | "prefix" => {}
         "" if has(args, &["--version", "-v", "--help", "-h"]) => {}
         "" if name == "yarn" || name == "pnpm" || name == "bun" => j.raise(
             Class::PackageInstall,

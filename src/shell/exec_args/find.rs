@@ -4,7 +4,7 @@
 use super::Ctx;
 use crate::shell::classify::{self, Judge};
 use crate::shell::words::Word;
-use crate::shell::{Class, paths};
+use crate::shell::{Class, paths, tables};
 
 pub(super) fn find(j: &mut Judge, c: Ctx<'_, '_, '_>, args: &[Word]) {
     let mut i = 0;
@@ -48,6 +48,7 @@ pub(super) fn find(j: &mut Judge, c: Ctx<'_, '_, '_>, args: &[Word]) {
                         "[shell.exec-arg.find] `find -exec` without a command",
                     );
                 } else {
+                    runs_code(j, v, &inner);
                     classify::child(c.w, &inner, c.cmd.cwd, &format!("find {v}"), c.scope);
                 }
             }
@@ -75,6 +76,37 @@ pub(super) fn find(j: &mut Judge, c: Ctx<'_, '_, '_>, args: &[Word]) {
             }
             _ => {}
         }
+    }
+}
+
+/// `find -exec sh -c '...'`: the executing argument runs a shell or an interpreter, which is a
+/// finding of the `find` segment itself, whatever its own code turns out to be.
+fn runs_code(j: &mut Judge, v: &str, inner: &[Word]) {
+    // Past wrappers, their options, assignments and durations (`env A=1 nice -n 5 sh`).
+    const WRAPPERS: &[&str] = &[
+        "env", "nice", "nohup", "timeout", "command", "stdbuf", "time",
+    ];
+    let lead = inner
+        .iter()
+        .map(|w| w.value.rsplit('/').next().unwrap_or(""))
+        .find(|v| {
+            !WRAPPERS.contains(v)
+                && !v.starts_with('-')
+                && !v.contains('=')
+                && !v
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || c == '.' || c == 's')
+        })
+        .unwrap_or("");
+    let code = tables::SHELLS.contains(&lead)
+        || tables::FOREIGN_SHELLS.contains(&lead)
+        || tables::INTERPRETERS.iter().any(|(n, _)| *n == lead)
+        || matches!(lead, "xargs" | "eval" | "exec" | "sudo");
+    if code {
+        j.raise(
+            Class::Opaque,
+            format!("[shell.exec-arg.find-shell] `find {v} {lead}` runs a shell or an interpreter"),
+        );
     }
 }
 

@@ -128,19 +128,31 @@ fn dispatch_named(
         "find" => find(j, c, args),
         "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => awk(j, args),
         "sed" | "gsed" => sed(j, &c, args),
-        "rg" => {
-            if args
-                .iter()
-                .any(|a| a.value == "--pre" || a.value.starts_with("--pre="))
-            {
-                j.raise(
-                    Class::Opaque,
-                    "[shell.exec-arg.rg-pre] `rg --pre` runs a command on every file",
-                );
-            }
-        }
+        "rg" | "ag" | "ack" | "ack-grep" => searcher_programs(j, name, args),
         "tar" | "gtar" | "bsdtar" => tar(j, &c, args),
         _ => commands::classify_named(j, &c, name, args, new_cwd),
+    }
+}
+
+/// Options of a searcher that name a program it runs: `rg --pre` (on every file),
+/// `rg --hostname-bin` (for hyperlinks), `ack --pager`.
+const RUNS_PROGRAM: &[&str] = &["--pre", "--hostname-bin", "--pager"];
+
+fn searcher_programs(j: &mut Judge, name: &str, args: &[Word]) {
+    let hit = args.iter().find(|a| {
+        let v = a.value.as_str();
+        RUNS_PROGRAM
+            .iter()
+            .any(|o| v == *o || v.strip_prefix(o).is_some_and(|r| r.starts_with('=')))
+    });
+    if let Some(a) = hit {
+        j.raise(
+            Class::Opaque,
+            format!(
+                "[shell.exec-arg.searcher] `{name} {}` runs a program the command names",
+                a.display
+            ),
+        );
     }
 }
 
@@ -151,6 +163,8 @@ impl Judge {
             reason: String::new(),
             writes: Vec::new(),
             reads: Vec::new(),
+            trees: Vec::new(),
+            links: Vec::new(),
             findings: Vec::new(),
             t: Default::default(),
             reparse: Vec::new(),

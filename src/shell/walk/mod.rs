@@ -134,6 +134,8 @@ impl Walker<'_> {
                 reason,
                 writes: Vec::new(),
                 reads: Vec::new(),
+                trees: Vec::new(),
+                links: Vec::new(),
                 via: via.to_string(),
             },
             t: Traits::default(),

@@ -1,0 +1,121 @@
+//! Commands that read whole directory trees, per family, and which of their operands are the
+//! roots. Run unsandboxed, such a command reads everything beneath its roots, including what
+//! the profile hides; the gate compares the roots with the plan (see `plan_check`).
+
+use super::operands;
+use crate::shell::words::Word;
+
+/// The roots a recursive reader walks, or `None` when the command does not recurse.
+/// `Some(roots)` with `cwd_too` set means the working directory is walked as well (no
+/// directory operand beyond a search pattern). Operands are over-approximated: a search
+/// pattern or an option's value counted as a root only ever adds a path.
+pub(crate) struct Roots<'a> {
+    pub roots: Vec<&'a Word>,
+    pub cwd_too: bool,
+}
+
+fn flag(args: &[Word], short: &[char], long: &[&str]) -> bool {
+    args.iter().any(|a| {
+        let v = a.value.as_str();
+        long.contains(&v)
+            || (v.starts_with('-')
+                && !v.starts_with("--")
+                && v.chars().skip(1).any(|c| short.contains(&c)))
+    })
+}
+
+/// Searchers: the first operand may be the pattern, so one operand or none walks the cwd.
+fn searcher(ops: Vec<&Word>) -> Roots<'_> {
+    let cwd_too = ops.len() <= 1;
+    Roots {
+        roots: ops,
+        cwd_too,
+    }
+}
+
+/// Walkers: their operands are the roots, none walks the cwd.
+fn walker(ops: Vec<&Word>) -> Roots<'_> {
+    let cwd_too = ops.is_empty();
+    Roots {
+        roots: ops,
+        cwd_too,
+    }
+}
+
+/// Copiers: every operand but the destination is a source tree.
+fn sources(args: &[Word]) -> Roots<'_> {
+    let mut ops = operands(args);
+    if !flag(args, &['t'], &["--target-directory"]) {
+        ops.pop();
+    }
+    Roots {
+        roots: ops,
+        cwd_too: false,
+    }
+}
+
+pub(crate) fn tree_roots<'a>(name: &str, args: &'a [Word]) -> Option<Roots<'a>> {
+    let ops = || operands(args);
+    Some(match name {
+        "grep" | "egrep" | "fgrep"
+            if flag(
+                args,
+                &['r', 'R'],
+                &["--recursive", "--dereference-recursive"],
+            ) =>
+        {
+            searcher(ops())
+        }
+        "rg" | "ag" | "ack" | "ack-grep" | "fd" | "fdfind" => searcher(ops()),
+        "find" | "bfs" => walker(
+            args.iter()
+                .take_while(|a| !a.value.starts_with('-') && a.value != "(" && a.value != "!")
+                .collect(),
+        ),
+        "tree" | "du" => walker(ops()),
+        "ls" | "dir" if flag(args, &['R'], &["--recursive"]) => walker(ops()),
+        "diff" if flag(args, &['r'], &["--recursive"]) => walker(ops()),
+        "cp" if flag(args, &['r', 'R', 'a'], &["--recursive", "--archive"]) => sources(args),
+        "scp" if flag(args, &['r'], &[]) => sources(args),
+        "rsync" => sources(args),
+        "zip" if flag(args, &['r', 'R'], &["--recurse-paths"]) => {
+            walker(ops().into_iter().skip(1).collect())
+        }
+        "7z" | "7za" | "7zr" if ops().first().is_some_and(|o| o.value == "a") => {
+            walker(ops().into_iter().skip(2).collect())
+        }
+        "tar" | "gtar" | "bsdtar" if tar_creates(args) => {
+            // A leading bundle without a dash (`tar czf`) is not a root.
+            let bundle = args.first().is_some_and(|a| !a.value.starts_with('-'));
+            Roots {
+                roots: ops().into_iter().skip(usize::from(bundle)).collect(),
+                cwd_too: false,
+            }
+        }
+        "git" => {
+            let grep = args.iter().position(|a| a.value == "grep")?;
+            let rest = args.get(grep + 1..)?;
+            if !rest.iter().any(|a| a.value == "--no-index") {
+                return None;
+            }
+            searcher(operands(rest))
+        }
+        _ => return None,
+    })
+}
+
+/// `tar` in create or append mode (`tar c`, `tar -czf`, `tar --create`).
+fn tar_creates(args: &[Word]) -> bool {
+    let Some(first) = args.first() else {
+        return false;
+    };
+    let bundle = first.value.trim_start_matches('-');
+    let short = !first.value.starts_with("--") && bundle.contains(['c', 'r', 'u']);
+    short
+        || args.iter().any(|a| {
+            matches!(
+                a.value.as_str(),
+                "--create" | "--append" | "--update" | "-c" | "-r" | "-u"
+            )
+        })
+}

@@ -1,0 +1,231 @@
+//! Glob expansion as the shell performs it, so that `cat ~/.cod*/auth.json` is judged by the
+//! files it names. Brace lists are expanded first; `*`, `?` and `[...]` never match a leading
+//! dot unless the pattern writes it, as in sh. What cannot be expanded here with certainty (a
+//! `**`, a sequence brace, too many wildcards or matches) reads its whole literal directory.
+
+use super::paths;
+use std::path::{Path, PathBuf};
+
+/// Matches kept per word before the pattern counts as a directory read.
+const MAX_MATCHES: usize = 256;
+/// Brace alternatives expanded per word.
+const MAX_ALTERNATIVES: usize = 64;
+/// Components with a wildcard expanded per pattern (each lists a directory).
+const MAX_WILD_COMPONENTS: usize = 4;
+
+/// The paths `pattern` expands to from `cwd`, as written (absolute, not resolved), or the
+/// literal directory it would have to read when it cannot be expanded here.
+pub(crate) fn expand(pattern: &str, cwd: &Path) -> Result<Vec<PathBuf>, PathBuf> {
+    let broad = || literal_dir(pattern, cwd);
+    let alternatives = braces(pattern).ok_or_else(broad)?;
+    let mut out = Vec::new();
+    for alt in alternatives {
+        for m in one(&alt, cwd).ok_or_else(broad)? {
+            if out.len() >= MAX_MATCHES {
+                return Err(broad());
+            }
+            if !out.contains(&m) {
+                out.push(m);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// One brace-free pattern; `None` when it cannot be expanded with certainty.
+fn one(pattern: &str, cwd: &Path) -> Option<Vec<PathBuf>> {
+    let wild = pattern
+        .split('/')
+        .filter(|c| c.contains(['*', '?', '[']))
+        .count();
+    if pattern.contains("**") || wild > MAX_WILD_COMPONENTS {
+        return None;
+    }
+    // bash accepts `[^...]` for a negated class; the glob crate spells it `[!...]`.
+    let pattern = pattern.replace("[^", "[!");
+    let full = if pattern.starts_with('/') {
+        pattern
+    } else {
+        format!(
+            "{}/{pattern}",
+            glob::Pattern::escape(&cwd.to_string_lossy())
+        )
+    };
+    // The crate's own `require_literal_leading_dot` drops every dotfile from a listing, even
+    // for `.cod*`; the rule is applied per component below instead.
+    let opts = glob::MatchOptions {
+        case_sensitive: true,
+        require_literal_separator: true,
+        require_literal_leading_dot: false,
+    };
+    let paths = glob::glob_with(&full, opts).ok()?;
+    let comps: Vec<&str> = full.split('/').collect();
+    let mut out = Vec::new();
+    // Unreadable directories are skipped, as the shell skips them.
+    for p in paths.flatten().filter(|p| as_sh(&comps, p)) {
+        if out.len() > MAX_MATCHES {
+            return None;
+        }
+        out.push(p);
+    }
+    Some(out)
+}
+
+/// sh's rule for one match: a component that starts with a dot is matched only by a pattern
+/// component that starts with a literal dot, and `.` and `..` never match a wildcard.
+fn as_sh(pattern: &[&str], p: &Path) -> bool {
+    let text = p.to_string_lossy();
+    let names: Vec<&str> = text.split('/').collect();
+    names.len() == pattern.len()
+        && names.iter().zip(pattern).all(|(n, pat)| {
+            let wild = pat.contains(['*', '?', '[']);
+            !wild || !(n.starts_with('.') && (!pat.starts_with('.') || *n == "." || *n == ".."))
+        })
+}
+
+/// Brace expansion of comma lists, nested; `None` for a sequence (`{1..9}`) or too many
+/// alternatives.
+fn braces(pattern: &str) -> Option<Vec<String>> {
+    let Some((open, close)) = brace_span(pattern) else {
+        return Some(vec![pattern.to_string()]);
+    };
+    let head = pattern.get(..open)?;
+    let body = pattern.get(open + 1..close)?;
+    let tail = pattern.get(close + 1..)?;
+    let parts = split_top(body);
+    if parts.len() < 2 {
+        if body.contains("..") {
+            return None;
+        }
+        // `{x}` is literal in bash; its tail may still hold a list.
+        let rest = braces(tail)?;
+        return Some(
+            rest.into_iter()
+                .map(|r| format!("{head}{{{body}}}{r}"))
+                .collect(),
+        );
+    }
+    let mut out = Vec::new();
+    for p in parts {
+        for e in braces(&format!("{head}{p}{tail}"))? {
+            out.push(e);
+            if out.len() > MAX_ALTERNATIVES {
+                return None;
+            }
+        }
+    }
+    Some(out)
+}
+
+/// The first `{` and its matching `}`.
+fn brace_span(s: &str) -> Option<(usize, usize)> {
+    let open = s.find('{')?;
+    let mut depth = 0usize;
+    for (i, c) in s.char_indices().skip_while(|(i, _)| *i < open) {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some((open, i));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `body` split at the commas outside nested braces.
+fn split_top(body: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    for (i, c) in body.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                out.extend(body.get(start..i));
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.extend(body.get(start..));
+    out
+}
+
+/// The directory a pattern's literal part names, resolved: what an expansion would list.
+pub(crate) fn literal_dir(pattern: &str, cwd: &Path) -> PathBuf {
+    let cut = pattern.find(['*', '?', '[', '{']).unwrap_or(pattern.len());
+    let prefix = pattern.get(..cut).unwrap_or("");
+    let dir = match prefix.rfind('/') {
+        Some(0) => "/",
+        Some(i) => prefix.get(..i).unwrap_or("."),
+        None => ".",
+    };
+    paths::resolve(dir, cwd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expands_like_sh() -> std::io::Result<()> {
+        let d = tempfile::tempdir()?;
+        let h = d.path();
+        std::fs::create_dir_all(h.join(".codex"))?;
+        std::fs::create_dir_all(h.join("src"))?;
+        for f in [
+            ".codex/auth.json",
+            ".netrc",
+            "src/a.rs",
+            "src/b.rs",
+            "notes",
+        ] {
+            std::fs::write(h.join(f), "x")?;
+        }
+        let got = |p: &str| {
+            let mut v: Vec<String> = expand(p, h)
+                .unwrap_or_else(|d| panic!("{p}: {}", d.display()))
+                .iter()
+                .map(|m| {
+                    m.strip_prefix(h)
+                        .unwrap_or(m)
+                        .to_string_lossy()
+                        .into_owned()
+                })
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(got(".cod*/auth.json"), [".codex/auth.json"]);
+        assert_eq!(got(".n*rc"), [".netrc"]);
+        assert_eq!(got(".*/auth.jso?"), [".codex/auth.json"]);
+        assert_eq!(
+            got("*"),
+            ["notes", "src"],
+            "no dotfile without a leading dot"
+        );
+        assert_eq!(got("src/{a,b}.rs"), ["src/a.rs", "src/b.rs"]);
+        assert_eq!(got("{.codex,src}/[^b]*"), [".codex/auth.json", "src/a.rs"]);
+        let abs = format!("{}/.c*/auth.json", h.display());
+        assert_eq!(expand(&abs, Path::new("/")).map(|v| v.len()), Ok(1));
+        assert_eq!(expand("**/auth.json", h), Err(h.to_path_buf()));
+        assert_eq!(expand("src/{1..3}", h), Err(h.join("src")));
+        assert_eq!(expand("s*/a*/b*/c*/d*", h), Err(h.to_path_buf()));
+        Ok(())
+    }
+
+    #[test]
+    fn too_many_matches_read_the_directory() -> std::io::Result<()> {
+        let d = tempfile::tempdir()?;
+        for i in 0..=MAX_MATCHES {
+            std::fs::write(d.path().join(format!("f{i}")), "")?;
+        }
+        assert_eq!(expand("f*", d.path()), Err(d.path().to_path_buf()));
+        assert!(expand("f1?", d.path()).is_ok_and(|v| v.len() == 10));
+        Ok(())
+    }
+}
