@@ -137,6 +137,8 @@ fn a_wildcard_allow_does_not_lift_a_finding() {
         ("find . -maxdepth 0 -exec sh -c 'cat x' \\;", "ask"),
         ("find . -exec env A=1 bash -c id \\;", "ask"),
         ("find . -name '*.rs' -exec wc -l {} +", "allow"),
+        ("cat list.txt | xargs cat", "ask"),
+        ("find . -name '*.rs' | xargs cat", "allow"),
         ("cargo build", "allow"),
         ("cargo build --config build.rustc-wrapper=./w", "ask"),
         ("make build", "allow"),

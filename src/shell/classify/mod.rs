@@ -185,6 +185,7 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
 /// Record the directories a recursive reader walks (see `commands::tree_roots`).
 fn trees(j: &mut Judge, lead: &Word, args: &[Word], cwd: &Cwd) {
     let name = lead.value.rsplit('/').next().unwrap_or("");
+    j.t.lists_paths = super::commands::lists_paths(name, args);
     let Some(r) = super::commands::tree_roots(name, args) else {
         return;
     };

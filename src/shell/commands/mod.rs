@@ -15,7 +15,7 @@ use super::{Class, paths, tables};
 use interpreters::interpreter;
 use system::{containers, ip, openssl, services, socket_client, system_packages};
 use toolchains::{build_tool, cargo, go, js_pm, package_manager, task_runner};
-pub(crate) use trees::tree_roots;
+pub(crate) use trees::{lists_paths, tree_roots};
 
 pub(crate) fn operands(args: &[Word]) -> Vec<&Word> {
     let mut out = Vec::new();

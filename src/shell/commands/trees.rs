@@ -104,6 +104,27 @@ pub(crate) fn tree_roots<'a>(name: &str, args: &'a [Word]) -> Option<Roots<'a>> 
     })
 }
 
+/// The command prints paths under roots this analysis checks, one per line: `find`, `fd`,
+/// `rg --files`, `rg -l`, `grep -rl`, `git ls-files`, `git diff --name-only`.
+pub(crate) fn lists_paths(name: &str, args: &[Word]) -> bool {
+    let files = || {
+        flag(
+            args,
+            &['l'],
+            &["--files", "--files-with-matches", "--name-only"],
+        )
+    };
+    match name {
+        "find" | "bfs" | "fd" | "fdfind" => true,
+        "rg" | "ag" | "ack" => files(),
+        "grep" | "egrep" | "fgrep" => files() && tree_roots(name, args).is_some(),
+        "git" => args
+            .iter()
+            .any(|a| matches!(a.value.as_str(), "ls-files" | "--name-only")),
+        _ => false,
+    }
+}
+
 /// `tar` in create or append mode (`tar c`, `tar -czf`, `tar --create`).
 fn tar_creates(args: &[Word]) -> bool {
     let Some(first) = args.first() else {

@@ -67,6 +67,8 @@ pub(crate) fn dispatch(
             );
         }
         j.t = probe.t;
+        j.t.xargs_reader =
+            probe.class == Class::ReadOnly && !matches!(name, "echo" | "printf" | "true" | "false");
         j.reparse = probe.reparse;
         return;
     }

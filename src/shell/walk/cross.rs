@@ -1,9 +1,11 @@
 //! Rules that need more than one segment: pipelines into interpreters,
 //! exfiltration, and running a file downloaded earlier on the same line.
 
-use super::{Scope, Seg, Walker};
+use super::{Cwd, Scope, Seg, Walker};
+use crate::shell::paths;
 use crate::shell::{Class, tables};
 use rable::Node;
+use std::path::PathBuf;
 
 impl Walker<'_> {
     pub(super) fn pipeline(&mut self, commands: &[Node], scope: &mut Scope) {
@@ -17,6 +19,7 @@ impl Walker<'_> {
         let any = |w: &Walker<'_>, (a, b): (usize, usize), f: &dyn Fn(&Seg) -> bool| {
             w.out.get(a..b).is_some_and(|s| s.iter().any(f))
         };
+        self.xargs_input(&stages, scope);
         let network_anywhere = stages.iter().any(|&r| any(self, r, &|s| s.t.network));
         for (j, &stage) in stages.iter().enumerate() {
             if !any(self, stage, &|s| s.t.stdin_code) {
@@ -60,8 +63,53 @@ impl Walker<'_> {
         }
     }
 
+    /// An `xargs` reader takes its paths from the stage before it: literal text an `echo`
+    /// prints is read like arguments written out; paths a lister prints stay under the roots
+    /// it was checked for. Anything else is left to `cross_rules`.
+    fn xargs_input(&mut self, stages: &[(usize, usize)], scope: &Scope) {
+        for pair in stages.windows(2) {
+            let [prev, stage] = pair else { continue };
+            let Some(producer) = self.out.get(prev.0).map(|s| s.t.clone()) else {
+                continue;
+            };
+            if producer.prints.is_none() && !producer.lists_paths {
+                continue;
+            }
+            let printed: Vec<PathBuf> = producer
+                .prints
+                .iter()
+                .flat_map(|t| t.split_whitespace())
+                .flat_map(|w| words_at(w, &scope.cwd))
+                .collect();
+            for s in self.out.get_mut(stage.0..stage.1).unwrap_or(&mut []) {
+                if s.t.xargs_reader {
+                    s.t.xargs_reader = false;
+                    for p in &printed {
+                        if !s.seg.reads.contains(p) {
+                            s.seg.reads.push(p.clone());
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Rules over the whole command line.
     pub(super) fn cross_rules(&mut self) {
+        for s in self.out.iter_mut().filter(|s| s.t.xargs_reader) {
+            let why = format!(
+                "[shell.xargs.paths] `{}` reads paths that are only known when it runs",
+                s.seg.text
+            );
+            if s.seg.findings.len() < 8 {
+                s.seg.findings.push(why.clone());
+            }
+            if s.seg.verdict == crate::shell::Verdict::Allow {
+                s.seg.class = Class::Opaque;
+                s.seg.verdict = crate::shell::Verdict::Ask;
+                s.seg.reason = why;
+            }
+        }
         let network = self.out.iter().any(|s| s.t.network);
         let secret = self.out.iter().find(|s| s.t.reads_secret || s.t.dumps_env);
         if let (true, Some(s)) = (network, secret) {
@@ -109,4 +157,15 @@ impl Walker<'_> {
             );
         }
     }
+}
+
+/// A printed word as a path from each candidate directory.
+fn words_at(word: &str, cwd: &Cwd) -> Vec<PathBuf> {
+    if word.starts_with('/') {
+        return vec![paths::resolve(word, std::path::Path::new("/"))];
+    }
+    cwd.iter()
+        .flatten()
+        .map(|c| paths::resolve(word, c))
+        .collect()
 }

@@ -26,6 +26,12 @@ pub(crate) struct Traits {
     pub prints: Option<String>,
     /// Base name of a file this segment downloads.
     pub download: Option<String>,
+    /// A read-only command under `xargs`: it reads paths it gets on standard input, which
+    /// the pipeline's producer decides (see `cross.rs`).
+    pub xargs_reader: bool,
+    /// Prints paths under directories this analysis checked (`find`, `fd`, `rg --files`,
+    /// `grep -rl`, `git ls-files`): fine input for an `xargs` reader.
+    pub lists_paths: bool,
 }
 
 pub(crate) struct Seg {
