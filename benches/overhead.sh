@@ -29,7 +29,11 @@ cmds=(
 )
 names=("bare" "sbx workspace (no policy)" "sbx workspace (with policy gate)")
 if [ -n "$baseline" ]; then
-  cmds+=("$baseline run --no-policy --profile workspace -- /bin/true" "$baseline run --profile workspace -- /bin/true")
+  # A workspace of its own: an older build may leave files in its workspace (placeholder
+  # directories) that would change what the current one mounts.
+  mkdir "$work/base"
+  cmds+=("$baseline run --no-policy --workspace $work/base --profile workspace -- /bin/true"
+    "$baseline run --workspace $work/base --profile workspace -- /bin/true")
   names+=("baseline workspace (no policy)" "baseline workspace (with gate)")
 fi
 # The floor any namespace sandbox pays: creating the same namespaces, one fork, one exec.
