@@ -8,7 +8,7 @@
 use super::call::ToolCall;
 use crate::policy::{PathFamily, Target};
 use crate::shell::{self, Analysis, ShellContext, Verdict};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// What a Bash call runs.
 #[derive(Clone, Debug)]
@@ -119,56 +119,7 @@ pub fn resolve_path(cwd: &Path, p: &Path, home: &Path) -> PathBuf {
         Ok(_) | Err(_) => p.to_path_buf(),
     };
     let joined = if p.is_absolute() { p } else { cwd.join(p) };
-    let mut out = PathBuf::from("/");
-    let mut pending: Vec<std::ffi::OsString> = joined
-        .components()
-        .rev()
-        .filter_map(|c| match c {
-            Component::Normal(s) => Some(s.to_os_string()),
-            Component::ParentDir => Some("..".into()),
-            Component::RootDir | Component::CurDir | Component::Prefix(_) => None,
-        })
-        .collect();
-    let mut links = 0;
-    while let Some(c) = pending.pop() {
-        if c == ".." {
-            out.pop();
-            continue;
-        }
-        if let Some(to) = shell::proc_link(&out, &c, cwd) {
-            out = to;
-            continue;
-        }
-        let next = out.join(&c);
-        match std::fs::read_link(&next) {
-            Ok(target) if links < 40 => {
-                links += 1;
-                if target.is_absolute() {
-                    out = PathBuf::from("/");
-                }
-                for tc in target.components().rev() {
-                    match tc {
-                        Component::Normal(s) => pending.push(s.to_os_string()),
-                        Component::ParentDir => pending.push("..".into()),
-                        Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
-                    }
-                }
-            }
-            // Nothing beneath a missing component can be a link: the rest is taken as written.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                out = next;
-                for r in pending.drain(..).rev() {
-                    if r == ".." {
-                        out.pop();
-                    } else {
-                        out.push(r);
-                    }
-                }
-            }
-            Ok(_) | Err(_) => out = next,
-        }
-    }
-    out
+    shell::canonical_prefix(&joined, cwd)
 }
 
 fn path_field(

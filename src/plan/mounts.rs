@@ -47,21 +47,25 @@ fn writable_roots(caps: &CapabilitySet, tmp: &Path, fs: &dyn DirLister) -> Vec<P
     let fresh = |p: &Path| {
         (caps.isolation.private_tmp && p == tmp) || p.starts_with("/dev") || p.starts_with("/proc")
     };
-    let mut roots: Vec<PathBuf> = caps
-        .fs
-        .write
+    outermost(
+        caps.fs
+            .write
+            .iter()
+            .map(|e| e.path.clone())
+            .filter(|p| !fresh(p) && fs.exists(p))
+            .collect(),
+    )
+}
+
+/// The paths that lie beneath no other, sorted, without repeats.
+fn outermost(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    paths.sort();
+    paths.dedup();
+    paths
         .iter()
-        .map(|e| e.path.clone())
-        .filter(|p| !fresh(p) && fs.exists(p))
-        .collect();
-    roots.sort();
-    roots.dedup();
-    let outer: Vec<PathBuf> = roots
-        .iter()
-        .filter(|p| !roots.iter().any(|q| q != *p && p.starts_with(q)))
+        .filter(|p| !paths.iter().any(|q| q != *p && p.starts_with(q)))
         .cloned()
-        .collect();
-    outer
+        .collect()
 }
 
 /// The mount steps, in order; none without a mount namespace.
@@ -126,23 +130,16 @@ pub(super) fn mount_layout(
         mounts.extend(read_only);
         // The private tmp comes after hides and read-only binds: kept paths carry them along.
         if caps.isolation.private_tmp {
-            let mut keep: Vec<PathBuf> = caps
-                .fs
-                .read
-                .iter()
-                .chain(&caps.fs.write)
-                .chain(&caps.fs.execute)
-                .filter(|e| e.path != tmp && e.path.starts_with(&tmp) && fs.exists(&e.path))
-                .map(|e| e.path.clone())
-                .collect();
-            keep.sort();
-            keep.dedup();
-            // Keep only outermost paths.
-            let outer: Vec<PathBuf> = keep
-                .iter()
-                .filter(|p| !keep.iter().any(|q| q != *p && p.starts_with(q)))
-                .cloned()
-                .collect();
+            let outer = outermost(
+                caps.fs
+                    .read
+                    .iter()
+                    .chain(&caps.fs.write)
+                    .chain(&caps.fs.execute)
+                    .filter(|e| e.path != tmp && e.path.starts_with(&tmp) && fs.exists(&e.path))
+                    .map(|e| e.path.clone())
+                    .collect(),
+            );
             mounts.push(MountStep::Tmpfs {
                 target: tmp.clone(),
                 keep: outer,

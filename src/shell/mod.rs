@@ -23,7 +23,7 @@ use serde::Serialize;
 use std::path::PathBuf;
 
 pub use limits::{MAX_INPUT_BYTES, MAX_NESTING, PARSE_STACK_BYTES};
-pub(crate) use paths::{proc_link, through_descriptor};
+pub(crate) use paths::{canonical_prefix, through_descriptor};
 
 /// What the analysis needs to know about where the command runs.
 #[derive(Clone, Debug, Default)]

@@ -109,7 +109,7 @@ pub(crate) fn through_descriptor(value: &str) -> bool {
 /// followed, as the kernel resolves it: one `readlink` per component, walking down from the
 /// root and stopping at the first component that does not exist (nothing beneath it can be a
 /// link). A `..` inside a link's target is applied to the resolved prefix.
-fn canonical_prefix(p: &Path, cwd: &Path) -> PathBuf {
+pub(crate) fn canonical_prefix(p: &Path, cwd: &Path) -> PathBuf {
     if !p.is_absolute() {
         return p.to_path_buf();
     }
