@@ -48,18 +48,25 @@ impl RealFs {
     fn in_listing(&self, parent: &Path, path: &Path) -> Option<(bool, bool, bool)> {
         let n = {
             let mut asked = self.asked.borrow_mut();
-            let n = asked.entry(parent.as_os_str().to_os_string()).or_insert(0);
-            *n += 1;
-            *n
+            match asked.get_mut(parent.as_os_str()) {
+                Some(n) => {
+                    *n += 1;
+                    *n
+                }
+                None => {
+                    asked.insert(parent.as_os_str().to_os_string(), 1);
+                    1
+                }
+            }
         };
         if n < 3 {
             return None;
         }
         let mut listed = self.listed.borrow_mut();
-        let list = listed
-            .entry(parent.as_os_str().to_os_string())
-            .or_insert_with(|| listing(parent))
-            .as_ref()?;
+        if !listed.contains_key(parent.as_os_str()) {
+            listed.insert(parent.as_os_str().to_os_string(), listing(parent));
+        }
+        let list = listed.get(parent.as_os_str())?.as_ref()?;
         Some(match list.get(path.file_name()?) {
             None => (false, false, false),
             Some(t) if t.is_symlink() => (true, path.is_dir(), true),
