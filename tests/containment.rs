@@ -202,20 +202,7 @@ fn protected_paths_made_in_the_run_are_moved_to_quarantine() {
         let wide = s.write_profile("wide", WIDE);
         std::fs::remove_dir_all(s.ws.join(".git/hooks")).unwrap();
         let script = plant_script();
-        let out = s
-            .sbx(&[
-                "run",
-                "--no-policy",
-                "--json",
-                "--profile",
-                "workspace",
-                "--",
-                "sh",
-                "-c",
-                &script,
-            ])
-            .output()
-            .unwrap();
+        let out = s.json_command("workspace", &script).output().unwrap();
         // Not a placeholder and not refused: the kernel cannot refuse a name that does not
         // exist, so each was made, and is undone after the run.
         for p in PLANTED {
@@ -431,17 +418,7 @@ fn without_a_mount_namespace_the_report_says_metadata_is_partial_and_protected_p
     for u in users() {
         let s = Scratch::new(u);
         let run = |ns_off: bool| {
-            let mut c = s.sbx(&[
-                "run",
-                "--no-policy",
-                "--json",
-                "--profile",
-                "workspace",
-                "--",
-                "sh",
-                "-c",
-                "echo x > .envrc",
-            ]);
+            let mut c = s.json_command("workspace", "echo x > .envrc");
             if ns_off {
                 c.env("SBX_DISABLE_USERNS", "1");
             }
@@ -551,17 +528,7 @@ fn a_quarantine_the_command_could_reach_is_not_used() {
         }
         let script = plant.replace("$OUT", &outside.display().to_string());
         let out = s
-            .sbx(&[
-                "run",
-                "--no-policy",
-                "--json",
-                "--profile",
-                "workspace",
-                "--",
-                "sh",
-                "-c",
-                &script,
-            ])
+            .json_command("workspace", &script)
             .env("HOME", s.ws.join("h"))
             .output()
             .unwrap();
@@ -591,17 +558,7 @@ fn a_quarantine_the_command_could_reach_is_not_used() {
         std::fs::remove_file(&went).unwrap();
         // Paired: with the home outside the workspace the quarantine is in the home.
         let out = s
-            .sbx(&[
-                "run",
-                "--no-policy",
-                "--json",
-                "--profile",
-                "workspace",
-                "--",
-                "sh",
-                "-c",
-                "echo y > .envrc",
-            ])
+            .json_command("workspace", "echo y > .envrc")
             .output()
             .unwrap();
         let went = report(&out)["protected"][0]["quarantined"]

@@ -103,25 +103,31 @@ pub(super) struct Watch {
     git: bool,
 }
 
-/// The names directly in the workspace, read once per check: most protected paths are
-/// there, and one listing answers for all of them.
-struct RootNames {
-    names: Option<std::collections::HashSet<std::ffi::OsString>>,
+/// The names directly in the workspace, read once per check and only when asked: most
+/// protected paths are there, and one listing answers for all of them.
+struct RootNames<'w> {
+    workspace: &'w Path,
+    names: std::cell::OnceCell<Option<std::collections::HashSet<std::ffi::OsString>>>,
 }
 
-impl RootNames {
-    fn new(workspace: &Path) -> Self {
-        let names = std::fs::read_dir(workspace)
-            .ok()
-            .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.file_name())).collect());
-        Self { names }
+impl<'w> RootNames<'w> {
+    fn new(workspace: &'w Path) -> Self {
+        Self {
+            workspace,
+            names: std::cell::OnceCell::new(),
+        }
     }
 
     /// Whether `name` is in the workspace; when the listing failed, asks the file system.
-    fn has(&self, workspace: &Path, name: &str) -> bool {
-        match &self.names {
+    fn has(&self, name: &str) -> bool {
+        let names = self.names.get_or_init(|| {
+            std::fs::read_dir(self.workspace)
+                .ok()
+                .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.file_name())).collect())
+        });
+        match names {
             Some(names) => names.contains(std::ffi::OsStr::new(name)),
-            None => workspace.join(name).symlink_metadata().is_ok(),
+            None => self.workspace.join(name).symlink_metadata().is_ok(),
         }
     }
 }
@@ -139,7 +145,7 @@ fn matches(pattern: &Path, workspace: &Path, root: &RootNames) -> Vec<PathBuf> {
         let found = if name.contains('/') {
             literal.symlink_metadata().is_ok()
         } else {
-            root.has(workspace, name)
+            root.has(name)
         };
         return if found { vec![literal] } else { Vec::new() };
     }

@@ -156,6 +156,21 @@ impl Scratch {
         ])
     }
 
+    /// `sh -c script` under `profile` with `--json`: the report is stdout's last line.
+    pub fn json_command(&self, profile: &str, script: &str) -> Command {
+        self.sbx(&[
+            "run",
+            "--no-policy",
+            "--json",
+            "--profile",
+            profile,
+            "--",
+            "sh",
+            "-c",
+            script,
+        ])
+    }
+
     /// Run `sh -c script` under `profile`.
     pub fn run(&self, profile: &str, script: &str) -> Output {
         self.command(profile, script).output().unwrap()

@@ -208,16 +208,10 @@ const MAX_FINDINGS: usize = 8;
 /// A word that names a path: absolute, home-relative or with a directory part, after an
 /// `--option=` or `@` prefix. `None` for options and words whose value is not known.
 fn path_value(w: &Word) -> Option<String> {
-    let v = w.value.as_str();
-    let v = match v.strip_prefix("--").and_then(|o| o.split_once('=')) {
-        Some((_, value)) => value,
-        None if v.starts_with('-') => return None,
-        None => v,
+    let v = match operand(w)? {
+        Operand::OtherHome(home) => return Some(home),
+        Operand::Text(v) => v,
     };
-    let v = v.strip_prefix('@').unwrap_or(v);
-    if v.starts_with('~') && v != "~" && !v.starts_with("~/") {
-        return other_home(v);
-    }
     if w.subst || (w.unknown && !v.starts_with('/')) || v.contains("://") {
         return None;
     }
@@ -253,6 +247,20 @@ fn glob_value(w: &Word) -> Option<String> {
     if w.subst {
         return None;
     }
+    match operand(w)? {
+        Operand::OtherHome(home) => Some(home),
+        Operand::Text(v) => (!w.unknown).then(|| v.to_string()),
+    }
+}
+
+/// A word's operand text after an `--option=` or `@` prefix, or the home `~user` names.
+enum Operand<'a> {
+    Text(&'a str),
+    OtherHome(String),
+}
+
+/// `None` for an option without `=value`, and for a `~user` whose home is not known.
+fn operand(w: &Word) -> Option<Operand<'_>> {
     let v = w.value.as_str();
     let v = match v.strip_prefix("--").and_then(|o| o.split_once('=')) {
         Some((_, value)) => value,
@@ -261,9 +269,9 @@ fn glob_value(w: &Word) -> Option<String> {
     };
     let v = v.strip_prefix('@').unwrap_or(v);
     if v.starts_with('~') && v != "~" && !v.starts_with("~/") {
-        return other_home(v);
+        return other_home(v).map(Operand::OtherHome);
     }
-    (!w.unknown).then(|| v.to_string())
+    Some(Operand::Text(v))
 }
 
 /// A directory operand of a recursive reader: any word that is not an option, bare names
