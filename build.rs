@@ -1,3 +1,8 @@
+//! Writes the built-in profiles and policies without their comments to `OUT_DIR`, which is
+//! what the binary embeds: the files in `profiles/` explain every entry, and parsing those
+//! explanations on every run cost more than parsing the entries (lines keep their numbers, so
+//! origins still name the line in `profiles/`).
+//!
 //! Links the `sbx` binary with the functions a run executes first, packed together
 //! (`link/hot-functions.txt`, made by `benches/hot-functions.sh`): the kernel maps 64 KiB of a
 //! file around each page fault, so packed code means fewer faults at start, less to unmap at
@@ -31,6 +36,82 @@ fn links_with_lld(target: &str) -> bool {
         .exists()
 }
 
+/// `text` with every TOML comment removed, its line breaks kept. Strings (basic, literal and
+/// their multi-line forms) are copied as they are; a `#` inside one is no comment. The test
+/// `builtins_parse_the_same_without_comments` checks that each built-in parses to the same
+/// profile or policy, origins included, either way.
+fn strip_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        let (copied, tail) = match c {
+            '#' => {
+                let end = rest.find('\n').unwrap_or(rest.len());
+                let kept = out.trim_end_matches([' ', '\t']).len();
+                out.truncate(kept);
+                ("", &rest[end..])
+            }
+            '"' | '\'' => string_token(rest, c),
+            _ => rest.split_at(c.len_utf8()),
+        };
+        out.push_str(copied);
+        rest = tail;
+    }
+    out
+}
+
+/// The string starting `rest` (quote `q`), split from what follows it.
+fn string_token(rest: &str, q: char) -> (&str, &str) {
+    let triple: String = std::iter::repeat_n(q, 3).collect();
+    if let Some(body) = rest.strip_prefix(triple.as_str()) {
+        // Up to the closing triple; up to two more quotes right after it belong to the body.
+        let mut end = body.find(triple.as_str()).map_or(body.len(), |i| i + 3);
+        while body[end..].starts_with(q) && end < body.len() {
+            end += 1;
+        }
+        return rest.split_at(3 + end.min(body.len()));
+    }
+    let mut escaped = false;
+    for (i, ch) in rest.char_indices().skip(1) {
+        match ch {
+            '\\' if q == '"' && !escaped => escaped = true,
+            '\n' => return rest.split_at(i),
+            ch if ch == q && !escaped => return rest.split_at(i + 1),
+            _ => escaped = false,
+        }
+    }
+    (rest, "")
+}
+
+fn write_builtins(dir: &str) {
+    let Ok(out) = std::env::var("OUT_DIR") else {
+        return;
+    };
+    println!("cargo:rerun-if-changed={dir}/profiles");
+    for sub in ["profiles", "profiles/policy"] {
+        let src = Path::new(dir).join(sub);
+        let dst = Path::new(&out).join(sub);
+        if let Err(err) = std::fs::create_dir_all(&dst) {
+            panic!("cannot create {}: {err}", dst.display());
+        }
+        let Ok(entries) = std::fs::read_dir(&src) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            if path.extension().is_some_and(|x| x == "toml")
+                && let Ok(text) = std::fs::read_to_string(&path)
+            {
+                println!("cargo:rerun-if-changed={}", path.display());
+                let to = dst.join(e.file_name());
+                if let Err(err) = std::fs::write(&to, strip_comments(&text)) {
+                    panic!("cannot write {}: {err}", to.display());
+                }
+            }
+        }
+    }
+}
+
 fn main() {
     println!("cargo:rerun-if-changed=link/hot-functions.txt");
     println!("cargo:rerun-if-env-changed=SBX_NO_ORDERING");
@@ -38,6 +119,7 @@ fn main() {
     let Ok(dir) = std::env::var("CARGO_MANIFEST_DIR") else {
         return;
     };
+    write_builtins(&dir);
     if std::env::var_os("SBX_NO_ORDERING").is_none() && links_with_lld(&target) {
         println!(
             "cargo:rustc-link-arg-bins=-Wl,--symbol-ordering-file={dir}/link/hot-functions.txt"

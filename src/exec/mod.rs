@@ -71,11 +71,13 @@ fn next_id() -> u64 {
 /// of the file system at that moment (globs expanded, paths looked up). Handed to
 /// [`Sandbox::run_resolved`] right after, it spares the run a second resolution. A run given
 /// no snapshot, or one taken by another sandbox or for other variables, resolves afresh; a
-/// snapshot is used once.
+/// snapshot is used once. The plan made from it, when someone asked for it first (the gate's
+/// enforcement outlook), goes with it, so the run does not plan twice.
 pub struct Resolved {
     sandbox: u64,
     vars: Vars,
     caps: CapabilitySet,
+    plan: std::sync::OnceLock<SandboxPlan>,
 }
 
 impl Resolved {
@@ -166,7 +168,18 @@ impl Sandbox {
             sandbox: self.id,
             vars,
             caps,
+            plan: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The plan for a snapshot this sandbox took, made once and kept with the snapshot for
+    /// the run that follows.
+    pub fn plan_resolved<'r>(&self, r: &'r Resolved) -> Result<&'r SandboxPlan, RunError> {
+        if let Some(p) = r.plan.get() {
+            return Ok(p);
+        }
+        let plan = self.plan_caps(&r.caps, &r.vars, &self.host)?;
+        Ok(r.plan.get_or_init(|| plan))
     }
 
     /// Compute the plan for a workspace on `host` without touching the kernel.
@@ -187,13 +200,32 @@ impl Sandbox {
         narrow: Option<&CapabilitySet>,
         resolved: Option<Resolved>,
     ) -> Result<(CapabilitySet, SandboxPlan), RunError> {
-        let mut caps = match resolved.filter(|r| r.sandbox == self.id && r.vars == *vars) {
-            Some(r) => r.caps,
+        let resolved = resolved.filter(|r| r.sandbox == self.id && r.vars == *vars);
+        let mut caps = match resolved {
+            Some(r) => {
+                if narrow.is_none()
+                    && *host == self.host
+                    && let Some(plan) = r.plan.into_inner()
+                {
+                    return Ok((r.caps, plan));
+                }
+                r.caps
+            }
             None => self.profile.resolve(vars)?,
         };
         if let Some(n) = narrow {
             caps = caps.intersect(n);
         }
+        let plan = self.plan_caps(&caps, vars, host)?;
+        Ok((caps, plan))
+    }
+
+    fn plan_caps(
+        &self,
+        caps: &CapabilitySet,
+        vars: &Vars,
+        host: &Host,
+    ) -> Result<SandboxPlan, RunError> {
         let origins: BTreeMap<String, crate::capability::Origin> = [
             "timeout",
             "output",
@@ -206,9 +238,9 @@ impl Sandbox {
         .iter()
         .filter_map(|k| self.profile.limit_origin(k).map(|o| (k.to_string(), o)))
         .collect();
-        let plan = plan::plan(
+        Ok(plan::plan(
             &PlanInput {
-                caps: &caps,
+                caps,
                 host,
                 requires: &self.profile.requires,
                 extra_syscall_origins: &self.profile.extra_denied_syscalls,
@@ -216,8 +248,7 @@ impl Sandbox {
                 tmp: &vars.tmp,
             },
             &RealFs::default(),
-        )?;
-        Ok((caps, plan))
+        )?)
     }
 
     /// Prepare `req` as [`Sandbox::run`] would, and start nothing: an error is the one `run`

@@ -8,6 +8,7 @@ use crate::plan::LayerStatus;
 use crate::policy::{self, LoadOptions, Policy, PolicyEnv, PolicyError};
 use crate::profile::{Profile, ProfileError};
 use crate::{CapabilitySet, Pipeline};
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -93,7 +94,7 @@ impl Loaded {
     /// What the sandbox would enforce on this host (planned once, on first use).
     pub fn outlook(&self) -> EnforcementOutlook {
         self.outlook
-            .get_or_init(|| outlook(&self.sandbox, &self.workspace))
+            .get_or_init(|| outlook(&self.sandbox, &self.workspace, self.resolved.as_ref()))
             .clone()
     }
 
@@ -117,10 +118,17 @@ fn chain_policies(profile: &Profile, name: &str) -> Vec<(String, String)> {
     out
 }
 
-/// What the executor will enforce here, from the plan's report.
-fn outlook(sandbox: &Sandbox, workspace: &Path) -> EnforcementOutlook {
-    match sandbox.plan_for(workspace, sandbox.host()) {
-        Ok((_, plan)) => {
+/// What the executor will enforce here, from the plan's report. The plan is made from the
+/// resolution the run will reuse, and kept with it.
+fn outlook(sandbox: &Sandbox, workspace: &Path, resolved: Option<&Resolved>) -> EnforcementOutlook {
+    let planned = match resolved {
+        Some(r) => sandbox.plan_resolved(r).map(Cow::Borrowed),
+        None => sandbox
+            .plan_for(workspace, sandbox.host())
+            .map(|(_, p)| Cow::Owned(p)),
+    };
+    match planned {
+        Ok(plan) => {
             // Memory kept per process (RLIMIT_AS) where no cgroup can bound the tree is how
             // every run was bounded before cgroups: the report says `partial`, but it does not
             // make each command wait for an approval.

@@ -3,6 +3,9 @@
 #![forbid(unsafe_code)]
 
 use crate::pathset::PathMap;
+use std::cell::RefCell;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// Lists a directory's entries; injected so that the plan stays testable.
@@ -21,11 +24,18 @@ pub trait DirLister {
 #[derive(Default)]
 pub struct RealFs {
     /// `(exists, is a directory following symlinks, is a symlink)` per path asked about.
-    seen: std::cell::RefCell<PathMap<(bool, bool, bool)>>,
-    /// How many children of each directory were asked about, and, from the third on, the
-    /// directory's listing (name -> kind): one read answers for all its siblings.
-    asked: std::cell::RefCell<PathMap<u32>>,
-    listed: std::cell::RefCell<PathMap<Option<PathMap<std::fs::FileType>>>>,
+    seen: RefCell<PathMap<Kind>>,
+    /// Per directory whose children were asked about: how many were, and from the third on
+    /// the directory's listing (one read answers for all its siblings).
+    dirs: RefCell<PathMap<Dir>>,
+}
+
+type Kind = (bool, bool, bool);
+
+enum Dir {
+    Asked(u32),
+    /// `None`: not listable (unreadable, or more than [`LIST_MAX`] entries).
+    Listed(Option<PathMap<std::fs::FileType>>),
 }
 
 /// Directories with more entries than this are not listed: their lookups stay one by one.
@@ -43,53 +53,65 @@ fn listing(dir: &Path) -> Option<PathMap<std::fs::FileType>> {
     Some(out)
 }
 
+/// The parent and last component of an absolute path without a trailing `/`, found by one
+/// byte search (`Path::parent` parses every component); `None` for `/`, for a last component
+/// `.` or `..`, and for anything else.
+fn split_last(path: &OsStr) -> Option<(&OsStr, &OsStr)> {
+    let b = path.as_bytes();
+    if b.len() < 2 || b[0] != b'/' || b.ends_with(b"/") {
+        return None;
+    }
+    let i = b.iter().rposition(|c| *c == b'/')?;
+    let parent = if i == 0 { &b[..1] } else { &b[..i] };
+    let name = &b[i + 1..];
+    // A `.` or `..` is no entry of a listing: such a path is looked up as it is.
+    if name == b"." || name == b".." {
+        return None;
+    }
+    Some((OsStr::from_bytes(parent), OsStr::from_bytes(name)))
+}
+
 impl RealFs {
     /// The answer from the parent's listing, once the parent has been asked about enough.
-    fn in_listing(&self, parent: &Path, path: &Path) -> Option<(bool, bool, bool)> {
-        let n = {
-            let mut asked = self.asked.borrow_mut();
-            match asked.get_mut(parent.as_os_str()) {
-                Some(n) => {
-                    *n += 1;
-                    *n
-                }
-                None => {
-                    asked.insert(parent.as_os_str().to_os_string(), 1);
-                    1
-                }
+    fn in_listing(&self, parent: &OsStr, name: &OsStr, path: &Path) -> Option<Kind> {
+        let mut dirs = self.dirs.borrow_mut();
+        let state = match dirs.get_mut(parent) {
+            Some(s) => s,
+            None => {
+                dirs.insert(parent.to_os_string(), Dir::Asked(1));
+                return None;
             }
         };
-        if n < 3 {
+        if let Dir::Asked(n) = state {
+            *n += 1;
+            if *n < 3 {
+                return None;
+            }
+            *state = Dir::Listed(listing(Path::new(parent)));
+        }
+        let Dir::Listed(Some(list)) = state else {
             return None;
-        }
-        let mut listed = self.listed.borrow_mut();
-        if !listed.contains_key(parent.as_os_str()) {
-            listed.insert(parent.as_os_str().to_os_string(), listing(parent));
-        }
-        let list = listed.get(parent.as_os_str())?.as_ref()?;
-        Some(match list.get(path.file_name()?) {
+        };
+        Some(match list.get(name) {
             None => (false, false, false),
             Some(t) if t.is_symlink() => (true, path.is_dir(), true),
             Some(t) => (true, t.is_dir(), false),
         })
     }
 
-    fn lookup(&self, path: &Path) -> (bool, bool, bool) {
+    fn lookup(&self, path: &Path) -> Kind {
         if let Some(v) = self.seen.borrow().get(path.as_os_str()) {
             return *v;
         }
+        let split = split_last(path.as_os_str()).filter(|(p, _)| p.as_bytes() != b"/");
         // Below a missing directory nothing exists: one lookup answers for every path under
         // it (the denied lists name many paths under a few tools' directories).
-        if let Some(parent) = path.parent()
-            && parent.parent().is_some()
-            && !self.lookup(parent).0
+        if let Some((parent, _)) = split
+            && !self.lookup(Path::new(parent)).0
         {
             return (false, false, false);
         }
-        let listed = path
-            .parent()
-            .filter(|p| p.parent().is_some())
-            .and_then(|p| self.in_listing(p, path));
+        let listed = split.and_then(|(parent, name)| self.in_listing(parent, name, path));
         let v = listed.unwrap_or_else(|| match path.symlink_metadata() {
             Ok(m) if m.file_type().is_symlink() => (true, path.is_dir(), true),
             Ok(m) => (true, m.is_dir(), false),
@@ -118,5 +140,77 @@ impl DirLister for RealFs {
     }
     fn is_symlink(&self, path: &Path) -> bool {
         self.lookup(path).2
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// The remembered answers, from single lookups and from listings alike, are the file
+    /// system's: files, directories, symlinks to either, dangling links, missing paths and
+    /// paths below missing directories or below files.
+    #[test]
+    fn answers_agree_with_the_file_system() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        std::fs::create_dir_all(root.join("d/sub")).unwrap();
+        for i in 0..6 {
+            std::fs::write(root.join(format!("d/f{i}")), "").unwrap();
+        }
+        std::os::unix::fs::symlink(root.join("d/sub"), root.join("d/to-dir")).unwrap();
+        std::os::unix::fs::symlink(root.join("d/f0"), root.join("d/to-file")).unwrap();
+        std::os::unix::fs::symlink(root.join("nowhere"), root.join("d/dangling")).unwrap();
+        let names = [
+            "d",
+            "d/sub",
+            "d/f0",
+            "d/f1",
+            "d/f2",
+            "d/f3",
+            "d/f5",
+            "d/to-dir",
+            "d/to-file",
+            "d/dangling",
+            "d/none",
+            "none",
+            "none/a/b",
+            "d/f0/x",
+            "d/sub/x",
+            "d/./sub",
+            "d/../d",
+        ];
+        let fs = RealFs::default();
+        // Twice: the second round answers from what the first remembered.
+        for _ in 0..2 {
+            for n in names {
+                let p = root.join(n);
+                let link = p
+                    .symlink_metadata()
+                    .is_ok_and(|m| m.file_type().is_symlink());
+                let expected = (p.symlink_metadata().is_ok(), p.is_dir(), link);
+                assert_eq!(fs.lookup(&p), expected, "{n}");
+            }
+        }
+        assert!(
+            matches!(
+                fs.dirs.borrow().get(root.join("d").as_os_str()),
+                Some(Dir::Listed(Some(_)))
+            ),
+            "the directory asked about most was listed"
+        );
+    }
+
+    #[test]
+    fn last_component_split() {
+        let s = |p: &str| split_last(OsStr::new(p)).map(|(a, b)| (a.to_owned(), b.to_owned()));
+        assert_eq!(s("/a/b"), Some(("/a".into(), "b".into())));
+        assert_eq!(s("/a"), Some(("/".into(), "a".into())));
+        assert_eq!(s("/"), None);
+        assert_eq!(s("/a/"), None);
+        assert_eq!(s("a/b"), None);
+        assert_eq!(s("/a/.."), None);
+        assert_eq!(s("/a/./b"), Some(("/a/.".into(), "b".into())));
     }
 }

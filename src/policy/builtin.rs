@@ -30,14 +30,30 @@ ask = [
 ]
 "#;
 
-/// The default policy of a built-in profile, as shipped in `profiles/policy/`.
+/// The default policy of a built-in profile, as shipped in `profiles/policy/` (compiled in
+/// without its comments, lines kept: build.rs).
 pub fn profile_policy(profile: &str) -> Option<&'static str> {
     match profile {
-        "read-only" => Some(include_str!("../../profiles/policy/read-only.toml")),
-        "workspace" => Some(include_str!("../../profiles/policy/workspace.toml")),
-        "workspace-net" => Some(include_str!("../../profiles/policy/workspace-net.toml")),
-        "strict" => Some(include_str!("../../profiles/policy/strict.toml")),
-        "ci" => Some(include_str!("../../profiles/policy/ci.toml")),
+        "read-only" => Some(include_str!(concat!(
+            env!("OUT_DIR"),
+            "/profiles/policy/read-only.toml"
+        ))),
+        "workspace" => Some(include_str!(concat!(
+            env!("OUT_DIR"),
+            "/profiles/policy/workspace.toml"
+        ))),
+        "workspace-net" => Some(include_str!(concat!(
+            env!("OUT_DIR"),
+            "/profiles/policy/workspace-net.toml"
+        ))),
+        "strict" => Some(include_str!(concat!(
+            env!("OUT_DIR"),
+            "/profiles/policy/strict.toml"
+        ))),
+        "ci" => Some(include_str!(concat!(
+            env!("OUT_DIR"),
+            "/profiles/policy/ci.toml"
+        ))),
         _ => None,
     }
 }

@@ -16,6 +16,7 @@ mod load;
 mod pattern;
 mod rule;
 mod set;
+mod simple_glob;
 
 pub use builtin::{BUILTIN_POLICY, PROFILE_POLICIES, profile_policy};
 pub use command::CommandPattern;

@@ -2,6 +2,7 @@
 #![forbid(unsafe_code)]
 
 use super::command::CommandPattern;
+use super::simple_glob::SimpleGlob;
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -40,6 +41,8 @@ enum PathMatcher {
     Exact(PathBuf),
     /// Anything strictly beneath `path` (`path/**`).
     Beneath(PathBuf),
+    /// Literal components, `*` and `**` only: matched without compiling.
+    Simple(SimpleGlob),
     Glob(LazyGlobs),
 }
 
@@ -143,6 +146,12 @@ impl PathPattern {
         if let Some(matcher) = matcher {
             return Ok(Self { matcher, absolute });
         }
+        if let Some(simple) = SimpleGlob::new(&absolute) {
+            return Ok(Self {
+                matcher: PathMatcher::Simple(simple),
+                absolute,
+            });
+        }
         let mut globs = Vec::with_capacity(2);
         for g in [absolute.clone(), format!("{absolute}/**")] {
             let glob = GlobBuilder::new(&g)
@@ -174,6 +183,7 @@ impl PathPattern {
             PathMatcher::Exact(p) => under(path, p),
             // `/**` matches `/` itself, as the glob does.
             PathMatcher::Beneath(p) => under(path, p) && (path != p || p.parent().is_none()),
+            PathMatcher::Simple(g) => g.matches(path),
             PathMatcher::Glob(lazy) => lazy.set()?.is_match(path),
         })
     }

@@ -57,6 +57,24 @@ fn fast_path_matchers_agree_with_the_glob_set() {
         "x/..",
         "//etc/../etc",
         "/x",
+        // Stars and double stars: the compile-free matcher.
+        "*secret*",
+        "*.pem",
+        "~/.ssh/id_*",
+        "//a/*/c",
+        "//a/**/c",
+        "//**/x",
+        "src/*",
+        "*",
+        "**",
+        "//e*c/pass*d",
+        "//a/**/b/**/c*",
+        "//a**",
+        "x/**/y/*",
+        // Syntax only the glob set has.
+        "//etc/passw?",
+        "//etc/[p]asswd",
+        "{src,target}/**",
     ];
     for (ws, home) in envs {
         let env = PolicyEnv {
@@ -71,7 +89,18 @@ fn fast_path_matchers_agree_with_the_glob_set() {
             "/etc/passwd",
             "/etc/passwd2",
             "/etcx",
+            "/etc/my-secret.txt",
+            "/etc/secret",
+            "/etc/a.pem",
+            "/etc/.pem",
+            "/etc/a.pem/b",
+            "/ab",
+            "/a/c",
             "/a/b/c",
+            "/a/b/b/c",
+            "/a/b/cd/e",
+            "/a/b/y/b/c",
+            "/a/x/y/c",
             "/a/b/x/c",
             "/home",
             "/work",
@@ -95,17 +124,24 @@ fn fast_path_matchers_agree_with_the_glob_set() {
                 "/.sshx",
                 "/x",
                 "/x/y",
+                "/x/q/y/z",
+                "/secrets/a",
+                "/a/b.pem",
+                "/.ssh/id_ed25519.pub",
             ] {
                 paths.push(format!("{root}{tail}"));
             }
         }
-        let mut fast = 0;
+        let (mut fast, mut simple) = (0, 0);
         for spec in specs {
             let Ok(p) = PathPattern::new(spec, &env) else {
                 panic!("{spec} does not compile");
             };
             if !matches!(p.matcher, PathMatcher::Glob(_)) {
                 fast += 1;
+            }
+            if matches!(p.matcher, PathMatcher::Simple(_)) {
+                simple += 1;
             }
             let set = reference(&p);
             for path in &paths {
@@ -118,6 +154,13 @@ fn fast_path_matchers_agree_with_the_glob_set() {
             }
         }
         assert!(fast >= 3, "the fast paths are exercised in {env:?}: {fast}");
+        // A workspace or home with glob characters is escaped, which only the set matches.
+        if !ws.contains('[') {
+            assert!(
+                simple >= 10,
+                "the star matcher is exercised in {env:?}: {simple}"
+            );
+        }
     }
 }
 
@@ -212,7 +255,7 @@ fn parse_forms() {
 #[test]
 fn a_long_glob_is_compiled_at_load_and_matches() {
     let dirs = "d/".repeat(150);
-    let spec = format!("{dirs}*.rs");
+    let spec = format!("{dirs}?.rs");
     assert!(spec.len() > EAGER_GLOB_LEN);
     let p = PathPattern::new(&spec, &env());
     assert!(p.is_ok(), "{:?}", p.err());
@@ -222,7 +265,7 @@ fn a_long_glob_is_compiled_at_load_and_matches() {
     assert_eq!(p.matches(Path::new(&format!("/w/{dirs}a.rs"))), Some(true));
     assert_eq!(p.matches(Path::new("/w/d/a.rs")), Some(false));
     // A short glob waits for its first match.
-    let short = PathPattern::new("src/*.rs", &env());
+    let short = PathPattern::new("src/?.rs", &env());
     assert!(
         matches!(&short, Ok(s) if matches!(&s.matcher, PathMatcher::Glob(l) if l.set.get().is_none()))
     );
@@ -235,13 +278,13 @@ fn a_glob_that_cannot_compile_fails_closed() {
     use crate::pipeline::Decision;
     use crate::policy::{Policy, Rule, RuleSource, SourceKind, Target};
     let rule = |effect, broken: bool| {
-        let mut p = PathPattern::new("src/*.rs", &env()).unwrap_or_else(|e| panic!("{e}"));
+        let mut p = PathPattern::new("src/?.rs", &env()).unwrap_or_else(|e| panic!("{e}"));
         if broken && let PathMatcher::Glob(l) = &mut p.matcher {
             l.set = OnceLock::from(None);
         }
         Rule {
             effect,
-            text: "Edit(src/*.rs)".into(),
+            text: "Edit(src/?.rs)".into(),
             pattern: Pattern::Path {
                 family: PathFamily::Edit,
                 tool: None,

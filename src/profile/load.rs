@@ -12,17 +12,22 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
-/// Built-in profiles, compiled into the binary.
+/// The text of a file in `profiles/` as compiled in: without its comments (build.rs), with
+/// its lines where they are in the file.
+macro_rules! builtin_text {
+    ($file:literal) => {
+        include_str!(concat!(env!("OUT_DIR"), "/profiles/", $file))
+    };
+}
+
+/// Built-in profiles, compiled into the binary (without comments: `profiles/` explains them).
 pub const BUILTIN: &[(&str, &str)] = &[
-    ("base", include_str!("../../profiles/base.toml")),
-    ("read-only", include_str!("../../profiles/read-only.toml")),
-    ("workspace", include_str!("../../profiles/workspace.toml")),
-    (
-        "workspace-net",
-        include_str!("../../profiles/workspace-net.toml"),
-    ),
-    ("strict", include_str!("../../profiles/strict.toml")),
-    ("ci", include_str!("../../profiles/ci.toml")),
+    ("base", builtin_text!("base.toml")),
+    ("read-only", builtin_text!("read-only.toml")),
+    ("workspace", builtin_text!("workspace.toml")),
+    ("workspace-net", builtin_text!("workspace-net.toml")),
+    ("strict", builtin_text!("strict.toml")),
+    ("ci", builtin_text!("ci.toml")),
 ];
 
 /// Names of the built-in profiles meant to be used directly.
@@ -425,5 +430,67 @@ mod key_tests {
             Some("isolation")
         );
         assert_eq!(key("x\n", "x"), None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// The binary embeds the built-ins without comments (build.rs): each parses to the same
+    /// profile, and each default policy to the same rules, origins and lines included, as the
+    /// file in `profiles/` that a reader sees.
+    #[test]
+    fn builtins_parse_the_same_without_comments() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("profiles");
+        for (name, embedded) in BUILTIN {
+            let file = std::fs::read_to_string(dir.join(format!("{name}.toml"))).unwrap();
+            assert!(
+                embedded.len() < file.len() || !file.contains('#'),
+                "{name} is stripped"
+            );
+            assert_eq!(
+                embedded.lines().count(),
+                file.lines().count(),
+                "{name}: lines kept"
+            );
+            let source = format!("builtin:{name}");
+            let a = Profile::parse_depth(&source, &file, 0).unwrap();
+            let b = Profile::parse_depth(&source, embedded, 0).unwrap();
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "{name}");
+        }
+        let env = crate::policy::PolicyEnv {
+            workspace: "/w".into(),
+            home: "/h".into(),
+        };
+        let mut policies = 0;
+        for name in BUILTIN_NAMES {
+            let Some(embedded) = crate::policy::profile_policy(name) else {
+                continue;
+            };
+            let file = std::fs::read_to_string(dir.join(format!("policy/{name}.toml"))).unwrap();
+            assert_eq!(
+                embedded.lines().count(),
+                file.lines().count(),
+                "{name}: lines kept"
+            );
+            let parse = |t: &str| {
+                format!(
+                    "{:?}",
+                    crate::policy::parse_profile_policy(t, name, &env).unwrap()
+                )
+            };
+            // Only the embedded text is the shipped one.
+            let (a, b) = (parse(&file), parse(embedded));
+            assert!(a.ends_with("shipped: false }") && b.ends_with("shipped: true }"));
+            assert_eq!(
+                a.trim_end_matches("shipped: false }"),
+                b.trim_end_matches("shipped: true }"),
+                "policy of {name}"
+            );
+            policies += 1;
+        }
+        assert!(policies >= 4, "{policies}");
     }
 }
