@@ -9,16 +9,19 @@
 pub use crate::environment::{EnvPolicy, Inherit};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-/// Where a resolved entry came from: a profile file (or built-in) and line.
+/// Where a resolved entry came from: a profile file (or built-in) and line. Its texts are
+/// shared: every entry a profile line expands to carries the same ones (a built-in profile
+/// has hundreds of entries, planned on every run).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Origin {
     /// `builtin:workspace` or a file path.
-    pub source: String,
+    pub source: Arc<str>,
     /// 1-based line in that source, 0 when synthesised.
     pub line: usize,
     /// The key that produced the entry, e.g. `filesystem.write`.
-    pub key: String,
+    pub key: Arc<str>,
 }
 
 impl Origin {

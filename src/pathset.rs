@@ -4,24 +4,33 @@
 //! profiles and the local file system are not.
 #![forbid(unsafe_code)]
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::hash::{BuildHasherDefault, Hasher};
 
-/// FNV-1a, 64 bits.
-pub struct Fnv(u64);
+/// The Fx hash (rustc's): one rotate, xor and multiply per eight bytes.
+#[derive(Default)]
+pub struct WordHash(u64);
 
-impl Default for Fnv {
-    fn default() -> Self {
-        Self(0xcbf2_9ce4_8422_2325)
+impl WordHash {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
     }
 }
 
-impl Hasher for Fnv {
+impl Hasher for WordHash {
     fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(w);
+            self.add(u64::from_le_bytes(b));
         }
+        let rest = words.remainder();
+        let mut b = [0u8; 8];
+        b[..rest.len()].copy_from_slice(rest);
+        // The length keeps `a` and `a\0` apart.
+        self.add(u64::from_le_bytes(b) ^ ((rest.len() as u64) << 59));
     }
 
     fn finish(&self) -> u64 {
@@ -30,6 +39,4 @@ impl Hasher for Fnv {
 }
 
 /// Paths (as their bytes, so compare normalised ones) to values.
-pub type PathMap<V> = HashMap<OsString, V, BuildHasherDefault<Fnv>>;
-/// A set of paths, as their bytes.
-pub type PathSet = HashSet<OsString, BuildHasherDefault<Fnv>>;
+pub type PathMap<V> = HashMap<OsString, V, BuildHasherDefault<WordHash>>;

@@ -339,7 +339,7 @@ mod tests {
         let ssh = Path::new("/nonexistent-sbx-plan/home/.ssh/id_rsa");
         let r = refused_read(ssh, &c).unwrap_or_else(|| panic!("hidden"));
         assert_eq!(r.rule, "plan:deny-read");
-        assert!(r.origin.is_some_and(|o| o.source == "builtin:base"));
+        assert!(r.origin.is_some_and(|o| &*o.source == "builtin:base"));
         assert!(refused_read(Path::new("/nonexistent-sbx-plan/home/notes"), &c).is_none());
         let mut narrow = c.clone();
         narrow.fs.read = vec![entry("/usr", 1)];

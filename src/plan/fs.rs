@@ -21,7 +21,6 @@ pub trait DirLister {
 
 /// The real filesystem. Each path is looked up once per plan: planning asks about the same
 /// denied paths several times.
-#[derive(Default)]
 pub struct RealFs {
     /// `(exists, is a directory following symlinks, is a symlink)` per path asked about.
     seen: RefCell<PathMap<Kind>>,
@@ -31,6 +30,17 @@ pub struct RealFs {
 }
 
 type Kind = (bool, bool, bool);
+
+impl Default for RealFs {
+    /// Sized for a built-in profile's plan (a few hundred paths in a few dozen directories),
+    /// so that the maps do not grow while planning.
+    fn default() -> Self {
+        Self {
+            seen: RefCell::new(PathMap::with_capacity_and_hasher(512, Default::default())),
+            dirs: RefCell::new(PathMap::with_capacity_and_hasher(64, Default::default())),
+        }
+    }
+}
 
 enum Dir {
     Asked(u32),

@@ -133,7 +133,7 @@ fn walk_around(
                 rights: rights.to_vec(),
                 required: false,
                 origin: Origin {
-                    key: format!("{} (around a denial)", origin.key),
+                    key: format!("{} (around a denial)", origin.key).into(),
                     ..origin.clone()
                 },
                 after_mounts: false,

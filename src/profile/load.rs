@@ -10,6 +10,7 @@ use crate::environment::pattern_error;
 use crate::lines::LineIndex;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use toml::Spanned;
 
 /// The text of a file in `profiles/` as compiled in: without its comments (build.rs), with
@@ -36,23 +37,34 @@ pub const BUILTIN_NAMES: &[&str] = &["read-only", "workspace", "workspace-net", 
 const MAX_EXTENDS_DEPTH: usize = 8;
 
 struct Source {
-    name: String,
+    name: Arc<str>,
     lines: LineIndex,
+    /// The keys origins were made for, each shared by all of that key's entries.
+    keys: std::cell::RefCell<Vec<Arc<str>>>,
 }
 
 impl Source {
     fn new(name: &str, text: &str) -> Self {
         Self {
-            name: name.to_string(),
+            name: name.into(),
             lines: LineIndex::new(text),
+            keys: Default::default(),
         }
     }
 
     fn origin(&self, span: std::ops::Range<usize>, key: &str) -> Origin {
+        let mut keys = self.keys.borrow_mut();
+        let key = match keys.iter().find(|k| &***k == key) {
+            Some(k) => Arc::clone(k),
+            None => {
+                keys.push(key.into());
+                Arc::clone(&keys[keys.len() - 1])
+            }
+        };
         Origin {
-            source: self.name.clone(),
+            source: Arc::clone(&self.name),
             line: self.lines.line(span.start),
-            key: key.into(),
+            key,
         }
     }
 }
@@ -245,9 +257,9 @@ impl Profile {
         }
         if let Some(pat) = p.deny_write.iter().find(|d| d.pattern.starts_with('+')) {
             return Err(ProfileError::Invalid {
-                source_name: pat.origin.source.clone(),
+                source_name: pat.origin.source.to_string(),
                 line: pat.origin.line,
-                key: pat.origin.key.clone(),
+                key: pat.origin.key.to_string(),
                 message: format!(
                     "`{}`: `+` is not allowed in deny_write (sbx makes no placeholders in the workspace; a protected path the command creates is moved to quarantine after the run)",
                     pat.pattern
@@ -314,7 +326,7 @@ fn apply_env(p: &mut Profile, e: RawEnv, src: &Source) -> Result<(), ProfileErro
             let v = v.into_inner();
             if let Some(message) = pattern_error(&v) {
                 return Err(ProfileError::Invalid {
-                    source_name: o.source,
+                    source_name: o.source.to_string(),
                     line: o.line,
                     key: key.into(),
                     message,
@@ -333,7 +345,7 @@ fn apply_env(p: &mut Profile, e: RawEnv, src: &Source) -> Result<(), ProfileErro
                 .then(|| format!("`{k}`: a fixed value needs a whole name, not a prefix"))
         }) {
             return Err(ProfileError::Invalid {
-                source_name: o.source,
+                source_name: o.source.to_string(),
                 line: o.line,
                 key: "environment.set".into(),
                 message,
@@ -383,9 +395,9 @@ fn validate_pattern(p: &PathPattern) -> Result<(), ProfileError> {
         || s.starts_with("{home}")
         || s.starts_with("{tmp}");
     let bad = |message: String| ProfileError::Invalid {
-        source_name: p.origin.source.clone(),
+        source_name: p.origin.source.to_string(),
         line: p.origin.line,
-        key: p.origin.key.clone(),
+        key: p.origin.key.to_string(),
         message,
     };
     if !ok_start {

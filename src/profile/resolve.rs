@@ -4,7 +4,7 @@
 
 use super::{PathPattern, Profile, ProfileError};
 use crate::capability::{CapabilitySet, FsCaps, Limits, Origin, PathEntry};
-use crate::pathset::PathSet;
+use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
 
 /// Values substituted into path patterns.
@@ -40,9 +40,9 @@ impl Profile {
     /// Where a limit was set, for `sbx explain`.
     pub fn limit_origin(&self, key: &str) -> Option<Origin> {
         self.limits.get(key).map(|(v, src)| Origin {
-            source: src.clone(),
+            source: src.as_str().into(),
             line: v.line,
-            key: format!("limits.{key}"),
+            key: format!("limits.{key}").into(),
         })
     }
 
@@ -71,6 +71,8 @@ impl Profile {
 
     /// The `deny_write` patterns inside the workspace, substituted but not expanded.
     fn watched(&self, vars: &Vars) -> Vec<PathEntry> {
+        let ws = escaped(&vars.workspace);
+        let ws: &str = &ws;
         self.deny_write
             .iter()
             .map(|p| PathEntry {
@@ -83,10 +85,7 @@ impl Profile {
                 required: false,
                 origin: p.origin.clone(),
             })
-            .filter(|e| {
-                let ws = glob::Pattern::escape(&vars.workspace.to_string_lossy());
-                e.path != Path::new(&ws) && e.path.starts_with(&ws)
-            })
+            .filter(|e| e.path != Path::new(ws) && e.path.starts_with(ws))
             .collect()
     }
 
@@ -190,6 +189,18 @@ pub fn normalize(path: &Path) -> PathBuf {
     if is_normal(path.as_os_str().as_encoded_bytes()) {
         return path.to_path_buf();
     }
+    normalize_components(path)
+}
+
+/// [`normalize`], keeping the buffer when the path is normal already.
+fn normalize_owned(path: PathBuf) -> PathBuf {
+    if is_normal(path.as_os_str().as_encoded_bytes()) {
+        return path;
+    }
+    normalize_components(&path)
+}
+
+fn normalize_components(path: &Path) -> PathBuf {
     let mut out = PathBuf::from("/");
     for c in path.components() {
         match c {
@@ -216,18 +227,32 @@ fn is_normal(b: &[u8]) -> bool {
 /// `s` with `{workspace}`, `{home}` (as `home`) and `{tmp}` replaced, in one pass.
 fn substitute(s: &str, vars: &Vars, home: &Path) -> String {
     let values = [
-        ("{workspace}", vars.workspace.as_path()),
-        ("{home}", home),
-        ("{tmp}", vars.tmp.as_path()),
+        vars.workspace.to_string_lossy(),
+        home.to_string_lossy(),
+        vars.tmp.to_string_lossy(),
     ];
+    substitute_values(s, [&values[0], &values[1], &values[2]])
+}
+
+/// A path as glob text matching only itself; borrowed when it holds no glob syntax.
+fn escaped(p: &Path) -> Cow<'_, str> {
+    match p.to_string_lossy() {
+        t if t.contains(['*', '?', '[', ']']) => Cow::Owned(glob::Pattern::escape(&t)),
+        t => t,
+    }
+}
+
+/// `s` with `{workspace}`, `{home}` and `{tmp}` replaced by `values`, in that order.
+fn substitute_values(s: &str, values: [&str; 3]) -> String {
+    let keys = ["{workspace}", "{home}", "{tmp}"];
     let mut out = String::with_capacity(s.len() + 64);
     let mut rest = s;
     while let Some(i) = rest.find('{') {
         out.push_str(&rest[..i]);
         let tail = &rest[i..];
-        match values.iter().find(|(k, _)| tail.starts_with(k)) {
+        match keys.iter().zip(&values).find(|(k, _)| tail.starts_with(*k)) {
             Some((k, v)) => {
-                out.push_str(&v.to_string_lossy());
+                out.push_str(v);
                 rest = &tail[k.len()..];
             }
             None => {
@@ -285,10 +310,8 @@ fn unescape(s: &str) -> String {
 
 /// [`substitute`] with each value escaped for a glob.
 fn substitute_escaped(s: &str, vars: &Vars, home: &Path) -> String {
-    let esc = |p: &Path| glob::Pattern::escape(&p.to_string_lossy());
-    s.replace("{workspace}", &esc(&vars.workspace))
-        .replace("{home}", &esc(home))
-        .replace("{tmp}", &esc(&vars.tmp))
+    let values = [escaped(&vars.workspace), escaped(home), escaped(&vars.tmp)];
+    substitute_values(s, [&values[0], &values[1], &values[2]])
 }
 
 fn plus_paths<'a>(pats: impl Iterator<Item = &'a PathPattern>, vars: &Vars) -> Vec<PathBuf> {
@@ -298,21 +321,46 @@ fn plus_paths<'a>(pats: impl Iterator<Item = &'a PathPattern>, vars: &Vars) -> V
         .collect()
 }
 
-/// The patterns' texts with variables substituted (escaped in a glob): a denial's `{home}`
-/// once per home.
-fn substituted(s: &str, vars: &Vars, grant: bool) -> Vec<String> {
-    let glob = s.contains(['*', '?', '[']);
-    let one = |h: &Path| {
-        if glob {
-            substitute_escaped(s, vars, h)
-        } else {
-            substitute(s, vars, h)
+/// The variables' values as text, plain and escaped for a glob, made once per resolution
+/// rather than once per pattern.
+struct Values<'v> {
+    /// `[workspace, tmp]`.
+    plain: [Cow<'v, str>; 2],
+    escaped: [Cow<'v, str>; 2],
+    /// Every home, plain and escaped; the first is `vars.home`.
+    homes: Vec<(Cow<'v, str>, Cow<'v, str>)>,
+}
+
+impl<'v> Values<'v> {
+    fn new(vars: &'v Vars) -> Self {
+        Self {
+            plain: [vars.workspace.to_string_lossy(), vars.tmp.to_string_lossy()],
+            escaped: [escaped(&vars.workspace), escaped(&vars.tmp)],
+            homes: vars
+                .homes()
+                .map(|h| (h.to_string_lossy(), escaped(h)))
+                .collect(),
         }
-    };
-    if grant || !s.contains("{home}") {
-        return vec![one(&vars.home)];
     }
-    vars.homes().map(one).collect()
+
+    /// The pattern's text with variables substituted (escaped in a glob): a denial's `{home}`
+    /// once per home.
+    fn substituted(&self, s: &str, grant: bool) -> impl Iterator<Item = String> {
+        let glob = s.contains(['*', '?', '[']);
+        let n = if grant || !s.contains("{home}") {
+            1
+        } else {
+            self.homes.len()
+        };
+        self.homes.iter().take(n).map(move |(plain, esc)| {
+            let (v, h) = if glob {
+                (&self.escaped, esc)
+            } else {
+                (&self.plain, plain)
+            };
+            substitute_values(s, [&v[0], h, &v[1]])
+        })
+    }
 }
 
 fn expand_all(
@@ -320,10 +368,8 @@ fn expand_all(
     vars: &Vars,
     grant: bool,
 ) -> Result<Vec<PathEntry>, ProfileError> {
-    let mut out: Vec<PathEntry> = Vec::with_capacity(pats.len());
-    // Normalised paths are equal when their bytes are: a set of bytes keeps this linear (the
-    // built-in secrets list has over a hundred entries, each expanded once per home).
-    let mut seen = PathSet::with_capacity_and_hasher(pats.len(), Default::default());
+    let mut out = Entries::with_capacity(pats.len());
+    let values = Values::new(vars);
     for p in pats {
         let (optional, s) = match (p.pattern.strip_prefix('?'), p.pattern.strip_prefix('+')) {
             (Some(rest), _) => (true, rest),
@@ -335,33 +381,81 @@ fn expand_all(
         // Whether it is a glob is the profile's say, not the variables' (a workspace named
         // `w[1]`): their values are escaped inside a glob.
         let is_glob = s.contains(['*', '?', '[']);
-        let mut paths: Vec<PathBuf> = Vec::new();
-        for s in substituted(s, vars, grant) {
-            if is_glob {
-                let found = expand_glob(&s).map_err(|e| ProfileError::Invalid {
-                    source_name: p.origin.source.clone(),
-                    line: p.origin.line,
-                    key: p.origin.key.clone(),
-                    message: format!("bad glob `{s}`: {e}"),
-                })?;
-                paths.extend(found);
-            } else {
-                paths.push(PathBuf::from(&s));
-            }
-        }
-        for path in paths {
-            let path = normalize(&path);
-            if !seen.insert(path.as_os_str().to_os_string()) {
+        for s in values.substituted(s, grant) {
+            if !is_glob {
+                out.add(PathBuf::from(s), !optional, &p.origin);
                 continue;
             }
-            out.push(PathEntry {
-                path,
-                required: !optional,
-                origin: p.origin.clone(),
-            });
+            let found = expand_glob(&s).map_err(|e| ProfileError::Invalid {
+                source_name: p.origin.source.to_string(),
+                line: p.origin.line,
+                key: p.origin.key.to_string(),
+                message: format!("bad glob `{s}`: {e}"),
+            })?;
+            for path in found {
+                out.add(path, !optional, &p.origin);
+            }
         }
     }
-    Ok(out)
+    Ok(out.entries)
+}
+
+/// Entries in the order first named, each path once. Normalised paths are equal when their
+/// bytes are: a set of their hashes keeps this linear without copying each path (the
+/// built-in secrets list has hundreds of entries, each expanded once per home).
+struct Entries {
+    entries: Vec<PathEntry>,
+    /// Hash of a path's bytes -> index of the first entry with that hash.
+    seen: std::collections::HashMap<u64, usize, std::hash::BuildHasherDefault<NoHash>>,
+}
+
+impl Entries {
+    fn with_capacity(n: usize) -> Self {
+        Self {
+            entries: Vec::with_capacity(n),
+            seen: std::collections::HashMap::with_capacity_and_hasher(n, Default::default()),
+        }
+    }
+
+    fn add(&mut self, path: PathBuf, required: bool, origin: &Origin) {
+        use std::hash::Hasher;
+        let path = normalize_owned(path);
+        let mut h = crate::pathset::WordHash::default();
+        h.write(path.as_os_str().as_encoded_bytes());
+        let hash = h.finish();
+        let dup = match self.seen.get(&hash) {
+            // Equal hashes of different paths are rare; then compare with every entry.
+            Some(&i) => self.entries[i].path == path || self.entries.iter().any(|e| e.path == path),
+            None => false,
+        };
+        if dup {
+            return;
+        }
+        self.seen.entry(hash).or_insert(self.entries.len());
+        self.entries.push(PathEntry {
+            path,
+            required,
+            origin: origin.clone(),
+        });
+    }
+}
+
+/// A hasher for keys that are hashes already.
+#[derive(Default)]
+struct NoHash(u64);
+
+impl std::hash::Hasher for NoHash {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 #[cfg(test)]
