@@ -583,3 +583,164 @@ fn output_to_a_closed_pipe_ends_quietly() {
         assert_ne!(o.status.code(), Some(101), "{args:?}: {}", stderr(&o));
     }
 }
+
+/// A case-insensitive file system for the test, over FUSE (tests/data/casefold_fs.py, with
+/// fusepy and libfuse2, installed here when missing). Unmounted when dropped.
+struct CaseFold {
+    mnt: std::path::PathBuf,
+    child: std::process::Child,
+}
+
+impl CaseFold {
+    fn mount(back: &std::path::Path, mnt: &std::path::Path) -> Option<CaseFold> {
+        let ready = || {
+            std::process::Command::new("python3")
+                .args(["-c", "import fuse"])
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        if !ready() && nix::unistd::geteuid().is_root() {
+            let quiet = |c: &mut std::process::Command| c.stdout(Stdio::null()).status();
+            let _ = quiet(
+                std::process::Command::new("apt-get")
+                    .args(["install", "-y", "-qq", "libfuse2", "fuse3"]),
+            );
+            let _ = quiet(std::process::Command::new("python3").args([
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "fusepy==3.0.1",
+            ]));
+        }
+        let usable = ready()
+            && std::path::Path::new("/dev/fuse").exists()
+            && nix::unistd::geteuid().is_root();
+        if !require(
+            "FUSE with fusepy and libfuse2 (a case-insensitive file system)",
+            usable,
+        ) {
+            return None;
+        }
+        let script =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/casefold_fs.py");
+        let child = std::process::Command::new("python3")
+            .arg(script)
+            .args([back, mnt])
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let fold = CaseFold {
+            mnt: mnt.to_path_buf(),
+            child,
+        };
+        let dev = |p: &std::path::Path| std::os::unix::fs::MetadataExt::dev(&p.metadata().unwrap());
+        let parent = dev(mnt.parent().unwrap());
+        for _ in 0..200 {
+            if dev(mnt) != parent {
+                return Some(fold);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        panic!(
+            "the case-insensitive file system did not mount at {}",
+            mnt.display()
+        );
+    }
+}
+
+impl Drop for CaseFold {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("fusermount")
+            .arg("-u")
+            .arg(&self.mnt)
+            .status();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Where the home folds case, `~/.SSH/id_rsa` is the hidden `~/.ssh/id_rsa`: the gate denies
+/// it with the plan's reason, as it denies the exact name; on a case-sensitive home the same
+/// variant is another, missing file, and no plan refusal.
+#[test]
+fn a_case_variant_of_a_hidden_path_is_refused_where_the_file_system_folds_case() {
+    let s = Scratch::new(None);
+    let back = s.root.path().join("back");
+    let mnt = s.root.path().join("fold");
+    std::fs::create_dir_all(back.join("home/.ssh")).unwrap();
+    std::fs::create_dir_all(back.join("home/.config/gh")).unwrap();
+    std::fs::write(back.join("home/.ssh/id_rsa"), "k\n").unwrap();
+    std::fs::write(back.join("home/.config/gh/hosts.yml"), "token\n").unwrap();
+    std::fs::create_dir(&mnt).unwrap();
+    let Some(_fold) = CaseFold::mount(&back, &mnt) else {
+        return;
+    };
+    let check = |home: &std::path::Path, cmd: &str| -> Value {
+        let o = s
+            .sbx(&["check", "--json", "--profile", "workspace", "--", cmd])
+            .env("HOME", home)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        serde_json::from_str(&stdout(&o)).unwrap()
+    };
+    let folded = mnt.join("home");
+    let variants = [
+        "cat $HOME/.CONFIG/GH/hosts.yml",
+        "cat ~/.Config/Gh/HOSTS.YML",
+        "cat ~/.SSH/id_rsa",
+    ];
+    for cmd in ["cat $HOME/.config/gh/hosts.yml"].iter().chain(&variants) {
+        let r = check(&folded, cmd);
+        assert_eq!(decision(&r), ("deny", "plan:deny-read"), "{cmd}: {r}");
+    }
+    // The known limit the gate makes up for: in the sandbox, the mount hides the exact name,
+    // while FUSE resolves a case variant to the file under it (docs/sandbox.md).
+    let o = s
+        .sbx(&[
+            "run",
+            "--no-policy",
+            "--profile",
+            "workspace",
+            "--",
+            "sh",
+            "-c",
+        ])
+        .arg("cat $HOME/.config/gh/hosts.yml; echo; cat $HOME/.CONFIG/GH/hosts.yml")
+        .env("HOME", &folded)
+        .current_dir(&s.ws)
+        .output()
+        .unwrap();
+    let out = stdout(&o);
+    assert_eq!(out.matches("token").count(), 1, "{}", text(&o));
+    assert!(out.trim_end().ends_with("token"), "{}", text(&o));
+    // The same variants where case matters: not the hidden file.
+    for cmd in variants {
+        let r = check(&back.join("home"), cmd);
+        assert_ne!(r["rule"], "plan:deny-read", "{cmd}: {r}");
+    }
+    // A protected path that does not exist yet, in a workspace that folds case.
+    std::fs::create_dir_all(back.join("ws")).unwrap();
+    std::fs::write(back.join("ws/Cargo.toml"), "").unwrap();
+    let new_envrc = |ws: &std::path::Path| -> Value {
+        let o = s
+            .sbx(&["check", "--json", "--profile", "workspace", "--workspace"])
+            .arg(ws)
+            .args(["--", "echo x > .ENVRC"])
+            .current_dir(ws)
+            .output()
+            .unwrap();
+        serde_json::from_str(&stdout(&o)).unwrap()
+    };
+    let r = new_envrc(&mnt.join("ws"));
+    assert_eq!(r["decision"], "deny", "{r}");
+    assert!(r["rule"].as_str().unwrap_or("").starts_with("plan:"), "{r}");
+    // Where case matters, `.ENVRC` is an ordinary new file in the workspace.
+    let r = new_envrc(&back.join("ws"));
+    assert!(
+        !r["rule"].as_str().unwrap_or("").starts_with("plan:"),
+        "{r}"
+    );
+}

@@ -15,6 +15,7 @@ mod decision;
 mod engine;
 mod exec;
 mod fake;
+mod fold;
 mod guard;
 mod hooks;
 mod listener;

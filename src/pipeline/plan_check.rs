@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 use super::access::Access;
+use super::fold::within_folded;
 use crate::capability::{CapabilitySet, Origin, PathEntry, path_within};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -59,6 +60,12 @@ fn within<'a>(path: &Path, entries: &'a [PathEntry]) -> Option<&'a PathEntry> {
     entries.iter().find(|e| path_within(path, &e.path))
 }
 
+/// [`within`] for a list that takes away (hidden or read-only paths): a case variant of an
+/// entry counts where the file system folds case.
+fn within_denied<'a>(path: &Path, entries: &'a [PathEntry]) -> Option<&'a PathEntry> {
+    within(path, entries).or_else(|| entries.iter().find(|e| within_folded(path, &e.path)))
+}
+
 /// The entries of a list as `path (origin)`, at most four.
 fn listed(entries: &[PathEntry]) -> String {
     let mut parts: Vec<String> = entries
@@ -78,7 +85,7 @@ fn listed(entries: &[PathEntry]) -> String {
 
 /// A read of `path` that the plan hides or does not grant.
 pub fn refused_read(path: &Path, caps: &CapabilitySet) -> Option<PlanRefusal> {
-    if let Some(e) = within(path, &caps.fs.deny_read) {
+    if let Some(e) = within_denied(path, &caps.fs.deny_read) {
         return hit(
             "plan:deny-read",
             path,
@@ -105,28 +112,35 @@ pub fn refused_read(path: &Path, caps: &CapabilitySet) -> Option<PlanRefusal> {
     None
 }
 
-/// `entry` as a glob matches `path` or one of its ancestors. Only the entries whose literal
-/// prefix `path` starts with are compiled.
+/// `entry` as a glob matches `path` or one of its ancestors, exactly or, where the directory
+/// folds case, ignoring case. Only the entries whose literal prefix `path` starts with
+/// (ignoring ASCII case) are compiled.
 fn watched(path: &Path, entry: &PathEntry) -> bool {
     let pattern = entry.path.to_string_lossy();
     let cut = pattern.find(['*', '?', '[']).unwrap_or(pattern.len());
     let text = path.to_string_lossy();
-    if !text.starts_with(pattern.get(..cut).unwrap_or("")) {
+    let literal = pattern.get(..cut).unwrap_or("");
+    let starts = text.get(..literal.len());
+    if !starts.is_some_and(|s| s.eq_ignore_ascii_case(literal)) {
         return false;
     }
     if cut == pattern.len() {
-        return path_within(path, &entry.path);
+        return within_folded(path, &entry.path);
     }
     let Ok(glob) = glob::Pattern::new(&pattern) else {
         // A pattern that does not compile protects everything under its literal prefix.
         return true;
     };
-    let opts = glob::MatchOptions {
-        case_sensitive: true,
+    let opts = |case_sensitive| glob::MatchOptions {
+        case_sensitive,
         require_literal_separator: true,
         require_literal_leading_dot: false,
     };
-    path.ancestors().any(|a| glob.matches_path_with(a, opts))
+    path.ancestors().any(|a| {
+        glob.matches_path_with(a, opts(true))
+            || (glob.matches_path_with(a, opts(false))
+                && a.parent().is_some_and(super::fold::dir_folds_case))
+    })
 }
 
 /// A write to `path` that the kernel refuses, or that is undone after the run.
@@ -134,7 +148,7 @@ pub fn refused_write(path: &Path, caps: &CapabilitySet) -> Option<PlanRefusal> {
     if ordinary_device(path) {
         return None;
     }
-    if let Some(e) = within(path, &caps.fs.deny_write) {
+    if let Some(e) = within_denied(path, &caps.fs.deny_write) {
         let reason = if e.path.symlink_metadata().is_ok() {
             format!(
                 "{} is read-only in the sandbox ({}): the kernel refuses the write",
@@ -205,7 +219,7 @@ pub fn refused_tree(dir: &Path, caps: &CapabilitySet) -> Option<PlanRefusal> {
 /// A symbolic link to a path the profile hides: a read through the link later in the same
 /// command is not seen by the gate, and outside the sandbox nothing hides the target.
 pub fn refused_link(target: &Path, caps: &CapabilitySet) -> Option<PlanRefusal> {
-    let e = within(target, &caps.fs.deny_read)?;
+    let e = within_denied(target, &caps.fs.deny_read)?;
     hit(
         "plan:link-hidden",
         target,
