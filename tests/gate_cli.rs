@@ -601,12 +601,17 @@ impl CaseFold {
                 .is_ok_and(|s| s.success())
         };
         if !ready() && nix::unistd::geteuid().is_root() {
-            let quiet = |c: &mut std::process::Command| c.stdout(Stdio::null()).status();
-            let _ = quiet(
-                std::process::Command::new("apt-get")
-                    .args(["install", "-y", "-qq", "libfuse2", "fuse3"]),
-            );
-            let _ = quiet(std::process::Command::new("python3").args([
+            let quiet = |c: &mut std::process::Command| {
+                c.stdout(Stdio::null()).status().is_ok_and(|s| s.success())
+            };
+            let apt = |args: &[&str]| quiet(std::process::Command::new("apt-get").args(args));
+            let install = ["install", "-y", "-qq", "libfuse2", "fuse3"];
+            if !apt(&install) {
+                // A fresh machine has no package lists yet.
+                apt(&["update", "-qq"]);
+                apt(&install);
+            }
+            quiet(std::process::Command::new("python3").args([
                 "-m",
                 "pip",
                 "install",
