@@ -181,6 +181,13 @@ pub fn compile(
         .min(MAX_SLOTS.saturating_sub(other_slots));
     let mut copies: Vec<(&Path, usize)> = Vec::with_capacity(shared);
     let mut cloned = false;
+    // A hide outside the writable trees turns read-only with the whole tree later; one inside
+    // them (copied aside with its mounts) or with no such step needs its own remount.
+    let host = steps.iter().find_map(|s| match s {
+        MountStep::ReadOnlyHost { writable } => Some(writable),
+        _ => None,
+    });
+    let own_remount = |t: &Path| host.is_none_or(|w| w.iter().any(|w| t.starts_with(w)));
     for step in steps {
         match step {
             MountStep::Tmpfs { target, keep, .. } => {
@@ -219,14 +226,20 @@ pub fn compile(
                         slot: s,
                         target: cstr(target)?,
                     });
-                    ops.push(read_only(cstr(target)?));
+                    if own_remount(target) {
+                        ops.push(read_only(cstr(target)?));
+                    }
                 } else if *is_dir {
                     ops.push(Op::Tmpfs {
                         target: cstr(target)?,
                         data: c("mode=0,size=4k"),
                     });
-                    ops.push(read_only(cstr(target)?));
-                    if hidden.first() == Some(&target.as_path()) && !cloned {
+                    let source = hidden.first() == Some(&target.as_path()) && !cloned;
+                    // The source of copies is read-only before it is copied: copies keep it.
+                    if source || own_remount(target) {
+                        ops.push(read_only(cstr(target)?));
+                    }
+                    if source {
                         cloned = true;
                         for other in hidden.iter().skip(1).take(shared) {
                             let s = slot(&mut next)?;
@@ -243,7 +256,9 @@ pub fn compile(
                         src: c("/dev/null"),
                         target: cstr(target)?,
                     });
-                    ops.push(read_only(cstr(target)?));
+                    if own_remount(target) {
+                        ops.push(read_only(cstr(target)?));
+                    }
                 }
             }
             MountStep::ReadOnlyHost { writable } => read_only_host(&mut ops, &mut next, writable)?,
@@ -371,6 +386,46 @@ mod tests {
                 .any(|o| matches!(o, Op::BindFile { target, .. } if *target == c("/etc/shadow"))),
             "{ops:?}"
         );
+    }
+
+    /// With the whole tree made read-only afterwards, only the hides inside a writable tree
+    /// (which is copied aside with them) and the source of the shared copies are remounted
+    /// read-only one by one; the rest turn read-only with the tree.
+    #[test]
+    fn hides_outside_the_writable_trees_turn_read_only_with_the_tree() {
+        let steps = [
+            hide("/run/user", true),
+            hide("/etc/shadow", false),
+            hide("/ws/.env", false),
+            hide("/run/dbus", true),
+            hide("/ws/secrets", true),
+            MountStep::ReadOnlyHost {
+                writable: vec![PathBuf::from("/ws")],
+            },
+        ];
+        let ops = compile(&steps, None, None).unwrap_or_default();
+        let remounted: Vec<&CString> = ops
+            .iter()
+            .filter_map(|o| match o {
+                Op::SetAttr { path, attr } if *attr == MOUNT_ATTR_RDONLY => Some(path),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            remounted,
+            [&c("/run/user"), &c("/ws/.env"), &c("/ws/secrets"), &c("/")],
+            "{ops:?}"
+        );
+        // The tree's remount comes after every hide, before the writable copies return.
+        let last_hide = ops
+            .iter()
+            .rposition(|o| matches!(o, Op::Attach { target, .. } if *target == c("/ws/secrets")))
+            .unwrap_or(usize::MAX);
+        let whole = ops
+            .iter()
+            .position(|o| matches!(o, Op::SetAttr { path, .. } if *path == c("/")))
+            .unwrap_or(0);
+        assert!(last_hide < whole, "{ops:?}");
     }
 
     #[test]
