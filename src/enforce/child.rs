@@ -6,7 +6,7 @@
 use super::Prepared;
 use super::command::start_command;
 use super::report::{ChildFds, Message, MessageKind, Step, check, errno, send_all, write_file};
-use super::setup::{add_late_rules, loopback_up, run_mount_ops};
+use super::setup::{add_late_rules, hand_over_listener, loopback_up, run_mount_ops};
 use libc::c_int;
 use std::os::fd::AsRawFd;
 
@@ -204,6 +204,10 @@ unsafe fn init(p: &mut Prepared, mut f: ChildFds) -> ! {
         }
         if p.loopback_up {
             loopback_up(rep);
+        }
+        if p.proxy_port != 0 && f.proxy >= 0 {
+            hand_over_listener(p.proxy_port, f.proxy, rep);
+            f.proxy = -1;
         }
         if !p.pid_namespace {
             libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);

@@ -19,7 +19,10 @@ pub use landlock::{EXEC, FsRight, LandlockPlan, LandlockRule, READ, WRITE};
 pub use limits::{PID_MAX_MIN, Rlimit, RlimitStep};
 pub use mounts::MountStep;
 pub use seccomp::{BASE_DENIED_SYSCALLS, SeccompPlan};
-pub use types::{Layer, LayerStatus, Namespaces, PlanError, SandboxPlan, TreeKill};
+pub use types::{
+    Layer, LayerStatus, Namespaces, PROXY_PORT, PlanError, ProxyBridge, ProxyPlan, SandboxPlan,
+    TreeKill,
+};
 
 use crate::capability::{CapabilitySet, NetworkMode, Origin};
 use crate::host::{Availability, Host};
@@ -60,6 +63,23 @@ fn metadata_layer(mount: bool, why_not: &str) -> Layer {
             )
         },
     }
+}
+
+/// The variables that point programs at the proxy on `port` of loopback.
+pub fn proxy_env(port: u16) -> Vec<(String, String)> {
+    let http = format!("http://127.0.0.1:{port}");
+    let socks = format!("socks5h://127.0.0.1:{port}");
+    let mut out = Vec::new();
+    for (k, v) in [
+        ("HTTP_PROXY", http.as_str()),
+        ("HTTPS_PROXY", http.as_str()),
+        ("ALL_PROXY", socks.as_str()),
+        ("NO_PROXY", "localhost,127.0.0.1,::1"),
+    ] {
+        out.push((k.to_string(), v.to_string()));
+        out.push((k.to_ascii_lowercase(), v.to_string()));
+    }
+    out
 }
 
 /// Compute the plan. Fails only when a required protection is missing.
@@ -130,6 +150,14 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
     ));
     let net_detail = match (caps.network, namespaces.net) {
         (NetworkMode::Host, _) => "host network (profile)".to_string(),
+        (NetworkMode::Proxy, true) => format!(
+            "private namespace with lo up; {} allowed host names through the proxy on 127.0.0.1:{PROXY_PORT}",
+            caps.net_rules.allow.len()
+        ),
+        (NetworkMode::Proxy, false) => format!(
+            "no namespace ({}); TCP only to the proxy's port on the host's loopback (Landlock), other UDP and raw sockets are not confined",
+            ns_reason.0
+        ),
         (NetworkMode::None, true) => "empty network namespace".into(),
         (NetworkMode::Loopback, true) => "private namespace with lo up".into(),
         (NetworkMode::None, false) => format!(
@@ -200,6 +228,17 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
     env.set
         .entry("TMPDIR".into())
         .or_insert_with(|| tmp.display().to_string());
+    let proxy = (caps.network == NetworkMode::Proxy).then(|| ProxyPlan {
+        bridge: if namespaces.net {
+            ProxyBridge::Namespace { port: PROXY_PORT }
+        } else {
+            ProxyBridge::HostLoopback
+        },
+        rules: caps.net_rules.clone(),
+    });
+    if namespaces.net && proxy.is_some() {
+        env.set.extend(proxy_env(PROXY_PORT));
+    }
     Ok(SandboxPlan {
         namespaces: namespaces.clone(),
         mounts,
@@ -210,6 +249,7 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
         pid_max: limits.pid_max,
         tmp_size: l.tmp_bytes.filter(|_| namespaces.mount),
         network: caps.network,
+        proxy,
         tree_kill,
         hostname: namespaces.uts.then(|| "sbx".to_string()),
         env,

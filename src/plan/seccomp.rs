@@ -100,7 +100,12 @@ pub(super) fn seccomp_plan(
     if host.seccomp.ok() {
         let families: Vec<String> = match (caps.network, namespaces.net) {
             (NetworkMode::None, _) | (NetworkMode::Loopback, false) => vec!["AF_UNIX".into()],
-            (NetworkMode::Loopback, true) | (NetworkMode::Host, _) => {
+            // Only the proxy's port is reachable, by Landlock; netlink would list the host's
+            // interfaces.
+            (NetworkMode::Proxy, false) => {
+                vec!["AF_UNIX".into(), "AF_INET".into(), "AF_INET6".into()]
+            }
+            (NetworkMode::Loopback | NetworkMode::Proxy, true) | (NetworkMode::Host, _) => {
                 vec![
                     "AF_UNIX".into(),
                     "AF_INET".into(),

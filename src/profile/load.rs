@@ -176,7 +176,9 @@ impl Profile {
             );
         }
         if let Some(n) = raw.network {
-            p.network = (*n.mode.get_ref(), src.origin(n.mode.span(), "network.mode"));
+            super::network::apply_network(&mut p, n, source_name, &|span, key| {
+                src.origin(span, key)
+            })?;
         }
         if let Some(l) = raw.limits {
             let fields: [(&'static str, Option<Spanned<toml::Value>>, LimitParser); 8] = [
@@ -267,6 +269,7 @@ impl Profile {
                 Origin::builtin("filesystem.protected_change (default)"),
             ),
             network: (NetworkMode::None, Origin::builtin("network.mode (default)")),
+            net_rules: crate::proxy::NetRules::default(),
             limits: BTreeMap::new(),
             env: EnvPolicy::default(),
             env_inherit_origin: None,

@@ -1,0 +1,91 @@
+//! Deciding and opening one upstream connection: the name against the rules, the name
+//! resolved by the proxy (a hosts file first, when the profile names one), every address
+//! against the special ranges, and the address of the socket actually connected checked
+//! again before a byte is relayed.
+#![forbid(unsafe_code)]
+
+use super::rules::{NameVerdict, NetRules, normalize_host};
+use std::net::{IpAddr, SocketAddr};
+use std::path::Path;
+use tokio::net::TcpStream;
+
+/// An allowed, connected upstream, with the rule that allowed it.
+pub(super) struct Upstream {
+    pub(super) stream: TcpStream,
+    pub(super) rule: String,
+    pub(super) addr: SocketAddr,
+}
+
+/// Why a connection was refused, and the rule or reason to record.
+#[derive(Debug)]
+pub(super) struct Refused(pub(super) String);
+
+/// Addresses for `host` in a hosts file (`address name...` lines, `#` comments).
+fn from_hosts_file(path: &Path, host: &str) -> Vec<IpAddr> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    text.lines()
+        .map(|l| l.split('#').next().unwrap_or(""))
+        .filter_map(|l| {
+            let mut words = l.split_whitespace();
+            let ip: IpAddr = words.next()?.parse().ok()?;
+            words.any(|w| normalize_host(w) == host).then_some(ip)
+        })
+        .collect()
+}
+
+async fn resolve(rules: &NetRules, host: &str, port: u16) -> Result<Vec<SocketAddr>, Refused> {
+    if let Some(path) = &rules.hosts {
+        let found = from_hosts_file(path, host);
+        if !found.is_empty() {
+            return Ok(found
+                .into_iter()
+                .map(|ip| SocketAddr::new(ip, port))
+                .collect());
+        }
+    }
+    match tokio::net::lookup_host((host, port)).await {
+        Ok(addrs) => Ok(addrs.collect()),
+        Err(e) => Err(Refused(format!("cannot resolve {host}: {e}"))),
+    }
+}
+
+/// Judge `host:port` and, when allowed, connect to an address the rules admit.
+pub(super) async fn open(rules: &NetRules, host: &str, port: u16) -> Result<Upstream, Refused> {
+    let rule = match rules.judge_name(host, port) {
+        NameVerdict::Allow(rule) => rule,
+        NameVerdict::Deny(why) => return Err(Refused(why)),
+    };
+    let host = normalize_host(host);
+    let addrs = resolve(rules, &host, port).await?;
+    let mut last = Refused(format!("{host} has no address"));
+    for addr in addrs {
+        if let Some(why) = rules.judge_addr(addr.ip()) {
+            last = Refused(why);
+            continue;
+        }
+        let stream = match TcpStream::connect(addr).await {
+            Ok(s) => s,
+            Err(e) => {
+                last = Refused(format!("connecting to {addr}: {e}"));
+                continue;
+            }
+        };
+        // The address of the socket itself, not of the lookup: a resolver that answers
+        // differently the second time gains nothing.
+        let peer = stream
+            .peer_addr()
+            .map_err(|e| Refused(format!("connected to {addr} but cannot read the peer: {e}")))?;
+        if let Some(why) = rules.judge_addr(peer.ip()) {
+            return Err(Refused(why));
+        }
+        let _ = stream.set_nodelay(true);
+        return Ok(Upstream {
+            stream,
+            rule,
+            addr: peer,
+        });
+    }
+    Err(last)
+}

@@ -1,0 +1,160 @@
+//! The proxy of one run: a thread with its own small tokio runtime that accepts the command's
+//! connections, speaks HTTP (forwarding and CONNECT) or SOCKS5 by the first byte, and relays.
+//! It is a thread of sbx, so it cannot outlive sbx; [`ProxyHandle::finish`] stops it when the
+//! run ends.
+#![forbid(unsafe_code)]
+
+use super::connect::{Refused, Upstream, open};
+use super::record::{Ledger, Live, NetRecord};
+use super::rules::NetRules;
+use std::sync::Arc;
+use tokio::io::AsyncReadExt;
+use tokio::net::TcpStream;
+
+/// What every connection handler shares.
+pub(super) struct Ctx {
+    pub(super) rules: NetRules,
+    pub(super) ledger: Ledger,
+}
+
+impl Ctx {
+    /// Decide and open `host:port`, recording the outcome either way.
+    pub(super) async fn attempt(
+        &self,
+        host: &str,
+        port: u16,
+        protocol: &'static str,
+    ) -> Result<(Upstream, Arc<Live>), Refused> {
+        let outcome = match open(&self.rules, host, port).await {
+            Ok(up) => match self.ledger.open_connection() {
+                Ok(()) => Ok(up),
+                Err(why) => Err(Refused(why)),
+            },
+            Err(r) => Err(r),
+        };
+        let mut rec = NetRecord {
+            host: super::rules::normalize_host(host),
+            port,
+            protocol,
+            decision: "deny",
+            rule: String::new(),
+            address: None,
+            bytes_up: 0,
+            bytes_down: 0,
+        };
+        match outcome {
+            Ok(up) => {
+                rec.decision = "allow";
+                rec.rule = up.rule.clone();
+                rec.address = Some(up.addr.to_string());
+                let live = self.ledger.add(rec);
+                Ok((up, live))
+            }
+            Err(Refused(why)) => {
+                rec.rule = why.clone();
+                self.ledger.add(rec);
+                Err(Refused(why))
+            }
+        }
+    }
+}
+
+async fn handle(mut client: TcpStream, ctx: Arc<Ctx>) {
+    let _ = client.set_nodelay(true);
+    let mut first = [0u8; 1];
+    match client.peek(&mut first).await {
+        Ok(1) if first[0] == 5 => super::socks::serve(client, &ctx).await,
+        Ok(1) => super::http::serve(client, &ctx).await,
+        _ => {
+            let _ = client.read(&mut first).await;
+        }
+    }
+}
+
+/// A running proxy. Dropping it stops it too; [`ProxyHandle::finish`] also returns the records.
+pub struct ProxyHandle {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<Vec<NetRecord>>>,
+}
+
+/// Where the proxy's listening socket comes from: called on the proxy's thread (it may block,
+/// e.g. to receive the socket from the sandbox's init).
+pub type ListenerSource = Box<dyn FnOnce() -> std::io::Result<std::net::TcpListener> + Send>;
+
+async fn accept_loop(
+    listener: std::net::TcpListener,
+    ctx: Arc<Ctx>,
+    mut stop: tokio::sync::oneshot::Receiver<()>,
+) {
+    if listener.set_nonblocking(true).is_err() {
+        return;
+    }
+    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+        return;
+    };
+    loop {
+        tokio::select! {
+            _ = &mut stop => break,
+            r = listener.accept() => match r {
+                Ok((s, _)) => {
+                    tokio::spawn(handle(s, ctx.clone()));
+                }
+                Err(_) => tokio::task::yield_now().await,
+            },
+        }
+    }
+}
+
+/// Start the proxy on its own thread.
+pub fn start(source: ListenerSource, rules: NetRules) -> std::io::Result<ProxyHandle> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let ctx = Arc::new(Ctx {
+        ledger: Ledger::new(rules.max_connections, rules.max_bytes),
+        rules,
+    });
+    let thread = std::thread::Builder::new()
+        .name("sbx-proxy".into())
+        .spawn(move || {
+            let Ok(listener) = source() else {
+                return Vec::new();
+            };
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return Vec::new();
+            };
+            rt.block_on(accept_loop(listener, ctx.clone(), rx));
+            // Dropping the runtime ends every connection still open.
+            drop(rt);
+            ctx.ledger.snapshot()
+        })?;
+    Ok(ProxyHandle {
+        stop: Some(tx),
+        thread: Some(thread),
+    })
+}
+
+impl ProxyHandle {
+    /// Stop accepting, end every connection, and return what the proxy recorded.
+    pub fn finish(mut self) -> Vec<NetRecord> {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        self.thread
+            .take()
+            .and_then(|t| t.join().ok())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for ProxyHandle {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
