@@ -58,7 +58,8 @@ pub(super) fn apply_network(
     if let Some(h) = n.hosts {
         rules.hosts = Some(hosts_path(h.get_ref(), source_name));
     }
-    let limits: [(_, _, fn(&toml::Value) -> Result<Option<u64>, String>, _); 2] = [
+    type Parser = fn(&toml::Value) -> Result<Option<u64>, String>;
+    let limits: [(_, _, Parser, _); 2] = [
         (
             n.connections,
             "network.connections",

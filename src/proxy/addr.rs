@@ -74,6 +74,7 @@ pub fn special_kind(ip: IpAddr) -> Option<&'static str> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::special_kind;
 
     fn kind(s: &str) -> Option<&'static str> {

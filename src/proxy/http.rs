@@ -132,6 +132,7 @@ pub(super) async fn serve(mut c: TcpStream, ctx: &Ctx) {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]

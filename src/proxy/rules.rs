@@ -273,6 +273,7 @@ impl NetRules {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn rule(t: &str) -> HostRule {

@@ -1,0 +1,460 @@
+//! The `proxy` network mode, end to end: loopback fixture servers stand in for allowed and
+//! refused hosts, named through a hosts file that only the proxy reads. Every refusal is
+//! paired with the same fixture reached under a wider rule.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{Scratch, text, users};
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::PathBuf;
+
+/// A loopback HTTP server answering every request with `body`; returns its port.
+fn fixture(ip: &str, body: Vec<u8>) -> u16 {
+    let l = TcpListener::bind((ip, 0)).unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            let body = body.clone();
+            std::thread::spawn(move || {
+                let mut head = Vec::new();
+                let mut b = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match s.read(&mut b) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&b[..n]),
+                    }
+                }
+                let h = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = s.write_all(h.as_bytes());
+                let _ = s.write_all(&body);
+            });
+        }
+    });
+    port
+}
+
+const BODY: &str = "SENTINEL-PROXY-FIXTURE-5e1d";
+
+struct Setup {
+    s: Scratch,
+    /// The fixture on 127.0.0.1.
+    port: u16,
+    /// A second fixture on 127.0.0.2.
+    port2: u16,
+}
+
+/// Names in the hosts file: allowed/other/a.wild/blocked.wild -> 127.0.0.1, priv -> 127.0.0.2,
+/// meta -> the cloud metadata address, meta6 -> the same as a v4-mapped v6 address.
+fn setup(user: Option<u32>) -> Setup {
+    let s = Scratch::new(user);
+    let port = fixture("127.0.0.1", BODY.as_bytes().to_vec());
+    let port2 = fixture("127.0.0.2", BODY.as_bytes().to_vec());
+    s.write_profile(
+        "hosts",
+        "127.0.0.1 allowed.test other.test a.wild.test blocked.wild.test\n127.0.0.2 priv.test\n169.254.169.254 meta.test\n::ffff:169.254.169.254 meta6.test\n",
+    );
+    Setup { s, port, port2 }
+}
+
+impl Setup {
+    fn profile(&self, name: &str, network: &str) -> String {
+        let hosts = self.s.root.path().join("hosts.toml");
+        let text = format!(
+            "extends = \"workspace\"\n[network]\nmode = \"proxy\"\nhosts = \"{}\"\n{network}\n",
+            hosts.display()
+        );
+        self.s.write_profile(name, &text).display().to_string()
+    }
+
+    /// The narrow profile most refusals are checked under.
+    fn narrow(&self) -> String {
+        self.profile(
+            "narrow",
+            "allow = [\"allowed.test\", \"*.wild.test\", \"priv.test\", \"meta.test\", \"meta6.test\"]\ndeny = [\"blocked.wild.test\"]\nprivate = [\"127.0.0.1/32\"]",
+        )
+    }
+
+    /// Wider: more names, no deny, the second fixture's address.
+    fn wide(&self) -> String {
+        self.profile(
+            "wide",
+            "allow = [\"allowed.test\", \"other.test\", \"*.wild.test\", \"priv.test\"]\nprivate = [\"127.0.0.1/32\", \"127.0.0.2/32\"]",
+        )
+    }
+
+    /// Run `script` with `--json`: its stdout before the report, and the report.
+    fn run(&self, profile: &str, script: &str) -> (String, serde_json::Value, String) {
+        let out = self.s.json_command(profile, script).output().unwrap();
+        let all = String::from_utf8_lossy(&out.stdout).into_owned();
+        let (before, last) = all
+            .trim_end()
+            .rsplit_once('\n')
+            .unwrap_or(("", all.trim_end()));
+        let report: serde_json::Value = serde_json::from_str(last)
+            .unwrap_or_else(|e| panic!("{}: no report ({e}): {}", self.s.label(), text(&out)));
+        (before.to_string(), report, text(&out))
+    }
+}
+
+/// The report's network records for `host`.
+fn records<'a>(report: &'a serde_json::Value, host: &str) -> Vec<&'a serde_json::Value> {
+    report["network"]
+        .as_array()
+        .map(|v| v.iter().filter(|r| r["host"] == host).collect())
+        .unwrap_or_default()
+}
+
+fn decision(report: &serde_json::Value, host: &str) -> (String, String) {
+    let r = records(report, host);
+    assert_eq!(r.len(), 1, "one record for {host}: {report}");
+    (
+        r[0]["decision"].as_str().unwrap().to_string(),
+        r[0]["rule"].as_str().unwrap().to_string(),
+    )
+}
+
+fn curl(url: &str) -> String {
+    format!("curl -sS --max-time 20 {url}; echo")
+}
+
+#[test]
+fn an_allowed_name_is_reached_over_http_and_through_a_connect_tunnel() {
+    for user in users() {
+        let t = setup(user);
+        let narrow = t.narrow();
+        let url = format!("http://allowed.test:{}/x", t.port);
+        let script = format!("{} ; curl -sS -p --max-time 20 {url}; echo", curl(&url));
+        let (out, rep, all) = t.run(&narrow, &script);
+        assert_eq!(out.matches(BODY).count(), 2, "{}: {all}", t.s.label());
+        let recs = records(&rep, "allowed.test");
+        let protocols: Vec<&str> = recs
+            .iter()
+            .map(|r| r["protocol"].as_str().unwrap())
+            .collect();
+        assert_eq!(protocols, ["http", "connect"], "{rep}");
+        for r in recs {
+            assert_eq!(r["decision"], "allow");
+            assert_eq!(r["port"], t.port);
+            assert!(
+                r["rule"]
+                    .as_str()
+                    .unwrap()
+                    .contains("network.allow allowed.test"),
+                "{r}"
+            );
+            assert_eq!(r["address"], format!("127.0.0.1:{}", t.port));
+            assert!(r["bytes_up"].as_u64().unwrap() > 0, "{r}");
+            assert!(
+                r["bytes_down"].as_u64().unwrap() >= BODY.len() as u64,
+                "{r}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_name_not_listed_is_refused_and_reached_once_listed() {
+    for user in users() {
+        let t = setup(user);
+        let script = curl(&format!("http://other.test:{}/", t.port));
+        let (out, rep, all) = t.run(&t.narrow(), &script);
+        assert!(!out.contains(BODY), "{}: {all}", t.s.label());
+        assert_eq!(
+            decision(&rep, "other.test"),
+            ("deny".into(), "not in network.allow".into())
+        );
+        let (out, rep, all) = t.run(&t.wide(), &script);
+        assert!(out.contains(BODY), "{}: {all}", t.s.label());
+        assert_eq!(decision(&rep, "other.test").0, "allow");
+    }
+}
+
+#[test]
+fn a_denied_subdomain_under_an_allowed_wildcard_is_refused() {
+    for user in users() {
+        let t = setup(user);
+        let script = format!(
+            "{} ; {}",
+            curl(&format!("http://a.wild.test:{}/", t.port)),
+            curl(&format!("http://blocked.wild.test:{}/", t.port))
+        );
+        let (out, rep, all) = t.run(&t.narrow(), &script);
+        assert_eq!(out.matches(BODY).count(), 1, "{}: {all}", t.s.label());
+        assert_eq!(decision(&rep, "a.wild.test").0, "allow");
+        let (d, rule) = decision(&rep, "blocked.wild.test");
+        assert_eq!(d, "deny");
+        assert!(rule.starts_with("network.deny blocked.wild.test"), "{rule}");
+        let (out, _, all) = t.run(&t.wide(), &script);
+        assert_eq!(out.matches(BODY).count(), 2, "{}: {all}", t.s.label());
+    }
+}
+
+#[test]
+fn an_allowed_name_that_resolves_to_a_private_address_is_refused_unless_listed() {
+    for user in users() {
+        let t = setup(user);
+        let script = curl(&format!("http://priv.test:{}/", t.port2));
+        let (out, rep, all) = t.run(&t.narrow(), &script);
+        assert!(!out.contains(BODY), "{}: {all}", t.s.label());
+        let (d, rule) = decision(&rep, "priv.test");
+        assert_eq!(d, "deny");
+        assert!(rule.contains("loopback address 127.0.0.2"), "{rule}");
+        let (out, rep, all) = t.run(&t.wide(), &script);
+        assert!(out.contains(BODY), "{}: {all}", t.s.label());
+        assert_eq!(decision(&rep, "priv.test").0, "allow");
+    }
+}
+
+/// The metadata address is never connected to, so the pairing is the reason: the refusal
+/// names the metadata range, found before any connection was tried.
+#[test]
+fn the_metadata_address_is_refused_also_as_a_v4_mapped_address() {
+    for user in users() {
+        let t = setup(user);
+        let script = format!(
+            "{} ; {}",
+            curl("http://meta.test/latest/meta-data/"),
+            curl("http://meta6.test/latest/meta-data/")
+        );
+        let (_, rep, _) = t.run(&t.narrow(), &script);
+        for host in ["meta.test", "meta6.test"] {
+            let (d, rule) = decision(&rep, host);
+            assert_eq!(d, "deny", "{host}");
+            assert!(
+                rule.starts_with("cloud-metadata address 169.254.169.254"),
+                "{host}: {rule}"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_ip_literal_is_refused_and_the_same_fixture_is_reached_by_name() {
+    for user in users() {
+        let t = setup(user);
+        let script = format!(
+            "curl -sS --max-time 20 --noproxy '' http://127.0.0.1:{p}/; echo; {}",
+            curl(&format!("http://allowed.test:{}/", t.port)),
+            p = t.port
+        );
+        let (out, rep, all) = t.run(&t.narrow(), &script);
+        assert_eq!(out.matches(BODY).count(), 1, "{}: {all}", t.s.label());
+        let (d, rule) = decision(&rep, "127.0.0.1");
+        assert_eq!(d, "deny");
+        assert!(rule.starts_with("ip-literal"), "{rule}");
+    }
+}
+
+#[test]
+fn a_program_that_ignores_the_proxy_variables_cannot_connect() {
+    for user in users() {
+        let t = setup(user);
+        let py = format!(
+            "import socket\ntry:\n    s = socket.create_connection(('127.0.0.1', {}), timeout=10)\n    s.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n')\n    print(s.recv(4096).decode())\nexcept OSError as e:\n    print('refused', e)\n",
+            t.port
+        );
+        let script = format!(
+            "python3 -c \"$PY\"; curl -sS --max-time 10 --noproxy '*' http://127.0.0.1:{}/; echo",
+            t.port
+        );
+        let mut c = t.s.json_command(&t.narrow(), &script);
+        c.env("PY", &py);
+        let out = c.output().unwrap();
+        assert!(
+            !text(&out).contains(BODY),
+            "{}: {}",
+            t.s.label(),
+            text(&out)
+        );
+        // Paired: the same program reaches the fixture under the host's network.
+        let mut c = t.s.command("workspace-net", &script);
+        c.env("PY", &py);
+        let out = c.output().unwrap();
+        assert_eq!(
+            text(&out).matches(BODY).count(),
+            2,
+            "{}: {}",
+            t.s.label(),
+            text(&out)
+        );
+    }
+}
+
+#[test]
+fn socks5_with_host_names_follows_the_same_rules() {
+    for user in users() {
+        let t = setup(user);
+        let socks = |h: &str| {
+            format!(
+                "curl -sS --max-time 20 --socks5-hostname 127.0.0.1:3128 http://{h}:{}/; echo",
+                t.port
+            )
+        };
+        let script = format!("{}; {}", socks("allowed.test"), socks("other.test"));
+        let (out, rep, all) = t.run(&t.narrow(), &script);
+        assert_eq!(out.matches(BODY).count(), 1, "{}: {all}", t.s.label());
+        assert_eq!(records(&rep, "allowed.test")[0]["protocol"], "socks5");
+        assert_eq!(decision(&rep, "allowed.test").0, "allow");
+        assert_eq!(decision(&rep, "other.test").0, "deny");
+        let (out, _, all) = t.run(&t.wide(), &script);
+        assert_eq!(out.matches(BODY).count(), 2, "{}: {all}", t.s.label());
+    }
+}
+
+#[test]
+fn the_connection_limit_refuses_the_connection_past_it() {
+    for user in users() {
+        let t = setup(user);
+        let one = t.profile(
+            "one",
+            "allow = [\"allowed.test\"]\nprivate = [\"127.0.0.1/32\"]\nconnections = 1",
+        );
+        let two = t.profile(
+            "two",
+            "allow = [\"allowed.test\"]\nprivate = [\"127.0.0.1/32\"]\nconnections = 2",
+        );
+        let url = format!("http://allowed.test:{}/", t.port);
+        let script = format!("{} ; {}", curl(&url), curl(&url));
+        let (out, rep, all) = t.run(&one, &script);
+        assert_eq!(out.matches(BODY).count(), 1, "{}: {all}", t.s.label());
+        let recs = records(&rep, "allowed.test");
+        assert_eq!(recs[1]["decision"], "deny", "{rep}");
+        assert!(
+            recs[1]["rule"]
+                .as_str()
+                .unwrap()
+                .contains("network.connections"),
+            "{rep}"
+        );
+        let (out, _, all) = t.run(&two, &script);
+        assert_eq!(out.matches(BODY).count(), 2, "{}: {all}", t.s.label());
+    }
+}
+
+#[test]
+fn the_byte_limit_cuts_a_download_short() {
+    for user in users() {
+        let t = setup(user);
+        let big = fixture("127.0.0.1", vec![b'x'; 4 << 20]);
+        let small = t.profile(
+            "small",
+            "allow = [\"allowed.test\"]\nprivate = [\"127.0.0.1/32\"]\nbytes = \"1MiB\"",
+        );
+        let large = t.profile(
+            "large",
+            "allow = [\"allowed.test\"]\nprivate = [\"127.0.0.1/32\"]\nbytes = \"8MiB\"",
+        );
+        let script = format!("curl -sS --max-time 20 http://allowed.test:{big}/ | wc -c");
+        let (out, rep, all) = t.run(&small, &script);
+        let got: u64 = out.trim().parse().unwrap_or(u64::MAX);
+        assert!(got < 1 << 20, "{}: {got} bytes: {all}", t.s.label());
+        let (_, rule) = decision(&rep, "allowed.test");
+        assert!(rule.contains("network.bytes limit reached"), "{rule}");
+        let (out, _, all) = t.run(&large, &script);
+        assert_eq!(
+            out.trim(),
+            (4u64 << 20).to_string(),
+            "{}: {all}",
+            t.s.label()
+        );
+    }
+}
+
+/// Without a network namespace the proxy listens on the host's loopback: Landlock lets the
+/// command connect to that port only, and the port closes when the run ends, also when sbx
+/// is killed.
+#[test]
+fn without_namespaces_landlock_allows_only_the_proxy_and_the_proxy_dies_with_sbx() {
+    for user in users() {
+        let t = setup(user);
+        let narrow = t.narrow();
+        // Without a mount namespace the workspace root takes no new entries: use a directory.
+        std::fs::create_dir(t.s.ws.join("out")).unwrap();
+        t.s.chown_all();
+        let portfile: PathBuf = t.s.ws.join("out/proxy-url");
+        let script = format!(
+            "echo $HTTP_PROXY > {pf}; {}; curl -sS --max-time 10 --noproxy '*' http://127.0.0.1:{}/; echo; sleep 60",
+            curl(&format!("http://allowed.test:{}/", t.port)),
+            t.port,
+            pf = portfile.display()
+        );
+        let mut c = t.s.json_command(&narrow, &script);
+        c.env("SBX_DISABLE_USERNS", "1")
+            .stdout(std::process::Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let mut seen = Vec::new();
+        let mut b = [0u8; 4096];
+        // The two curls have answered when two lines are out (no timing involved).
+        while seen.iter().filter(|&&c| c == b'\n').count() < 2 {
+            let n = stdout.read(&mut b).unwrap();
+            assert!(n > 0, "sbx ended early: {}", String::from_utf8_lossy(&seen));
+            seen.extend_from_slice(&b[..n]);
+        }
+        let seen = String::from_utf8_lossy(&seen).into_owned();
+        assert_eq!(seen.matches(BODY).count(), 1, "{}: {seen}", t.s.label());
+        let url = std::fs::read_to_string(&portfile).unwrap();
+        let port: u16 = url.trim().rsplit(':').next().unwrap().parse().unwrap();
+        assert_ne!(port, 3128, "the host loopback port is chosen at launch");
+        assert!(
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
+            "proxy up during the run"
+        );
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+            "{}: the proxy outlived sbx",
+            t.s.label()
+        );
+    }
+}
+
+#[test]
+fn the_report_says_how_the_proxy_is_reached() {
+    for user in users() {
+        let t = setup(user);
+        let (_, rep, _) = t.run(&t.narrow(), "true");
+        let net = rep["enforcement"]["layers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["name"] == "network")
+            .unwrap()
+            .clone();
+        assert_eq!(net["status"], "enforced", "{net}");
+        assert!(
+            net["detail"]
+                .as_str()
+                .unwrap()
+                .contains("proxy on 127.0.0.1:3128"),
+            "{net}"
+        );
+        let out =
+            t.s.json_command(&t.narrow(), "true")
+                .env("SBX_DISABLE_USERNS", "1")
+                .output()
+                .unwrap();
+        let all = String::from_utf8_lossy(&out.stdout).into_owned();
+        let rep: serde_json::Value =
+            serde_json::from_str(all.trim_end().lines().last().unwrap()).unwrap();
+        let net = rep["enforcement"]["layers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["name"] == "network")
+            .unwrap()
+            .clone();
+        assert_eq!(net["status"], "partial", "{net}");
+        assert!(
+            net["detail"].as_str().unwrap().contains("Landlock"),
+            "{net}"
+        );
+    }
+}
