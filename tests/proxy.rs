@@ -458,3 +458,76 @@ fn the_report_says_how_the_proxy_is_reached() {
         );
     }
 }
+
+/// `sbx serve` with an audit log: the result's record lists the proxy's connections.
+#[test]
+fn the_audit_log_records_every_connection() {
+    for user in users() {
+        let t = setup(user);
+        let policy =
+            t.s.write_profile("policy", "[policy]\nallow = [\"Bash(curl *)\"]\n");
+        let audit = t.s.root.path().join("audit.jsonl");
+        let narrow = t.narrow();
+        let mut c = t.s.sbx(&[
+            "serve",
+            "--profile",
+            &narrow,
+            "--policy",
+            policy.to_str().unwrap(),
+            "--audit",
+            audit.to_str().unwrap(),
+            "--workspace",
+            t.s.ws.to_str().unwrap(),
+        ]);
+        c.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        if user.is_some() {
+            // The audit log is created by the server, as the scenario's user.
+            std::os::unix::fs::chown(t.s.root.path(), user, user).unwrap();
+        }
+        let mut child = c.spawn().unwrap();
+        let command = format!(
+            "curl -sS --max-time 20 http://allowed.test:{p}/ http://other.test:{p}/",
+            p = t.port
+        );
+        let call = serde_json::json!({"type": "call", "id": "c1", "tool": "bash",
+            "input": {"command": command}, "session": "s1", "agent": "a1"});
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "{call}").unwrap();
+        let mut lines =
+            std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+        let result = loop {
+            let line = lines.next().expect("serve ended without a result").unwrap();
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if v["type"] == "result" {
+                break v;
+            }
+        };
+        drop(stdin);
+        child.wait().unwrap();
+        assert!(
+            result["content"].as_str().unwrap().contains(BODY),
+            "{result}"
+        );
+        let log = std::fs::read_to_string(&audit).unwrap();
+        let rec: serde_json::Value = log
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .find(|r| r["event"] == "result")
+            .unwrap_or_else(|| panic!("no result record: {log}"));
+        let net = rec["network"].as_array().unwrap_or_else(|| panic!("{rec}"));
+        let got: Vec<(&str, &str)> = net
+            .iter()
+            .map(|r| (r["host"].as_str().unwrap(), r["decision"].as_str().unwrap()))
+            .collect();
+        assert_eq!(
+            got,
+            [("allowed.test", "allow"), ("other.test", "deny")],
+            "{rec}"
+        );
+        assert!(
+            net[0]["bytes_down"].as_u64().unwrap() >= BODY.len() as u64,
+            "{rec}"
+        );
+    }
+}

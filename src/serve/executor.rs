@@ -187,6 +187,7 @@ impl Executor for SandboxExecutor {
                 enforcement: serde_json::to_value(&result.enforcement)
                     .unwrap_or(serde_json::Value::Null),
                 job: None,
+                network: result.network.clone(),
             })
         })
     }
