@@ -12,7 +12,11 @@ use std::path::PathBuf;
 
 /// A loopback HTTP server answering every request with `body`; returns its port.
 fn fixture(ip: &str, body: Vec<u8>) -> u16 {
-    let l = TcpListener::bind((ip, 0)).unwrap();
+    serve(TcpListener::bind((ip, 0)).unwrap(), body)
+}
+
+/// Answer every request on `l` with `body`, on threads of their own; returns the port.
+fn serve(l: TcpListener, body: Vec<u8>) -> u16 {
     let port = l.local_addr().unwrap().port();
     std::thread::spawn(move || {
         for s in l.incoming() {
@@ -529,5 +533,97 @@ fn the_audit_log_records_every_connection() {
             net[0]["bytes_down"].as_u64().unwrap() >= BODY.len() as u64,
             "{rec}"
         );
+    }
+}
+
+/// The built-in `workspace-registries` profile, with its names pointed at a loopback fixture
+/// on port 443 by a hosts file (a profile that extends it): a listed registry is reached over
+/// a CONNECT tunnel, the same fixture under an unlisted name or another port is not.
+#[test]
+fn workspace_registries_reaches_the_registries_and_nothing_else() {
+    let Ok(l) = TcpListener::bind(("127.0.0.1", 443)) else {
+        eprintln!("SKIP: cannot bind 127.0.0.1:443 for the registry fixture");
+        return;
+    };
+    let p443 = serve(l, BODY.as_bytes().to_vec());
+    let port = fixture("127.0.0.1", BODY.as_bytes().to_vec());
+    for user in users() {
+        let s = Scratch::new(user);
+        s.write_profile("hosts", "127.0.0.1 pypi.org static.crates.io example.com\n");
+        let hosts = s.root.path().join("hosts.toml");
+        let prof = s.write_profile(
+            "reg",
+            &format!(
+                "extends = \"workspace-registries\"\n[network]\nhosts = \"{}\"\nprivate = [\"127.0.0.1/32\"]\n",
+                hosts.display()
+            ),
+        );
+        let tunnel = |h: &str, p: u16| format!("curl -sS -p --max-time 20 http://{h}:{p}/; echo");
+        let script = format!(
+            "{}; {}; {}; {}",
+            tunnel("pypi.org", p443),
+            tunnel("static.crates.io", p443),
+            tunnel("example.com", p443),
+            tunnel("pypi.org", port)
+        );
+        let out = s
+            .json_command(prof.to_str().unwrap(), &script)
+            .output()
+            .unwrap();
+        let all = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(
+            all.matches(BODY).count(),
+            2,
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        let rep: serde_json::Value =
+            serde_json::from_str(all.trim_end().lines().last().unwrap()).unwrap();
+        let d: Vec<(String, u64, String)> = rep["network"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["host"].as_str().unwrap().into(),
+                    r["port"].as_u64().unwrap(),
+                    r["decision"].as_str().unwrap().into(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            d,
+            [
+                ("pypi.org".into(), 443, "allow".into()),
+                ("static.crates.io".into(), 443, "allow".into()),
+                ("example.com".into(), 443, "deny".into()),
+                ("pypi.org".into(), u64::from(port), "deny".into()),
+            ],
+            "{rep}"
+        );
+    }
+}
+
+#[test]
+fn explain_lists_the_registries_with_their_origins() {
+    let out = std::process::Command::new(common::sbx_bin())
+        .args(["explain", "--profile", "workspace-registries"])
+        .output()
+        .unwrap();
+    let t = text(&out);
+    for name in [
+        "index.crates.io:443",
+        "registry.npmjs.org:443",
+        "pypi.org:443",
+        "proxy.golang.org:443",
+        "repo.maven.apache.org:443",
+        "github.com:443",
+    ] {
+        let line = t
+            .lines()
+            .find(|l| l.contains(&format!(" {name} ")))
+            .unwrap_or_else(|| panic!("{name} missing: {t}"));
+        assert!(line.contains("builtin:workspace-registries:"), "{line}");
     }
 }

@@ -160,6 +160,12 @@ unsafe fn init(p: &mut Prepared, mut f: ChildFds) -> ! {
     // SAFETY: raw syscalls on prepared data; see module docs.
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        if p.proxy_port == 0 && f.proxy >= 0 {
+            // The proxy's listener on the host's loopback belongs to sbx alone: a copy here
+            // would keep its port open while this process lingers after sbx is gone.
+            libc::close(f.proxy);
+            f.proxy = -1;
+        }
         if f.parent >= 0 {
             let mut pfd = libc::pollfd {
                 fd: f.parent,

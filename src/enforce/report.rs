@@ -153,7 +153,8 @@ pub struct ChildFds {
     /// A pseudo-terminal for the command to open in the sandbox, or none.
     pub pty: Option<super::pty::PtySpec>,
     pub report: c_int,
-    /// A unix socket on which the init sends the proxy's listening socket, or -1.
+    /// A unix socket on which the init sends the proxy's listening socket; or, when the
+    /// proxy listens on the host's loopback, that socket, which the init closes; or -1.
     pub proxy: c_int,
     /// A pidfd of the process that starts the sandbox (or -1): closes the window between
     /// `clone` and `PR_SET_PDEATHSIG` in which its death would go unnoticed.

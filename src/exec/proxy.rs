@@ -10,6 +10,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 /// listening socket.
 pub(super) struct Bridge {
     pub(super) child_end: Option<OwnedFd>,
+    /// The listener on the host's loopback, for the init to close its copy of.
+    host_fd: libc::c_int,
     source: ListenerSource,
     rules: NetRules,
 }
@@ -82,6 +84,7 @@ impl Bridge {
                 let (ours, theirs) = socketpair()?;
                 Ok(Some(Bridge {
                     child_end: Some(theirs),
+                    host_fd: -1,
                     source: Box::new(move || receive_listener(&ours)),
                     rules,
                 }))
@@ -92,6 +95,7 @@ impl Bridge {
                 })?;
                 Ok(Some(Bridge {
                     child_end: None,
+                    host_fd: l.as_raw_fd(),
                     source: Box::new(move || Ok(l)),
                     rules,
                 }))
@@ -100,7 +104,9 @@ impl Bridge {
     }
 
     pub(super) fn child_fd(&self) -> libc::c_int {
-        self.child_end.as_ref().map_or(-1, AsRawFd::as_raw_fd)
+        self.child_end
+            .as_ref()
+            .map_or(self.host_fd, AsRawFd::as_raw_fd)
     }
 
     /// Close the init's end here and start the proxy.

@@ -35,7 +35,10 @@ pub fn profile_policy(profile: &str) -> Option<&'static str> {
     match profile {
         "read-only" => Some(include_str!("../../profiles/policy/read-only.toml")),
         "workspace" => Some(include_str!("../../profiles/policy/workspace.toml")),
-        "workspace-net" => Some(include_str!("../../profiles/policy/workspace-net.toml")),
+        // The registries profile reaches fewer hosts; the same calls are worth asking about.
+        "workspace-net" | "workspace-registries" => {
+            Some(include_str!("../../profiles/policy/workspace-net.toml"))
+        }
         "strict" => Some(include_str!("../../profiles/policy/strict.toml")),
         "ci" => Some(include_str!("../../profiles/policy/ci.toml")),
         _ => None,
@@ -43,4 +46,11 @@ pub fn profile_policy(profile: &str) -> Option<&'static str> {
 }
 
 /// Names of the built-in profiles that ship a default policy.
-pub const PROFILE_POLICIES: &[&str] = &["read-only", "workspace", "workspace-net", "strict", "ci"];
+pub const PROFILE_POLICIES: &[&str] = &[
+    "read-only",
+    "workspace",
+    "workspace-net",
+    "workspace-registries",
+    "strict",
+    "ci",
+];

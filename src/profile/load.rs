@@ -21,12 +21,23 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "workspace-net",
         include_str!("../../profiles/workspace-net.toml"),
     ),
+    (
+        "workspace-registries",
+        include_str!("../../profiles/workspace-registries.toml"),
+    ),
     ("strict", include_str!("../../profiles/strict.toml")),
     ("ci", include_str!("../../profiles/ci.toml")),
 ];
 
 /// Names of the built-in profiles meant to be used directly.
-pub const BUILTIN_NAMES: &[&str] = &["read-only", "workspace", "workspace-net", "strict", "ci"];
+pub const BUILTIN_NAMES: &[&str] = &[
+    "read-only",
+    "workspace",
+    "workspace-net",
+    "workspace-registries",
+    "strict",
+    "ci",
+];
 
 const MAX_EXTENDS_DEPTH: usize = 8;
 
