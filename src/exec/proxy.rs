@@ -110,9 +110,12 @@ impl Bridge {
     }
 
     /// Close the init's end here and start the proxy.
-    pub(super) fn start(mut self) -> std::io::Result<crate::proxy::ProxyHandle> {
+    pub(super) fn start(
+        mut self,
+        approver: Option<crate::proxy::Approver>,
+    ) -> std::io::Result<crate::proxy::ProxyHandle> {
         self.child_end = None;
-        crate::proxy::start(self.source, self.rules)
+        crate::proxy::start(self.source, self.rules, approver)
     }
 }
 

@@ -91,7 +91,7 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
     let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
     drop((out_w, err_w, rep_w, parent_pidfd));
     let proxy = bridge
-        .map(super::proxy::Bridge::start)
+        .map(|b| b.start(req.net_approver.clone()))
         .transpose()
         .map_err(spawn_err)?;
     set_nonblocking(rep_r.as_raw_fd());

@@ -4,7 +4,7 @@
 //! again before a byte is relayed.
 #![forbid(unsafe_code)]
 
-use super::rules::{NameVerdict, NetRules, normalize_host};
+use super::rules::{NetRules, normalize_host};
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 use tokio::net::TcpStream;
@@ -51,12 +51,13 @@ async fn resolve(rules: &NetRules, host: &str, port: u16) -> Result<Vec<SocketAd
     }
 }
 
-/// Judge `host:port` and, when allowed, connect to an address the rules admit.
-pub(super) async fn open(rules: &NetRules, host: &str, port: u16) -> Result<Upstream, Refused> {
-    let rule = match rules.judge_name(host, port) {
-        NameVerdict::Allow(rule) => rule,
-        NameVerdict::Deny(why) => return Err(Refused(why)),
-    };
+/// Connect to `host:port`, whose name `rule` allowed, at an address the rules admit.
+pub(super) async fn open(
+    rules: &NetRules,
+    host: &str,
+    port: u16,
+    rule: String,
+) -> Result<Upstream, Refused> {
     let host = normalize_host(host);
     let addrs = resolve(rules, &host, port).await?;
     let mut last = Refused(format!("{host} has no address"));

@@ -9,8 +9,8 @@ mod rules;
 
 pub use addr::special_kind;
 pub use rules::{
-    Cidr, HostRule, NameVerdict, NetRules, PrivateRange, RuleError, normalize_host, parse_cidr,
-    parse_host_rule,
+    Cidr, HostRule, NameVerdict, NetRules, PrivateRange, RuleError, UNLISTED, normalize_host,
+    parse_cidr, parse_host_rule,
 };
 
 mod connect;
@@ -21,4 +21,4 @@ mod server;
 mod socks;
 
 pub use record::NetRecord;
-pub use server::{ListenerSource, ProxyHandle, start};
+pub use server::{Approver, HostAnswer, ListenerSource, ProxyHandle, start};

@@ -182,9 +182,14 @@ impl HostRule {
 pub enum NameVerdict {
     /// Allowed by this rule (`network.allow` entry).
     Allow(String),
-    /// Refused: the reason names the rule (`network.deny ...`) or says none matched.
+    /// Refused by a `network.deny` entry, or an IP literal: the reason names which.
     Deny(String),
+    /// No entry matches: refused, unless the run has someone to ask.
+    Unlisted,
 }
+
+/// The reason recorded for a name no entry matches.
+pub const UNLISTED: &str = "not in network.allow";
 
 impl NetRules {
     /// Names both allow (as written), denials of either, ranges both admit, the smaller limits.
@@ -253,7 +258,7 @@ impl NetRules {
         }
         match self.allow.iter().find(|r| r.matches(&h, port)) {
             Some(r) => NameVerdict::Allow(format!("network.allow {} ({})", r.text(), r.origin)),
-            None => NameVerdict::Deny("not in network.allow".into()),
+            None => NameVerdict::Unlisted,
         }
     }
 
@@ -323,8 +328,9 @@ mod tests {
         assert!(allowed(&r, "www.example.org", 443));
         match r.judge_name("uploads.example.org", 443) {
             NameVerdict::Deny(why) => assert!(why.contains("network.deny"), "{why}"),
-            NameVerdict::Allow(why) => panic!("allowed by {why}"),
+            other => panic!("not denied: {other:?}"),
         }
+        assert_eq!(r.judge_name("example.com", 443), NameVerdict::Unlisted);
     }
 
     #[test]
@@ -333,7 +339,7 @@ mod tests {
         for h in ["127.0.0.1", "[::1]", "::1", "169.254.169.254"] {
             match r.judge_name(h, 80) {
                 NameVerdict::Deny(why) => assert!(why.starts_with("ip-literal"), "{why}"),
-                NameVerdict::Allow(why) => panic!("{h} allowed by {why}"),
+                other => panic!("{h}: {other:?}"),
             }
         }
         assert!(parse_host_rule("10.0.0.1", Origin::builtin("t")).is_err());

@@ -6,18 +6,50 @@
 
 use super::connect::{Refused, Upstream, open};
 use super::record::{Ledger, Live, NetRecord};
-use super::rules::NetRules;
+use super::rules::{NameVerdict, NetRules, UNLISTED};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
+
+/// What someone asked about a name no `network.allow` entry matches answered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HostAnswer {
+    /// Connect; the text is recorded as the rule.
+    Allow(String),
+    /// Refuse; the text is recorded as the reason.
+    Deny(String),
+}
+
+/// Asks about `(host, port)` when no `network.allow` entry matches it (`sbx serve` turns this
+/// into an approval request). Only the name check is lifted: addresses are judged as always.
+pub type Approver =
+    Arc<dyn Fn(String, u16) -> Pin<Box<dyn Future<Output = HostAnswer> + Send>> + Send + Sync>;
 
 /// What every connection handler shares.
 pub(super) struct Ctx {
     pub(super) rules: NetRules,
     pub(super) ledger: Ledger,
+    approver: Option<Approver>,
 }
 
 impl Ctx {
+    /// The rule that lets `host:port` through by name, or why not.
+    async fn judge(&self, host: &str, port: u16) -> Result<String, Refused> {
+        match self.rules.judge_name(host, port) {
+            NameVerdict::Allow(rule) => Ok(rule),
+            NameVerdict::Deny(why) => Err(Refused(why)),
+            NameVerdict::Unlisted => match &self.approver {
+                None => Err(Refused(UNLISTED.into())),
+                Some(ask) => match ask(super::rules::normalize_host(host), port).await {
+                    HostAnswer::Allow(rule) => Ok(rule),
+                    HostAnswer::Deny(why) => Err(Refused(format!("{UNLISTED}; {why}"))),
+                },
+            },
+        }
+    }
+
     /// Decide and open `host:port`, recording the outcome either way.
     pub(super) async fn attempt(
         &self,
@@ -25,7 +57,11 @@ impl Ctx {
         port: u16,
         protocol: &'static str,
     ) -> Result<(Upstream, Arc<Live>), Refused> {
-        let outcome = match open(&self.rules, host, port).await {
+        let opened = match self.judge(host, port).await {
+            Ok(rule) => open(&self.rules, host, port, rule).await,
+            Err(r) => Err(r),
+        };
+        let outcome = match opened {
             Ok(up) => match self.ledger.open_connection() {
                 Ok(()) => Ok(up),
                 Err(why) => Err(Refused(why)),
@@ -106,11 +142,16 @@ async fn accept_loop(
 }
 
 /// Start the proxy on its own thread.
-pub fn start(source: ListenerSource, rules: NetRules) -> std::io::Result<ProxyHandle> {
+pub fn start(
+    source: ListenerSource,
+    rules: NetRules,
+    approver: Option<Approver>,
+) -> std::io::Result<ProxyHandle> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     let ctx = Arc::new(Ctx {
         ledger: Ledger::new(rules.max_connections, rules.max_bytes),
         rules,
+        approver,
     });
     let thread = std::thread::Builder::new()
         .name("sbx-proxy".into())

@@ -318,10 +318,19 @@ where
             Stream::Stderr => Event::Stderr { id, data },
         });
     });
-    let executor = Arc::new(
-        SandboxExecutor::new(loaded.sandbox.clone(), loaded.workspace.clone()).with_sink(sink),
-    );
     let pending: Pending = Arc::new(Mutex::new(HashMap::new()));
+    let net_approval = Arc::new(super::approval::NetApproval {
+        events: tx.clone(),
+        pending: pending.clone(),
+        timeout: opts.approval_timeout,
+        allowed: Mutex::new(std::collections::HashSet::new()),
+        seq: std::sync::atomic::AtomicU64::new(0),
+    });
+    let executor = Arc::new(
+        SandboxExecutor::new(loaded.sandbox.clone(), loaded.workspace.clone())
+            .with_sink(sink)
+            .with_net_approval(net_approval),
+    );
     let approval = Arc::new(ProtocolApproval {
         events: tx.clone(),
         pending: pending.clone(),
