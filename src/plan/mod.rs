@@ -258,3 +258,6 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
         report,
     })
 }
+
+#[cfg(test)]
+mod proxy_tests;

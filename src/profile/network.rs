@@ -88,3 +88,77 @@ fn hosts_path(text: &str, source_name: &str) -> PathBuf {
         .unwrap_or(Path::new("."))
         .join(p)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use crate::capability::NetworkMode;
+    use crate::profile::{Profile, ProfileError};
+
+    #[test]
+    fn a_proxy_table_parses_with_origins() {
+        let p = Profile::parse(
+            "/p/x.toml",
+            "[network]\nmode = \"proxy\"\nallow = [\"Example.org.\", \"*.a.org:443\"]\ndeny = [\"b.a.org\"]\nprivate = [\"10.0.0.0/8\"]\nhosts = \"h\"\nconnections = 5\nbytes = \"1MiB\"\n",
+        )
+        .unwrap();
+        assert_eq!(p.network.0, NetworkMode::Proxy);
+        let r = &p.net_rules;
+        assert_eq!(r.allow[0].pattern, "example.org");
+        assert_eq!(r.allow[1].port, Some(443));
+        assert_eq!(r.allow[1].origin.line, 3);
+        assert_eq!(r.deny[0].pattern, "b.a.org");
+        assert_eq!(r.private[0].range.to_string(), "10.0.0.0/8");
+        assert_eq!(r.hosts.as_deref(), Some(std::path::Path::new("/p/h")));
+        assert_eq!((r.max_connections, r.max_bytes), (Some(5), Some(1 << 20)));
+    }
+
+    #[test]
+    fn bad_entries_name_their_line_and_key() {
+        for (text, key) in [
+            (
+                "[network]\nmode = \"proxy\"\nallow = [\"10.0.0.1\"]\n",
+                "network.allow",
+            ),
+            (
+                "[network]\nmode = \"proxy\"\ndeny = [\"a.*.b\"]\n",
+                "network.deny",
+            ),
+            (
+                "[network]\nmode = \"proxy\"\nprivate = [\"10.0.0.0/33\"]\n",
+                "network.private",
+            ),
+            (
+                "[network]\nmode = \"proxy\"\nbytes = \"lots\"\n",
+                "network.bytes",
+            ),
+        ] {
+            match Profile::parse("x.toml", text) {
+                Err(ProfileError::Invalid { line, key: k, .. }) => {
+                    assert_eq!((line, k.as_str()), (3, key), "{text}");
+                }
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn an_extending_profile_appends_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("base.toml");
+        std::fs::write(&base, "[network]\nmode = \"proxy\"\nallow = [\"a.org\"]\n").unwrap();
+        let p = Profile::parse(
+            &dir.path().join("x.toml").display().to_string(),
+            "extends = \"base.toml\"\n[network]\nallow = [\"b.org\"]\n",
+        )
+        .unwrap();
+        assert_eq!(p.network.0, NetworkMode::Proxy);
+        let names: Vec<&str> = p
+            .net_rules
+            .allow
+            .iter()
+            .map(|r| r.pattern.as_str())
+            .collect();
+        assert_eq!(names, ["a.org", "b.org"]);
+    }
+}
