@@ -420,6 +420,67 @@ fn without_namespaces_landlock_allows_only_the_proxy_and_the_proxy_dies_with_sbx
     }
 }
 
+/// Processes whose network namespace is `ns` (as `readlink /proc/PID/ns/net` shows it).
+fn processes_in(ns: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        if std::fs::read_link(e.path().join("ns/net")).is_ok_and(|l| l.to_string_lossy() == ns) {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// With a network namespace, the proxy's port lives in the sandbox's namespace and its
+/// server in sbx: once sbx is SIGKILLed, no process is left in that namespace.
+#[test]
+fn after_sbx_is_killed_nothing_is_left_in_the_sandboxs_namespace() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("SKIP: reading other users' namespaces needs root");
+        return;
+    }
+    for user in users() {
+        let t = setup(user);
+        let script = format!(
+            "readlink /proc/self/ns/net; {}; sleep 60",
+            curl(&format!("http://allowed.test:{}/", t.port))
+        );
+        let mut c = t.s.command(&t.narrow(), &script);
+        c.stdout(std::process::Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let mut seen = Vec::new();
+        let mut b = [0u8; 4096];
+        while seen.iter().filter(|&&c| c == b'\n').count() < 2 {
+            let n = stdout.read(&mut b).unwrap();
+            assert!(n > 0, "sbx ended early: {}", String::from_utf8_lossy(&seen));
+            seen.extend_from_slice(&b[..n]);
+        }
+        let seen = String::from_utf8_lossy(&seen).into_owned();
+        assert!(seen.contains(BODY), "{}: {seen}", t.s.label());
+        let ns = seen.lines().next().unwrap().to_string();
+        assert!(ns.starts_with("net:["), "{ns}");
+        assert!(!processes_in(&ns).is_empty(), "the run is in {ns}");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // The init dies of its parent-death signal, the kernel then ends the namespace's
+        // processes; wait for that without a clock: each check rereads /proc.
+        let mut left = processes_in(&ns);
+        for _ in 0..10_000 {
+            if left.is_empty() {
+                break;
+            }
+            std::thread::yield_now();
+            left = processes_in(&ns);
+        }
+        assert!(left.is_empty(), "{}: left in {ns}: {left:?}", t.s.label());
+    }
+}
+
 #[test]
 fn the_report_says_how_the_proxy_is_reached() {
     for user in users() {
