@@ -34,11 +34,11 @@ fn caps() -> CapabilitySet {
     }
 }
 
-fn plan_on(namespaces: bool) -> SandboxPlan {
+fn plan_on(namespaces: bool, abi: i32) -> SandboxPlan {
     let mut host = Host::detect();
     host.euid = 0;
     host.landlock = Availability::Available;
-    host.landlock_abi = Some(6);
+    host.landlock_abi = Some(abi);
     host.seccomp = Availability::Available;
     host.namespaces = if namespaces {
         Availability::Available
@@ -63,7 +63,7 @@ fn plan_on(namespaces: bool) -> SandboxPlan {
 
 #[test]
 fn with_a_namespace_the_proxy_is_on_the_sandboxs_loopback() {
-    let p = plan_on(true);
+    let p = plan_on(true, 6);
     assert!(p.namespaces.net);
     let px = p.proxy.unwrap();
     assert_eq!(px.bridge, ProxyBridge::Namespace { port: PROXY_PORT });
@@ -84,7 +84,7 @@ fn with_a_namespace_the_proxy_is_on_the_sandboxs_loopback() {
 
 #[test]
 fn without_a_namespace_landlock_holds_tcp_and_the_port_comes_at_launch() {
-    let p = plan_on(false);
+    let p = plan_on(false, 6);
     assert!(!p.namespaces.net);
     assert_eq!(p.proxy.unwrap().bridge, ProxyBridge::HostLoopback);
     assert!(!p.env.set.contains_key("HTTP_PROXY"), "set at launch");
@@ -117,4 +117,13 @@ fn other_modes_have_no_proxy() {
         assert_eq!(p.proxy, None, "{mode:?}");
         assert!(!p.env.set.contains_key("HTTP_PROXY"), "{mode:?}");
     }
+}
+
+#[test]
+fn without_a_namespace_or_landlock_tcp_rules_the_report_says_not_enforced() {
+    let p = plan_on(false, 3);
+    assert!(!p.landlock.unwrap().deny_tcp);
+    let net = p.report.iter().find(|l| l.name == "network").unwrap();
+    assert_eq!(net.status, LayerStatus::NotEnforced, "{}", net.detail);
+    assert!(net.detail.contains("reaches the network"), "{}", net.detail);
 }

@@ -20,30 +20,43 @@ pub(super) struct Upstream {
 #[derive(Debug)]
 pub(super) struct Refused(pub(super) String);
 
-/// Addresses for `host` in a hosts file (`address name...` lines, `#` comments).
-fn from_hosts_file(path: &Path, host: &str) -> Vec<IpAddr> {
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return Vec::new();
-    };
-    text.lines()
-        .map(|l| l.split('#').next().unwrap_or(""))
-        .filter_map(|l| {
-            let mut words = l.split_whitespace();
-            let ip: IpAddr = words.next()?.parse().ok()?;
-            words.any(|w| normalize_host(w) == host).then_some(ip)
-        })
-        .collect()
+/// The profile's hosts file, read once when the proxy starts: `(address, names)` per line.
+#[derive(Debug, Default)]
+pub(super) struct Hosts(Vec<(IpAddr, Vec<String>)>);
+
+impl Hosts {
+    /// `address name...` lines, `#` comments; an unreadable file holds nothing.
+    pub(super) fn load(path: Option<&Path>) -> Self {
+        let text = path
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .unwrap_or_default();
+        Self(
+            text.lines()
+                .filter_map(|l| {
+                    let mut words = l.split('#').next().unwrap_or("").split_whitespace();
+                    let ip: IpAddr = words.next()?.parse().ok()?;
+                    Some((ip, words.map(normalize_host).collect()))
+                })
+                .collect(),
+        )
+    }
+
+    fn lookup(&self, host: &str) -> Vec<IpAddr> {
+        self.0
+            .iter()
+            .filter(|(_, names)| names.iter().any(|n| n == host))
+            .map(|(ip, _)| *ip)
+            .collect()
+    }
 }
 
-async fn resolve(rules: &NetRules, host: &str, port: u16) -> Result<Vec<SocketAddr>, Refused> {
-    if let Some(path) = &rules.hosts {
-        let found = from_hosts_file(path, host);
-        if !found.is_empty() {
-            return Ok(found
-                .into_iter()
-                .map(|ip| SocketAddr::new(ip, port))
-                .collect());
-        }
+async fn resolve(hosts: &Hosts, host: &str, port: u16) -> Result<Vec<SocketAddr>, Refused> {
+    let found = hosts.lookup(host);
+    if !found.is_empty() {
+        return Ok(found
+            .into_iter()
+            .map(|ip| SocketAddr::new(ip, port))
+            .collect());
     }
     match tokio::net::lookup_host((host, port)).await {
         Ok(addrs) => Ok(addrs.collect()),
@@ -54,12 +67,13 @@ async fn resolve(rules: &NetRules, host: &str, port: u16) -> Result<Vec<SocketAd
 /// Connect to `host:port`, whose name `rule` allowed, at an address the rules admit.
 pub(super) async fn open(
     rules: &NetRules,
+    hosts: &Hosts,
     host: &str,
     port: u16,
     rule: String,
 ) -> Result<Upstream, Refused> {
     let host = normalize_host(host);
-    let addrs = resolve(rules, &host, port).await?;
+    let addrs = resolve(hosts, &host, port).await?;
     let mut last = Refused(format!("{host} has no address"));
     for addr in addrs {
         if let Some(why) = rules.judge_addr(addr.ip()) {

@@ -4,7 +4,7 @@
 //! run ends.
 #![forbid(unsafe_code)]
 
-use super::connect::{Refused, Upstream, open};
+use super::connect::{Hosts, Refused, Upstream, open};
 use super::record::{Ledger, Live, NetRecord};
 use super::rules::{NameVerdict, NetRules, UNLISTED};
 use std::future::Future;
@@ -31,6 +31,7 @@ pub type Approver =
 pub(super) struct Ctx {
     pub(super) rules: NetRules,
     pub(super) ledger: Ledger,
+    hosts: Hosts,
     approver: Option<Approver>,
 }
 
@@ -58,7 +59,7 @@ impl Ctx {
         protocol: &'static str,
     ) -> Result<(Upstream, Arc<Live>), Refused> {
         let opened = match self.judge(host, port).await {
-            Ok(rule) => open(&self.rules, host, port, rule).await,
+            Ok(rule) => open(&self.rules, &self.hosts, host, port, rule).await,
             Err(r) => Err(r),
         };
         let outcome = match opened {
@@ -150,6 +151,7 @@ pub fn start(
     let (tx, rx) = tokio::sync::oneshot::channel();
     let ctx = Arc::new(Ctx {
         ledger: Ledger::new(rules.max_connections, rules.max_bytes),
+        hosts: Hosts::load(rules.hosts.as_deref()),
         rules,
         approver,
     });
