@@ -121,7 +121,8 @@ fn caps() -> impl Strategy<Value = CapabilitySet> {
                 _ => NetworkMode::Host,
             };
             let rule = |h: &&str| {
-                sbx::proxy::parse_host_rule(h, sbx::capability::Origin::builtin("prop")).unwrap()
+                sbx::proxy::parse_host_rule(h, sbx::capability::Origin::builtin("prop"))
+                    .unwrap_or_else(|e| panic!("{e}"))
             };
             c.net_rules.allow = allow.iter().map(rule).collect();
             c.net_rules.deny = deny.iter().map(rule).collect();
