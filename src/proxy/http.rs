@@ -54,10 +54,12 @@ async fn refuse(c: &mut TcpStream, status: &str, why: &str) {
     let _ = c.write_all(msg.as_bytes()).await;
 }
 
-/// The head rewritten for the origin server: origin-form target, no proxy headers.
+/// The head rewritten for the origin server: origin-form target, no proxy headers, and a
+/// `Host` that names the host the proxy connected to (the command's own is dropped).
 fn origin_head(method: &str, url: &url::Url, version: &str, head: &str) -> String {
     let target = &url[url::Position::BeforePath..];
-    let mut out = format!("{method} {target} {version}\r\n");
+    let host = &url[url::Position::BeforeHost..url::Position::AfterPort];
+    let mut out = format!("{method} {target} {version}\r\nHost: {host}\r\n");
     for line in head.split("\r\n").skip(1).filter(|l| !l.is_empty()) {
         let name = line
             .split(':')
@@ -67,7 +69,7 @@ fn origin_head(method: &str, url: &url::Url, version: &str, head: &str) -> Strin
             .to_ascii_lowercase();
         if !matches!(
             name.as_str(),
-            "proxy-connection" | "proxy-authorization" | "connection" | "keep-alive"
+            "proxy-connection" | "proxy-authorization" | "connection" | "keep-alive" | "host"
         ) {
             out.push_str(line);
             out.push_str("\r\n");
@@ -146,7 +148,7 @@ mod tests {
     #[test]
     fn the_forwarded_head_has_no_proxy_headers() {
         let url = url::Url::parse("http://a.example:8080/p?q=1").unwrap();
-        let head = "GET http://a.example:8080/p?q=1 HTTP/1.1\r\nHost: a.example:8080\r\nProxy-Connection: keep-alive\r\nAccept: */*\r\n\r\n";
+        let head = "GET http://a.example:8080/p?q=1 HTTP/1.1\r\nHost: other.example\r\nProxy-Connection: keep-alive\r\nAccept: */*\r\n\r\n";
         let out = origin_head("GET", &url, "HTTP/1.1", head);
         assert_eq!(
             out,
