@@ -370,11 +370,14 @@ fn the_byte_limit_cuts_a_download_short() {
     }
 }
 
+/// Opens a UDP socket: prints `UDP-OPEN`, or `UDP-REFUSED` and the errno.
+const UDP_PROBE: &str = "python3 -c 'import socket\ntry:\n    socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n    print(\"UDP-OPEN\")\nexcept OSError as e:\n    print(\"UDP-REFUSED\", e.errno)'";
+
 /// Without a network namespace the proxy listens on the host's loopback: Landlock lets the
-/// command connect to that port only, and the port closes when the run ends, also when sbx
-/// is killed.
+/// command connect to that port only, seccomp refuses UDP, and the port closes when the run
+/// ends, also when sbx is killed.
 #[test]
-fn without_namespaces_landlock_allows_only_the_proxy_and_the_proxy_dies_with_sbx() {
+fn without_namespaces_only_the_proxys_port_is_reachable_and_it_closes_with_sbx() {
     for user in users() {
         let t = setup(user);
         let narrow = t.narrow();
@@ -383,7 +386,7 @@ fn without_namespaces_landlock_allows_only_the_proxy_and_the_proxy_dies_with_sbx
         t.s.chown_all();
         let portfile: PathBuf = t.s.ws.join("out/proxy-url");
         let script = format!(
-            "echo $HTTP_PROXY > {pf}; {}; curl -sS --max-time 10 --noproxy '*' http://127.0.0.1:{}/; echo; sleep 60",
+            "echo $HTTP_PROXY > {pf}; {}; curl -sS --max-time 10 --noproxy '*' http://127.0.0.1:{}/; echo; {UDP_PROBE}; sleep 60",
             curl(&format!("http://allowed.test:{}/", t.port)),
             t.port,
             pf = portfile.display()
@@ -395,14 +398,22 @@ fn without_namespaces_landlock_allows_only_the_proxy_and_the_proxy_dies_with_sbx
         let mut stdout = child.stdout.take().unwrap();
         let mut seen = Vec::new();
         let mut b = [0u8; 4096];
-        // The two curls have answered when two lines are out (no timing involved).
-        while seen.iter().filter(|&&c| c == b'\n').count() < 2 {
+        // The two curls and the probe have answered when three lines are out.
+        while seen.iter().filter(|&&c| c == b'\n').count() < 3 {
             let n = stdout.read(&mut b).unwrap();
             assert!(n > 0, "sbx ended early: {}", String::from_utf8_lossy(&seen));
             seen.extend_from_slice(&b[..n]);
         }
         let seen = String::from_utf8_lossy(&seen).into_owned();
         assert_eq!(seen.matches(BODY).count(), 1, "{}: {seen}", t.s.label());
+        assert!(seen.contains("UDP-REFUSED 13"), "{}: {seen}", t.s.label());
+        let mut open = t.s.command("workspace-net", UDP_PROBE);
+        open.env("SBX_DISABLE_USERNS", "1");
+        let open = text(&open.output().unwrap());
+        assert!(
+            open.contains("UDP-OPEN"),
+            "paired under workspace-net: {open}"
+        );
         let url = std::fs::read_to_string(&portfile).unwrap();
         let port: u16 = url.trim().rsplit(':').next().unwrap().parse().unwrap();
         assert_ne!(port, 3128, "the host loopback port is chosen at launch");

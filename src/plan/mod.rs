@@ -74,7 +74,7 @@ fn network_layer(caps: &CapabilitySet, net_ns: bool, why_no_ns: &str, tcp_held: 
             caps.net_rules.allow.len()
         ),
         (NetworkMode::Proxy, false) if tcp_held => format!(
-            "no namespace ({why_no_ns}); TCP only to the proxy's port (Landlock; a port rule holds for every address), UDP and raw sockets are not confined"
+            "no namespace ({why_no_ns}); TCP only to the proxy's port (Landlock; a port rule holds for every address), UDP and raw inet sockets refused (seccomp)"
         ),
         (NetworkMode::Proxy, false) => format!(
             "no namespace ({why_no_ns}) and no Landlock TCP rules: a program that ignores the proxy variables reaches the network"

@@ -78,6 +78,7 @@ fn with_a_namespace_the_proxy_is_on_the_sandboxs_loopback() {
     );
     let ll = p.landlock.unwrap();
     assert!(!ll.deny_tcp, "loopback inside the namespace stays usable");
+    assert!(!p.seccomp.unwrap().inet_stream_only);
     let net = p.report.iter().find(|l| l.name == "network").unwrap();
     assert_eq!(net.status, LayerStatus::Enforced);
 }
@@ -93,6 +94,7 @@ fn without_a_namespace_landlock_holds_tcp_and_the_port_comes_at_launch() {
     assert!(ll.tcp_connect.is_empty());
     let sc = p.seccomp.unwrap();
     assert_eq!(sc.socket_families, ["AF_UNIX", "AF_INET", "AF_INET6"]);
+    assert!(sc.inet_stream_only);
     let net = p.report.iter().find(|l| l.name == "network").unwrap();
     assert_eq!(net.status, LayerStatus::Partial);
     assert!(net.detail.contains("Landlock"), "{}", net.detail);
