@@ -5,11 +5,15 @@ use super::prepare::Launch;
 use crate::plan::ProxyBridge;
 use crate::proxy::{ListenerSource, NetRules};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::net::UnixStream;
 
 /// The init's end of the channel (to pass in `ChildFds::proxy`), and how the proxy gets its
 /// listening socket.
 pub(super) struct Bridge {
-    pub(super) child_end: Option<OwnedFd>,
+    pub(super) child_end: Option<UnixStream>,
+    /// Our end of the channel, to wake the proxy's thread if the listener never comes (an
+    /// init of another run, forked meanwhile, may hold a copy of the init's end).
+    wake: Option<UnixStream>,
     /// The listener on the host's loopback, for the init to close its copy of.
     host_fd: libc::c_int,
     source: ListenerSource,
@@ -17,7 +21,7 @@ pub(super) struct Bridge {
 }
 
 /// Receive one fd sent with SCM_RIGHTS on `chan`, blocking until it comes or `chan` closes.
-fn receive_listener(chan: &OwnedFd) -> std::io::Result<std::net::TcpListener> {
+fn receive_listener(chan: &UnixStream) -> std::io::Result<std::net::TcpListener> {
     #[repr(C, align(8))]
     struct CmsgBuf([u8; 64]);
     let mut byte = [0u8; 1];
@@ -54,24 +58,6 @@ fn receive_listener(chan: &OwnedFd) -> std::io::Result<std::net::TcpListener> {
     }
 }
 
-fn socketpair() -> std::io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [-1; 2];
-    // SAFETY: socketpair fills two new fds, owned below.
-    let r = unsafe {
-        libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
-            0,
-            fds.as_mut_ptr(),
-        )
-    };
-    if r < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: both fds were just created and belong to nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
-}
-
 impl Bridge {
     /// `None` when the run has no proxy.
     pub(super) fn new(launch: &mut Launch) -> std::io::Result<Option<Bridge>> {
@@ -81,9 +67,10 @@ impl Bridge {
         let rules = pp.rules.clone();
         match pp.bridge {
             ProxyBridge::Namespace { .. } => {
-                let (ours, theirs) = socketpair()?;
+                let (ours, theirs) = UnixStream::pair()?;
                 Ok(Some(Bridge {
                     child_end: Some(theirs),
+                    wake: Some(ours.try_clone()?),
                     host_fd: -1,
                     source: Box::new(move || receive_listener(&ours)),
                     rules,
@@ -95,6 +82,7 @@ impl Bridge {
                 })?;
                 Ok(Some(Bridge {
                     child_end: None,
+                    wake: None,
                     host_fd: l.as_raw_fd(),
                     source: Box::new(move || Ok(l)),
                     rules,
@@ -113,9 +101,41 @@ impl Bridge {
     pub(super) fn start(
         mut self,
         approver: Option<crate::proxy::Approver>,
-    ) -> std::io::Result<crate::proxy::ProxyHandle> {
+    ) -> std::io::Result<RunProxy> {
         self.child_end = None;
-        crate::proxy::start(self.source, self.rules, approver)
+        Ok(RunProxy {
+            handle: Some(crate::proxy::start(self.source, self.rules, approver)?),
+            wake: self.wake,
+        })
+    }
+}
+
+/// The run's proxy; dropping it stops the proxy too.
+pub(super) struct RunProxy {
+    handle: Option<crate::proxy::ProxyHandle>,
+    wake: Option<UnixStream>,
+}
+
+impl RunProxy {
+    /// Stop the proxy (also while it still waits for its listener) and take its records.
+    pub(super) fn finish(mut self) -> Vec<crate::proxy::NetRecord> {
+        self.wake_up();
+        self.handle
+            .take()
+            .map(crate::proxy::ProxyHandle::finish)
+            .unwrap_or_default()
+    }
+
+    fn wake_up(&self) {
+        if let Some(w) = &self.wake {
+            let _ = w.shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
+
+impl Drop for RunProxy {
+    fn drop(&mut self) {
+        self.wake_up();
     }
 }
 

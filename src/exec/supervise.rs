@@ -259,7 +259,7 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
         });
     }
     let duration = start.elapsed();
-    let network = proxy.map(crate::proxy::ProxyHandle::finish);
+    let network = proxy.map(super::proxy::RunProxy::finish);
 
     let mut result = RunResult {
         exit_code: None,

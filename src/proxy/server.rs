@@ -168,8 +168,9 @@ pub fn start(
                 return Vec::new();
             };
             rt.block_on(accept_loop(listener, ctx.clone(), rx));
-            // Dropping the runtime ends every connection still open.
-            drop(rt);
+            // Ends every connection still open, without waiting for a name lookup in progress
+            // on the blocking pool (it holds no socket of the command's).
+            rt.shutdown_background();
             ctx.ledger.snapshot()
         })?;
     Ok(ProxyHandle {
