@@ -116,7 +116,7 @@ fn proxy_mode(host: &Host) -> String {
         return "own network namespace; the proxy is the only way out".into();
     }
     match host.landlock_abi {
-        Some(v) if v >= 4 => "no network namespace: Landlock allows TCP only to the proxy's port; UDP is not confined".into(),
+        Some(v) if v >= 4 => "no network namespace: Landlock allows TCP only to the proxy's port, seccomp refuses UDP and raw sockets".into(),
         _ => "no network namespace and no Landlock TCP rules (ABI 4): the proxy can be bypassed".into(),
     }
 }

@@ -532,6 +532,24 @@ fn the_report_says_how_the_proxy_is_reached() {
             net["detail"].as_str().unwrap().contains("Landlock"),
             "{net}"
         );
+        let doctor = |disable: bool| {
+            let mut c = t.s.sbx(&["doctor"]);
+            if disable {
+                c.env("SBX_DISABLE_USERNS", "1");
+            }
+            let out = text(&c.output().unwrap());
+            out.lines()
+                .find(|l| l.contains("proxy network mode"))
+                .unwrap_or_else(|| panic!("no proxy line: {out}"))
+                .to_string()
+        };
+        let with = doctor(false);
+        assert!(with.contains("own network namespace"), "{with}");
+        let without = doctor(true);
+        assert!(
+            without.contains("Landlock allows TCP only to the proxy's port"),
+            "{without}"
+        );
     }
 }
 
