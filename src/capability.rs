@@ -248,9 +248,16 @@ impl CapabilitySet {
     fn net_rules_meet(&self, other: &Self) -> crate::proxy::NetRules {
         match (self.network, other.network) {
             (NetworkMode::Proxy, NetworkMode::Proxy) => self.net_rules.meet(&other.net_rules),
-            (NetworkMode::Proxy, _) => self.net_rules.clone(),
-            (_, NetworkMode::Proxy) => other.net_rules.clone(),
-            _ => crate::proxy::NetRules::default(),
+            (NetworkMode::Proxy, NetworkMode::None | NetworkMode::Loopback | NetworkMode::Host) => {
+                self.net_rules.clone()
+            }
+            (NetworkMode::None | NetworkMode::Loopback | NetworkMode::Host, NetworkMode::Proxy) => {
+                other.net_rules.clone()
+            }
+            (
+                NetworkMode::None | NetworkMode::Loopback | NetworkMode::Host,
+                NetworkMode::None | NetworkMode::Loopback | NetworkMode::Host,
+            ) => crate::proxy::NetRules::default(),
         }
     }
 

@@ -353,6 +353,23 @@ mod tests {
     }
 
     #[test]
+    fn the_meet_of_two_rule_sets_is_narrower_than_both() {
+        let mut a = rules(&["a.org", "*.b.org", "c.org:443"], &["x.b.org"]);
+        let mut b = rules(&["a.org", "c.org"], &["y.a.org"]);
+        a.max_connections = Some(10);
+        b.max_bytes = Some(100);
+        let m = a.meet(&b);
+        let names: Vec<String> = m.allow.iter().map(HostRule::text).collect();
+        assert_eq!(names, ["a.org"]);
+        assert_eq!(m.deny.len(), 2);
+        assert_eq!((m.max_connections, m.max_bytes), (Some(10), Some(100)));
+        assert!(m.is_narrower_than(&a) && m.is_narrower_than(&b));
+        assert!(!a.is_narrower_than(&b));
+        assert!(allowed(&a, "z.b.org", 80));
+        assert!(!allowed(&m, "z.b.org", 80));
+    }
+
+    #[test]
     fn private_ranges_admit_special_addresses() {
         let mut r = rules(&[], &[]);
         let lo: IpAddr = "127.0.0.1".parse().unwrap();
