@@ -85,6 +85,20 @@ pub(super) struct NetApproval {
     pub(super) seq: std::sync::atomic::AtomicU64,
 }
 
+/// Drops a pending approval's entry.
+struct Forget<'a> {
+    pending: &'a Pending,
+    id: String,
+}
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut p) = self.pending.lock() {
+            p.remove(&self.id);
+        }
+    }
+}
+
 impl NetApproval {
     /// The proxy's approver for the call `call_id`.
     pub(super) fn for_call(self: &Arc<Self>, call_id: &str) -> crate::proxy::Approver {
@@ -110,19 +124,20 @@ impl NetApproval {
         if let Ok(mut p) = self.pending.lock() {
             p.insert(id.clone(), (tx, vec![scope.clone()]));
         }
-        let _closed = self.events.send(Event::ApprovalRequest {
+        // Removed however this ends, also when the run ends first and drops this future.
+        let _pending = Forget {
+            pending: &self.pending,
             id: id.clone(),
+        };
+        let _closed = self.events.send(Event::ApprovalRequest {
+            id,
             canonical: scope.to_string(),
             reason: format!("{key}: {}", crate::proxy::UNLISTED),
             rule: None,
             scopes: vec![scope.to_string()],
             timeout_ms: u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX),
         });
-        let answer = tokio::time::timeout(self.timeout, rx).await;
-        if let Ok(mut p) = self.pending.lock() {
-            p.remove(&id);
-        }
-        match answer {
+        match tokio::time::timeout(self.timeout, rx).await {
             Ok(Ok(ApprovalAnswer::AllowOnce)) => {
                 HostAnswer::Allow(format!("{key} allowed once by the client"))
             }
