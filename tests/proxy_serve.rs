@@ -127,6 +127,7 @@ fn serve_asks_about_an_unlisted_host() {
         let mut srv = Serve::start(&t, &t.narrow(), &audit);
         let cmd = curl(&format!("http://other.test:{}/", t.port));
         let mut answered = Vec::new();
+        let mut rules = Vec::new();
         for (id, answer) in [
             ("c1", "allow-once"),
             ("c2", "deny"),
@@ -150,8 +151,23 @@ fn serve_asks_about_an_unlisted_host() {
             srv.send(serde_json::json!({"type": "approval", "id": req["id"], "answer": answer}));
             let result = srv.next(&["result"]);
             answered.push(result["content"].as_str().unwrap().contains(BODY));
+            // The result event names who decided.
+            rules.push(
+                result["network"][0]["rule"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+            );
         }
         assert_eq!(answered, [true, false, true], "{}", t.s.label());
+        let by_client = [
+            "allowed once by the client",
+            "denied by the client",
+            "allowed for the session by the client",
+        ];
+        for (rule, want) in rules.iter().zip(by_client) {
+            assert!(rule.contains(want), "{rule:?} lacks {want:?}");
+        }
         srv.call("c4", &cmd);
         let result = srv.next(&["approval_request", "result"]);
         assert_eq!(

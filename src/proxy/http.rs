@@ -2,6 +2,7 @@
 //! one request per connection (`Connection: close`).
 #![forbid(unsafe_code)]
 
+use super::record::NetProtocol;
 use super::server::Ctx;
 use std::sync::atomic::Ordering;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -94,7 +95,7 @@ pub(super) async fn serve(mut c: TcpStream, ctx: &Ctx) {
         let Some((host, port)) = authority(target, 443) else {
             return refuse(&mut c, "400 Bad Request", "bad CONNECT target").await;
         };
-        match ctx.attempt(&host, port, "connect").await {
+        match ctx.attempt(&host, port, NetProtocol::Connect).await {
             Ok((mut up, live)) => {
                 let ok = b"HTTP/1.1 200 Connection established\r\n\r\n";
                 if c.write_all(ok).await.is_err() || up.stream.write_all(&rest).await.is_err() {
@@ -116,7 +117,7 @@ pub(super) async fn serve(mut c: TcpStream, ctx: &Ctx) {
     };
     let host = url.host_str().unwrap_or("").to_string();
     let port = url.port_or_known_default().unwrap_or(80);
-    match ctx.attempt(&host, port, "http").await {
+    match ctx.attempt(&host, port, NetProtocol::Http).await {
         Ok((mut up, live)) => {
             let head = origin_head(method, &url, version, &head);
             if up.stream.write_all(head.as_bytes()).await.is_err()

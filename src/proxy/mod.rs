@@ -20,5 +20,5 @@ mod relay;
 mod server;
 mod socks;
 
-pub use record::NetRecord;
+pub use record::{NetDecision, NetProtocol, NetRecord};
 pub use server::{Approver, HostAnswer, ListenerSource, ProxyHandle, start};

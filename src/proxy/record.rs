@@ -2,19 +2,37 @@
 //! with the bytes relayed each way; and the run's shared budget of connections and bytes.
 #![forbid(unsafe_code)]
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+/// How the command asked for a connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum NetProtocol {
+    /// A plain `http://` request forwarded by the proxy.
+    Http,
+    /// An HTTP `CONNECT` tunnel.
+    Connect,
+    /// A SOCKS5 `CONNECT`.
+    Socks5,
+}
+
+/// Whether the proxy connected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum NetDecision {
+    Allow,
+    Deny,
+}
+
 /// One connection the command asked the proxy for.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NetRecord {
     pub host: String,
     pub port: u16,
-    /// `http`, `connect` or `socks5`.
-    pub protocol: &'static str,
-    /// `allow` or `deny`.
-    pub decision: &'static str,
+    pub protocol: NetProtocol,
+    pub decision: NetDecision,
     /// The rule that decided, or why the connection was refused.
     pub rule: String,
     /// The address the proxy connected to, when it did.

@@ -5,7 +5,7 @@
 #![forbid(unsafe_code)]
 
 use super::connect::{Hosts, Refused, Upstream, open};
-use super::record::{Ledger, Live, NetRecord};
+use super::record::{Ledger, Live, NetDecision, NetProtocol, NetRecord};
 use super::rules::{NameVerdict, NetRules, UNLISTED};
 use std::future::Future;
 use std::pin::Pin;
@@ -56,7 +56,7 @@ impl Ctx {
         &self,
         host: &str,
         port: u16,
-        protocol: &'static str,
+        protocol: NetProtocol,
     ) -> Result<(Upstream, Arc<Live>), Refused> {
         let opened = match self.judge(host, port).await {
             Ok(rule) => open(&self.rules, &self.hosts, host, port, rule).await,
@@ -73,7 +73,7 @@ impl Ctx {
             host: super::rules::normalize_host(host),
             port,
             protocol,
-            decision: "deny",
+            decision: NetDecision::Deny,
             rule: String::new(),
             address: None,
             bytes_up: 0,
@@ -81,7 +81,7 @@ impl Ctx {
         };
         match outcome {
             Ok(up) => {
-                rec.decision = "allow";
+                rec.decision = NetDecision::Allow;
                 rec.rule = up.rule.clone();
                 rec.address = Some(up.addr.to_string());
                 let live = self.ledger.add(rec);

@@ -1,6 +1,7 @@
 //! SOCKS5 (RFC 1928), CONNECT only, no authentication; names are resolved by the proxy.
 #![forbid(unsafe_code)]
 
+use super::record::NetProtocol;
 use super::server::Ctx;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -71,7 +72,7 @@ pub(super) async fn serve(mut c: TcpStream, ctx: &Ctx) {
         }
         Err(_) => return,
     };
-    match ctx.attempt(&host, port, "socks5").await {
+    match ctx.attempt(&host, port, NetProtocol::Socks5).await {
         Ok((up, live)) => {
             if reply(&mut c, OK).await.is_ok() {
                 super::relay::relay(c, up.stream, &live, &ctx.ledger).await;
