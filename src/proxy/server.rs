@@ -58,13 +58,10 @@ impl Ctx {
         port: u16,
         protocol: NetProtocol,
     ) -> Result<(Upstream, Arc<Live>), Refused> {
-        let opened = match self.judge(host, port).await {
-            Ok(rule) => open(&self.rules, &self.hosts, host, port, rule).await,
-            Err(r) => Err(r),
-        };
-        let outcome = match opened {
-            Ok(up) => match self.ledger.open_connection() {
-                Ok(()) => Ok(up),
+        // Past the connection limit, nothing is resolved or connected.
+        let outcome = match self.judge(host, port).await {
+            Ok(rule) => match self.ledger.open_connection() {
+                Ok(()) => open(&self.rules, &self.hosts, host, port, rule).await,
                 Err(why) => Err(Refused(why)),
             },
             Err(r) => Err(r),
