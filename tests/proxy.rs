@@ -143,7 +143,7 @@ fn a_program_that_ignores_the_proxy_variables_cannot_connect() {
     for user in users() {
         let t = setup(user);
         let py = format!(
-            "import socket\ntry:\n    s = socket.create_connection(('127.0.0.1', {}), timeout=10)\n    s.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n')\n    print(s.recv(4096).decode())\nexcept OSError as e:\n    print('refused', e)\n",
+            "import socket\ntry:\n    s = socket.create_connection(('127.0.0.1', {}), timeout=10)\n    s.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n')\n    got = b''\n    while chunk := s.recv(4096):\n        got += chunk\n    print(got.decode())\nexcept OSError as e:\n    print('refused', e)\n",
             t.port
         );
         let script = format!(

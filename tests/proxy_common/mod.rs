@@ -27,12 +27,13 @@ pub fn serve(l: TcpListener, body: Vec<u8>) -> u16 {
                         Ok(n) => head.extend_from_slice(&b[..n]),
                     }
                 }
-                let h = format!(
+                let mut reply = format!(
                     "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
                     body.len()
-                );
-                let _ = s.write_all(h.as_bytes());
-                let _ = s.write_all(&body);
+                )
+                .into_bytes();
+                reply.extend_from_slice(&body);
+                let _ = s.write_all(&reply);
             });
         }
     });
