@@ -62,6 +62,7 @@ fn pipeline() -> Pipeline {
             ..FsCaps::default()
         },
         network: NetworkMode::None,
+        net_rules: Default::default(),
         limits: Limits::default(),
         isolation: Isolation::default(),
         env: EnvPolicy::default(),

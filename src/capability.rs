@@ -96,6 +96,9 @@ pub enum NetworkMode {
     None,
     /// A private network namespace with its own `lo` up.
     Loopback,
+    /// Its own loopback, plus the host names `network.allow` lists, reached through a proxy
+    /// that sbx runs outside the namespace.
+    Proxy,
     /// The host's network.
     Host,
 }
@@ -158,6 +161,9 @@ impl Default for Isolation {
 pub struct CapabilitySet {
     pub fs: FsCaps,
     pub network: NetworkMode,
+    /// The proxy's rules; used only in [`NetworkMode::Proxy`].
+    #[serde(default)]
+    pub net_rules: crate::proxy::NetRules,
     pub limits: Limits,
     pub isolation: Isolation,
     pub env: EnvPolicy,
@@ -240,6 +246,24 @@ impl Isolation {
 }
 
 impl CapabilitySet {
+    /// The proxy rules of the intersection: one side's when only it is a proxy, else names
+    /// both allow, denials of either, ranges both admit, the smaller limits.
+    fn net_rules_meet(&self, other: &Self) -> crate::proxy::NetRules {
+        match (self.network, other.network) {
+            (NetworkMode::Proxy, NetworkMode::Proxy) => self.net_rules.meet(&other.net_rules),
+            (NetworkMode::Proxy, NetworkMode::None | NetworkMode::Loopback | NetworkMode::Host) => {
+                self.net_rules.clone()
+            }
+            (NetworkMode::None | NetworkMode::Loopback | NetworkMode::Host, NetworkMode::Proxy) => {
+                other.net_rules.clone()
+            }
+            (
+                NetworkMode::None | NetworkMode::Loopback | NetworkMode::Host,
+                NetworkMode::None | NetworkMode::Loopback | NetworkMode::Host,
+            ) => crate::proxy::NetRules::default(),
+        }
+    }
+
     /// The greatest set that both `self` and `other` allow. Denials of both are kept.
     #[must_use]
     pub fn intersect(&self, other: &Self) -> Self {
@@ -260,6 +284,7 @@ impl CapabilitySet {
                 protected_change: self.fs.protected_change.max(other.fs.protected_change),
             },
             network: self.network.min(other.network),
+            net_rules: self.net_rules_meet(other),
             limits: Limits {
                 timeout_ms: min_limit(self.limits.timeout_ms, other.limits.timeout_ms),
                 output_bytes: min_limit(self.limits.output_bytes, other.limits.output_bytes),
@@ -297,6 +322,9 @@ impl CapabilitySet {
             && other.fs.watch.iter().all(|w| self.fs.watch.contains(w))
             && self.fs.protected_change >= other.fs.protected_change
             && self.network <= other.network
+            && (self.network != NetworkMode::Proxy
+                || other.network != NetworkMode::Proxy
+                || self.net_rules.is_narrower_than(&other.net_rules))
             && limit_le(l.timeout_ms, o.timeout_ms)
             && limit_le(l.output_bytes, o.output_bytes)
             && limit_le(l.memory_bytes, o.memory_bytes)

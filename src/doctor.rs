@@ -93,6 +93,7 @@ pub fn doctor(json: bool) -> ExitCode {
     show("seccomp", &host.seccomp);
     show("unprivileged user namespaces", &host.user_namespaces);
     show("mount/pid/net namespaces", &host.namespaces);
+    outln!("  {:<28} {}", "proxy network mode", proxy_mode(&host));
     show_tree_limits(&host.cgroups);
     outln!("profiles:");
     for p in &profiles {
@@ -107,6 +108,17 @@ pub fn doctor(json: bool) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// How `proxy` profiles keep the command to the proxy on this host.
+fn proxy_mode(host: &Host) -> String {
+    if host.namespaces.ok() {
+        return "own network namespace; the proxy is the only way out".into();
+    }
+    match host.landlock_abi {
+        Some(v) if v >= 4 => "no network namespace: Landlock allows TCP only to the proxy's port, seccomp refuses UDP and raw sockets".into(),
+        _ => "no network namespace and no Landlock TCP rules (ABI 4): the proxy can be bypassed".into(),
+    }
 }
 
 /// Whether a cgroup per run can bound the whole tree, controller by controller.

@@ -104,6 +104,9 @@ pub fn explain(profile: &str, workspace: Option<PathBuf>, json: bool) -> ExitCod
         );
     }
     outln!("network: {:?} from {}", plan.network, prof.network.1);
+    if let Some(px) = &plan.proxy {
+        show_proxy(px);
+    }
     outln!("limits:");
     for r in &plan.rlimits {
         outln!("  {:?} = {} from {}", r.resource, r.value, r.origin);
@@ -202,4 +205,32 @@ fn print_env(prof: &Profile, env: &EnvPolicy) {
             o.map_or_else(|| "sbx (the run)".into(), ToString::to_string)
         );
     }
+}
+
+/// The proxy's bridge, rules and limits, each rule with its origin.
+fn show_proxy(px: &sbx::plan::ProxyPlan) {
+    match px.bridge {
+        sbx::plan::ProxyBridge::Namespace { port } => {
+            outln!("  proxy on 127.0.0.1:{port} inside the sandbox's network namespace")
+        }
+        sbx::plan::ProxyBridge::HostLoopback => outln!(
+            "  proxy on a port of the host's loopback chosen at launch; Landlock allows TCP to it only"
+        ),
+    }
+    for (what, list) in [("allow", &px.rules.allow), ("deny", &px.rules.deny)] {
+        for r in list {
+            outln!("  {what:<8} {:<40} {}", r.text(), r.origin);
+        }
+    }
+    for p in &px.rules.private {
+        outln!("  private  {:<40} {}", p.range.to_string(), p.origin);
+    }
+    if let Some(h) = &px.rules.hosts {
+        outln!("  hosts file {}", h.display());
+    }
+    outln!(
+        "  limits: connections {:?}, bytes {:?}",
+        px.rules.max_connections,
+        px.rules.max_bytes
+    );
 }

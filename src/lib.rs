@@ -81,6 +81,7 @@ mod lines;
 mod pathset;
 pub mod plan;
 pub mod profile;
+pub mod proxy;
 pub mod serve;
 pub mod tools;
 pub use pipeline::{

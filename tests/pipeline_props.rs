@@ -103,11 +103,13 @@ fn caps() -> impl Strategy<Value = CapabilitySet> {
         paths.clone(),
         paths.clone(),
         paths,
-        0..3u8,
+        0..4u8,
         prop::option::of(1u64..100_000),
         any::<bool>(),
+        prop::sample::subsequence(HOSTS, 0..HOSTS.len()),
+        prop::sample::subsequence(HOSTS, 0..HOSTS.len()),
     )
-        .prop_map(|(r, w, d, net, t, pid)| {
+        .prop_map(|(r, w, d, net, t, pid, allow, deny)| {
             let mut c = profile_caps();
             c.fs.read = r.into_iter().map(entry).collect();
             c.fs.write = w.into_iter().map(entry).collect();
@@ -115,8 +117,15 @@ fn caps() -> impl Strategy<Value = CapabilitySet> {
             c.network = match net {
                 0 => NetworkMode::None,
                 1 => NetworkMode::Loopback,
+                2 => NetworkMode::Proxy,
                 _ => NetworkMode::Host,
             };
+            let rule = |h: &&str| {
+                sbx::proxy::parse_host_rule(h, sbx::capability::Origin::builtin("prop"))
+                    .unwrap_or_else(|e| panic!("{e}"))
+            };
+            c.net_rules.allow = allow.iter().map(rule).collect();
+            c.net_rules.deny = deny.iter().map(rule).collect();
             c.limits = Limits {
                 timeout_ms: t,
                 ..Limits::default()
@@ -126,6 +135,8 @@ fn caps() -> impl Strategy<Value = CapabilitySet> {
             c
         })
 }
+
+const HOSTS: &[&str] = &["a.org", "*.b.org", "c.org:443", "d.org"];
 
 const POOL: &[&str] = &[
     "Bash(git *)",

@@ -6,7 +6,7 @@
 use super::Prepared;
 use super::command::start_command;
 use super::report::{ChildFds, Message, MessageKind, Step, check, errno, send_all, write_file};
-use super::setup::{add_late_rules, loopback_up, run_mount_ops};
+use super::setup::{add_late_rules, hand_over_listener, loopback_up, run_mount_ops};
 use libc::c_int;
 use std::os::fd::AsRawFd;
 
@@ -160,6 +160,12 @@ unsafe fn init(p: &mut Prepared, mut f: ChildFds) -> ! {
     // SAFETY: raw syscalls on prepared data; see module docs.
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        if p.proxy_port == 0 && f.proxy >= 0 {
+            // The proxy's listener on the host's loopback belongs to sbx alone: a copy here
+            // would keep its port open while this process lingers after sbx is gone.
+            libc::close(f.proxy);
+            f.proxy = -1;
+        }
         if f.parent >= 0 {
             let mut pfd = libc::pollfd {
                 fd: f.parent,
@@ -204,6 +210,10 @@ unsafe fn init(p: &mut Prepared, mut f: ChildFds) -> ! {
         }
         if p.loopback_up {
             loopback_up(rep);
+        }
+        if p.proxy_port != 0 && f.proxy >= 0 {
+            hand_over_listener(p.proxy_port, f.proxy, rep);
+            f.proxy = -1;
         }
         if !p.pid_namespace {
             libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);

@@ -146,6 +146,11 @@ pub fn build(plan: &LandlockPlan) -> Result<Built, LandlockError> {
             .add_rule(PathBeneath::new(fd, access))
             .map_err(map)?;
     }
+    for port in &plan.tcp_connect {
+        created = created
+            .add_rule(landlock::NetPort::new(*port, AccessNet::ConnectTcp))
+            .map_err(map)?;
+    }
     let ruleset: Option<std::os::fd::OwnedFd> = created.into();
     let ruleset = ruleset.ok_or(LandlockError::Unsupported)?;
     Ok(Built {

@@ -96,6 +96,8 @@ pub struct Prepared {
     pub slots: [libc::c_int; mounts::MAX_SLOTS],
     pub hostname: Option<CString>,
     pub loopback_up: bool,
+    /// The port of the proxy's listening socket on the sandbox's loopback, or 0 for none.
+    pub proxy_port: u16,
     /// The run's cgroups; removed when this drops.
     pub cgroups: cgroup::RunCgroups,
     /// The init shields itself from the OOM killer (with CAP_SYS_RESOURCE), so that a tree over
@@ -181,7 +183,16 @@ impl Prepared {
             mount_ops,
             slots: [-1; mounts::MAX_SLOTS],
             hostname: plan.hostname.as_deref().and_then(|h| CString::new(h).ok()),
-            loopback_up: ns.net && plan.network == crate::capability::NetworkMode::Loopback,
+            loopback_up: ns.net
+                && matches!(
+                    plan.network,
+                    crate::capability::NetworkMode::Loopback
+                        | crate::capability::NetworkMode::Proxy
+                ),
+            proxy_port: match plan.proxy.as_ref().map(|p| &p.bridge) {
+                Some(crate::plan::ProxyBridge::Namespace { port }) if ns.net => *port,
+                _ => 0,
+            },
             protect_init: cgroups.limits_memory()
                 && caps::has_cap(
                     None,

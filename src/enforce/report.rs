@@ -73,11 +73,12 @@ pub enum Step {
     Seccomp,
     Signals,
     Terminal,
+    Proxy,
 }
 
 impl Step {
     pub fn from_u32(v: u32) -> Option<Self> {
-        const ALL: [Step; 25] = [
+        const ALL: [Step; 26] = [
             Step::UserMap,
             Step::Cgroup,
             Step::MakePrivate,
@@ -103,6 +104,7 @@ impl Step {
             Step::Seccomp,
             Step::Signals,
             Step::Terminal,
+            Step::Proxy,
         ];
         ALL.iter().copied().find(|s| *s as u32 == v)
     }
@@ -134,6 +136,7 @@ impl Step {
             Step::Seccomp => "installing the seccomp filter",
             Step::Signals => "setting up signal handling",
             Step::Terminal => "setting up the command's pseudo-terminal",
+            Step::Proxy => "opening the proxy's port on the sandbox's loopback",
         }
     }
 }
@@ -150,6 +153,9 @@ pub struct ChildFds {
     /// A pseudo-terminal for the command to open in the sandbox, or none.
     pub pty: Option<super::pty::PtySpec>,
     pub report: c_int,
+    /// A unix socket on which the init sends the proxy's listening socket; or, when the
+    /// proxy listens on the host's loopback, that socket, which the init closes; or -1.
+    pub proxy: c_int,
     /// A pidfd of the process that starts the sandbox (or -1): closes the window between
     /// `clone` and `PR_SET_PDEATHSIG` in which its death would go unnoticed.
     pub parent: c_int,

@@ -107,8 +107,12 @@ enum Action {
     CloneNamespaces,
     /// `ioctl`: EPERM for these requests (compared as the 32-bit `unsigned int` they are).
     Ioctls(Vec<u32>),
-    /// `socket`: EAFNOSUPPORT unless the family is one of these.
-    Families(Vec<u32>),
+    /// `socket`: EAFNOSUPPORT unless the family is one of `allowed`; EACCES for a family in
+    /// `stream_only` unless the type is `SOCK_STREAM`.
+    Families {
+        allowed: Vec<u32>,
+        stream_only: Vec<u32>,
+    },
     /// chmod and mknod alike: EPERM when the mode argument has the setuid or setgid bit.
     SetIdMode { mode: u32 },
     /// open alike: EPERM when the flags create a file and the mode has the setuid or setgid bit.
@@ -164,12 +168,10 @@ fn block(action: &Action) -> Vec<sock_filter> {
             errno(libc::EPERM),
             libc::SECCOMP_RET_ALLOW,
         ),
-        Action::Families(fams) => one_of(
-            arg_low(0),
-            fams,
-            libc::SECCOMP_RET_ALLOW,
-            errno(libc::EAFNOSUPPORT),
-        ),
+        Action::Families {
+            allowed,
+            stream_only,
+        } => families(allowed, stream_only),
         Action::SetIdMode { mode } => vec![
             ins(LD_W_ABS, 0, 0, arg_low(*mode)),
             ins(JSET_K, 0, 1, SET_ID),
@@ -196,6 +198,44 @@ fn one_of(offset: u32, values: &[u32], matched: u32, otherwise: u32) -> Vec<sock
         b.push(ins(JEQ_K, (n - i) as u8, 0, *v));
     }
     b.extend([ret(otherwise), ret(matched)]);
+    b
+}
+
+const AND_K: u16 = 0x54; // BPF_ALU | BPF_AND | BPF_K
+/// `SOCK_TYPE_MASK`: the type without SOCK_NONBLOCK and SOCK_CLOEXEC.
+const SOCK_TYPE_MASK: u32 = 0xf;
+
+/// `socket`: allow a family of `allowed`, a family of `stream_only` (a subset) only with type
+/// `SOCK_STREAM` (else EACCES); any other family gets EAFNOSUPPORT.
+fn families(allowed: &[u32], stream_only: &[u32]) -> Vec<sock_filter> {
+    let n = allowed.len();
+    // Layout after the n comparisons: refuse the family; [check the type]; allow.
+    let refuse_family = n + 1;
+    let check_type = n + 2;
+    let allow = if stream_only.is_empty() { n + 2 } else { n + 6 };
+    let mut b = vec![ins(LD_W_ABS, 0, 0, arg_low(0))];
+    for (i, f) in allowed.iter().enumerate() {
+        let target = if stream_only.contains(f) {
+            check_type
+        } else {
+            allow
+        };
+        let jt = target - (i + 2);
+        debug_assert!(jt <= usize::from(u8::MAX));
+        b.push(ins(JEQ_K, jt as u8, 0, *f));
+    }
+    debug_assert_eq!(b.len(), refuse_family);
+    b.push(ret(errno(libc::EAFNOSUPPORT)));
+    if !stream_only.is_empty() {
+        b.extend([
+            ins(LD_W_ABS, 0, 0, arg_low(1)),
+            ins(AND_K, 0, 0, SOCK_TYPE_MASK),
+            ins(JEQ_K, 1, 0, libc::SOCK_STREAM as u32),
+            ret(errno(libc::EACCES)),
+        ]);
+    }
+    debug_assert_eq!(b.len(), allow);
+    b.push(ret(libc::SECCOMP_RET_ALLOW));
     b
 }
 
@@ -322,7 +362,19 @@ pub fn compile_plan(plan: &SeccompPlan) -> Result<BpfProgram, SeccompError> {
         .or_insert(if families.is_empty() {
             Action::Errno(libc::EAFNOSUPPORT)
         } else {
-            Action::Families(families)
+            let inet = [libc::AF_INET as u32, libc::AF_INET6 as u32];
+            Action::Families {
+                stream_only: if plan.inet_stream_only {
+                    families
+                        .iter()
+                        .copied()
+                        .filter(|f| inet.contains(f))
+                        .collect()
+                } else {
+                    Vec::new()
+                },
+                allowed: families,
+            }
         });
     if plan.deny_setid_modes {
         // Calls this architecture lacks (aarch64 has no chmod or open) are skipped.

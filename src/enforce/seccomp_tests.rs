@@ -79,6 +79,7 @@ fn plan() -> SeccompPlan {
             .to_vec(),
         extra: Vec::new(),
         socket_families: vec!["AF_UNIX".into(), "AF_INET".into()],
+        inet_stream_only: false,
         deny_namespace_clone: true,
         clone3_enosys: true,
         block_x32_and_i386: true,
@@ -315,4 +316,37 @@ fn no_family_refuses_every_socket_and_repeats_change_nothing() {
         answer(&prog, "ioctl", [0, libc::TIOCGWINSZ, 0, 0, 0, 0]),
         libc::SECCOMP_RET_ALLOW
     );
+}
+
+#[test]
+fn inet_sockets_can_be_held_to_streams() {
+    let eacces = libc::SECCOMP_RET_ERRNO | libc::EACCES as u32;
+    let eafnosupport = libc::SECCOMP_RET_ERRNO | libc::EAFNOSUPPORT as u32;
+    let allow = libc::SECCOMP_RET_ALLOW;
+    let (inet, inet6, unix) = (
+        libc::AF_INET as u64,
+        libc::AF_INET6 as u64,
+        libc::AF_UNIX as u64,
+    );
+    let stream = (libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK) as u64;
+    let dgram = libc::SOCK_DGRAM as u64;
+    let raw = libc::SOCK_RAW as u64;
+    let netlink = libc::AF_NETLINK as u64;
+    let mut p = plan();
+    p.socket_families.push("AF_INET6".into());
+    for (held, refused) in [(true, eacces), (false, allow)] {
+        p.inet_stream_only = held;
+        let prog = compile_plan(&p).unwrap();
+        for (family, ty, want) in [
+            (inet, stream, allow),
+            (inet6, stream, allow),
+            (inet, dgram, refused),
+            (inet6, raw, refused),
+            (unix, dgram, allow),
+            (netlink, raw, eafnosupport),
+        ] {
+            let got = answer(&prog, "socket", [family, ty, 0, 0, 0, 0]);
+            assert_eq!(got, want, "held {held}: socket({family}, {ty:#x})");
+        }
+    }
 }

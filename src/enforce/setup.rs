@@ -241,3 +241,54 @@ pub(super) unsafe fn loopback_up(rep: c_int) {
     // SAFETY: `check!` reports and exits on failure; see `bring_up_lo`.
     unsafe { check!(rep, Step::Loopback, bring_up_lo()) }
 }
+
+/// Control-message space for one fd, aligned as `struct cmsghdr` needs.
+#[repr(C, align(8))]
+struct CmsgBuf([u8; 64]);
+
+/// Open the proxy's listening socket on `127.0.0.1:port` of the sandbox's network namespace
+/// and send it to sbx over `chan` (SCM_RIGHTS), then close both here. Async-signal-safe:
+/// socket calls and a sendmsg on stack buffers.
+pub(super) unsafe fn hand_over_listener(port: u16, chan: c_int, rep: c_int) {
+    // SAFETY: plain socket syscalls; every buffer lives on this stack frame, and the
+    // control message is built inside `cmsg` with the libc macros.
+    unsafe {
+        let s = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        check!(rep, Step::Proxy, s);
+        let addr = libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: port.to_be(),
+            sin_addr: libc::in_addr {
+                s_addr: u32::from_be_bytes([127, 0, 0, 1]).to_be(),
+            },
+            sin_zero: [0; 8],
+        };
+        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        check!(
+            rep,
+            Step::Proxy,
+            libc::bind(s, (&raw const addr).cast(), len)
+        );
+        check!(rep, Step::Proxy, libc::listen(s, 1024));
+        let mut byte = [b'P'];
+        let mut iov = libc::iovec {
+            iov_base: byte.as_mut_ptr().cast(),
+            iov_len: 1,
+        };
+        let mut cmsg = CmsgBuf([0; 64]);
+        let space = libc::CMSG_SPACE(std::mem::size_of::<c_int>() as u32) as usize;
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = cmsg.0.as_mut_ptr().cast();
+        msg.msg_controllen = space;
+        let hdr = libc::CMSG_FIRSTHDR(&msg);
+        (*hdr).cmsg_level = libc::SOL_SOCKET;
+        (*hdr).cmsg_type = libc::SCM_RIGHTS;
+        (*hdr).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<c_int>() as u32) as usize;
+        std::ptr::write_unaligned(libc::CMSG_DATA(hdr).cast::<c_int>(), s);
+        check!(rep, Step::Proxy, libc::sendmsg(chan, &msg, 0) as c_int);
+        libc::close(s);
+        libc::close(chan);
+    }
+}

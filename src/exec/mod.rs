@@ -5,6 +5,7 @@ mod gitscan;
 mod output;
 mod prepare;
 mod protect;
+mod proxy;
 mod quarantine;
 mod relay;
 mod request;

@@ -23,6 +23,8 @@ pub(super) struct Launch {
     /// The trees the sandbox writes, where no quarantine may lie.
     pub(super) writable: Vec<PathBuf>,
     pub(super) protected_change: crate::capability::ProtectedChange,
+    /// The proxy's port on the host's loopback, when there is no network namespace.
+    pub(super) proxy_listener: Option<std::net::TcpListener>,
 }
 
 impl Sandbox {
@@ -69,6 +71,8 @@ impl Sandbox {
                 .set
                 .insert("TMPDIR".into(), dir.display().to_string());
         }
+        let proxy_listener =
+            super::proxy::host_port(&mut plan).map_err(|source| RunError::Spawn { source })?;
         // Environment: what the policy keeps of the caller's, then fixed values.
         let mut env: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
         for (k, v) in &req.env {
@@ -134,6 +138,7 @@ impl Sandbox {
             writable: caps.fs.write.iter().map(|e| e.path.clone()).collect(),
             watch: caps.fs.watch,
             protected_change: caps.fs.protected_change,
+            proxy_listener,
         })
     }
 }

@@ -25,6 +25,9 @@ pub struct RunRequest {
     /// [`Terminal`]); `None` keeps plain fds and pipes. With a terminal on stdin, the run also
     /// handles the signals `forward_signals` names, so that the terminal's modes are restored.
     pub terminal: Option<Terminal>,
+    /// In `proxy` network mode: whom to ask about a host name the profile does not list
+    /// (`None`: such names are refused).
+    pub net_approver: Option<crate::proxy::Approver>,
 }
 
 impl RunRequest {
@@ -46,6 +49,7 @@ impl RunRequest {
             forward_signals: false,
             cancel: None,
             terminal: None,
+            net_approver: None,
         }
     }
 }

@@ -49,6 +49,9 @@ pub struct RunResult {
     pub protected: Vec<crate::exec::ProtectedPath>,
     /// The profile says a protected change fails the run (`protected_change = "fail"`).
     pub protected_failed: bool,
+    /// In `proxy` network mode: every connection the command asked the proxy for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<Vec<crate::proxy::NetRecord>>,
     #[serde(skip)]
     pub stdout: Vec<u8>,
     #[serde(skip)]

@@ -73,6 +73,7 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
     // SAFETY: when non-negative, the fd was just created and is owned by nobody else.
     let parent_pidfd = (parent_pidfd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(parent_pidfd) });
     let raw_fd = |fd: &Option<OwnedFd>| fd.as_ref().map_or(-1, AsRawFd::as_raw_fd);
+    let bridge = super::proxy::Bridge::new(p).map_err(spawn_err)?;
     let fds = ChildFds {
         stdin: -1,
         stdout: raw_fd(&out_w),
@@ -80,6 +81,7 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
         ctty: -1,
         pty: pty.spec(),
         report: rep_w.as_raw_fd(),
+        proxy: bridge.as_ref().map_or(-1, super::proxy::Bridge::child_fd),
         parent: parent_pidfd.as_ref().map_or(-1, AsRawFd::as_raw_fd),
     };
     // SAFETY: everything the child uses is in `p.prepared` and `fds`, prepared above.
@@ -88,6 +90,10 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
     // SAFETY: CLONE_PIDFD gave us a new fd that nobody else owns.
     let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
     drop((out_w, err_w, rep_w, parent_pidfd));
+    let proxy = bridge
+        .map(|b| b.start(req.net_approver.clone()))
+        .transpose()
+        .map_err(spawn_err)?;
     set_nonblocking(rep_r.as_raw_fd());
     let spawn_io = |source| RunError::Spawn { source };
     let out_fd = out_r.map(async_fd).transpose().map_err(spawn_io)?;
@@ -253,6 +259,7 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
         });
     }
     let duration = start.elapsed();
+    let network = proxy.map(super::proxy::RunProxy::finish);
 
     let mut result = RunResult {
         exit_code: None,
@@ -275,6 +282,7 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
         },
         protected: Vec::new(),
         protected_failed: false,
+        network,
         stdout: std::mem::take(&mut caps.out.kept),
         stderr: std::mem::take(&mut caps.err.kept),
     };

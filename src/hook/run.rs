@@ -186,6 +186,7 @@ fn record(opts: &HookOptions, input: impl std::io::Read) -> Result<(), String> {
         exit_status: None,
         signal: None,
         enforcement: None,
+        network: None,
         hook_rewrites: &[],
         post: &[],
     };

@@ -56,6 +56,9 @@ pub struct AuditRecord<'a> {
     pub signal: Option<i32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enforcement: Option<&'a serde_json::Value>,
+    /// The proxy's connections, in `proxy` network mode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<&'a [crate::proxy::NetRecord]>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub hook_rewrites: &'a [HookRewrite],
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
@@ -120,6 +123,7 @@ impl AuditLog {
             exit_status: None,
             signal: None,
             enforcement: None,
+            network: None,
             hook_rewrites: &[],
             post: &[],
         }
@@ -148,6 +152,7 @@ impl Observer for AuditLog {
         rec.exit_status = r.exec.as_ref().and_then(|e| e.exit_status);
         rec.signal = r.exec.as_ref().and_then(|e| e.signal);
         rec.enforcement = r.exec.as_ref().map(|e| &e.enforcement);
+        rec.network = r.exec.as_ref().and_then(|e| e.network.as_deref());
         rec.hook_rewrites = &r.hook_rewrites;
         rec.post = &r.post;
         self.write(&rec);

@@ -78,6 +78,9 @@ pub struct ExecOutcome {
     /// Set when the command was started in the background instead of run to its end: the
     /// job that now holds it. `exit_status` is then absent and the call is not an error.
     pub job: Option<String>,
+    /// In `proxy` network mode: every connection the command asked for, allowed or refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<Vec<crate::proxy::NetRecord>>,
 }
 
 /// Why nothing (or nothing complete) ran.

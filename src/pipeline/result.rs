@@ -18,6 +18,9 @@ pub struct ExecSummary {
     /// The background job the run was handed to, when it was started in the background.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub job: Option<String>,
+    /// In `proxy` network mode: every connection the command asked for, allowed or refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<Vec<crate::proxy::NetRecord>>,
 }
 
 /// A hook's rewritten input: recorded, never applied.

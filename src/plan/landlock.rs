@@ -53,8 +53,11 @@ pub struct LandlockPlan {
     /// Highest ABI the rights are taken from.
     pub abi: i32,
     pub rules: Vec<LandlockRule>,
-    /// Deny all TCP bind and connect (no rules for ports are ever added).
+    /// Deny all TCP bind and connect, except connecting to `tcp_connect`.
     pub deny_tcp: bool,
+    /// TCP ports the command may connect to despite `deny_tcp`: the proxy's, on a host
+    /// without network namespaces (set at launch, when the port is known).
+    pub tcp_connect: Vec<u16>,
     pub scope_signals: bool,
     pub scope_abstract_unix: bool,
 }
@@ -282,7 +285,8 @@ pub(super) fn landlock_plan(
         let scope_ok = abi >= 6;
         let deny_tcp = net_ok
             && (caps.network == NetworkMode::None
-                || (caps.network == NetworkMode::Loopback && !namespaces.net));
+                || (matches!(caps.network, NetworkMode::Loopback | NetworkMode::Proxy)
+                    && !namespaces.net));
         if !net_ok {
             gaps.push(missing(
                 Protection::LandlockNetwork,
@@ -326,6 +330,7 @@ pub(super) fn landlock_plan(
             abi,
             rules,
             deny_tcp,
+            tcp_connect: Vec::new(),
             scope_signals: scope_ok && caps.isolation.scope_signals,
             scope_abstract_unix: scope_ok && caps.isolation.scope_abstract_unix,
         })

@@ -9,6 +9,7 @@ fn caps(processes: u64) -> CapabilitySet {
     CapabilitySet {
         fs: FsCaps::default(),
         network: NetworkMode::None,
+        net_rules: Default::default(),
         limits: Limits {
             memory_bytes: Some(64 << 20),
             processes: Some(processes),

@@ -19,7 +19,10 @@ pub use landlock::{EXEC, FsRight, LandlockPlan, LandlockRule, READ, WRITE};
 pub use limits::{PID_MAX_MIN, Rlimit, RlimitStep};
 pub use mounts::MountStep;
 pub use seccomp::{BASE_DENIED_SYSCALLS, SeccompPlan};
-pub use types::{Layer, LayerStatus, Namespaces, PlanError, SandboxPlan, TreeKill};
+pub use types::{
+    Layer, LayerStatus, Namespaces, PROXY_PORT, PlanError, ProxyBridge, ProxyPlan, SandboxPlan,
+    TreeKill,
+};
 
 use crate::capability::{CapabilitySet, NetworkMode, Origin};
 use crate::host::{Availability, Host};
@@ -60,6 +63,60 @@ fn metadata_layer(mount: bool, why_not: &str) -> Layer {
             )
         },
     }
+}
+
+/// The network line of the report. `tcp_held`: Landlock denies TCP (but to the proxy's port).
+fn network_layer(caps: &CapabilitySet, net_ns: bool, why_no_ns: &str, tcp_held: bool) -> Layer {
+    let detail = match (caps.network, net_ns) {
+        (NetworkMode::Host, _) => "host network (profile)".to_string(),
+        (NetworkMode::Proxy, true) => format!(
+            "private namespace with lo up; {} allowed host names through the proxy on 127.0.0.1:{PROXY_PORT}",
+            caps.net_rules.allow.len()
+        ),
+        (NetworkMode::Proxy, false) if tcp_held => format!(
+            "no namespace ({why_no_ns}); TCP only to the proxy's port (Landlock; a port rule holds for every address), UDP and raw inet sockets refused (seccomp)"
+        ),
+        (NetworkMode::Proxy, false) => format!(
+            "no namespace ({why_no_ns}) and no Landlock TCP rules: a program that ignores the proxy variables reaches the network"
+        ),
+        (NetworkMode::None, true) => "empty network namespace".into(),
+        (NetworkMode::Loopback, true) => "private namespace with lo up".into(),
+        (NetworkMode::None, false) => {
+            format!("no namespace ({why_no_ns}); TCP denied by Landlock, inet sockets by seccomp")
+        }
+        (NetworkMode::Loopback, false) => format!(
+            "no namespace ({why_no_ns}); loopback cannot be isolated, so TCP is denied by Landlock and inet sockets by seccomp"
+        ),
+    };
+    let status = match (caps.network, net_ns) {
+        (NetworkMode::Host, _) | (_, true) => LayerStatus::Enforced,
+        (NetworkMode::Proxy, false) if !tcp_held => LayerStatus::NotEnforced,
+        (NetworkMode::None | NetworkMode::Loopback | NetworkMode::Proxy, false) => {
+            LayerStatus::Partial
+        }
+    };
+    Layer {
+        name: "network".into(),
+        status,
+        detail,
+    }
+}
+
+/// The variables that point programs at the proxy on `port` of loopback.
+pub fn proxy_env(port: u16) -> Vec<(String, String)> {
+    let http = format!("http://127.0.0.1:{port}");
+    let socks = format!("socks5h://127.0.0.1:{port}");
+    let mut out = Vec::new();
+    for (k, v) in [
+        ("HTTP_PROXY", http.as_str()),
+        ("HTTPS_PROXY", http.as_str()),
+        ("ALL_PROXY", socks.as_str()),
+        ("NO_PROXY", "localhost,127.0.0.1,::1"),
+    ] {
+        out.push((k.to_string(), v.to_string()));
+        out.push((k.to_ascii_lowercase(), v.to_string()));
+    }
+    out
 }
 
 /// Compute the plan. Fails only when a required protection is missing.
@@ -128,28 +185,8 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
             &ns_reason.0
         },
     ));
-    let net_detail = match (caps.network, namespaces.net) {
-        (NetworkMode::Host, _) => "host network (profile)".to_string(),
-        (NetworkMode::None, true) => "empty network namespace".into(),
-        (NetworkMode::Loopback, true) => "private namespace with lo up".into(),
-        (NetworkMode::None, false) => format!(
-            "no namespace ({}); TCP denied by Landlock, inet sockets by seccomp",
-            ns_reason.0
-        ),
-        (NetworkMode::Loopback, false) => format!(
-            "no namespace ({}); loopback cannot be isolated, so TCP is denied by Landlock and inet sockets by seccomp",
-            ns_reason.0
-        ),
-    };
-    report.push(Layer {
-        name: "network".into(),
-        status: if caps.network == NetworkMode::Host || namespaces.net {
-            LayerStatus::Enforced
-        } else {
-            LayerStatus::Partial
-        },
-        detail: net_detail,
-    });
+    let tcp_held = landlock.as_ref().is_some_and(|l| l.deny_tcp);
+    report.push(network_layer(caps, namespaces.net, &ns_reason.0, tcp_held));
 
     let limits = limits::limits_plan(input, &namespaces, &mut gaps, &mut report);
     let l = &caps.limits;
@@ -200,6 +237,17 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
     env.set
         .entry("TMPDIR".into())
         .or_insert_with(|| tmp.display().to_string());
+    let proxy = (caps.network == NetworkMode::Proxy).then(|| ProxyPlan {
+        bridge: if namespaces.net {
+            ProxyBridge::Namespace { port: PROXY_PORT }
+        } else {
+            ProxyBridge::HostLoopback
+        },
+        rules: caps.net_rules.clone(),
+    });
+    if namespaces.net && proxy.is_some() {
+        env.set.extend(proxy_env(PROXY_PORT));
+    }
     Ok(SandboxPlan {
         namespaces: namespaces.clone(),
         mounts,
@@ -210,6 +258,7 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
         pid_max: limits.pid_max,
         tmp_size: l.tmp_bytes.filter(|_| namespaces.mount),
         network: caps.network,
+        proxy,
         tree_kill,
         hostname: namespaces.uts.then(|| "sbx".to_string()),
         env,
@@ -218,3 +267,6 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
         report,
     })
 }
+
+#[cfg(test)]
+mod proxy_tests;

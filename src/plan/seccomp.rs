@@ -16,6 +16,10 @@ pub struct SeccompPlan {
     pub extra: Vec<(String, Origin)>,
     /// `socket(2)` domains allowed; every other domain gets EAFNOSUPPORT.
     pub socket_families: Vec<String>,
+    /// `AF_INET` and `AF_INET6` sockets must be streams (TCP); other types get EACCES. Set in
+    /// `proxy` mode without a network namespace, where Landlock keeps TCP to the proxy's port
+    /// and nothing else would keep UDP, ICMP or raw sockets from the host's network.
+    pub inet_stream_only: bool,
     /// clone/unshare flags that create namespaces are refused.
     pub deny_namespace_clone: bool,
     /// clone3 answers ENOSYS so that libc falls back to clone, whose flags are inspectable.
@@ -100,7 +104,12 @@ pub(super) fn seccomp_plan(
     if host.seccomp.ok() {
         let families: Vec<String> = match (caps.network, namespaces.net) {
             (NetworkMode::None, _) | (NetworkMode::Loopback, false) => vec!["AF_UNIX".into()],
-            (NetworkMode::Loopback, true) | (NetworkMode::Host, _) => {
+            // Only the proxy's port is reachable, by Landlock; netlink would list the host's
+            // interfaces.
+            (NetworkMode::Proxy, false) => {
+                vec!["AF_UNIX".into(), "AF_INET".into(), "AF_INET6".into()]
+            }
+            (NetworkMode::Loopback | NetworkMode::Proxy, true) | (NetworkMode::Host, _) => {
                 vec![
                     "AF_UNIX".into(),
                     "AF_INET".into(),
@@ -109,6 +118,7 @@ pub(super) fn seccomp_plan(
                 ]
             }
         };
+        let inet_stream_only = caps.network == NetworkMode::Proxy && !namespaces.net;
         let mut denied: Vec<String> = BASE_DENIED_SYSCALLS.iter().map(|s| s.to_string()).collect();
         let extra: Vec<(String, Origin)> = input.extra_syscall_origins.to_vec();
         for (s, _) in &extra {
@@ -119,12 +129,13 @@ pub(super) fn seccomp_plan(
         report.push(Layer {
             name: "seccomp".into(),
             status: LayerStatus::Enforced,
-            detail: format!("{} syscalls denied; sockets: {}; clone3 ENOSYS; x32 and 32-bit entry blocked; TIOCSTI/TIOCLINUX denied; no setuid/setgid modes", denied.len(), families.join(",")),
+            detail: format!("{} syscalls denied; sockets: {}{}; clone3 ENOSYS; x32 and 32-bit entry blocked; TIOCSTI/TIOCLINUX denied; no setuid/setgid modes", denied.len(), families.join(","), if inet_stream_only { " (inet: TCP only)" } else { "" }),
         });
         Some(SeccompPlan {
             denied,
             extra,
             socket_families: families,
+            inet_stream_only,
             deny_namespace_clone: true,
             clone3_enosys: true,
             block_x32_and_i386: true,

@@ -57,6 +57,8 @@ pub struct SandboxPlan {
     /// Size of each private tmpfs the command can write (`/tmp`, and `/dev` with `/dev/shm`).
     pub tmp_size: Option<u64>,
     pub network: NetworkMode,
+    /// The proxy of `proxy` mode: where the command reaches it, and its rules.
+    pub proxy: Option<ProxyPlan>,
     pub tree_kill: TreeKill,
     pub hostname: Option<String>,
     /// Which of the caller's variables the command gets, and the fixed values (`TMPDIR` among
@@ -65,6 +67,27 @@ pub struct SandboxPlan {
     pub timeout_ms: Option<u64>,
     pub output_bytes: Option<u64>,
     pub report: Vec<Layer>,
+}
+
+/// The port the proxy listens on inside the sandbox's network namespace.
+pub const PROXY_PORT: u16 = 3128;
+
+/// Where the command reaches the proxy.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProxyBridge {
+    /// A listening socket on the namespace's own loopback, opened by the sandbox's init and
+    /// served by sbx from outside.
+    Namespace { port: u16 },
+    /// No network namespace: a port on the host's loopback, chosen at launch; Landlock lets
+    /// the command connect to it and to no other TCP port.
+    HostLoopback,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ProxyPlan {
+    pub bridge: ProxyBridge,
+    pub rules: crate::proxy::NetRules,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

@@ -42,7 +42,8 @@ pub fn profile_policy(profile: &str) -> Option<&'static str> {
             env!("OUT_DIR"),
             "/profiles/policy/workspace.toml"
         ))),
-        "workspace-net" => Some(include_str!(concat!(
+        // The registries profile reaches fewer hosts; the same calls are worth asking about.
+        "workspace-net" | "workspace-registries" => Some(include_str!(concat!(
             env!("OUT_DIR"),
             "/profiles/policy/workspace-net.toml"
         ))),
@@ -59,4 +60,11 @@ pub fn profile_policy(profile: &str) -> Option<&'static str> {
 }
 
 /// Names of the built-in profiles that ship a default policy.
-pub const PROFILE_POLICIES: &[&str] = &["read-only", "workspace", "workspace-net", "strict", "ci"];
+pub const PROFILE_POLICIES: &[&str] = &[
+    "read-only",
+    "workspace",
+    "workspace-net",
+    "workspace-registries",
+    "strict",
+    "ci",
+];

@@ -7,6 +7,7 @@
 mod error;
 mod limits;
 mod load;
+mod network;
 mod protection;
 mod raw;
 mod resolve;
@@ -42,6 +43,8 @@ pub struct Profile {
     /// `filesystem.protected_change` and where it was set.
     pub protected_change: (ProtectedChange, Origin),
     pub network: (NetworkMode, Origin),
+    /// `[network]` allow, deny and private entries, hosts file and limits (`proxy` mode).
+    pub net_rules: crate::proxy::NetRules,
     limits: BTreeMap<&'static str, (LimitValue, String)>,
     pub env: EnvPolicy,
     /// Where `environment.inherit` was set; `None` for the default.

@@ -44,7 +44,21 @@ pub(super) struct RawFs {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawNetwork {
-    pub(super) mode: Spanned<NetworkMode>,
+    pub(super) mode: Option<Spanned<NetworkMode>>,
+    /// Host names the proxy lets through (`proxy` mode).
+    #[serde(default)]
+    pub(super) allow: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub(super) deny: Vec<Spanned<String>>,
+    /// Special address ranges the proxy may connect to.
+    #[serde(default)]
+    pub(super) private: Vec<Spanned<String>>,
+    /// A hosts file the proxy consults before the host's resolver.
+    pub(super) hosts: Option<Spanned<String>>,
+    /// Connections per run.
+    pub(super) connections: Option<Spanned<toml::Value>>,
+    /// Bytes relayed per run.
+    pub(super) bytes: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

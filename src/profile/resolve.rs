@@ -3,7 +3,7 @@
 #![forbid(unsafe_code)]
 
 use super::{PathPattern, Profile, ProfileError};
-use crate::capability::{CapabilitySet, FsCaps, Limits, Origin, PathEntry};
+use crate::capability::{CapabilitySet, FsCaps, Limits, NetworkMode, Origin, PathEntry};
 use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
 
@@ -103,6 +103,11 @@ impl Profile {
                 protected_change: self.protected_change.0,
             },
             network: self.network.0,
+            net_rules: if self.network.0 == NetworkMode::Proxy {
+                self.net_rules.clone()
+            } else {
+                crate::proxy::NetRules::default()
+            },
             limits: Limits {
                 timeout_ms: lim("timeout").map(|s| s.saturating_mul(1000)),
                 output_bytes: lim("output"),

@@ -26,6 +26,8 @@ pub struct SandboxExecutor {
     sink: Option<OutputSink>,
     cancels: Mutex<HashMap<String, oneshot::Receiver<()>>>,
     jobs: Arc<Jobs>,
+    /// Asks about host names a `proxy` profile does not list.
+    net_approval: Option<Arc<super::approval::NetApproval>>,
 }
 
 impl SandboxExecutor {
@@ -36,7 +38,15 @@ impl SandboxExecutor {
             sink: None,
             cancels: Mutex::new(HashMap::new()),
             jobs: Arc::new(Jobs::default()),
+            net_approval: None,
         }
+    }
+
+    /// Ask the client about host names a `proxy` profile does not list.
+    #[must_use]
+    pub(super) fn with_net_approval(mut self, a: Arc<super::approval::NetApproval>) -> Self {
+        self.net_approval = Some(a);
+        self
     }
 
     /// The background jobs this executor started. Dropping the last handle kills them.
@@ -79,6 +89,7 @@ impl SandboxExecutor {
         run.timeout = req.timeout;
         run.grace = Duration::from_secs(2);
         run.output = output;
+        run.net_approver = self.net_approval.as_ref().map(|a| a.for_call(&req.call_id));
         run
     }
 
@@ -187,6 +198,7 @@ impl Executor for SandboxExecutor {
                 enforcement: serde_json::to_value(&result.enforcement)
                     .unwrap_or(serde_json::Value::Null),
                 job: None,
+                network: result.network.clone(),
             })
         })
     }

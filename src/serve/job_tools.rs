@@ -114,6 +114,7 @@ impl Answer {
             duration_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
             content: self.content,
             enforcement: self.enforcement,
+            network: None,
             job_id: self.job_id,
             job_status: self.status,
             jobs: self.jobs,

@@ -119,6 +119,9 @@ pub enum Event {
         /// The executor's enforcement report, when a process ran (for `job_output`: once the
         /// job has ended).
         enforcement: Option<serde_json::Value>,
+        /// Under a `proxy` profile: every connection the command asked for, allowed or refused.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        network: Option<Vec<crate::proxy::NetRecord>>,
         /// The background job this call started (`bash` with `run_in_background`) or acted on
         /// (`job_output`, `job_kill`).
         #[serde(default, skip_serializing_if = "Option::is_none")]

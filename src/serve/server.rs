@@ -234,6 +234,7 @@ impl Session {
 /// The `result` event of a call that went through the pipeline.
 fn result_event(id: String, r: &CallResult) -> Event {
     let job_id = r.exec.as_ref().and_then(|x| x.job.clone());
+    let network = r.exec.as_ref().and_then(|x| x.network.clone());
     let (exit_code, signal, truncated, enforcement, content) = match &r.exec {
         Some(x) if x.job.is_some() => (None, None, false, None, r.content.clone()),
         Some(x) => {
@@ -263,6 +264,7 @@ fn result_event(id: String, r: &CallResult) -> Event {
         duration_ms: u64::try_from(r.duration.as_millis()).unwrap_or(u64::MAX),
         content,
         enforcement,
+        network,
         job_id,
         job_status: None,
         jobs: None,
@@ -318,10 +320,19 @@ where
             Stream::Stderr => Event::Stderr { id, data },
         });
     });
-    let executor = Arc::new(
-        SandboxExecutor::new(loaded.sandbox.clone(), loaded.workspace.clone()).with_sink(sink),
-    );
     let pending: Pending = Arc::new(Mutex::new(HashMap::new()));
+    let net_approval = Arc::new(super::approval::NetApproval {
+        events: tx.clone(),
+        pending: pending.clone(),
+        timeout: opts.approval_timeout,
+        allowed: Mutex::new(std::collections::HashSet::new()),
+        seq: std::sync::atomic::AtomicU64::new(0),
+    });
+    let executor = Arc::new(
+        SandboxExecutor::new(loaded.sandbox.clone(), loaded.workspace.clone())
+            .with_sink(sink)
+            .with_net_approval(net_approval),
+    );
     let approval = Arc::new(ProtocolApproval {
         events: tx.clone(),
         pending: pending.clone(),

@@ -35,6 +35,7 @@ pub fn profile_caps() -> CapabilitySet {
             ..FsCaps::default()
         },
         network: NetworkMode::Loopback,
+        net_rules: Default::default(),
         limits: Limits {
             timeout_ms: Some(60_000),
             ..Limits::default()

@@ -83,6 +83,7 @@ impl Pipeline {
                     truncated: o.truncated,
                     enforcement: o.enforcement,
                     job: o.job,
+                    network: o.network,
                 });
             }
             Err(e) => {
