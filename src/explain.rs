@@ -3,23 +3,19 @@ use crate::stdout::outln;
 use crate::{cwd, setup_error};
 use sbx::capability::{EnvPolicy, Inherit, Origin};
 use sbx::environment::SECRET_NAMES;
-use sbx::exec::Sandbox;
-use sbx::host::Host;
 use sbx::profile::Profile;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 pub fn explain(profile: &str, workspace: Option<PathBuf>, json: bool) -> ExitCode {
-    let p = match Profile::load(profile) {
-        Ok(p) => p,
+    let sb = match sbx::setup::sandbox(profile) {
+        Ok(s) => s,
         Err(e) => return ExitCode::from(setup_error(e) as u8),
     };
-    let host = Host::detect();
     let ws = workspace.unwrap_or_else(cwd);
     let ws = std::fs::canonicalize(&ws).unwrap_or(ws);
-    let sb = Sandbox::with_host(p, host.clone());
-    let (caps, plan) = match sb.plan_for(&ws, &host) {
+    let (caps, plan) = match sb.plan_for(&ws, sb.host()) {
         Ok(x) => x,
         Err(e) => return ExitCode::from(setup_error(e) as u8),
     };

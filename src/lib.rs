@@ -45,7 +45,7 @@
 //! # Deciding a call
 //!
 //! ```
-//! use sbx::hook::{Loaded, SetupOptions};
+//! use sbx::setup::{Loaded, SetupOptions};
 //! use sbx::{Caller, Decision, Mode, ToolCall, check};
 //!
 //! let loaded = Loaded::load(&SetupOptions {
@@ -82,6 +82,7 @@ mod pathset;
 pub mod plan;
 pub mod profile;
 pub mod serve;
+pub mod setup;
 pub mod tools;
 pub use pipeline::{
     CallResult, Caller, CheckReport, Decision, EnforcedCaps, ExecOutcome, ExecRequest, Executor,

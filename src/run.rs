@@ -1,8 +1,7 @@
 //! `sbx run`: the permission gate (unless skipped), then the command in the sandbox, with
 //! its gaps warned about and its result optionally as JSON.
 use crate::{cwd, gate, setup_error};
-use sbx::exec::{Output, RunRequest, Sandbox, Stream, Terminal};
-use sbx::profile::Profile;
+use sbx::exec::{Output, RunRequest, Stream, Terminal};
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
@@ -39,8 +38,8 @@ pub fn run(
                 .filter(|_| passed == gate::Passed::Allowed);
             (loaded.sandbox, resolved)
         }
-        None => match Profile::load(profile) {
-            Ok(p) => (std::sync::Arc::new(Sandbox::new(p)), None),
+        None => match sbx::setup::sandbox(profile) {
+            Ok(s) => (Arc::new(s), None),
             Err(e) => return setup_error(e),
         },
     };

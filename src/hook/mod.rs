@@ -7,10 +7,10 @@ mod answer;
 mod event;
 mod quote;
 mod run;
-mod setup;
 
+/// Re-exported from [`crate::setup`], where every command loads its profile and policy.
+pub use crate::setup::{Loaded, SetupError, SetupOptions};
 pub use answer::{Verdict, answer, post_answer};
 pub use event::{EventError, Harness, HookEvent, MAX_EVENT_BYTES, patch_files};
 pub use quote::{QuoteError, sandbox_command, sh_quote};
 pub use run::{HookEventKind, HookOptions, run_hook};
-pub use setup::{Loaded, SetupError, SetupOptions};

@@ -7,8 +7,8 @@
 use super::answer::{Verdict, answer, post_answer};
 use super::event::{Harness, HookEvent};
 use super::quote::sandbox_command;
-use super::setup::{Loaded, SetupOptions};
 use crate::pipeline::{AUDIT_VERSION, AuditRecord, Decision};
+use crate::setup::{Loaded, SetupOptions};
 use serde_json::{Map, Value};
 use std::io::Write;
 use std::path::PathBuf;

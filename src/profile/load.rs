@@ -25,6 +25,24 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("ci", include_str!("../../profiles/ci.toml")),
 ];
 
+/// The permission policy each built-in profile brings, as shipped in `profiles/policy/`.
+pub const BUILTIN_POLICIES: &[(&str, &str)] = &[
+    (
+        "read-only",
+        include_str!("../../profiles/policy/read-only.toml"),
+    ),
+    (
+        "workspace",
+        include_str!("../../profiles/policy/workspace.toml"),
+    ),
+    (
+        "workspace-net",
+        include_str!("../../profiles/policy/workspace-net.toml"),
+    ),
+    ("strict", include_str!("../../profiles/policy/strict.toml")),
+    ("ci", include_str!("../../profiles/policy/ci.toml")),
+];
+
 /// Names of the built-in profiles meant to be used directly.
 pub const BUILTIN_NAMES: &[&str] = &["read-only", "workspace", "workspace-net", "strict", "ci"];
 
@@ -81,7 +99,7 @@ impl Profile {
                     name: name_or_path.into(),
                 })?;
             let mut p = Self::parse_depth(&format!("builtin:{name_or_path}"), text, depth)?;
-            p.builtin_base = Some(name_or_path.to_string());
+            p.bring_builtin_policy(name_or_path);
             Ok(p)
         }
     }
@@ -252,6 +270,17 @@ impl Profile {
         Ok(p)
     }
 
+    /// A built-in brings its shipped policy, which replaces the one of a built-in it extends:
+    /// only the nearest built-in's policy is inherited, and it comes first.
+    fn bring_builtin_policy(&mut self, name: &str) {
+        let shipped = |n: &str| BUILTIN_POLICIES.iter().any(|(b, _)| *b == n);
+        self.policy_sources.retain(|(n, _)| !shipped(n));
+        if let Some((n, text)) = BUILTIN_POLICIES.iter().find(|(b, _)| *b == name) {
+            self.policy_sources
+                .insert(0, ((*n).to_string(), (*text).to_string()));
+        }
+    }
+
     fn empty() -> Profile {
         Profile {
             name: String::new(),
@@ -277,7 +306,6 @@ impl Profile {
             isolation: Isolation::default(),
             isolation_origins: BTreeMap::new(),
             policy_sources: Vec::new(),
-            builtin_base: None,
         }
     }
 }
@@ -425,5 +453,72 @@ mod key_tests {
             Some("isolation")
         );
         assert_eq!(key("x\n", "x"), None);
+    }
+}
+
+#[cfg(test)]
+mod policy_tests {
+    use super::{BUILTIN_POLICIES, Profile};
+
+    fn names(p: &Profile) -> Vec<&str> {
+        p.policy_sources.iter().map(|(n, _)| n.as_str()).collect()
+    }
+
+    fn shipped(name: &str) -> String {
+        BUILTIN_POLICIES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, t)| (*t).to_string())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_builtin_brings_its_own_shipped_policy_and_not_its_bases() {
+        // ci extends workspace, which extends read-only: only ci's policy comes along.
+        let Ok(ci) = Profile::load("ci") else {
+            panic!("ci loads")
+        };
+        assert_eq!(names(&ci), ["ci"]);
+        assert_eq!(ci.policy_sources[0].1, shipped("ci"));
+        // base ships no policy.
+        let Ok(base) = Profile::load("base") else {
+            panic!("base loads")
+        };
+        assert!(base.policy_sources.is_empty());
+    }
+
+    #[test]
+    fn a_file_brings_the_nearest_builtins_policy_then_each_policy_table_base_first() {
+        let dir = std::env::temp_dir().join(format!("sbx-policy-sources-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let mid = dir.join("mid.toml");
+        let top = dir.join("top.toml");
+        let plain = dir.join("plain.toml");
+        let mid_text = "extends = \"workspace-net\"\n[policy]\nask = [\"Bash(make *)\"]\n";
+        let top_text = "extends = \"mid.toml\"\n[policy]\ndeny = [\"Bash(make x)\"]\n";
+        let written = std::fs::write(&mid, mid_text)
+            .and_then(|()| std::fs::write(&top, top_text))
+            .and_then(|()| std::fs::write(&plain, "extends = \"mid.toml\"\n"));
+        assert!(written.is_ok(), "{written:?}");
+        let loaded = Profile::load(&top.display().to_string());
+        let plain = Profile::load(&plain.display().to_string());
+        let _ = std::fs::remove_dir_all(&dir);
+        let (Ok(top_p), Ok(plain)) = (loaded, plain) else {
+            panic!("the profiles load")
+        };
+        let mid_name = mid.display().to_string();
+        assert_eq!(
+            names(&top_p),
+            [
+                "workspace-net",
+                mid_name.as_str(),
+                &top.display().to_string()
+            ]
+        );
+        assert_eq!(top_p.policy_sources[0].1, shipped("workspace-net"));
+        assert_eq!(top_p.policy_sources[1].1, mid_text);
+        assert_eq!(top_p.policy_sources[2].1, top_text);
+        // A file without a [policy] table brings nothing of its own.
+        assert_eq!(names(&plain), ["workspace-net", mid_name.as_str()]);
     }
 }

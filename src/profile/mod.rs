@@ -12,7 +12,7 @@ mod raw;
 mod resolve;
 
 pub use error::ProfileError;
-pub use load::{BUILTIN, BUILTIN_NAMES};
+pub use load::{BUILTIN, BUILTIN_NAMES, BUILTIN_POLICIES};
 pub use protection::Protection;
 pub(crate) use resolve::expand_glob;
 pub use resolve::{Vars, normalize};
@@ -55,10 +55,9 @@ pub struct Profile {
     pub isolation: Isolation,
     /// Where each `isolation` switch set by a file came from; the others are defaults.
     pub isolation_origins: BTreeMap<&'static str, Origin>,
-    /// `(source name, file text)` of every file in the `extends` chain that has a `[policy]` table,
-    /// base first.
+    /// The permission policy this profile brings, as `(source name, text)`, base first: the
+    /// shipped policy of the nearest built-in in the `extends` chain (the profile itself when it
+    /// is one; named after it), then every file in the chain that has a `[policy]` table (named
+    /// by its path, the whole file's text). The one source of truth for a profile's policy.
     pub policy_sources: Vec<(String, String)>,
-    /// The nearest built-in in the `extends` chain (the profile itself when it is one), whose
-    /// default permission policy a profile file inherits.
-    pub builtin_base: Option<String>,
 }

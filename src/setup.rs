@@ -1,5 +1,12 @@
-//! Loading what an adapter needs: the profile, its capability set, the merged policy,
-//! and a pipeline built from them. Shared by `sbx hook` and `sbx serve`.
+//! The composition root: every command loads its profile, sandbox and policy here, by one
+//! road, and the adapters (`sbx run`, `check`, `explain`, `hook`, `serve`) only translate
+//! their arguments into [`SetupOptions`].
+//!
+//! - [`sandbox`]: the profile named by `--profile`, bound to this host. All that
+//!   `sbx run --no-policy` and `sbx explain` need.
+//! - [`Loaded::load`]: that sandbox resolved for a workspace, and the merged policy: the
+//!   built-in rules, the policy the profile brings ([`Profile::policy_sources`]), the user's,
+//!   the project's and `--policy`. What the permission pipeline needs.
 #![forbid(unsafe_code)]
 
 use crate::exec::{Resolved, RunError, Sandbox};
@@ -11,19 +18,26 @@ use crate::{CapabilitySet, Pipeline};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Why an adapter could not load its profile or policy. Every variant becomes a denial.
+/// Why a command could not load its profile or policy: `sbx hook` and `sbx serve` answer
+/// deny with it, the CLI exits 125 (2 for `sbx check`).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SetupError {
+    /// The profile could not be loaded.
     #[error("profile: {0}")]
     Profile(#[from] ProfileError),
+    /// The workspace could not be made canonical (it does not exist, or is not reachable).
     #[error("workspace {}: {source}", path.display())]
     Workspace {
+        /// The workspace as given.
         path: PathBuf,
+        /// Why it could not be made canonical.
         source: std::io::Error,
     },
+    /// The profile could not be resolved for the workspace.
     #[error("sandbox: {0}")]
     Sandbox(#[from] RunError),
+    /// A policy source could not be loaded, or its examples do not hold.
     #[error("policy: {0}")]
     Policy(#[from] PolicyError),
 }
@@ -31,15 +45,27 @@ pub enum SetupError {
 /// What `--profile`, `--policy` and `--workspace` name.
 #[derive(Clone, Debug)]
 pub struct SetupOptions {
+    /// A built-in profile's name, or the path of a profile file.
     pub profile: String,
+    /// An extra policy file (`--policy`); it must exist.
     pub policy: Option<PathBuf>,
+    /// The workspace directory; made canonical on load.
     pub workspace: PathBuf,
+}
+
+/// Load the profile named by `--profile` (a built-in's name or a file's path) and bind it to
+/// the detected host.
+pub fn sandbox(profile: &str) -> Result<Sandbox, ProfileError> {
+    Profile::load(profile).map(Sandbox::new)
 }
 
 /// A profile and policy resolved for one workspace.
 pub struct Loaded {
+    /// The profile bound to this host: what runs the commands.
     pub sandbox: Arc<Sandbox>,
+    /// The merged policy the permission pipeline decides by.
     pub policy: Arc<Policy>,
+    /// The profile's capability set for the workspace: the most any call may get.
     pub caps: CapabilitySet,
     /// What this host would enforce, planned on first use: only the sandbox-auto and
     /// bypass fast paths need it, and planning reads the file system.
@@ -53,33 +79,17 @@ pub struct Loaded {
 
 impl Loaded {
     /// Load the profile, resolve it for the workspace and merge the policy sources
-    /// (built-in, the profile's default policy, user, project, `--policy`).
+    /// (built-in, the profile's, user, project, `--policy`).
     pub fn load(opts: &SetupOptions) -> Result<Self, SetupError> {
         let workspace =
             std::fs::canonicalize(&opts.workspace).map_err(|source| SetupError::Workspace {
                 path: opts.workspace.clone(),
                 source,
             })?;
-        let profile = Profile::load(&opts.profile)?;
-        let sandbox = Sandbox::new(profile);
+        let sandbox = sandbox(&opts.profile)?;
         let resolved = sandbox.resolve(&workspace)?;
         let caps = resolved.caps().clone();
-        let home = std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .filter(|h| h.is_absolute())
-            .unwrap_or_else(|| PathBuf::from("/"));
-        let env = PolicyEnv {
-            workspace: workspace.clone(),
-            home,
-        };
-        let load = LoadOptions {
-            profile: policy::profile_policy(&opts.profile)
-                .map(|t| (opts.profile.clone(), t.into())),
-            inherited: chain_policies(sandbox.profile(), &opts.profile),
-            policy_file: opts.policy.clone(),
-            ..LoadOptions::default()
-        };
-        let policy = policy::load(&env, &load)?;
+        let policy = load_policy(sandbox.profile(), opts.policy.clone(), &workspace)?;
         Ok(Self {
             sandbox: Arc::new(sandbox),
             policy: Arc::new(policy),
@@ -104,17 +114,27 @@ impl Loaded {
     }
 }
 
-/// Every level of the profile's `extends` chain contributes its policy, base first: the
-/// shipped default of the nearest built-in it extends, then each file's `[policy]` table.
-fn chain_policies(profile: &Profile, name: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    if let Some(base) = profile.builtin_base.as_deref().filter(|b| *b != name)
-        && let Some(text) = policy::profile_policy(base)
-    {
-        out.push((base.to_string(), text.to_string()));
-    }
-    out.extend(profile.policy_sources.iter().cloned());
-    out
+/// The policy for a profile in a workspace: the built-in rules, the policy the profile
+/// brings, the user's and the project's files, and `policy_file`.
+fn load_policy(
+    profile: &Profile,
+    policy_file: Option<PathBuf>,
+    workspace: &Path,
+) -> Result<Policy, PolicyError> {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute())
+        .unwrap_or_else(|| PathBuf::from("/"));
+    let env = PolicyEnv {
+        workspace: workspace.to_path_buf(),
+        home,
+    };
+    let load = LoadOptions {
+        profile: profile.policy_sources.clone(),
+        policy_file,
+        ..LoadOptions::default()
+    };
+    policy::load(&env, &load)
 }
 
 /// What the executor will enforce here, from the plan's report.
