@@ -310,3 +310,7 @@ impl CapabilitySet {
                 .all(|s| self.extra_denied_syscalls.contains(s))
     }
 }
+
+#[cfg(test)]
+#[path = "capability_tests.rs"]
+mod tests;

@@ -24,10 +24,9 @@ use crate::capability::CapabilitySet;
 use crate::enforce::EnforceError;
 use crate::enforce::report::Step;
 use crate::host::{Availability, Host};
-use crate::plan::{self, PlanInput, RealFs, SandboxPlan};
+use crate::plan::{self, RealFs, SandboxPlan};
 use crate::profile::{Profile, ProfileError, Vars};
 use prepare::cleanup;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use supervise::supervise;
 
@@ -194,29 +193,7 @@ impl Sandbox {
         if let Some(n) = narrow {
             caps = caps.intersect(n);
         }
-        let origins: BTreeMap<String, crate::capability::Origin> = [
-            "timeout",
-            "output",
-            "memory",
-            "processes",
-            "file_size",
-            "cpu_time",
-            "open_files",
-        ]
-        .iter()
-        .filter_map(|k| self.profile.limit_origin(k).map(|o| (k.to_string(), o)))
-        .collect();
-        let plan = plan::plan(
-            &PlanInput {
-                caps: &caps,
-                host,
-                requires: &self.profile.requires,
-                extra_syscall_origins: &self.profile.extra_denied_syscalls,
-                limit_origins: &origins,
-                tmp: &vars.tmp,
-            },
-            &RealFs::default(),
-        )?;
+        let plan = plan::for_profile(&self.profile, &caps, &vars.tmp, host, &RealFs::default())?;
         Ok((caps, plan))
     }
 

@@ -6,18 +6,22 @@
 #![forbid(unsafe_code)]
 
 mod cgroup;
+mod fake;
 mod fs;
 mod landlock;
 mod limits;
 mod mounts;
+mod profile;
 mod seccomp;
 mod types;
 
 pub use cgroup::{CgroupSetting, CgroupStep};
+pub use fake::{FakeFs, capable_host};
 pub use fs::{DirLister, RealFs};
 pub use landlock::{EXEC, FsRight, LandlockPlan, LandlockRule, READ, WRITE};
 pub use limits::{PID_MAX_MIN, Rlimit, RlimitStep};
 pub use mounts::MountStep;
+pub use profile::for_profile;
 pub use seccomp::{BASE_DENIED_SYSCALLS, SeccompPlan};
 pub use types::{Layer, LayerStatus, Namespaces, PlanError, SandboxPlan, TreeKill};
 

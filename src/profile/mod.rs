@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 mod error;
+mod files;
 mod limits;
 mod load;
 mod protection;
@@ -12,6 +13,7 @@ mod raw;
 mod resolve;
 
 pub use error::ProfileError;
+pub use files::{FileKind, Files, RealFiles};
 pub use load::{BUILTIN, BUILTIN_NAMES, BUILTIN_POLICIES};
 pub use protection::Protection;
 pub(crate) use resolve::expand_glob;
