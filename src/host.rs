@@ -1,4 +1,5 @@
 //! What this host can enforce, detected once and cheaply (no process is forked).
+#![forbid(unsafe_code)]
 pub(crate) mod cgroup;
 
 pub use cgroup::{CgroupBase, CgroupHost, CgroupVersion, Controller};
@@ -13,11 +14,19 @@ pub const LANDLOCK_ABI_FLOOR: i32 = 2;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "status", rename_all = "kebab-case")]
 pub enum Availability {
+    /// It is there.
     Available,
-    Missing { reason: String, fix: String },
+    /// It is not.
+    Missing {
+        /// Why not.
+        reason: String,
+        /// How to make it available.
+        fix: String,
+    },
 }
 
 impl Availability {
+    /// Whether it is there.
     pub fn ok(&self) -> bool {
         matches!(self, Availability::Available)
     }
@@ -26,11 +35,15 @@ impl Availability {
 /// The host's features as far as sbx cares.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Host {
+    /// The effective user id sbx runs as.
     pub euid: u32,
+    /// The effective group id.
     pub egid: u32,
     /// Landlock ABI version reported by the kernel, if Landlock is enabled.
     pub landlock_abi: Option<i32>,
+    /// Landlock at the floor ABI or newer.
     pub landlock: Availability,
+    /// Seccomp filtering.
     pub seccomp: Availability,
     /// Unprivileged user namespaces (only needed when not root).
     pub user_namespaces: Availability,
@@ -58,23 +71,6 @@ pub fn kernel_at_least(major: u32, minor: u32) -> bool {
     (a, b) >= (major, minor)
 }
 
-/// Whether the kernel has seccomp filtering: `SECCOMP_GET_ACTION_AVAIL` (Linux 4.14+) for
-/// the errno action, which every sbx filter uses.
-fn seccomp_filter_supported() -> bool {
-    const SECCOMP_GET_ACTION_AVAIL: libc::c_ulong = 2;
-    let action: u32 = libc::SECCOMP_RET_ERRNO;
-    // SAFETY: the kernel reads one u32 from `action`, which lives across the call.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_seccomp,
-            SECCOMP_GET_ACTION_AVAIL,
-            0 as libc::c_ulong,
-            &raw const action,
-        )
-    };
-    r == 0
-}
-
 fn read_trim(p: &str) -> Option<String> {
     std::fs::read_to_string(p)
         .ok()
@@ -83,18 +79,7 @@ fn read_trim(p: &str) -> Option<String> {
 
 /// Query the kernel's Landlock ABI without restricting anything.
 pub fn landlock_abi() -> Option<i32> {
-    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
-    // SAFETY: landlock_create_ruleset with a NULL attr, size 0 and the VERSION flag only returns
-    // the ABI version number; it creates no object and touches no memory.
-    let v = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<libc::c_void>(),
-            0usize,
-            LANDLOCK_CREATE_RULESET_VERSION,
-        )
-    };
-    (v > 0).then_some(v as i32)
+    crate::enforce::probe::landlock_abi()
 }
 
 fn userns_availability() -> Availability {
@@ -142,7 +127,7 @@ impl Host {
                 fix: "boot Linux 5.13+ with `lsm=landlock,...` on the command line (CONFIG_SECURITY_LANDLOCK=y)".into(),
             },
         };
-        let seccomp = if seccomp_filter_supported() {
+        let seccomp = if crate::enforce::probe::seccomp_filter_supported() {
             Availability::Available
         } else {
             Availability::Missing {

@@ -63,6 +63,8 @@
 //! A full harness loop (pipeline, approval callback, observer, executor) is in
 //! `examples/harness.rs`.
 
+#![deny(missing_docs)]
+
 pub mod capability;
 pub mod environment;
 pub mod pipeline;
@@ -72,9 +74,9 @@ pub mod shell;
 pub use capability::{
     CapabilitySet, EnvPolicy, FsCaps, Inherit, Isolation, Limits, NetworkMode, Origin, PathEntry,
 };
-pub mod enforce;
+pub(crate) mod enforce;
 pub mod exec;
-pub mod gitconfig;
+pub(crate) mod gitconfig;
 pub mod hook;
 pub mod host;
 mod lines;

@@ -14,6 +14,7 @@ pub(crate) mod child;
 mod command;
 pub mod landlock;
 pub mod mounts;
+pub(crate) mod probe;
 pub mod pty;
 pub mod report;
 pub mod seccomp;
@@ -23,8 +24,6 @@ use crate::plan::{Rlimit, SandboxPlan};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-
-pub use report::{Message, MessageKind, Step};
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -35,22 +35,39 @@ use supervise::supervise;
 #[non_exhaustive]
 pub enum RunError {
     #[error(transparent)]
+    /// The profile could not be resolved.
     Profile(#[from] ProfileError),
     #[error(transparent)]
+    /// The host cannot give a protection the profile requires.
     Plan(#[from] plan::PlanError),
     #[error(transparent)]
+    /// The enforcement could not be prepared.
     Enforce(#[from] EnforceError),
     #[error("workspace {path}: {source}")]
+    /// The workspace is missing or not a directory.
     Workspace {
+        /// The workspace as given.
         path: PathBuf,
+        /// Why it cannot be used.
         source: std::io::Error,
     },
     #[error("no command given")]
+    /// The request has no argv.
     NoCommand,
     #[error("sandbox setup failed while {}: {}", step.describe(), std::io::Error::from_raw_os_error(*errno))]
-    Setup { step: Step, errno: i32 },
+    /// A step of the sandbox's setup failed in the child.
+    Setup {
+        /// The step.
+        step: Step,
+        /// The error number it failed with.
+        errno: i32,
+    },
     #[error("cannot start the sandbox: {source}")]
-    Spawn { source: std::io::Error },
+    /// The child could not be started.
+    Spawn {
+        /// Why.
+        source: std::io::Error,
+    },
 }
 
 /// A profile bound to a host, ready to run commands.
@@ -78,6 +95,7 @@ pub struct Resolved {
 }
 
 impl Resolved {
+    /// The capability set.
     pub fn caps(&self) -> &CapabilitySet {
         &self.caps
     }
@@ -118,10 +136,12 @@ impl Sandbox {
         }
     }
 
+    /// The profile.
     pub fn profile(&self) -> &Profile {
         &self.profile
     }
 
+    /// The host it runs on.
     pub fn host(&self) -> &Host {
         &self.host
     }

@@ -16,9 +16,13 @@ use serde_json::{Map, Value, json};
 /// The decision an adapter serialises, with where it came from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Verdict {
+    /// The decision.
     pub decision: Decision,
+    /// Why.
     pub reason: String,
+    /// The deciding rule as written.
     pub rule: Option<String>,
+    /// Where that rule was written.
     pub source: Option<String>,
     /// The listener, guard or stage that decided.
     pub by: String,
@@ -36,6 +40,7 @@ impl Verdict {
         }
     }
 
+    /// The verdict of a check.
     pub fn from_report(r: &CheckReport) -> Self {
         Self {
             decision: r.decision,

@@ -25,9 +25,13 @@ pub enum HookEventKind {
 /// The options of `sbx hook`.
 #[derive(Clone, Debug)]
 pub struct HookOptions {
+    /// The harness that runs the hook.
     pub harness: Harness,
+    /// The event it is installed for.
     pub event: HookEventKind,
+    /// A built-in profile's name or a profile file's path.
     pub profile: String,
+    /// An extra policy file.
     pub policy: Option<PathBuf>,
     /// Defaults to the event's `cwd`.
     pub workspace: Option<PathBuf>,

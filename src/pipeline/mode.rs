@@ -23,6 +23,7 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// The mode a policy or `--mode` names.
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "default" => Some(Mode::Default),
@@ -34,6 +35,7 @@ impl Mode {
         }
     }
 
+    /// The mode's name.
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Default => "default",

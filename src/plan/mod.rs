@@ -33,9 +33,13 @@ use std::path::Path;
 
 /// Inputs to [`plan`] besides the capability set.
 pub struct PlanInput<'a> {
+    /// The capability set.
     pub caps: &'a CapabilitySet,
+    /// What the host offers.
     pub host: &'a Host,
+    /// The protections the profile requires, and where.
     pub requires: &'a [(Protection, Origin)],
+    /// Where each extra denied syscall was set.
     pub extra_syscall_origins: &'a [(String, Origin)],
     /// Where each limit was set (`timeout`, `memory`, ...).
     pub limit_origins: &'a BTreeMap<String, Origin>,

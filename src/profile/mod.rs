@@ -26,34 +26,50 @@ use std::collections::BTreeMap;
 /// A path pattern before variable substitution.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PathPattern {
+    /// The pattern as written, with its `?` or `+` prefix.
     pub pattern: String,
+    /// Where it was written.
     pub origin: Origin,
 }
 
 /// A parsed profile with `extends` applied; paths still hold `{workspace}`, `{home}`, `{tmp}`.
 #[derive(Clone, Debug)]
 pub struct Profile {
+    /// The built-in's name or the file's path.
     pub name: String,
+    /// What the profile is for.
     pub description: String,
+    /// Protections a run refuses to go without, and where each was asked for.
     pub requires: Vec<(Protection, Origin)>,
+    /// `filesystem.read`.
     pub read: Vec<PathPattern>,
+    /// `filesystem.write`.
     pub write: Vec<PathPattern>,
+    /// `filesystem.execute`.
     pub execute: Vec<PathPattern>,
+    /// `filesystem.deny_read`: hidden inside readable trees.
     pub deny_read: Vec<PathPattern>,
+    /// `filesystem.deny_write`: read-only inside writable trees.
     pub deny_write: Vec<PathPattern>,
     /// `filesystem.protected_change` and where it was set.
     pub protected_change: (ProtectedChange, Origin),
+    /// `network.mode` and where it was set.
     pub network: (NetworkMode, Origin),
     limits: BTreeMap<&'static str, (LimitValue, String)>,
+    /// The `[environment]` table.
     pub env: EnvPolicy,
     /// Where `environment.inherit` was set; `None` for the default.
     pub env_inherit_origin: Option<Origin>,
     /// Where each `environment.pass` and `environment.deny` entry and each `environment.set`
     /// name came from.
     pub env_pass_origins: BTreeMap<String, Origin>,
+    /// Where each `environment.deny` entry came from.
     pub env_deny_origins: BTreeMap<String, Origin>,
+    /// Where each `environment.set` name came from.
     pub env_set_origins: BTreeMap<String, Origin>,
+    /// `syscalls.deny`, each with where.
     pub extra_denied_syscalls: Vec<(String, Origin)>,
+    /// The `[isolation]` switches.
     pub isolation: Isolation,
     /// Where each `isolation` switch set by a file came from; the others are defaults.
     pub isolation_origins: BTreeMap<&'static str, Origin>,

@@ -11,8 +11,11 @@ use std::path::{Component, Path, PathBuf};
 /// Values substituted into path patterns.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Vars {
+    /// `{workspace}`.
     pub workspace: PathBuf,
+    /// `{home}`.
     pub home: PathBuf,
+    /// `{tmp}`: the sandbox's temporary directory as the command sees it.
     pub tmp: PathBuf,
     /// Other homes the command may take for its own (the account's home in the password
     /// database, the `HOME` a request passes in): `{home}` in `deny_read` and `deny_write` is

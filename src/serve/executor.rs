@@ -29,6 +29,7 @@ pub struct SandboxExecutor {
 }
 
 impl SandboxExecutor {
+    /// An executor running calls in `sandbox`, with `workspace` as `{workspace}`.
     pub fn new(sandbox: Arc<Sandbox>, workspace: PathBuf) -> Self {
         Self {
             sandbox,

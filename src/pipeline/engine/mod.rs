@@ -27,9 +27,13 @@ use std::time::{Duration, Instant};
 /// The pre-approval decision on a call, without running anything.
 #[derive(Clone, Debug)]
 pub struct Decided {
+    /// What the call touches; `None` when its input could not be understood.
     pub access: Option<Access>,
+    /// The call in one canonical line.
     pub canonical: String,
+    /// The decision, with who made it and why.
     pub ruling: Ruling,
+    /// Each step of the waterfall.
     pub trace: Vec<TraceStep>,
 }
 
@@ -58,10 +62,12 @@ pub struct Pipeline {
 }
 
 impl Pipeline {
+    /// The permission mode calls are decided in.
     pub fn mode(&self) -> Mode {
         self.mode
     }
 
+    /// The approvals given for sessions so far.
     pub fn grants(&self) -> &SessionGrants {
         &self.grants
     }
