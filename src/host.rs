@@ -1,5 +1,10 @@
 //! What this host can enforce, detected once and cheaply (no process is forked).
-#![forbid(unsafe_code)]
+//!
+//! Two raw syscalls live here, outside the enforce and exec layers that hold every other
+//! `unsafe` block: asking the kernel for its Landlock ABI and whether it has seccomp
+//! filtering. Both only ask (they restrict nothing and create nothing), and moving them into
+//! `enforce` would make detection depend on the layer that consumes its result (`enforce`
+//! reads [`Host`]), a cycle. Each block carries its `SAFETY` argument.
 pub(crate) mod cgroup;
 
 pub use cgroup::{CgroupBase, CgroupHost, CgroupVersion, Controller};
@@ -71,6 +76,23 @@ pub fn kernel_at_least(major: u32, minor: u32) -> bool {
     (a, b) >= (major, minor)
 }
 
+/// Whether the kernel has seccomp filtering: `SECCOMP_GET_ACTION_AVAIL` (Linux 4.14+) for
+/// the errno action, which every sbx filter uses.
+fn seccomp_filter_supported() -> bool {
+    const SECCOMP_GET_ACTION_AVAIL: libc::c_ulong = 2;
+    let action: u32 = libc::SECCOMP_RET_ERRNO;
+    // SAFETY: the kernel reads one u32 from `action`, which lives across the call.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            SECCOMP_GET_ACTION_AVAIL,
+            0 as libc::c_ulong,
+            &raw const action,
+        )
+    };
+    r == 0
+}
+
 fn read_trim(p: &str) -> Option<String> {
     std::fs::read_to_string(p)
         .ok()
@@ -79,7 +101,18 @@ fn read_trim(p: &str) -> Option<String> {
 
 /// Query the kernel's Landlock ABI without restricting anything.
 pub fn landlock_abi() -> Option<i32> {
-    crate::enforce::probe::landlock_abi()
+    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+    // SAFETY: landlock_create_ruleset with a NULL attr, size 0 and the VERSION flag only returns
+    // the ABI version number; it creates no object and touches no memory.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    (v > 0).then_some(v as i32)
 }
 
 fn userns_availability() -> Availability {
@@ -127,7 +160,7 @@ impl Host {
                 fix: "boot Linux 5.13+ with `lsm=landlock,...` on the command line (CONFIG_SECURITY_LANDLOCK=y)".into(),
             },
         };
-        let seccomp = if crate::enforce::probe::seccomp_filter_supported() {
+        let seccomp = if seccomp_filter_supported() {
             Availability::Available
         } else {
             Availability::Missing {

@@ -14,7 +14,6 @@ pub(crate) mod child;
 mod command;
 pub mod landlock;
 pub mod mounts;
-pub(crate) mod probe;
 pub mod pty;
 pub mod report;
 pub mod seccomp;
