@@ -66,6 +66,7 @@
 #![deny(missing_docs)]
 
 pub mod capability;
+pub mod decision;
 pub mod environment;
 pub mod pipeline;
 pub mod policy;

@@ -1,48 +1,11 @@
-//! Decisions as a lattice (Allow < Ask < Deny), and the ruling that carries one with its provenance.
+//! The ruling that carries a [`Decision`] with its stage and provenance.
 #![forbid(unsafe_code)]
 
 use crate::capability::CapabilitySet;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-/// Ordered so that the strictest is the greatest: combine with [`Decision::strictest`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Decision {
-    /// Run it.
-    Allow,
-    /// Run it only if someone approves.
-    Ask,
-    /// Refuse it.
-    Deny,
-}
-
-impl Decision {
-    /// The lattice join: strictest wins.
-    #[must_use]
-    pub fn strictest(self, other: Self) -> Self {
-        self.max(other)
-    }
-
-    /// `allow`, `ask` or `deny`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Decision::Allow => "allow",
-            Decision::Ask => "ask",
-            Decision::Deny => "deny",
-        }
-    }
-
-    /// The decision [`Decision::as_str`] names.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "allow" => Some(Decision::Allow),
-            "ask" => Some(Decision::Ask),
-            "deny" => Some(Decision::Deny),
-            _ => None,
-        }
-    }
-}
+pub use crate::decision::Decision;
 
 /// The stage of the pipeline that produced a ruling.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

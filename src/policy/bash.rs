@@ -11,7 +11,7 @@
 use super::pattern::{PathFamily, Pattern};
 use super::rule::Rule;
 use super::set::{Policy, Target};
-use crate::pipeline::Decision;
+use crate::decision::Decision;
 use crate::shell::{Analysis, Verdict};
 
 /// What the rules (and the analyser's denials) say about a command.

@@ -5,7 +5,7 @@
 //! a session grant never takes a floor ask or deny away.
 #![forbid(unsafe_code)]
 
-use crate::pipeline::Decision;
+use crate::decision::Decision;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 

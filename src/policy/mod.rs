@@ -196,7 +196,7 @@ mod tests {
             for rule in &source.rules {
                 let reachable = match &rule.pattern {
                     Pattern::Bash(_) => true,
-                    Pattern::Path { .. } => rule.effect != crate::pipeline::Decision::Allow,
+                    Pattern::Path { .. } => rule.effect != crate::decision::Decision::Allow,
                     Pattern::Tool(_)
                     | Pattern::Family(_)
                     | Pattern::Domain(_)

@@ -2,7 +2,7 @@
 #![forbid(unsafe_code)]
 
 use super::pattern::Pattern;
-use crate::pipeline::Decision;
+use crate::decision::Decision;
 use serde::Serialize;
 use std::fmt;
 

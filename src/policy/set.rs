@@ -8,7 +8,7 @@
 use super::hook::HookSpec;
 use super::pattern::{PathFamily, Pattern, PolicyEnv};
 use super::rule::{Rule, RuleSource, SourceKind};
-use crate::pipeline::{Decision, Mode};
+use crate::decision::{Decision, Mode};
 use std::collections::HashMap;
 use std::path::Path;
 
