@@ -161,3 +161,92 @@ fn outlook(sandbox: &Sandbox, workspace: &Path) -> EnforcementOutlook {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::SourceKind;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("sbx-setup-{name}-{}", std::process::id()));
+        let made = std::fs::create_dir_all(dir.join("ws"));
+        assert!(made.is_ok(), "{made:?}");
+        dir
+    }
+
+    /// `(kind, file)` of every source the loaded policy's rules came from.
+    fn sources(l: &Loaded) -> Vec<(SourceKind, String)> {
+        let mut v: Vec<_> = l
+            .policy
+            .rules()
+            .iter()
+            .map(|r| (r.source.kind, r.source.file.clone()))
+            .collect();
+        v.dedup();
+        v
+    }
+
+    #[test]
+    fn a_profile_and_its_policy_load_by_one_road() {
+        let dir = scratch("road");
+        let file = dir.join("mine.toml");
+        let text = "extends = \"ci\"\n[policy]\nask = [\"Bash(make *)\"]\n";
+        assert!(std::fs::write(&file, text).is_ok());
+        let load = |profile: &str| {
+            Loaded::load(&SetupOptions {
+                profile: profile.into(),
+                policy: None,
+                workspace: dir.join("ws"),
+            })
+        };
+        let (builtin, mine) = (load("ci"), load(&file.display().to_string()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (Ok(builtin), Ok(mine)) = (builtin, mine) else {
+            panic!("both load")
+        };
+        let shipped = (SourceKind::Profile, "ci".to_string());
+        assert!(sources(&builtin).contains(&shipped));
+        assert!(sources(&builtin).contains(&(SourceKind::Builtin, "sbx".to_string())));
+        // A file extending `ci` brings `ci`'s shipped policy and its own table.
+        assert!(sources(&mine).contains(&shipped));
+        assert!(sources(&mine).contains(&(SourceKind::Profile, file.display().to_string())));
+        assert!(
+            !sources(&builtin)
+                .iter()
+                .any(|(_, f)| f.ends_with("mine.toml"))
+        );
+        // The sandbox and the capability set come from the same profile.
+        assert_eq!(mine.sandbox.profile().name, file.display().to_string());
+        assert_eq!(
+            mine.caps,
+            mine.sandbox
+                .capabilities(&mine.workspace)
+                .unwrap_or_else(|e| panic!("{e}"))
+        );
+    }
+
+    #[test]
+    fn what_cannot_be_loaded_says_what_and_why() {
+        assert!(matches!(
+            sandbox("no-such-profile"),
+            Err(ProfileError::Unknown { .. })
+        ));
+        let missing = Loaded::load(&SetupOptions {
+            profile: "workspace".into(),
+            policy: None,
+            workspace: PathBuf::from("/nonexistent-sbx-setup-ws"),
+        });
+        assert!(matches!(missing, Err(SetupError::Workspace { .. })));
+        let dir = scratch("bad-policy");
+        let bad = Loaded::load(&SetupOptions {
+            profile: "workspace".into(),
+            policy: Some(dir.join("missing-policy.toml")),
+            workspace: dir.join("ws"),
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(matches!(
+            bad,
+            Err(SetupError::Policy(PolicyError::Read { .. }))
+        ));
+    }
+}

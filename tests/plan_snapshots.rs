@@ -3,6 +3,7 @@
 //! with the plan checked in under `tests/data/plans/`. A change to a profile, to resolution or
 //! to planning shows in review as a change to these files: `SBX_BLESS=1 cargo test --test
 //! plan_snapshots` writes them afresh.
+use sbx::host::{Availability, Host};
 use sbx::plan::{FakeFs, capable_host, for_profile};
 use sbx::profile::{BUILTIN_NAMES, Profile, Vars};
 use std::path::{Path, PathBuf};
@@ -69,20 +70,41 @@ fn vars() -> Vars {
     }
 }
 
+/// The capable host with user namespaces blocked (as Ubuntu 24.04's AppArmor does): no
+/// namespace at all, so no private `/tmp` either.
+fn host_without_namespaces() -> Host {
+    let blocked = Availability::Missing {
+        reason: "blocked by the test".into(),
+        fix: "none".into(),
+    };
+    Host {
+        user_namespaces: blocked.clone(),
+        namespaces: blocked,
+        ..capable_host(1000)
+    }
+}
+
 /// The capability set and plan of a built-in profile on the fake machine, as the checked-in
 /// text: pretty JSON ending in a newline.
 fn snapshot(name: &str) -> String {
+    render(name, &capable_host(1000), "/tmp", "capable_host(1000)")
+}
+
+fn render(name: &str, host: &Host, tmp: &str, host_name: &str) -> String {
     let profile = Profile::load(name).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let fs = machine();
-    let vars = vars();
+    let fs = machine().dir(tmp);
+    let vars = Vars {
+        tmp: tmp.into(),
+        ..vars()
+    };
     let caps = profile
         .resolve_in(&vars, &fs)
         .unwrap_or_else(|e| panic!("{name}: {e}"));
-    let plan = for_profile(&profile, &caps, &vars.tmp, &capable_host(1000), &fs)
+    let plan = for_profile(&profile, &caps, &vars.tmp, host, &fs)
         .unwrap_or_else(|e| panic!("{name}: {e}"));
     let doc = serde_json::json!({
         "profile": name,
-        "machine": "tests/plan_snapshots.rs: machine(), capable_host(1000)",
+        "machine": format!("tests/plan_snapshots.rs: machine(), {host_name}"),
         "capabilities": caps,
         "plan": plan,
     });
@@ -99,9 +121,19 @@ fn path_of(name: &str) -> PathBuf {
 fn every_builtin_profile_plans_as_checked_in() {
     let bless = std::env::var_os("SBX_BLESS").is_some_and(|v| v == "1");
     let mut differ = Vec::new();
-    for name in BUILTIN_NAMES {
-        let got = snapshot(name);
-        let path = path_of(name);
+    let degraded = render(
+        "workspace",
+        &host_without_namespaces(),
+        // Without a mount namespace `{tmp}` is a fresh directory per run.
+        "/tmp/sbx-run",
+        "host_without_namespaces()",
+    );
+    let cases = BUILTIN_NAMES
+        .iter()
+        .map(|name| (name.to_string(), snapshot(name)))
+        .chain([("workspace-without-namespaces".to_string(), degraded)]);
+    for (name, got) in cases {
+        let path = path_of(&name);
         if bless {
             std::fs::create_dir_all(path.parent().unwrap_or(Path::new(".")))
                 .and_then(|()| std::fs::write(&path, &got))
@@ -122,7 +154,7 @@ fn every_builtin_profile_plans_as_checked_in() {
                 got.lines().nth(line).unwrap_or("(end)"),
                 want.lines().nth(line).unwrap_or("(end)"),
             );
-            differ.push(*name);
+            differ.push(name);
         }
     }
     assert!(
