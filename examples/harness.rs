@@ -6,7 +6,8 @@
 use sbx::pipeline::{
     ApprovalAnswer, ApprovalRequest, CallResult, CallbackApproval, Caller, Observer, ToolCall,
 };
-use sbx::serve::{Loaded, SandboxExecutor, SetupOptions};
+use sbx::serve::SandboxExecutor;
+use sbx::setup::{Loaded, SetupOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;

@@ -1,8 +1,9 @@
 //! The `hook`, `serve` and `tools` subcommands: argument parsing only.
 use crate::stdout::outln;
 use clap::{Args, ValueEnum};
-use sbx::hook::{Harness, HookEventKind, HookOptions, Loaded, SetupOptions, run_hook};
+use sbx::hook::{Harness, HookEventKind, HookOptions, run_hook};
 use sbx::serve::{DEFAULT_MAX_LINE_BYTES, ServeOptions, serve as serve_session};
+use sbx::setup::{Loaded, SetupOptions};
 use sbx::tools::{ToolFormat, tool_schemas};
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -48,17 +48,22 @@ impl std::fmt::Display for Origin {
 /// One absolute path with its provenance and whether it must exist.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PathEntry {
+    /// The path, absolute and normal.
     pub path: PathBuf,
     /// A required path that is missing is a setup error; an optional one is skipped and reported.
     pub required: bool,
+    /// The profile line it came from.
     pub origin: Origin,
 }
 
 /// Filesystem access, as sets of path trees.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FsCaps {
+    /// Trees the command may read.
     pub read: Vec<PathEntry>,
+    /// Trees the command may write.
     pub write: Vec<PathEntry>,
+    /// Trees the command may execute from.
     pub execute: Vec<PathEntry>,
     /// Trees inside readable areas that stay unreadable.
     pub deny_read: Vec<PathEntry>,
@@ -159,13 +164,18 @@ impl Default for Isolation {
 /// Everything the kernel will be asked to enforce for one call.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CapabilitySet {
+    /// What the command may read, write and execute.
     pub fs: FsCaps,
+    /// How far the command's network reaches.
     pub network: NetworkMode,
     /// The proxy's rules; used only in [`NetworkMode::Proxy`].
     #[serde(default)]
     pub net_rules: crate::proxy::NetRules,
+    /// Time, output and resource limits.
     pub limits: Limits,
+    /// Namespaces and Landlock scopes beyond the paths.
     pub isolation: Isolation,
+    /// Which of the caller's variables the command gets, and fixed values.
     pub env: EnvPolicy,
     /// Syscalls denied on top of the built-in baseline.
     pub extra_denied_syscalls: Vec<String>,
@@ -341,3 +351,7 @@ impl CapabilitySet {
                 .all(|s| self.extra_denied_syscalls.contains(s))
     }
 }
+
+#[cfg(test)]
+#[path = "capability_tests.rs"]
+mod tests;

@@ -1,31 +1,62 @@
 //! `sbx doctor`: what this host can enforce, and how fully each built-in profile runs here.
 use crate::cwd;
 use crate::stdout::outln;
-use sbx::exec::Sandbox;
-use sbx::host::Host;
-use sbx::profile::{BUILTIN_NAMES, Profile};
+use sbx::host::{Availability, Host};
+use sbx::plan::{Layer, LayerStatus};
+use sbx::profile::BUILTIN_NAMES;
+use std::path::Path;
 use std::process::ExitCode;
 
 pub fn doctor(json: bool) -> ExitCode {
     let host = Host::detect();
     let ws = cwd();
-    // What would close a profile's gaps here: the fix of each host feature behind one.
-    let missing_fix = |a: &sbx::host::Availability| match a {
-        sbx::host::Availability::Missing { fix, .. } => Some(fix.clone()),
-        sbx::host::Availability::Available => None,
+    let profiles: Vec<serde_json::Value> = BUILTIN_NAMES
+        .iter()
+        .map(|name| {
+            let (status, detail, fix) = profile_status(name, &host, &ws);
+            serde_json::json!({"profile": name, "status": status, "detail": detail, "fix": fix})
+        })
+        .collect();
+    if json {
+        outln!(
+            "{}",
+            serde_json::json!({"host": host, "profiles": profiles})
+        );
+        return ExitCode::SUCCESS;
+    }
+    print_host(&host);
+    outln!("profiles:");
+    for p in &profiles {
+        outln!(
+            "  {:<14} {} {}",
+            p["profile"].as_str().unwrap_or(""),
+            p["status"].as_str().unwrap_or(""),
+            p["detail"].as_str().unwrap_or("")
+        );
+        if let Some(f) = p["fix"].as_str().filter(|f| !f.is_empty()) {
+            outln!("  {:<14} fix: {f}", "");
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// What would close a gap in `layer` here: the fix of the host feature behind it.
+fn fix_for(host: &Host, layer: &str) -> Option<String> {
+    let missing_fix = |a: &Availability| match a {
+        Availability::Missing { fix, .. } => Some(fix.clone()),
+        Availability::Available => None,
     };
-    let landlock_fix = missing_fix(&host.landlock).or_else(|| {
-        host.landlock_abi
-            .is_some_and(|v| v < sbx::host::LANDLOCK_ABI)
-            .then(|| {
-                format!(
-                    "run Linux 6.12 or later for Landlock ABI {}",
-                    sbx::host::LANDLOCK_ABI
-                )
-            })
-    });
-    let fix_for = |layer: &str| match layer {
-        "landlock" => landlock_fix.clone(),
+    match layer {
+        "landlock" => missing_fix(&host.landlock).or_else(|| {
+            host.landlock_abi
+                .is_some_and(|v| v < sbx::host::LANDLOCK_ABI)
+                .then(|| {
+                    format!(
+                        "run Linux 6.12 or later for Landlock ABI {}",
+                        sbx::host::LANDLOCK_ABI
+                    )
+                })
+        }),
         "seccomp" => missing_fix(&host.seccomp),
         "memory" if host.cgroups.memory.is_some() => Some(
             "add `requires = [\"tree-limits\"]` to the profile (each run then joins cgroup v1), \
@@ -34,50 +65,43 @@ pub fn doctor(json: bool) -> ExitCode {
         ),
         "memory" | "processes" => missing_fix(&host.cgroups.missing),
         _ => missing_fix(&host.namespaces),
+    }
+}
+
+/// `(status, detail, fix)` of a built-in profile on this host: `full`, `partial` with the
+/// gaps and their fixes, `refused` when a required protection is missing, or `error`.
+fn profile_status(name: &str, host: &Host, ws: &Path) -> (String, String, String) {
+    let sb = match sbx::setup::sandbox(name) {
+        Ok(sb) => sb,
+        Err(e) => return ("error".to_string(), e.to_string(), String::new()),
     };
-    let mut profiles = Vec::new();
-    for name in BUILTIN_NAMES {
-        let verdict = match Profile::load(name) {
-            Ok(p) => {
-                let sb = Sandbox::with_host(p, host.clone());
-                match sb.plan_for(&ws, &host) {
-                    Ok((_, plan)) => {
-                        let open: Vec<&sbx::plan::Layer> = plan
-                            .report
-                            .iter()
-                            .filter(|l| l.status != sbx::plan::LayerStatus::Enforced)
-                            .collect();
-                        let gaps: Vec<String> = open
-                            .iter()
-                            .map(|l| format!("{}: {}", l.name, l.detail))
-                            .collect();
-                        let mut fixes: Vec<String> =
-                            open.iter().filter_map(|l| fix_for(&l.name)).collect();
-                        fixes.sort();
-                        fixes.dedup();
-                        if gaps.is_empty() {
-                            ("full".to_string(), String::new(), String::new())
-                        } else {
-                            ("partial".to_string(), gaps.join("; "), fixes.join("; "))
-                        }
-                    }
-                    Err(e) => ("refused".to_string(), e.to_string(), String::new()),
-                }
-            }
-            Err(e) => ("error".to_string(), e.to_string(), String::new()),
-        };
-        profiles.push(serde_json::json!({"profile": name, "status": verdict.0, "detail": verdict.1, "fix": verdict.2}));
+    let plan = match sb.plan_for(ws, host) {
+        Ok((_, plan)) => plan,
+        Err(e) => return ("refused".to_string(), e.to_string(), String::new()),
+    };
+    let open: Vec<&Layer> = plan
+        .report
+        .iter()
+        .filter(|l| l.status != LayerStatus::Enforced)
+        .collect();
+    if open.is_empty() {
+        return ("full".to_string(), String::new(), String::new());
     }
-    if json {
-        outln!(
-            "{}",
-            serde_json::json!({"host": host, "profiles": profiles})
-        );
-        return ExitCode::SUCCESS;
-    }
-    let show = |name: &str, a: &sbx::host::Availability| match a {
-        sbx::host::Availability::Available => outln!("  {name:<28} yes"),
-        sbx::host::Availability::Missing { reason, fix } => {
+    let gaps: Vec<String> = open
+        .iter()
+        .map(|l| format!("{}: {}", l.name, l.detail))
+        .collect();
+    let mut fixes: Vec<String> = open.iter().filter_map(|l| fix_for(host, &l.name)).collect();
+    fixes.sort();
+    fixes.dedup();
+    ("partial".to_string(), gaps.join("; "), fixes.join("; "))
+}
+
+/// Each host feature: there, or why not and the fix.
+fn print_host(host: &Host) {
+    let show = |name: &str, a: &Availability| match a {
+        Availability::Available => outln!("  {name:<28} yes"),
+        Availability::Missing { reason, fix } => {
             outln!("  {name:<28} no: {reason}\n  {:<28} fix: {fix}", "")
         }
     };
@@ -93,21 +117,8 @@ pub fn doctor(json: bool) -> ExitCode {
     show("seccomp", &host.seccomp);
     show("unprivileged user namespaces", &host.user_namespaces);
     show("mount/pid/net namespaces", &host.namespaces);
-    outln!("  {:<28} {}", "proxy network mode", proxy_mode(&host));
+    outln!("  {:<28} {}", "proxy network mode", proxy_mode(host));
     show_tree_limits(&host.cgroups);
-    outln!("profiles:");
-    for p in &profiles {
-        outln!(
-            "  {:<14} {} {}",
-            p["profile"].as_str().unwrap_or(""),
-            p["status"].as_str().unwrap_or(""),
-            p["detail"].as_str().unwrap_or("")
-        );
-        if let Some(f) = p["fix"].as_str().filter(|f| !f.is_empty()) {
-            outln!("  {:<14} fix: {f}", "");
-        }
-    }
-    ExitCode::SUCCESS
 }
 
 /// How `proxy` profiles keep the command to the proxy on this host.

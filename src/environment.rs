@@ -21,6 +21,7 @@ pub enum Inherit {
 }
 
 impl Inherit {
+    /// The name a profile writes (`environment.inherit`).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::None => "none",
@@ -32,6 +33,7 @@ impl Inherit {
 /// The environment a command starts with.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EnvPolicy {
+    /// What happens to the caller's variables that are not named.
     pub inherit: Inherit,
     /// Kept even when secret-shaped; under `inherit = none`, the only variables kept.
     pub pass: Vec<String>,

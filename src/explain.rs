@@ -1,63 +1,77 @@
 //! `sbx explain`: a profile's resolved plan, with the origin of every entry.
 use crate::stdout::outln;
 use crate::{cwd, setup_error};
-use sbx::capability::{EnvPolicy, Inherit, Origin};
+use sbx::capability::{CapabilitySet, EnvPolicy, Inherit, Origin};
 use sbx::environment::SECRET_NAMES;
-use sbx::exec::Sandbox;
-use sbx::host::Host;
+use sbx::plan::SandboxPlan;
 use sbx::profile::Profile;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 pub fn explain(profile: &str, workspace: Option<PathBuf>, json: bool) -> ExitCode {
-    let p = match Profile::load(profile) {
-        Ok(p) => p,
+    let sb = match sbx::setup::sandbox(profile) {
+        Ok(s) => s,
         Err(e) => return ExitCode::from(setup_error(e) as u8),
     };
-    let host = Host::detect();
     let ws = workspace.unwrap_or_else(cwd);
     let ws = std::fs::canonicalize(&ws).unwrap_or(ws);
-    let sb = Sandbox::with_host(p, host.clone());
-    let (caps, plan) = match sb.plan_for(&ws, &host) {
+    let (caps, plan) = match sb.plan_for(&ws, sb.host()) {
         Ok(x) => x,
         Err(e) => return ExitCode::from(setup_error(e) as u8),
     };
     let prof = sb.profile();
-    let isolation = isolation_origins(prof);
-    let limit = |k: &str| {
-        prof.limit_origin(k)
-            .unwrap_or_else(|| Origin::builtin(&format!("limits.{k} (unlimited)")))
-    };
     if json {
-        let origins = serde_json::json!({
-            "network": prof.network.1,
-            "isolation": isolation,
-            "environment": {
-                "inherit": inherit_origin(prof),
-                "pass": prof.env_pass_origins,
-                "deny": prof.env_deny_origins,
-                "set": prof.env_set_origins,
-            },
-            "limits": {"timeout": limit("timeout"), "output": limit("output")},
-        });
-        outln!(
-            "{}",
-            serde_json::json!({"profile": prof.name, "capabilities": caps, "plan": plan, "origins": origins})
-        );
-        return ExitCode::SUCCESS;
+        print_json(prof, &caps, &plan);
+    } else {
+        print_text(prof, &caps, &plan);
     }
+    ExitCode::SUCCESS
+}
+
+/// Where a limit was set, or that nothing sets it.
+fn limit(prof: &Profile, k: &str) -> Origin {
+    prof.limit_origin(k)
+        .unwrap_or_else(|| Origin::builtin(&format!("limits.{k} (unlimited)")))
+}
+
+/// One JSON object: the capability set, the plan, and where each setting came from.
+fn print_json(prof: &Profile, caps: &CapabilitySet, plan: &SandboxPlan) {
+    let isolation = isolation_origins(prof);
+    let limit = |k: &str| limit(prof, k);
+    let origins = serde_json::json!({
+        "network": prof.network.1,
+        "isolation": isolation,
+        "environment": {
+            "inherit": inherit_origin(prof),
+            "pass": prof.env_pass_origins,
+            "deny": prof.env_deny_origins,
+            "set": prof.env_set_origins,
+        },
+        "limits": {"timeout": limit("timeout"), "output": limit("output")},
+    });
     outln!(
-        "profile {} ({})",
-        sb.profile().name,
-        sb.profile().description
+        "{}",
+        serde_json::json!({"profile": prof.name, "capabilities": caps, "plan": plan, "origins": origins})
     );
+}
+
+/// The plan as text, each entry with its origin.
+fn print_text(prof: &Profile, caps: &CapabilitySet, plan: &SandboxPlan) {
+    let isolation = isolation_origins(prof);
+    outln!("profile {} ({})", prof.name, prof.description);
     outln!("namespaces: {:?}", plan.namespaces);
     outln!("  net from {}", prof.network.1);
     outln!("isolation:");
     for (k, o) in &isolation {
         outln!("  {k:<20} {o}");
     }
+    print_filesystem(prof, caps, plan);
+    print_kernel_filters_and_limits(prof, plan);
+}
+
+/// Landlock rules, mounts and protected paths.
+fn print_filesystem(prof: &Profile, caps: &CapabilitySet, plan: &SandboxPlan) {
     outln!("filesystem (landlock):");
     if let Some(ll) = &plan.landlock {
         for r in &ll.rules {
@@ -91,6 +105,11 @@ pub fn explain(profile: &str, workspace: Option<PathBuf>, json: bool) -> ExitCod
         prof.protected_change.0,
         prof.protected_change.1
     );
+}
+
+/// The seccomp filter, network, limits, environment and the enforcement report.
+fn print_kernel_filters_and_limits(prof: &Profile, plan: &SandboxPlan) {
+    let limit = |k: &str| limit(prof, k);
     if let Some(s) = &plan.seccomp {
         outln!("seccomp: EPERM for {}", s.denied.join(" "));
         for (name, o) in &s.extra {
@@ -138,7 +157,6 @@ pub fn explain(profile: &str, workspace: Option<PathBuf>, json: bool) -> ExitCod
     for l in &plan.report {
         outln!("  {:<16} {:?} {}", l.name, l.status, l.detail);
     }
-    ExitCode::SUCCESS
 }
 
 /// Every isolation switch with where its value came from: a profile line, or the default.

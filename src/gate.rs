@@ -1,8 +1,8 @@
 //! `sbx check`, and the permission gate in front of `sbx run`: argument handling only; the
 //! decision is the library pipeline's.
 use sbx::hook::sh_quote;
-use sbx::hook::{Loaded, SetupOptions};
 use sbx::pipeline::EnforcementOutlook;
+use sbx::setup::{Loaded, SetupOptions};
 use sbx::{Caller, CheckReport, Decision, Mode, ToolCall, check};
 use std::ffi::OsString;
 use std::io::{BufRead, IsTerminal, Write};

@@ -1,4 +1,10 @@
 //! What this host can enforce, detected once and cheaply (no process is forked).
+//!
+//! Two raw syscalls live here, outside the enforce and exec layers that hold every other
+//! `unsafe` block: asking the kernel for its Landlock ABI and whether it has seccomp
+//! filtering. Both only ask (they restrict nothing and create nothing), and moving them into
+//! `enforce` would make detection depend on the layer that consumes its result (`enforce`
+//! reads [`Host`]), a cycle. Each block carries its `SAFETY` argument.
 pub(crate) mod cgroup;
 
 pub use cgroup::{CgroupBase, CgroupHost, CgroupVersion, Controller};
@@ -13,11 +19,19 @@ pub const LANDLOCK_ABI_FLOOR: i32 = 2;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "status", rename_all = "kebab-case")]
 pub enum Availability {
+    /// It is there.
     Available,
-    Missing { reason: String, fix: String },
+    /// It is not.
+    Missing {
+        /// Why not.
+        reason: String,
+        /// How to make it available.
+        fix: String,
+    },
 }
 
 impl Availability {
+    /// Whether it is there.
     pub fn ok(&self) -> bool {
         matches!(self, Availability::Available)
     }
@@ -26,11 +40,15 @@ impl Availability {
 /// The host's features as far as sbx cares.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Host {
+    /// The effective user id sbx runs as.
     pub euid: u32,
+    /// The effective group id.
     pub egid: u32,
     /// Landlock ABI version reported by the kernel, if Landlock is enabled.
     pub landlock_abi: Option<i32>,
+    /// Landlock at the floor ABI or newer.
     pub landlock: Availability,
+    /// Seccomp filtering.
     pub seccomp: Availability,
     /// Unprivileged user namespaces (only needed when not root).
     pub user_namespaces: Availability,

@@ -45,7 +45,7 @@
 //! # Deciding a call
 //!
 //! ```
-//! use sbx::hook::{Loaded, SetupOptions};
+//! use sbx::setup::{Loaded, SetupOptions};
 //! use sbx::{Caller, Decision, Mode, ToolCall, check};
 //!
 //! let loaded = Loaded::load(&SetupOptions {
@@ -63,7 +63,10 @@
 //! A full harness loop (pipeline, approval callback, observer, executor) is in
 //! `examples/harness.rs`.
 
+#![deny(missing_docs)]
+
 pub mod capability;
+pub mod decision;
 pub mod environment;
 pub mod pipeline;
 pub mod policy;
@@ -72,9 +75,9 @@ pub mod shell;
 pub use capability::{
     CapabilitySet, EnvPolicy, FsCaps, Inherit, Isolation, Limits, NetworkMode, Origin, PathEntry,
 };
-pub mod enforce;
+pub(crate) mod enforce;
 pub mod exec;
-pub mod gitconfig;
+pub(crate) mod gitconfig;
 pub mod hook;
 pub mod host;
 mod lines;
@@ -83,6 +86,7 @@ pub mod plan;
 pub mod profile;
 pub mod proxy;
 pub mod serve;
+pub mod setup;
 pub mod tools;
 pub use pipeline::{
     CallResult, Caller, CheckReport, Decision, EnforcedCaps, ExecOutcome, ExecRequest, Executor,

@@ -1,11 +1,10 @@
 //! `sbx run`: the permission gate (unless skipped), then the command in the sandbox, with
 //! its gaps warned about and its result optionally as JSON.
 use crate::{cwd, gate, setup_error};
-use sbx::exec::{Output, RunRequest, Sandbox, Stream, Terminal};
-use sbx::profile::Profile;
+use sbx::exec::{Output, Resolved, RunRequest, Sandbox, Stream, Terminal};
 use std::ffi::OsString;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -21,28 +20,9 @@ pub fn run(
     command: Vec<OsString>,
 ) -> i32 {
     let ws = workspace.unwrap_or_else(cwd);
-    let (sandbox, resolved) = match gate {
-        Some((policy, mode)) => {
-            let mut loaded = match gate::load(profile, policy, ws.clone()) {
-                Ok(l) => l,
-                Err(e) => return setup_error(e),
-            };
-            let passed = match gate::gate(&loaded, &command, cwd(), mode.as_deref()) {
-                Ok(p) => p,
-                Err(code) => return code,
-            };
-            // A run that follows at once reuses the gate's resolution of the profile. After a
-            // prompt, which can take any time, the files its globs match may have changed.
-            let resolved = loaded
-                .resolved
-                .take()
-                .filter(|_| passed == gate::Passed::Allowed);
-            (loaded.sandbox, resolved)
-        }
-        None => match Profile::load(profile) {
-            Ok(p) => (std::sync::Arc::new(Sandbox::new(p)), None),
-            Err(e) => return setup_error(e),
-        },
+    let (sandbox, resolved) = match load_and_gate(profile, &ws, gate, &command) {
+        Ok(x) => x,
+        Err(code) => return code,
     };
 
     let mut req = RunRequest::new(command);
@@ -88,31 +68,58 @@ pub fn run(
         eprintln!("sbx: limit reached: {}: {}", l.limit, l.detail);
     }
     if json || json_out.is_some() {
-        let mut v = serde_json::to_value(&result).unwrap_or_default();
-        if let Some(o) = v.as_object_mut() {
-            o.insert("code".into(), result.code().into());
-        }
-        let text = v.to_string();
-        match json_out {
-            Some(path) => {
-                if let Err(e) = std::fs::write(&path, text + "\n") {
-                    eprintln!("sbx: cannot write {}: {e}", path.display());
-                }
-            }
-            None => {
-                let lead = if open_line.load(Ordering::Relaxed) {
-                    "\n"
-                } else {
-                    ""
-                };
-                // A reader that went away (`| head -1`) is not the run's failure: the exit
-                // code still reports the command, so a write error is not an outcome here.
-                let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "{lead}{text}").and_then(|()| out.flush());
-            }
-        }
+        print_json(&result, json_out, open_line.load(Ordering::Relaxed));
     }
     result.code()
+}
+
+/// The sandbox to run in: the profile alone (`--no-policy`), or the profile and policy with
+/// the permission gate passed. `Err` is the exit code. The resolution the gate made is kept
+/// for the run when the command was allowed at once.
+fn load_and_gate(
+    profile: &str,
+    ws: &Path,
+    gate: Option<(Option<PathBuf>, Option<String>)>,
+    command: &[OsString],
+) -> Result<(Arc<Sandbox>, Option<Resolved>), i32> {
+    let Some((policy, mode)) = gate else {
+        return sbx::setup::sandbox(profile)
+            .map(|s| (Arc::new(s), None))
+            .map_err(setup_error);
+    };
+    let mut loaded = gate::load(profile, policy, ws.to_path_buf()).map_err(setup_error)?;
+    let passed = gate::gate(&loaded, command, cwd(), mode.as_deref())?;
+    // A run that follows at once reuses the gate's resolution of the profile. After a
+    // prompt, which can take any time, the files its globs match may have changed.
+    let resolved = loaded
+        .resolved
+        .take()
+        .filter(|_| passed == gate::Passed::Allowed);
+    Ok((loaded.sandbox, resolved))
+}
+
+/// The run as one JSON object with its exit code: to `json_out`, or last on stdout, on a line
+/// of its own (`open_line`: what the command printed last left a line open).
+fn print_json(result: &sbx::exec::RunResult, json_out: Option<PathBuf>, open_line: bool) {
+    let mut v = serde_json::to_value(result).unwrap_or_default();
+    if let Some(o) = v.as_object_mut() {
+        o.insert("code".into(), result.code().into());
+    }
+    let text = v.to_string();
+    match json_out {
+        Some(path) => {
+            if let Err(e) = std::fs::write(&path, text + "\n") {
+                eprintln!("sbx: cannot write {}: {e}", path.display());
+            }
+        }
+        None => {
+            let lead = if open_line { "\n" } else { "" };
+            // A reader that went away (`| head -1`) is not the run's failure: the exit
+            // code still reports the command, so a write error is not an outcome here.
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{lead}{text}").and_then(|()| out.flush());
+        }
+    }
 }
 
 /// Each protected path the command created or changed, on stderr.

@@ -16,6 +16,7 @@ pub enum ToolFormat {
 }
 
 impl ToolFormat {
+    /// The format a name gives (`anthropic`, `openai`, `json-schema`).
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "anthropic" => Some(Self::Anthropic),

@@ -24,8 +24,6 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-pub use report::{Message, MessageKind, Step};
-
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum EnforceError {

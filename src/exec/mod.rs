@@ -25,10 +25,9 @@ use crate::capability::CapabilitySet;
 use crate::enforce::EnforceError;
 use crate::enforce::report::Step;
 use crate::host::{Availability, Host};
-use crate::plan::{self, PlanInput, RealFs, SandboxPlan};
+use crate::plan::{self, RealFs, SandboxPlan};
 use crate::profile::{Profile, ProfileError, Vars};
 use prepare::cleanup;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use supervise::supervise;
 
@@ -37,22 +36,39 @@ use supervise::supervise;
 #[non_exhaustive]
 pub enum RunError {
     #[error(transparent)]
+    /// The profile could not be resolved.
     Profile(#[from] ProfileError),
     #[error(transparent)]
+    /// The host cannot give a protection the profile requires.
     Plan(#[from] plan::PlanError),
     #[error(transparent)]
+    /// The enforcement could not be prepared.
     Enforce(#[from] EnforceError),
     #[error("workspace {path}: {source}")]
+    /// The workspace is missing or not a directory.
     Workspace {
+        /// The workspace as given.
         path: PathBuf,
+        /// Why it cannot be used.
         source: std::io::Error,
     },
     #[error("no command given")]
+    /// The request has no argv.
     NoCommand,
     #[error("sandbox setup failed while {}: {}", step.describe(), std::io::Error::from_raw_os_error(*errno))]
-    Setup { step: Step, errno: i32 },
+    /// A step of the sandbox's setup failed in the child.
+    Setup {
+        /// The step.
+        step: Step,
+        /// The error number it failed with.
+        errno: i32,
+    },
     #[error("cannot start the sandbox: {source}")]
-    Spawn { source: std::io::Error },
+    /// The child could not be started.
+    Spawn {
+        /// Why.
+        source: std::io::Error,
+    },
 }
 
 /// A profile bound to a host, ready to run commands.
@@ -82,6 +98,7 @@ pub struct Resolved {
 }
 
 impl Resolved {
+    /// The capability set.
     pub fn caps(&self) -> &CapabilitySet {
         &self.caps
     }
@@ -122,10 +139,12 @@ impl Sandbox {
         }
     }
 
+    /// The profile.
     pub fn profile(&self) -> &Profile {
         &self.profile
     }
 
+    /// The host it runs on.
     pub fn host(&self) -> &Host {
         &self.host
     }
@@ -227,27 +246,11 @@ impl Sandbox {
         vars: &Vars,
         host: &Host,
     ) -> Result<SandboxPlan, RunError> {
-        let origins: BTreeMap<String, crate::capability::Origin> = [
-            "timeout",
-            "output",
-            "memory",
-            "processes",
-            "file_size",
-            "cpu_time",
-            "open_files",
-        ]
-        .iter()
-        .filter_map(|k| self.profile.limit_origin(k).map(|o| (k.to_string(), o)))
-        .collect();
-        Ok(plan::plan(
-            &PlanInput {
-                caps,
-                host,
-                requires: &self.profile.requires,
-                extra_syscall_origins: &self.profile.extra_denied_syscalls,
-                limit_origins: &origins,
-                tmp: &vars.tmp,
-            },
+        Ok(plan::for_profile(
+            &self.profile,
+            caps,
+            &vars.tmp,
+            host,
             &RealFs::default(),
         )?)
     }

@@ -6,9 +6,11 @@ use std::time::Duration;
 
 /// One call to run.
 pub struct RunRequest {
+    /// The command and its arguments.
     pub argv: Vec<OsString>,
     /// Where the caller is; the command starts here when it lies inside the workspace.
     pub cwd: PathBuf,
+    /// The workspace `{workspace}` stands for.
     pub workspace: PathBuf,
     /// The caller's environment, filtered by the profile.
     pub env: Vec<(OsString, OsString)>,
@@ -16,6 +18,7 @@ pub struct RunRequest {
     pub timeout: Option<Duration>,
     /// How long a command has between SIGTERM and SIGKILL.
     pub grace: Duration,
+    /// Where the output goes.
     pub output: Output,
     /// Forward SIGINT, SIGTERM, SIGHUP and SIGQUIT received by this process.
     pub forward_signals: bool,

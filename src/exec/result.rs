@@ -7,6 +7,7 @@ use std::path::PathBuf;
 /// What the kernel was asked to enforce, and what it did.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct EnforcementReport {
+    /// Each layer, enforced, partial or not enforced, with why.
     pub layers: Vec<Layer>,
     /// Optional paths that did not exist and got no rule.
     pub skipped_paths: Vec<PathBuf>,
@@ -25,15 +26,23 @@ impl EnforcementReport {
 /// How a sandboxed command ended.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunResult {
+    /// The exit code, when the command exited.
     pub exit_code: Option<i32>,
+    /// The signal that killed it, when one did.
     pub signal: Option<i32>,
+    /// It was killed at its timeout.
     pub timed_out: bool,
     /// The command could not be executed: 126 not executable, 127 not found.
     pub exec_error: Option<i32>,
+    /// How long it ran.
     pub duration_ms: u64,
+    /// Standard output was cut at its cap.
     pub stdout_truncated: bool,
+    /// Standard error was cut at its cap.
     pub stderr_truncated: bool,
+    /// Bytes written to standard output, past the cap included.
     pub stdout_bytes: u64,
+    /// Bytes written to standard error, past the cap included.
     pub stderr_bytes: u64,
     /// Largest resident set of any process in the tree.
     pub peak_memory_bytes: u64,
@@ -42,8 +51,11 @@ pub struct RunResult {
     pub tree: Option<TreeUsage>,
     /// The limits the run ran into, each with what happened.
     pub limits_reached: Vec<LimitReached>,
+    /// User CPU time of the tree.
     pub cpu_user_ms: u64,
+    /// System CPU time of the tree.
     pub cpu_system_ms: u64,
+    /// What the kernel enforced.
     pub enforcement: EnforcementReport,
     /// Protected paths the command created or changed, each moved to quarantine.
     pub protected: Vec<crate::exec::ProtectedPath>,
@@ -53,8 +65,10 @@ pub struct RunResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network: Option<Vec<crate::proxy::NetRecord>>,
     #[serde(skip)]
+    /// Standard output, when the request captured it.
     pub stdout: Vec<u8>,
     #[serde(skip)]
+    /// Standard error, when the request captured it.
     pub stderr: Vec<u8>,
 }
 
@@ -63,6 +77,7 @@ pub struct RunResult {
 pub struct LimitReached {
     /// The profile's key: `memory`, `processes`, `timeout`, `cpu_time` or `file_size`.
     pub limit: &'static str,
+    /// What happened.
     pub detail: String,
 }
 

@@ -1,4 +1,4 @@
-//! A decision serialised for each harness.
+//! A ruling serialised for each harness.
 //!
 //! - Claude Code: `hookSpecificOutput.permissionDecision` allow | ask | deny, with
 //!   `updatedInput` for a rewrite.
@@ -10,62 +10,37 @@
 #![forbid(unsafe_code)]
 
 use super::event::Harness;
-use crate::pipeline::{CheckReport, Decision};
+use crate::pipeline::{Decision, Ruling, Stage};
 use serde_json::{Map, Value, json};
 
-/// The decision an adapter serialises, with where it came from.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Verdict {
-    pub decision: Decision,
-    pub reason: String,
-    pub rule: Option<String>,
-    pub source: Option<String>,
-    /// The listener, guard or stage that decided.
-    pub by: String,
+/// A denial by sbx itself (bad input, missing policy, internal error).
+pub fn fail_closed(cause: impl std::fmt::Display) -> Ruling {
+    Ruling::deny(
+        Stage::Extraction,
+        "sbx-hook (fail closed)",
+        cause.to_string(),
+    )
 }
 
-impl Verdict {
-    /// A denial by sbx itself (bad input, missing policy, internal error).
-    pub fn fail_closed(cause: impl std::fmt::Display) -> Self {
-        Self {
-            decision: Decision::Deny,
-            reason: cause.to_string(),
-            rule: None,
-            source: None,
-            by: "sbx-hook (fail closed)".into(),
-        }
-    }
-
-    pub fn from_report(r: &CheckReport) -> Self {
-        Self {
-            decision: r.decision,
-            reason: r.reason.clone(),
-            rule: r.rule.clone(),
-            source: r.source.clone(),
-            by: r.by.clone(),
-        }
-    }
-
-    /// The reason shown to the user or the model, naming the rule and its source.
-    pub fn text(&self) -> String {
-        let by = match (&self.rule, &self.source) {
-            (Some(rule), Some(src)) => format!("rule {rule} from {src}"),
-            (Some(rule), None) => format!("rule {rule}"),
-            (None, Some(src)) => format!("{} from {src}", self.by),
-            (None, None) => self.by.clone(),
-        };
-        format!("sbx: {} by {by}: {}", self.decision.as_str(), self.reason)
-    }
+/// The reason shown to the user or the model, naming the rule and its source.
+fn text(r: &Ruling) -> String {
+    let by = match (&r.rule, &r.source) {
+        (Some(rule), Some(src)) => format!("rule {rule} from {src}"),
+        (Some(rule), None) => format!("rule {rule}"),
+        (None, Some(src)) => format!("{} from {src}", r.by),
+        (None, None) => r.by.clone(),
+    };
+    format!("sbx: {} by {by}: {}", r.decision.as_str(), r.reason)
 }
 
 /// The JSON a harness reads on stdout. `updated` is the rewritten tool input, if any.
-pub fn answer(harness: Harness, v: &Verdict, updated: Option<&Map<String, Value>>) -> Value {
+pub fn answer(harness: Harness, v: &Ruling, updated: Option<&Map<String, Value>>) -> Value {
     match harness {
         Harness::ClaudeCode => {
             let mut out = Map::new();
             out.insert("hookEventName".into(), "PreToolUse".into());
             out.insert("permissionDecision".into(), v.decision.as_str().into());
-            out.insert("permissionDecisionReason".into(), v.text().into());
+            out.insert("permissionDecisionReason".into(), text(v).into());
             if let (Some(u), Decision::Allow | Decision::Ask) = (updated, v.decision) {
                 out.insert("updatedInput".into(), Value::Object(u.clone()));
             }
@@ -82,26 +57,26 @@ pub fn answer(harness: Harness, v: &Verdict, updated: Option<&Map<String, Value>
                 "hookEventName": "PreToolUse",
                 "permissionDecision": "deny",
                 "permissionDecisionReason":
-                    format!("{} (needs approval, which Codex hooks cannot ask for)", v.text()),
+                    format!("{} (needs approval, which Codex hooks cannot ask for)", text(v)),
             }}),
             (Decision::Deny, _) => json!({ "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
                 "permissionDecision": "deny",
-                "permissionDecisionReason": v.text(),
+                "permissionDecisionReason": text(v),
             }}),
         },
         Harness::Gemini => match (v.decision, updated) {
-            (Decision::Allow, None) => json!({ "decision": "allow", "reason": v.text() }),
+            (Decision::Allow, None) => json!({ "decision": "allow", "reason": text(v) }),
             (Decision::Allow, Some(u)) => json!({
                 "decision": "allow",
-                "reason": v.text(),
+                "reason": text(v),
                 "hookSpecificOutput": { "tool_input": u },
             }),
             (Decision::Ask, _) => json!({
                 "decision": "deny",
-                "reason": format!("{} (needs approval, which Gemini CLI hooks cannot ask for)", v.text()),
+                "reason": format!("{} (needs approval, which Gemini CLI hooks cannot ask for)", text(v)),
             }),
-            (Decision::Deny, _) => json!({ "decision": "deny", "reason": v.text() }),
+            (Decision::Deny, _) => json!({ "decision": "deny", "reason": text(v) }),
         },
     }
 }
@@ -115,14 +90,11 @@ pub fn post_answer() -> Value {
 mod tests {
     use super::*;
 
-    fn v(decision: Decision) -> Verdict {
-        Verdict {
-            decision,
-            reason: "r".into(),
-            rule: Some("Bash(git push *)".into()),
-            source: Some("builtin".into()),
-            by: "rules".into(),
-        }
+    fn v(decision: Decision) -> Ruling {
+        let mut r = Ruling::new(decision, Stage::Rules, "rules", "r");
+        r.rule = Some("Bash(git push *)".into());
+        r.source = Some("builtin".into());
+        r
     }
 
     #[test]

@@ -15,12 +15,16 @@ pub const MAX_EVENT_BYTES: u64 = 64 * 1024 * 1024;
 /// Which harness is speaking.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Harness {
+    /// Claude Code.
     ClaudeCode,
+    /// Codex CLI.
     Codex,
+    /// Gemini CLI.
     Gemini,
 }
 
 impl Harness {
+    /// The harness's name on the command line.
     pub fn as_str(self) -> &'static str {
         match self {
             Harness::ClaudeCode => "claude-code",
@@ -43,42 +47,66 @@ impl Harness {
 #[non_exhaustive]
 pub enum EventError {
     #[error("no event on stdin")]
+    /// Standard input was empty.
     Empty,
     #[error("event larger than {limit} bytes")]
-    TooLarge { limit: u64 },
+    /// The event is larger than the limit.
+    TooLarge {
+        /// The limit in bytes.
+        limit: u64,
+    },
     #[error("cannot read the event: {0}")]
+    /// Standard input could not be read.
     Read(#[from] std::io::Error),
     #[error("malformed event JSON: {0}")]
+    /// The event is not JSON of the expected shape.
     Json(#[from] serde_json::Error),
     #[error("event has no `{field}`")]
-    Missing { field: &'static str },
+    /// A field the call needs is missing.
+    Missing {
+        /// The field.
+        field: &'static str,
+    },
     #[error("`tool_input` of {tool} is not an object")]
-    InputNotObject { tool: String },
+    /// The tool's input is not a JSON object.
+    InputNotObject {
+        /// The tool.
+        tool: String,
+    },
 }
 
 /// One hook event as the harness sends it. Unknown fields are accepted and ignored.
 #[derive(Clone, Debug, Deserialize)]
 pub struct HookEvent {
     #[serde(default)]
+    /// The harness's session.
     pub session_id: String,
     #[serde(default)]
+    /// The session's transcript file.
     pub transcript_path: Option<String>,
     #[serde(default)]
+    /// The directory the agent works in.
     pub cwd: Option<PathBuf>,
     #[serde(default)]
+    /// The harness's own permission mode.
     pub permission_mode: Option<String>,
     #[serde(default)]
+    /// `PreToolUse`, `BeforeTool`, ...
     pub hook_event_name: Option<String>,
     #[serde(default)]
+    /// The tool called.
     pub tool_name: Option<String>,
     #[serde(default)]
+    /// Its input.
     pub tool_input: Option<Value>,
     #[serde(default)]
+    /// The call's id.
     pub tool_use_id: Option<String>,
     /// PostToolUse (Claude Code, Codex) or AfterTool (Gemini CLI).
     #[serde(default, alias = "tool_output")]
     pub tool_response: Option<Value>,
     #[serde(default)]
+    /// The agent within the session.
     pub agent_id: Option<String>,
 }
 
@@ -98,6 +126,7 @@ impl HookEvent {
         Self::parse(&buf)
     }
 
+    /// Parse an event already read.
     pub fn parse(bytes: &[u8]) -> Result<Self, EventError> {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Err(EventError::Empty);
@@ -105,6 +134,7 @@ impl HookEvent {
         Ok(serde_json::from_slice(bytes)?)
     }
 
+    /// The tool's name; an error when the event has none.
     pub fn tool_name(&self) -> Result<&str, EventError> {
         self.tool_name
             .as_deref()
@@ -112,6 +142,7 @@ impl HookEvent {
             .ok_or(EventError::Missing { field: "tool_name" })
     }
 
+    /// The tool's input; an error when it is missing or not an object.
     pub fn tool_input(&self) -> Result<&Map<String, Value>, EventError> {
         let input = self.tool_input.as_ref().ok_or(EventError::Missing {
             field: "tool_input",

@@ -12,10 +12,14 @@ use std::path::Path;
 #[non_exhaustive]
 pub enum QuoteError {
     #[error("the command contains a NUL byte, which no argv can carry")]
+    /// The text holds a NUL byte.
     Nul,
     #[error("{what} is not valid UTF-8: {}", path.display())]
+    /// A path is not UTF-8.
     NotUtf8 {
+        /// What the path is (the profile, the workspace).
         what: &'static str,
+        /// The path.
         path: std::path::PathBuf,
     },
 }

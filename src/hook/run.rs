@@ -4,11 +4,11 @@
 //! or malformed output as "no opinion" and runs the tool.
 #![forbid(unsafe_code)]
 
-use super::answer::{Verdict, answer, post_answer};
+use super::answer::{answer, fail_closed, post_answer};
 use super::event::{Harness, HookEvent};
 use super::quote::sandbox_command;
-use super::setup::{Loaded, SetupOptions};
-use crate::pipeline::{AUDIT_VERSION, AuditRecord, Decision};
+use crate::pipeline::{AUDIT_VERSION, AuditRecord, Decision, Ruling};
+use crate::setup::{Loaded, SetupOptions};
 use serde_json::{Map, Value};
 use std::io::Write;
 use std::path::PathBuf;
@@ -25,9 +25,13 @@ pub enum HookEventKind {
 /// The options of `sbx hook`.
 #[derive(Clone, Debug)]
 pub struct HookOptions {
+    /// The harness that runs the hook.
     pub harness: Harness,
+    /// The event it is installed for.
     pub event: HookEventKind,
+    /// A built-in profile's name or a profile file's path.
     pub profile: String,
+    /// An extra policy file.
     pub policy: Option<PathBuf>,
     /// Defaults to the event's `cwd`.
     pub workspace: Option<PathBuf>,
@@ -48,29 +52,27 @@ pub fn run_hook(opts: &HookOptions, input: impl std::io::Read) -> Value {
     match outcome {
         Ok(v) => v,
         Err(_) => match opts.event {
-            HookEventKind::Pre => answer(
-                opts.harness,
-                &Verdict::fail_closed("internal error (panic)"),
-                None,
-            ),
+            HookEventKind::Pre => {
+                answer(opts.harness, &fail_closed("internal error (panic)"), None)
+            }
             HookEventKind::Post => post_answer(),
         },
     }
 }
 
 fn pre(opts: &HookOptions, input: impl std::io::Read) -> Value {
-    let (verdict, updated) = match decide(opts, input) {
+    let (ruling, updated) = match decide(opts, input) {
         Ok(x) => x,
-        Err(cause) => (Verdict::fail_closed(cause), None),
+        Err(cause) => (fail_closed(cause), None),
     };
-    answer(opts.harness, &verdict, updated.as_ref())
+    answer(opts.harness, &ruling, updated.as_ref())
 }
 
-/// The strictest verdict over the event's calls, and the rewritten input if any.
+/// The strictest ruling over the event's calls, and the rewritten input if any.
 fn decide(
     opts: &HookOptions,
     input: impl std::io::Read,
-) -> Result<(Verdict, Option<Map<String, Value>>), String> {
+) -> Result<(Ruling, Option<Map<String, Value>>), String> {
     let event = HookEvent::read(input).map_err(|e| e.to_string())?;
     let workspace = opts
         .workspace
@@ -89,27 +91,20 @@ fn decide(
         .unwrap_or_else(|| loaded.workspace.clone());
     let calls = event.calls(opts.harness, cwd).map_err(|e| e.to_string())?;
     let pipeline = loaded.pipeline().build();
-    let mut verdict: Option<Verdict> = None;
+    let mut ruling: Option<Ruling> = None;
     for call in &calls {
-        let d = pipeline.decide(call);
-        let v = Verdict {
-            decision: d.ruling.decision,
-            reason: d.ruling.reason,
-            rule: d.ruling.rule,
-            source: d.ruling.source,
-            by: d.ruling.by,
-        };
-        if verdict.as_ref().is_none_or(|w| v.decision > w.decision) {
-            verdict = Some(v);
+        let v = pipeline.decide(call).ruling;
+        if ruling.as_ref().is_none_or(|w| v.decision > w.decision) {
+            ruling = Some(v);
         }
     }
-    let verdict = verdict.ok_or("the event names no call")?;
+    let ruling = ruling.ok_or("the event names no call")?;
     let tool = event.tool_name().map_err(|e| e.to_string())?;
     let wants_rewrite = opts.sandbox
         && tool == opts.harness.shell_tool()
-        && matches!(verdict.decision, Decision::Allow | Decision::Ask);
+        && matches!(ruling.decision, Decision::Allow | Decision::Ask);
     if !wants_rewrite {
-        return Ok((verdict, None));
+        return Ok((ruling, None));
     }
     let mut updated = event.tool_input().map_err(|e| e.to_string())?.clone();
     let command = updated
@@ -127,7 +122,7 @@ fn decide(
     let rewritten = sandbox_command(&sbx, &profile, &loaded.workspace, command)
         .map_err(|e| format!("cannot rewrite the command for the sandbox: {e}"))?;
     updated.insert("command".into(), Value::String(rewritten));
-    Ok((verdict, Some(updated)))
+    Ok((ruling, Some(updated)))
 }
 
 fn post(opts: &HookOptions, input: impl std::io::Read) -> Value {

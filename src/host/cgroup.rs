@@ -12,13 +12,17 @@ use std::path::{Path, PathBuf};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Controller {
+    /// `memory`: bounds the tree's memory.
     Memory,
+    /// `pids`: bounds the tree's processes.
     Pids,
 }
 
 impl Controller {
+    /// Both controllers.
     pub const ALL: [Controller; 2] = [Controller::Memory, Controller::Pids];
 
+    /// The controller's name in cgroup files.
     pub fn name(self) -> &'static str {
         match self {
             Controller::Memory => "memory",
@@ -29,15 +33,20 @@ impl Controller {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
+/// A cgroup hierarchy's version.
 pub enum CgroupVersion {
+    /// cgroup v1: one hierarchy per controller.
     V1,
+    /// cgroup v2: one unified hierarchy.
     V2,
 }
 
 /// Where one controller can be used: the directory per-run cgroups are made in.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CgroupBase {
+    /// The hierarchy's version.
     pub version: CgroupVersion,
+    /// The directory per-run cgroups are made in.
     pub dir: PathBuf,
     /// cgroup v2: the controller must first be enabled in `dir`'s `cgroup.subtree_control`.
     pub enable: bool,
@@ -46,7 +55,9 @@ pub struct CgroupBase {
 /// What the host's cgroups offer sbx.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CgroupHost {
+    /// Where the memory controller can be used.
     pub memory: Option<CgroupBase>,
+    /// Where the pids controller can be used.
     pub pids: Option<CgroupBase>,
     /// Swap can be bounded too (`memory.swap.max`, `memory.memsw.limit_in_bytes`), or the host
     /// has no swap.
@@ -56,6 +67,7 @@ pub struct CgroupHost {
 }
 
 impl CgroupHost {
+    /// Where `c` can be used.
     pub fn base(&self, c: Controller) -> Option<&CgroupBase> {
         match c {
             Controller::Memory => self.memory.as_ref(),

@@ -13,10 +13,15 @@ use std::path::{Path, PathBuf};
 /// What a Bash call runs.
 #[derive(Clone, Debug)]
 pub struct BashAccess {
+    /// The command string as the model wrote it.
     pub command: String,
+    /// The directory it runs in.
     pub workdir: PathBuf,
+    /// The timeout the call asks for.
     pub timeout_ms: Option<u64>,
+    /// Whether it asks to run as a background job.
     pub background: bool,
+    /// The shell analysis: segments, their classes, paths read and written.
     pub analysis: Analysis,
 }
 
@@ -46,26 +51,37 @@ impl BashAccess {
 /// What a call touches.
 #[derive(Clone, Debug)]
 pub enum Access {
+    /// A shell command (Bash).
     Bash(BashAccess),
     /// Read, Grep, Glob, LS.
     Read {
+        /// The files named.
         paths: Vec<PathBuf>,
         /// Directories the tool walks (Grep, Glob): everything beneath them is read.
         trees: Vec<PathBuf>,
     },
     /// Write, Edit, MultiEdit, NotebookEdit.
     Write {
+        /// The files written.
         paths: Vec<PathBuf>,
     },
+    /// A URL fetched (WebFetch).
     WebFetch {
+        /// The URL as given.
         url: String,
+        /// Its host, lower-case without a trailing dot.
         host: String,
     },
+    /// A web search.
     WebSearch {
+        /// What is searched for.
         query: String,
     },
+    /// A tool of an MCP server (`mcp__server__tool`).
     Mcp {
+        /// The server's name.
         server: String,
+        /// The tool's name on that server.
         tool: String,
     },
     /// A tool sbx does not know: never allowed by default.
@@ -77,15 +93,31 @@ pub enum Access {
 #[non_exhaustive]
 pub enum AccessError {
     #[error("{tool}: missing or invalid `{field}` in input")]
-    Field { tool: String, field: &'static str },
+    /// A field of the input is missing or has the wrong type.
+    Field {
+        /// The tool called.
+        tool: String,
+        /// The field.
+        field: &'static str,
+    },
     #[error(
         "{tool}: `{path}` goes through an open file descriptor: where it lands is only known when it runs"
     )]
-    Descriptor { tool: String, path: String },
-    #[error("{tool}: invalid URL `{url}`: {reason}")]
-    Url {
+    /// A path through `/proc/self/fd` or `/dev/fd`.
+    Descriptor {
+        /// The tool called.
         tool: String,
+        /// The path.
+        path: String,
+    },
+    #[error("{tool}: invalid URL `{url}`: {reason}")]
+    /// A URL that does not parse.
+    Url {
+        /// The tool called.
+        tool: String,
+        /// The URL as given.
         url: String,
+        /// Why it does not parse.
         reason: String,
     },
 }
@@ -93,8 +125,11 @@ pub enum AccessError {
 /// Where shell analysis and path resolution are anchored.
 #[derive(Clone, Debug, Default)]
 pub struct AccessEnv {
+    /// The workspace root.
     pub workspace: PathBuf,
+    /// The home directory `~` stands for.
     pub home: PathBuf,
+    /// The trees the profile lets the command write.
     pub writable: Vec<PathBuf>,
 }
 

@@ -36,18 +36,24 @@ impl std::fmt::Display for GrantScope {
 /// The channel's answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ApprovalAnswer {
+    /// Run this call only.
     AllowOnce,
     /// Must be one of the request's offered scopes; anything else denies.
     AllowForSession(GrantScope),
+    /// Refuse, with the reason shown to the model.
     Deny(Option<String>),
 }
 
 /// What the channel is asked.
 #[derive(Clone, Debug, Serialize)]
 pub struct ApprovalRequest {
+    /// The call to approve.
     pub call: ToolCall,
+    /// The call in one canonical line, as rules see it.
     pub canonical: String,
+    /// Why it needs approval.
     pub reason: String,
+    /// The ask rule that decided, when one did.
     pub rule: Option<String>,
     /// The scopes an allow-for-session answer may choose from.
     pub scopes: Vec<GrantScope>,
@@ -55,6 +61,7 @@ pub struct ApprovalRequest {
 
 /// A TTY prompt, a library callback, or a message over `sbx serve`.
 pub trait ApprovalChannel: Send + Sync {
+    /// Ask about `req`; the pipeline denies when the answer does not come in time.
     fn ask<'a>(
         &'a self,
         req: &'a ApprovalRequest,
@@ -106,6 +113,7 @@ pub struct SessionGrants {
 }
 
 impl SessionGrants {
+    /// Let `session` skip approval for calls within `scope` from now on.
     pub fn grant(&self, session: &str, scope: GrantScope) {
         if let Ok(mut m) = self.inner.lock() {
             m.entry(session.to_string()).or_default().insert(scope);

@@ -20,48 +20,70 @@ pub const AUDIT_VERSION: u32 = 1;
 /// One line of the audit log.
 #[derive(Clone, Debug, Serialize)]
 pub struct AuditRecord<'a> {
+    /// The record format's version ([`AUDIT_VERSION`]).
     pub v: u32,
     /// `call` or `result`.
     pub event: &'static str,
+    /// When, in milliseconds since the Unix epoch.
     pub ts_ms: u128,
+    /// The call's id.
     pub call_id: &'a str,
+    /// The harness session the call came from.
     pub session: &'a str,
+    /// The agent within the session.
     pub agent: &'a str,
+    /// The tool called.
     pub tool: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// The call's input (call records).
     pub input: Option<&'a serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// The call in one canonical line.
     pub canonical: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// Facts about the tool.
     pub meta: Option<ToolMeta>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// `allow`, `ask` or `deny`.
     pub decision: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// The stage that decided.
     pub stage: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// The listener, guard, hook or floor entry that decided.
     pub by: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// The deciding rule as written.
     pub rule: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// Where that rule was written.
     pub source: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// Why it was decided so.
     pub reason: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// Whether the result is an error (result records).
     pub is_error: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// How long the call took.
     pub duration_ms: Option<u128>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// The command's exit status.
     pub exit_status: Option<i32>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// The signal that killed the command.
     pub signal: Option<i32>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// The executor's enforcement report.
     pub enforcement: Option<&'a serde_json::Value>,
     /// The proxy's connections, in `proxy` network mode.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network: Option<&'a [crate::proxy::NetRecord]>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    /// Inputs hooks would have run instead (never applied).
     pub hook_rewrites: &'a [HookRewrite],
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    /// Post-execute handlers that changed the result.
     pub post: &'a [String],
 }
 
@@ -71,6 +93,7 @@ pub struct AuditLog {
 }
 
 impl AuditLog {
+    /// An audit log that writes to `out`.
     pub fn new(out: Box<dyn Write + Send>) -> Self {
         Self {
             out: Mutex::new(out),

@@ -9,10 +9,10 @@ use super::guard::Guard;
 use super::hooks::{CommandHook, Hook};
 use super::listener::{EnforcementOutlook, Listener};
 use super::listeners::default_listeners;
-use super::mode::Mode;
 use super::observer::Observer;
 use super::post::PostHandler;
 use super::wrappers::ExecWrapper;
+use crate::decision::Mode;
 use crate::policy::{FloorEnv, Policy};
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,10 +23,12 @@ pub struct PipelineBuilder {
 }
 
 impl PipelineBuilder {
+    /// The permission mode (default: [`Mode::Default`]).
     pub fn mode(mut self, mode: Mode) -> Self {
         self.p.mode = mode;
         self
     }
+    /// What this host enforces, for the fast paths that let the sandbox decide.
     pub fn outlook(mut self, outlook: EnforcementOutlook) -> Self {
         self.p.outlook = outlook;
         self
@@ -42,30 +44,37 @@ impl PipelineBuilder {
         self.p.listeners.insert(i, l);
         self
     }
+    /// Add a guard: it can only deny.
     pub fn guard(mut self, g: Arc<dyn Guard>) -> Self {
         self.p.guards.push(g);
         self
     }
+    /// Add a hook, asked after the listeners.
     pub fn hook(mut self, h: Arc<dyn Hook>) -> Self {
         self.p.hooks.push(h);
         self
     }
+    /// The channel that answers asks; without one an ask is a denial.
     pub fn approval(mut self, a: Arc<dyn ApprovalChannel>) -> Self {
         self.p.approval = Some(a);
         self
     }
+    /// The executor that runs allowed calls (default: none, every run fails).
     pub fn executor(mut self, e: Arc<dyn Executor>) -> Self {
         self.p.executor = e;
         self
     }
+    /// Add a wrapper around the executor (timeout, retry, metrics).
     pub fn wrapper(mut self, w: Arc<dyn ExecWrapper>) -> Self {
         self.p.wrappers.push(w);
         self
     }
+    /// Add a post-execute handler.
     pub fn post(mut self, h: Arc<dyn PostHandler>) -> Self {
         self.p.post.push(h);
         self
     }
+    /// Add an observer: it sees every result, denials included.
     pub fn observer(mut self, o: Arc<dyn Observer>) -> Self {
         self.p.observers.push(o);
         self
@@ -75,18 +84,22 @@ impl PipelineBuilder {
         self.p.grants = g;
         self
     }
+    /// How long the listeners may take together before the call is denied.
     pub fn listener_budget(mut self, d: Duration) -> Self {
         self.p.listener_budget = d;
         self
     }
+    /// How long the guards may take together before the call is denied.
     pub fn guard_budget(mut self, d: Duration) -> Self {
         self.p.guard_budget = d;
         self
     }
+    /// How long an approval may take before the call is denied.
     pub fn approval_timeout(mut self, d: Duration) -> Self {
         self.p.approval_timeout = Some(d);
         self
     }
+    /// The pipeline, with the built-in listeners ahead of the added ones.
     pub fn build(mut self) -> Pipeline {
         let f = &self.p.floor;
         self.p.access_env = AccessEnv {

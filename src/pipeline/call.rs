@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 /// Who is calling: the session and the agent within it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Caller {
+    /// The harness session.
     pub session: String,
+    /// The agent within the session.
     pub agent: String,
 }
 
@@ -22,6 +24,7 @@ pub struct ToolCall {
 }
 
 impl ToolCall {
+    /// A call of `tool` with `input`, made by `caller` in `cwd`.
     pub fn new(
         id: impl Into<String>,
         tool: impl Into<String>,
@@ -54,22 +57,27 @@ impl ToolCall {
         )
     }
 
+    /// The call's id, unique within its session.
     pub fn id(&self) -> &str {
         &self.id
     }
 
+    /// The tool's name.
     pub fn tool(&self) -> &str {
         &self.tool
     }
 
+    /// The frozen input.
     pub fn input(&self) -> &serde_json::Value {
         &self.input
     }
 
+    /// Who made the call.
     pub fn caller(&self) -> &Caller {
         &self.caller
     }
 
+    /// The directory the call is made from.
     pub fn cwd(&self) -> &Path {
         &self.cwd
     }

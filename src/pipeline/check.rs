@@ -10,8 +10,8 @@ use super::decision::Decision;
 use super::engine::Pipeline;
 use super::exec::ProfileCaps;
 use super::listener::{EnforcementOutlook, TraceStep};
-use super::mode::Mode;
 use crate::capability::CapabilitySet;
+use crate::decision::Mode;
 use crate::policy::Policy;
 use serde::Serialize;
 use std::sync::Arc;
@@ -19,15 +19,25 @@ use std::sync::Arc;
 /// The answer `sbx check --json` prints.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CheckReport {
+    /// The decision.
     pub decision: Decision,
+    /// Why.
     pub reason: String,
+    /// The stage that decided.
     pub stage: &'static str,
+    /// The listener, guard, hook or floor entry that decided.
     pub by: String,
+    /// The deciding rule as written.
     pub rule: Option<String>,
+    /// Where that rule was written.
     pub source: Option<String>,
+    /// The tool called.
     pub tool: String,
+    /// The call in one canonical line.
     pub canonical: String,
+    /// The mode the call was decided in.
     pub mode: Mode,
+    /// Each step of the waterfall.
     pub trace: Vec<TraceStep>,
 }
 

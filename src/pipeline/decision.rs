@@ -1,43 +1,11 @@
-//! Decisions as a lattice (Allow < Ask < Deny), and the ruling that carries one with its provenance.
+//! The ruling that carries a [`Decision`] with its stage and provenance.
 #![forbid(unsafe_code)]
 
 use crate::capability::CapabilitySet;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-/// Ordered so that the strictest is the greatest: combine with [`Decision::strictest`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Decision {
-    Allow,
-    Ask,
-    Deny,
-}
-
-impl Decision {
-    /// The lattice join: strictest wins.
-    #[must_use]
-    pub fn strictest(self, other: Self) -> Self {
-        self.max(other)
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Decision::Allow => "allow",
-            Decision::Ask => "ask",
-            Decision::Deny => "deny",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "allow" => Some(Decision::Allow),
-            "ask" => Some(Decision::Ask),
-            "deny" => Some(Decision::Deny),
-            _ => None,
-        }
-    }
-}
+pub use crate::decision::Decision;
 
 /// The stage of the pipeline that produced a ruling.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -45,26 +13,38 @@ impl Decision {
 pub enum Stage {
     /// Turning the call into what it touches failed.
     Extraction,
+    /// Plan mode lets only read-only calls through.
     PlanGate,
+    /// A deny rule of a managed source.
     ManagedDeny,
+    /// The merged allow, ask and deny rules.
     Rules,
+    /// An approval given earlier for the session.
     SessionGrant,
+    /// `sandbox-auto`: the sandbox confines what the rules leave undecided.
     SandboxFastPath,
+    /// A mode that allows a kind of call (`accept-edits`, `bypass`).
     ModeFastPath,
+    /// A read-only tool within the readable set.
     ReadOnlyFastPath,
     /// Nothing decided: ask.
     Default,
     /// A listener added by the embedding program.
     Listener,
+    /// The safety floor: sensitive paths no rule can open.
     Floor,
     /// The profile's plan refuses the access: the kernel would refuse it or undo it.
     Plan,
+    /// A policy hook (a program asked about the call).
     Hook,
+    /// A guard, which can only deny.
     Guard,
+    /// The approval channel's answer.
     Approval,
 }
 
 impl Stage {
+    /// The stage's name in traces, audit lines and the protocol.
     pub fn as_str(self) -> &'static str {
         match self {
             Stage::Extraction => "extraction",
@@ -89,8 +69,11 @@ impl Stage {
 /// A decision with who made it and why.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Ruling {
+    /// The decision.
     pub decision: Decision,
+    /// Why, in words shown to the model.
     pub reason: String,
+    /// The stage that decided.
     pub stage: Stage,
     /// The listener, guard, hook or floor entry that decided.
     pub by: String,
@@ -104,6 +87,7 @@ pub struct Ruling {
 }
 
 impl Ruling {
+    /// A ruling of `stage`, decided by `by`.
     pub fn new(decision: Decision, stage: Stage, by: &str, reason: impl Into<String>) -> Self {
         Self {
             decision,
@@ -116,19 +100,23 @@ impl Ruling {
         }
     }
 
+    /// An allow ruling.
     pub fn allow(stage: Stage, by: &str, reason: impl Into<String>) -> Self {
         Self::new(Decision::Allow, stage, by, reason)
     }
 
+    /// An ask ruling.
     pub fn ask(stage: Stage, by: &str, reason: impl Into<String>) -> Self {
         Self::new(Decision::Ask, stage, by, reason)
     }
 
+    /// A deny ruling.
     pub fn deny(stage: Stage, by: &str, reason: impl Into<String>) -> Self {
         Self::new(Decision::Deny, stage, by, reason)
     }
 
     #[must_use]
+    /// The same ruling, naming `rule` and where it was written.
     pub fn with_rule(mut self, rule: &crate::policy::Rule) -> Self {
         self.rule = Some(rule.text.clone());
         self.source = Some(rule.source.to_string());

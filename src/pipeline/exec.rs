@@ -18,10 +18,12 @@ use std::time::Duration;
 pub struct ProfileCaps(Arc<CapabilitySet>);
 
 impl ProfileCaps {
+    /// The profile's set, shared.
     pub fn new(set: CapabilitySet) -> Self {
         Self(Arc::new(set))
     }
 
+    /// The set.
     pub fn get(&self) -> &CapabilitySet {
         &self.0
     }
@@ -43,6 +45,7 @@ impl EnforcedCaps {
         Self(self.0.intersect(other))
     }
 
+    /// The set.
     pub fn get(&self) -> &CapabilitySet {
         &self.0
     }
@@ -51,27 +54,38 @@ impl EnforcedCaps {
 /// What to run. Wrappers receive it by shared reference: they cannot change it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ExecRequest {
+    /// The call's id.
     pub call_id: String,
+    /// The tool called.
     pub tool: String,
     /// The frozen input of the call.
     pub input: serde_json::Value,
     /// For Bash, `["bash", "-c", command]`; empty for tools the executor runs by name.
     pub argv: Vec<String>,
+    /// The directory the command starts in.
     pub cwd: PathBuf,
+    /// Variables set for the command (on top of what the profile keeps).
     pub env: BTreeMap<String, String>,
+    /// The call's timeout; the profile's still applies.
     pub timeout: Option<Duration>,
+    /// Start it as a background job instead of running it to its end.
     pub background: bool,
 }
 
 /// What a run produced.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ExecOutcome {
+    /// The exit code, when the command exited.
     pub exit_status: Option<i32>,
+    /// The signal that killed it, when one did.
     pub signal: Option<i32>,
     /// Capped by the executor.
     pub stdout: String,
+    /// Its standard error, capped by the executor.
     pub stderr: String,
+    /// Whether either stream was cut at its cap.
     pub truncated: bool,
+    /// How long it ran.
     pub duration: Duration,
     /// The executor's enforcement report for this run.
     pub enforcement: serde_json::Value,
@@ -89,17 +103,33 @@ pub struct ExecOutcome {
 pub enum ExecError {
     /// The process could not be started: the only error a retry wrapper retries.
     #[error("could not start: {message}")]
-    Spawn { message: String },
+    Spawn {
+        /// Why.
+        message: String,
+    },
     #[error("timed out after {after_ms} ms")]
-    TimedOut { after_ms: u64 },
+    /// The run was killed at its timeout.
+    TimedOut {
+        /// The timeout.
+        after_ms: u64,
+    },
     #[error("tool `{tool}` is not run by this executor")]
-    Unsupported { tool: String },
+    /// The executor does not run this tool.
+    Unsupported {
+        /// The tool.
+        tool: String,
+    },
     #[error("{message}")]
-    Failed { message: String },
+    /// The run failed for another reason.
+    Failed {
+        /// What happened.
+        message: String,
+    },
 }
 
 /// The sandboxed executor. Dropping the future must cancel the run (kill the process tree).
 pub trait Executor: Send + Sync {
+    /// Run `req` within `caps`. Dropping the future kills the process tree.
     fn execute<'a>(
         &'a self,
         req: &'a ExecRequest,

@@ -10,6 +10,7 @@ use std::time::Duration;
 /// Records every request and capability set; answers with a fixed outcome.
 #[derive(Debug, Default)]
 pub struct FakeExecutor {
+    /// Every request and capability set given, in order.
     pub calls: Mutex<Vec<(ExecRequest, EnforcedCaps)>>,
     /// Fail to start this many times before succeeding.
     pub spawn_failures: AtomicU32,
@@ -17,10 +18,12 @@ pub struct FakeExecutor {
     pub exit_status: i32,
     /// Sleep this long before answering.
     pub delay: Option<Duration>,
+    /// The standard output every run returns.
     pub stdout: String,
 }
 
 impl FakeExecutor {
+    /// An executor whose every run exits 0 printing `stdout`.
     pub fn ok(stdout: &str) -> Self {
         Self {
             stdout: stdout.to_string(),
@@ -28,6 +31,7 @@ impl FakeExecutor {
         }
     }
 
+    /// How many runs it was asked for.
     pub fn runs(&self) -> usize {
         self.calls.lock().map(|c| c.len()).unwrap_or(0)
     }

@@ -14,12 +14,17 @@ use std::time::{Duration, Instant};
 /// A guard's vote.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Vote {
+    /// No objection.
     Abstain,
+    /// Refuse, with the reason.
     Deny(String),
 }
 
+/// A stage that can only refuse: every guard is asked, and any denial stands.
 pub trait Guard: Send + Sync {
+    /// The guard's name, in traces.
     fn name(&self) -> &str;
+    /// Vote on a call; an error or a panic denies it.
     fn check(&self, cx: &CallContext<'_>) -> Result<Vote, StageError>;
 }
 

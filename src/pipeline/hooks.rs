@@ -22,19 +22,25 @@ use tokio::io::AsyncWriteExt;
 /// A hook's answer. `decision: None` is no opinion.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct HookAnswer {
+    /// `allow`, `ask` or `deny`; `None` is no opinion.
     pub decision: Option<Decision>,
+    /// Why.
     pub reason: String,
     /// An input the hook would have liked to run instead: recorded in the audit log, never applied.
     pub updated_input: Option<Value>,
 }
 
+/// A policy hook: asked about each call after the listeners, with a timeout.
 pub trait Hook: Send + Sync {
+    /// The hook's name, in traces.
     fn name(&self) -> String;
     /// Where the hook was configured, for provenance.
     fn source(&self) -> Option<String> {
         None
     }
+    /// How long it may take; past that, the call is denied.
     fn timeout(&self) -> Duration;
+    /// Answer about the call described by `input`.
     fn run<'a>(&'a self, input: &'a Value) -> BoxFuture<'a, Result<HookAnswer, StageError>>;
 }
 
@@ -81,6 +87,7 @@ pub fn parse_hook_output(stdout: &str, name: &str) -> Result<HookAnswer, StageEr
 
 /// A hook that runs a program.
 pub struct CommandHook {
+    /// The program, its timeout and where it was configured.
     pub spec: HookSpec,
 }
 
@@ -142,10 +149,15 @@ impl Hook for CommandHook {
 /// One hook's contribution after running.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HookVote {
+    /// The hook's name.
     pub hook: String,
+    /// Where it was configured.
     pub source: Option<String>,
+    /// Its decision; `None` is no opinion.
     pub decision: Option<Decision>,
+    /// Why.
     pub reason: String,
+    /// An input it would have run instead (never applied).
     pub updated_input: Option<Value>,
 }
 

@@ -10,10 +10,10 @@ use super::access::Access;
 use super::approval::SessionGrants;
 use super::call::ToolCall;
 use super::decision::{Ruling, Stage};
-use super::mode::Mode;
 pub use super::stage_error::StageError;
 use super::tool::ToolMeta;
 use crate::capability::CapabilitySet;
+use crate::decision::Mode;
 use crate::policy::{FloorEnv, Policy};
 use serde::Serialize;
 use std::cell::RefCell;
@@ -32,30 +32,42 @@ pub struct EnforcementOutlook {
 
 /// Everything a listener or guard may look at. Nothing in it is mutable.
 pub struct CallContext<'a> {
+    /// The call.
     pub call: &'a ToolCall,
+    /// What it touches.
     pub access: &'a Access,
+    /// Facts about its tool.
     pub meta: ToolMeta,
+    /// The permission mode.
     pub mode: Mode,
+    /// The merged policy.
     pub policy: &'a Policy,
+    /// What the safety floor protects.
     pub floor: &'a FloorEnv,
     /// The profile's capability set, read-only.
     pub profile: &'a CapabilitySet,
+    /// What this host enforces.
     pub outlook: &'a EnforcementOutlook,
+    /// Approvals given for sessions.
     pub grants: &'a SessionGrants,
 }
 
 /// One step of the waterfall, for traces.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TraceStep {
+    /// The stage's name.
     pub stage: &'static str,
+    /// Who spoke at this step.
     pub by: String,
     /// `allow`, `ask`, `deny`, `pass` or `failed`.
     pub outcome: &'static str,
+    /// What it said.
     pub detail: String,
 }
 
 /// A pre-execute listener.
 pub trait Listener: Send + Sync {
+    /// The listener's name, in traces.
     fn name(&self) -> &str;
     /// Return a ruling, or `next.run(cx)` to pass on.
     fn on_call(&self, cx: &CallContext<'_>, next: Next<'_>) -> Result<Ruling, StageError>;

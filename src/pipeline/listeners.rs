@@ -6,8 +6,8 @@
 use super::access::Access;
 use super::decision::{Decision, Ruling, Stage};
 use super::listener::{CallContext, Listener, Next, StageError};
-use super::mode::Mode;
 use crate::capability::path_within;
+use crate::decision::Mode;
 use crate::policy::{self, Target, is_sensitive};
 use std::sync::Arc;
 

@@ -20,7 +20,6 @@ mod guard;
 mod hooks;
 mod listener;
 mod listeners;
-mod mode;
 mod observer;
 mod plan_check;
 mod post;
@@ -29,6 +28,7 @@ mod stage_error;
 mod tool;
 mod wrappers;
 
+pub use crate::decision::Mode;
 pub use access::{Access, AccessEnv, AccessError, BashAccess, extract, resolve_path, url_host};
 pub use approval::{
     ApprovalAnswer, ApprovalChannel, ApprovalRequest, BoxFuture, CallbackApproval, GrantScope,
@@ -55,7 +55,6 @@ pub use listeners::{
     AskFallback, ManagedDeny, ModeFastPath, PlanGate, ReadOnlyFastPath, RuleSet,
     SessionGrantListener, default_listeners,
 };
-pub use mode::Mode;
 pub use observer::Observer;
 pub use plan_check::{
     PlanRefusal, ordinary_device, plan_refusal, refused_link, refused_read, refused_tree,

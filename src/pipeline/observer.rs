@@ -6,6 +6,7 @@ use super::result::CallResult;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
+/// Sees every call and every result, denials included (audit log, metrics).
 pub trait Observer: Send + Sync {
     /// The call, before anything runs.
     fn on_call(&self, call: &ToolCall);

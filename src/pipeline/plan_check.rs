@@ -19,7 +19,9 @@ pub struct PlanRefusal {
     /// A stable name: `plan:deny-read`, `plan:read`, `plan:deny-write`, `plan:protected-new`,
     /// `plan:write`.
     pub rule: &'static str,
+    /// Why the plan refuses it.
     pub reason: String,
+    /// The path refused.
     pub path: PathBuf,
     /// The profile line that causes it, when one entry does.
     pub origin: Option<Origin>,

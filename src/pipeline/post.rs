@@ -10,6 +10,7 @@ use std::sync::Arc;
 /// What a handler does with a result.
 #[derive(Clone, Debug, PartialEq)]
 pub enum PostAction {
+    /// Keep the result as it is.
     Accept,
     /// Replace the text shown to the model.
     ReplaceContent(String),
@@ -19,8 +20,11 @@ pub enum PostAction {
     Block(String),
 }
 
+/// Sees a result before the observers and may replace it or block it.
 pub trait PostHandler: Send + Sync {
+    /// The handler's name, in traces.
     fn name(&self) -> &str;
+    /// What to do with `result`; an error blocks it.
     fn handle(&self, call: &ToolCall, result: &CallResult) -> Result<PostAction, StageError>;
 }
 

@@ -7,21 +7,32 @@ use serde::Serialize;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Category {
+    /// Runs shell commands.
     Shell,
+    /// Reads files.
     FileRead,
+    /// Writes files.
     FileWrite,
+    /// Reaches the network.
     Network,
+    /// A tool of an MCP server.
     Mcp,
+    /// A tool sbx does not know.
     Unknown,
 }
 
 /// Facts about a tool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct ToolMeta {
+    /// It changes nothing.
     pub read_only: bool,
+    /// It writes files.
     pub write: bool,
+    /// It can do anything (a shell, an unknown tool).
     pub dangerous: bool,
+    /// It costs money or time (a web search).
     pub expensive: bool,
+    /// What kind of tool it is.
     pub category: Category,
 }
 

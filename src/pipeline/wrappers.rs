@@ -11,7 +11,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+/// Wraps each run of the executor: timeout, retry, metrics. It sees the request but cannot change it.
 pub trait ExecWrapper: Send + Sync {
+    /// Run `next` (perhaps more than once, or not at all).
     fn wrap<'a>(
         &'a self,
         req: &'a ExecRequest,
@@ -81,7 +83,9 @@ impl ExecWrapper for Timeout {
 
 /// Retry a run that failed to start, never one that ran.
 pub struct Retry {
+    /// Runs tried at most.
     pub attempts: u32,
+    /// The wait between tries.
     pub backoff: Duration,
 }
 
@@ -109,8 +113,11 @@ impl ExecWrapper for Retry {
 /// Counts and total time of runs.
 #[derive(Debug, Default)]
 pub struct Metrics {
+    /// Runs started.
     pub runs: AtomicU64,
+    /// Runs that ended in an error.
     pub failures: AtomicU64,
+    /// Time spent in runs, in microseconds.
     pub total_micros: AtomicU64,
 }
 

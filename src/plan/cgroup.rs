@@ -10,10 +10,13 @@ use std::path::PathBuf;
 /// One limit file written in the run's cgroup.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CgroupSetting {
+    /// The cgroup file.
     pub file: String,
+    /// The value written to it.
     pub value: String,
     /// A file the kernel may lack (swap accounting turned off): skipped when it does not exist.
     pub optional: bool,
+    /// The profile line it comes from.
     pub origin: Origin,
 }
 
@@ -21,9 +24,11 @@ pub struct CgroupSetting {
 /// controller's hierarchy.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CgroupStep {
+    /// The hierarchy's version.
     pub version: CgroupVersion,
     /// Where the run's cgroup is made.
     pub parent: PathBuf,
+    /// The controllers it bounds.
     pub controllers: Vec<Controller>,
     /// cgroup v2: controllers enabled in the parent's `cgroup.subtree_control` first.
     pub enable: Vec<Controller>,

@@ -10,8 +10,11 @@ use std::path::{Path, PathBuf};
 
 /// Lists a directory's entries; injected so that the plan stays testable.
 pub trait DirLister {
+    /// The entries of `dir`, sorted; empty when it cannot be read.
     fn list(&self, dir: &Path) -> Vec<PathBuf>;
+    /// Whether `path` is a directory, following symbolic links.
     fn is_dir(&self, path: &Path) -> bool;
+    /// Whether anything is at `path` (a dangling link included).
     fn exists(&self, path: &Path) -> bool;
     /// Whether `path` itself is a symbolic link.
     fn is_symlink(&self, _path: &Path) -> bool {

@@ -14,17 +14,27 @@ use std::path::{Path, PathBuf};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FsRight {
+    /// Execute files.
     Execute,
+    /// Read files.
     ReadFile,
+    /// List directories.
     ReadDir,
+    /// Write files.
     WriteFile,
+    /// Truncate files.
     Truncate,
+    /// Create, rename and remove entries of every kind.
     MakeAndRemove,
+    /// Link or rename a file into another directory.
     Refer,
+    /// ioctl on device files.
     IoctlDev,
 }
 
+/// The rights of a readable tree.
 pub const READ: &[FsRight] = &[FsRight::ReadFile, FsRight::ReadDir];
+/// The rights of a writable tree.
 pub const WRITE: &[FsRight] = &[
     FsRight::WriteFile,
     FsRight::Truncate,
@@ -32,15 +42,19 @@ pub const WRITE: &[FsRight] = &[
     FsRight::Refer,
     FsRight::IoctlDev,
 ];
+/// The rights of an executable tree.
 pub const EXEC: &[FsRight] = &[FsRight::Execute];
 
 /// One Landlock path rule.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct LandlockRule {
+    /// The tree, as the sandboxed process sees it.
     pub path: PathBuf,
+    /// What may be done beneath it.
     pub rights: Vec<FsRight>,
     /// A missing required path is a setup error; a missing optional path is skipped.
     pub required: bool,
+    /// The profile line it comes from.
     pub origin: Origin,
     /// The path lies on a filesystem the sandbox mounts itself (private /tmp, /proc, /dev):
     /// the rule is added inside the sandbox after the mounts, since Landlock does not see
@@ -49,16 +63,20 @@ pub struct LandlockRule {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// The Landlock ruleset: file-system rules, TCP and scopes.
 pub struct LandlockPlan {
     /// Highest ABI the rights are taken from.
     pub abi: i32,
+    /// One rule per tree.
     pub rules: Vec<LandlockRule>,
     /// Deny all TCP bind and connect, except connecting to `tcp_connect`.
     pub deny_tcp: bool,
     /// TCP ports the command may connect to despite `deny_tcp`: the proxy's, on a host
     /// without network namespaces (set at launch, when the port is known).
     pub tcp_connect: Vec<u16>,
+    /// No signals to processes outside the sandbox.
     pub scope_signals: bool,
+    /// No connecting to abstract unix sockets outside the sandbox.
     pub scope_abstract_unix: bool,
 }
 

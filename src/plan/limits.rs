@@ -11,19 +11,30 @@ use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "UPPERCASE")]
+/// A resource limit set with setrlimit.
 pub enum Rlimit {
+    /// RLIMIT_AS: address space per process.
     As,
+    /// RLIMIT_NPROC: processes of the user.
     Nproc,
+    /// RLIMIT_FSIZE: largest file written.
     Fsize,
+    /// RLIMIT_CPU: CPU seconds per process.
     Cpu,
+    /// RLIMIT_NOFILE: open files per process.
     Nofile,
+    /// RLIMIT_CORE: core dump size.
     Core,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// One resource limit.
 pub struct RlimitStep {
+    /// The resource.
     pub resource: Rlimit,
+    /// Its soft and hard value.
     pub value: u64,
+    /// The profile line it comes from.
     pub origin: Origin,
 }
 

@@ -6,18 +6,22 @@
 #![forbid(unsafe_code)]
 
 mod cgroup;
+mod fake;
 mod fs;
 mod landlock;
 mod limits;
 mod mounts;
+mod profile;
 mod seccomp;
 mod types;
 
 pub use cgroup::{CgroupSetting, CgroupStep};
+pub use fake::{FakeFs, capable_host};
 pub use fs::{DirLister, RealFs};
 pub use landlock::{EXEC, FsRight, LandlockPlan, LandlockRule, READ, WRITE};
 pub use limits::{PID_MAX_MIN, Rlimit, RlimitStep};
 pub use mounts::MountStep;
+pub use profile::for_profile;
 pub use seccomp::{BASE_DENIED_SYSCALLS, SeccompPlan};
 pub use types::{
     Layer, LayerStatus, Namespaces, PROXY_PORT, PlanError, ProxyBridge, ProxyPlan, SandboxPlan,
@@ -32,9 +36,13 @@ use std::path::Path;
 
 /// Inputs to [`plan`] besides the capability set.
 pub struct PlanInput<'a> {
+    /// The capability set.
     pub caps: &'a CapabilitySet,
+    /// What the host offers.
     pub host: &'a Host,
+    /// The protections the profile requires, and where.
     pub requires: &'a [(Protection, Origin)],
+    /// Where each extra denied syscall was set.
     pub extra_syscall_origins: &'a [(String, Origin)],
     /// Where each limit was set (`timeout`, `memory`, ...).
     pub limit_origins: &'a BTreeMap<String, Origin>,

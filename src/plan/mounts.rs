@@ -13,8 +13,11 @@ use std::path::{Path, PathBuf};
 pub enum MountStep {
     /// Replace `target` by an empty tmpfs, carrying `keep` (which must lie beneath it) over.
     Tmpfs {
+        /// The directory replaced.
         target: PathBuf,
+        /// Paths beneath it carried over.
         keep: Vec<PathBuf>,
+        /// The profile line it comes from.
         origin: Origin,
     },
     /// A fresh procfs for the PID namespace, with /proc/sys read-only.
@@ -25,20 +28,36 @@ pub enum MountStep {
     /// and a read-only path inside it (`.git` for `.git/hooks`): a mount point cannot be
     /// renamed or removed (EBUSY), so the read-only path cannot be carried off with its parent
     /// and the parent replaced by a writable copy.
-    Pin { target: PathBuf, origin: Origin },
+    Pin {
+        /// The directory pinned.
+        target: PathBuf,
+        /// The profile line it comes from.
+        origin: Origin,
+    },
     /// Make `target` read-only (recursively), by bind-mounting it onto itself.
-    ReadOnly { target: PathBuf, origin: Origin },
+    ReadOnly {
+        /// The path made read-only.
+        target: PathBuf,
+        /// The profile line it comes from.
+        origin: Origin,
+    },
     /// Hide `target`: an empty read-only tmpfs over a directory, a read-only bind of
     /// /dev/null over a file.
     Hide {
+        /// The path hidden.
         target: PathBuf,
+        /// Whether it is a directory.
         is_dir: bool,
+        /// The profile line it comes from.
         origin: Origin,
     },
     /// Make every mount read-only (recursively), except the `writable` trees, which keep their
     /// own flags and become `nosuid,nodev`. Landlock does not govern chmod, chown, xattrs or
     /// times; a read-only mount refuses them all (EROFS).
-    ReadOnlyHost { writable: Vec<PathBuf> },
+    ReadOnlyHost {
+        /// The trees that stay writable.
+        writable: Vec<PathBuf>,
+    },
 }
 
 /// The outermost existing writable trees that keep their host mount, in order: not the private

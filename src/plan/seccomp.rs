@@ -9,6 +9,7 @@ use crate::profile::Protection;
 use serde::Serialize;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// The seccomp filter, before it is compiled to BPF.
 pub struct SeccompPlan {
     /// Syscalls answered with EPERM.
     pub denied: Vec<String>,
@@ -26,11 +27,13 @@ pub struct SeccompPlan {
     pub clone3_enosys: bool,
     /// The x32 ABI answers EPERM; 32-bit entry points kill the process.
     pub block_x32_and_i386: bool,
+    /// ioctl requests answered with EPERM.
     pub deny_ioctls: Vec<String>,
     /// chmod, mknod and creating opens refuse the setuid and setgid bits (EPERM).
     pub deny_setid_modes: bool,
 }
 
+/// Syscalls every sandbox denies.
 pub const BASE_DENIED_SYSCALLS: &[&str] = &[
     "ptrace",
     "process_vm_readv",

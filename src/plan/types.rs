@@ -7,28 +7,42 @@ use crate::capability::{EnvPolicy, NetworkMode};
 use serde::Serialize;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// Which namespaces the command gets.
 pub struct Namespaces {
+    /// A user namespace (when sbx is not root).
     pub user: bool,
+    /// A mount namespace.
     pub mount: bool,
+    /// A PID namespace.
     pub pid: bool,
+    /// A network namespace.
     pub net: bool,
+    /// An IPC namespace.
     pub ipc: bool,
+    /// A UTS namespace (its own hostname).
     pub uts: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
+/// How far a layer is enforced on this host.
 pub enum LayerStatus {
+    /// Fully.
     Enforced,
+    /// In part; the detail says what is missing.
     Partial,
+    /// Not at all; the detail says why.
     NotEnforced,
 }
 
 /// One line of the enforcement report.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Layer {
+    /// The layer (`landlock`, `seccomp`, `pid-namespace`, ...).
     pub name: String,
+    /// How far it is enforced.
     pub status: LayerStatus,
+    /// What is enforced, or why not.
     pub detail: String,
 }
 
@@ -45,10 +59,15 @@ pub enum TreeKill {
 /// Everything the enforce layer will apply, printable by `sbx explain`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SandboxPlan {
+    /// The namespaces to create.
     pub namespaces: Namespaces,
+    /// The mount layout, in order.
     pub mounts: Vec<MountStep>,
+    /// The Landlock ruleset, when Landlock is there.
     pub landlock: Option<LandlockPlan>,
+    /// The seccomp filter, when seccomp is there.
     pub seccomp: Option<SeccompPlan>,
+    /// Resource limits per process.
     pub rlimits: Vec<RlimitStep>,
     /// The run's cgroups, which bound the whole tree's memory and processes.
     pub cgroups: Vec<CgroupStep>,
@@ -56,16 +75,22 @@ pub struct SandboxPlan {
     pub pid_max: Option<u64>,
     /// Size of each private tmpfs the command can write (`/tmp`, and `/dev` with `/dev/shm`).
     pub tmp_size: Option<u64>,
+    /// How far the network reaches.
     pub network: NetworkMode,
     /// The proxy of `proxy` mode: where the command reaches it, and its rules.
     pub proxy: Option<ProxyPlan>,
+    /// How the tree dies with the command.
     pub tree_kill: TreeKill,
+    /// The hostname in the UTS namespace.
     pub hostname: Option<String>,
     /// Which of the caller's variables the command gets, and the fixed values (`TMPDIR` among
     /// them).
     pub env: EnvPolicy,
+    /// The wall-clock timeout.
     pub timeout_ms: Option<u64>,
+    /// Bytes per output stream before it is cut.
     pub output_bytes: Option<u64>,
+    /// What each layer enforces here.
     pub report: Vec<Layer>,
 }
 
@@ -78,27 +103,38 @@ pub const PROXY_PORT: u16 = 3128;
 pub enum ProxyBridge {
     /// A listening socket on the namespace's own loopback, opened by the sandbox's init and
     /// served by sbx from outside.
-    Namespace { port: u16 },
+    Namespace {
+        /// The port on the namespace's loopback the proxy variables name.
+        port: u16,
+    },
     /// No network namespace: a port on the host's loopback, chosen at launch; Landlock lets
     /// the command connect to it and to no other TCP port.
     HostLoopback,
 }
 
+/// The proxy of a `proxy` profile: how the command reaches it and what it lets through.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ProxyPlan {
+    /// Where the command reaches the proxy.
     pub bridge: ProxyBridge,
+    /// The names, ranges and limits the proxy decides by.
     pub rules: crate::proxy::NetRules,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[non_exhaustive]
+/// Why no plan could be made.
 pub enum PlanError {
     #[error(
         "the profile requires {protection} but this host cannot provide it: {reason}. Fix: {fix}"
     )]
+    /// The profile requires a protection this host cannot give.
     Missing {
+        /// The protection.
         protection: &'static str,
+        /// Why the host lacks it.
         reason: String,
+        /// How to give it.
         fix: String,
     },
 }

@@ -11,15 +11,17 @@
 use super::pattern::{PathFamily, Pattern};
 use super::rule::Rule;
 use super::set::{Policy, Target};
-use crate::pipeline::Decision;
+use crate::decision::Decision;
 use crate::shell::{Analysis, Verdict};
 
 /// What the rules (and the analyser's denials) say about a command.
 #[derive(Clone, Debug)]
 pub struct BashRuling<'a> {
+    /// The strictest decision over the command's segments.
     pub decision: Decision,
     /// The deciding rule; `None` when the analyser decided.
     pub rule: Option<&'a Rule>,
+    /// Why.
     pub reason: String,
     /// The segment that decided.
     pub segment: Option<usize>,

@@ -30,33 +30,14 @@ ask = [
 ]
 "#;
 
-/// The default policy of a built-in profile, as shipped in `profiles/policy/` (compiled in
-/// without its comments, lines kept: build.rs).
+/// The default policy of a built-in profile, as shipped in `profiles/policy/` (the profile
+/// module holds the texts: a loaded profile carries its policy in
+/// [`Profile::policy_sources`](crate::profile::Profile::policy_sources)).
 pub fn profile_policy(profile: &str) -> Option<&'static str> {
-    match profile {
-        "read-only" => Some(include_str!(concat!(
-            env!("OUT_DIR"),
-            "/profiles/policy/read-only.toml"
-        ))),
-        "workspace" => Some(include_str!(concat!(
-            env!("OUT_DIR"),
-            "/profiles/policy/workspace.toml"
-        ))),
-        // The registries profile reaches fewer hosts; the same calls are worth asking about.
-        "workspace-net" | "workspace-registries" => Some(include_str!(concat!(
-            env!("OUT_DIR"),
-            "/profiles/policy/workspace-net.toml"
-        ))),
-        "strict" => Some(include_str!(concat!(
-            env!("OUT_DIR"),
-            "/profiles/policy/strict.toml"
-        ))),
-        "ci" => Some(include_str!(concat!(
-            env!("OUT_DIR"),
-            "/profiles/policy/ci.toml"
-        ))),
-        _ => None,
-    }
+    crate::profile::BUILTIN_POLICIES
+        .iter()
+        .find(|(name, _)| *name == profile)
+        .map(|(_, text)| *text)
 }
 
 /// Names of the built-in profiles that ship a default policy.

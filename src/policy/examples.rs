@@ -5,7 +5,7 @@ use super::bash;
 use super::error::{Location, PolicyError};
 use super::load::PolicySource;
 use super::set::Policy;
-use crate::pipeline::Decision;
+use crate::decision::Decision;
 use crate::shell::{self, ShellContext, Verdict};
 use std::path::PathBuf;
 

@@ -5,14 +5,16 @@
 //! a session grant never takes a floor ask or deny away.
 #![forbid(unsafe_code)]
 
-use crate::pipeline::Decision;
+use crate::decision::Decision;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// Where writes are judged from.
 #[derive(Clone, Debug, Default)]
 pub struct FloorEnv {
+    /// The workspace root.
     pub workspace: PathBuf,
+    /// The home directory.
     pub home: PathBuf,
     /// The profile's writable trees (the workspace need not be listed).
     pub writable: Vec<PathBuf>,
@@ -21,10 +23,13 @@ pub struct FloorEnv {
 /// Why the floor raised a call.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct FloorHit {
+    /// Ask or deny.
     pub decision: Decision,
     /// A stable name for the floor entry, e.g. `floor:git-hooks`.
     pub rule: &'static str,
+    /// Why the path is sensitive.
     pub reason: String,
+    /// The path.
     pub path: PathBuf,
 }
 

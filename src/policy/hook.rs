@@ -12,6 +12,8 @@ pub const DEFAULT_HOOK_TIMEOUT_MS: u64 = 5_000;
 pub struct HookSpec {
     /// argv; the first word is the program.
     pub command: Vec<String>,
+    /// How long it may take before the call is denied.
     pub timeout_ms: u64,
+    /// Where it was configured.
     pub source: RuleSource,
 }

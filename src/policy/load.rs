@@ -22,8 +22,8 @@ use super::error::{Location, PolicyError};
 use super::hook::{DEFAULT_HOOK_TIMEOUT_MS, HookSpec};
 use super::pattern::{Pattern, PolicyEnv};
 use super::rule::{Rule, RuleSource, SourceKind};
+use crate::decision::{Decision, Mode};
 use crate::lines::LineIndex;
-use crate::pipeline::{Decision, Mode};
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 use toml::de::{DeArray, DeTable, DeValue};
@@ -31,19 +31,28 @@ use toml::de::{DeArray, DeTable, DeValue};
 /// One example command with the decision its policy must give it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Example {
+    /// The command.
     pub command: String,
+    /// The decision the source's rules must give it.
     pub expected: Decision,
+    /// Where it is written.
     pub line: usize,
 }
 
 /// Everything one source contributes, before merging.
 #[derive(Clone, Debug)]
 pub struct PolicySource {
+    /// What kind of source it is.
     pub kind: SourceKind,
+    /// Its file, or the built-in's name.
     pub file: String,
+    /// Its rules.
     pub rules: Vec<Rule>,
+    /// The mode it sets, and where.
     pub mode: Option<(Mode, RuleSource)>,
+    /// The policy hooks it configures.
     pub hooks: Vec<HookSpec>,
+    /// Its examples.
     pub examples: Vec<Example>,
     /// The text is one compiled into sbx (the built-in policy or a built-in profile's
     /// default policy), whose examples the test suite checks.

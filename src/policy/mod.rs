@@ -94,11 +94,10 @@ fn check_examples(
 /// Where to look for policy sources.
 #[derive(Clone, Debug, Default)]
 pub struct LoadOptions {
-    /// A profile file's name and full text; its `[policy]` table is a source.
-    pub profile: Option<(String, String)>,
-    /// Policies the profile inherits (the default policy of the built-in it extends), as
-    /// name and text; each is a profile source like `profile`.
-    pub inherited: Vec<(String, String)>,
+    /// The policies the profile brings, as source name and text, base first
+    /// ([`Profile::policy_sources`](crate::profile::Profile::policy_sources)); the `[policy]`
+    /// table of each is a profile source.
+    pub profile: Vec<(String, String)>,
     /// Defaults to `~/.config/sbx/policy.toml`; a missing file is no source.
     pub user_file: Option<PathBuf>,
     /// Skip the user file entirely.
@@ -112,10 +111,7 @@ pub struct LoadOptions {
 /// Load built-in, profile, user, project and `--policy` sources and merge them.
 pub fn load(env: &PolicyEnv, opts: &LoadOptions) -> Result<Policy, PolicyError> {
     let mut sources = Vec::new();
-    for (name, text) in &opts.inherited {
-        sources.push(parse_profile_policy(text, name, env)?);
-    }
-    if let Some((name, text)) = &opts.profile {
+    for (name, text) in &opts.profile {
         sources.push(parse_profile_policy(text, name, env)?);
     }
     if !opts.no_user {
@@ -201,7 +197,7 @@ mod tests {
             for rule in &source.rules {
                 let reachable = match &rule.pattern {
                     Pattern::Bash(_) => true,
-                    Pattern::Path { .. } => rule.effect != crate::pipeline::Decision::Allow,
+                    Pattern::Path { .. } => rule.effect != crate::decision::Decision::Allow,
                     Pattern::Tool(_)
                     | Pattern::Family(_)
                     | Pattern::Domain(_)

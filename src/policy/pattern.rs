@@ -209,6 +209,7 @@ pub struct DomainPattern {
 }
 
 impl DomainPattern {
+    /// A pattern from `domain:HOST` or `domain:*.HOST` (subdomains only).
     pub fn new(spec: &str) -> Result<Self, String> {
         let host = spec
             .strip_prefix("domain:")
@@ -249,16 +250,20 @@ pub enum Pattern {
     Bash(CommandPattern),
     /// `Read(glob)`/`Edit(glob)`, or a specific file tool such as `Write(glob)`.
     Path {
+        /// The tool family (`Read`, `Edit`).
         family: PathFamily,
         /// Set when the rule names one tool (`Write(...)`) rather than the family.
         tool: Option<String>,
+        /// The glob.
         pattern: PathPattern,
     },
     /// `WebFetch(domain:...)`.
     Domain(DomainPattern),
     /// `mcp__server`, `mcp__server__*` (tool `None`) or `mcp__server__tool`.
     Mcp {
+        /// The server's name.
         server: String,
+        /// The tool's name; `None` for every tool of the server.
         tool: Option<String>,
     },
 }

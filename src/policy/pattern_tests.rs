@@ -275,7 +275,7 @@ fn a_long_glob_is_compiled_at_load_and_matches() {
 /// of its family, an allow rule none. Paired with the same rules over a set that compiled.
 #[test]
 fn a_glob_that_cannot_compile_fails_closed() {
-    use crate::pipeline::Decision;
+    use crate::decision::Decision;
     use crate::policy::{Policy, Rule, RuleSource, SourceKind, Target};
     let rule = |effect, broken: bool| {
         let mut p = PathPattern::new("src/?.rs", &env()).unwrap_or_else(|e| panic!("{e}"));

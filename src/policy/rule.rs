@@ -2,7 +2,7 @@
 #![forbid(unsafe_code)]
 
 use super::pattern::Pattern;
-use crate::pipeline::Decision;
+use crate::decision::Decision;
 use serde::Serialize;
 use std::fmt;
 
@@ -25,6 +25,7 @@ pub enum SourceKind {
 }
 
 impl SourceKind {
+    /// The kind's name in provenance (`project`, `user`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             SourceKind::Builtin => "builtin",
@@ -40,6 +41,7 @@ impl SourceKind {
 /// Where one rule (or hook, or mode setting) was written.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct RuleSource {
+    /// What kind of source.
     pub kind: SourceKind,
     /// The file as given, or `sbx` for built-in rules.
     pub file: String,
@@ -64,9 +66,11 @@ pub struct Rule {
     pub effect: Decision,
     /// The rule as written, e.g. `Bash(git push --force *)`.
     pub text: String,
+    /// What it matches.
     pub pattern: Pattern,
     /// An optional human reason shown in denials and the audit log.
     pub reason: Option<String>,
+    /// Where it was written.
     pub source: RuleSource,
 }
 

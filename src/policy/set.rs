@@ -8,7 +8,7 @@
 use super::hook::HookSpec;
 use super::pattern::{PathFamily, Pattern, PolicyEnv};
 use super::rule::{Rule, RuleSource, SourceKind};
-use crate::pipeline::{Decision, Mode};
+use crate::decision::{Decision, Mode};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -19,14 +19,27 @@ pub enum Target<'a> {
     Command(&'a str),
     /// A file path touched by `tool` (absolute, normalized).
     Path {
+        /// The tool.
         tool: &'a str,
+        /// The tool's family.
         family: PathFamily,
+        /// The path.
         path: &'a Path,
     },
     /// A WebFetch host (lower-case, no trailing dot).
-    Domain { tool: &'a str, host: &'a str },
+    Domain {
+        /// The tool.
+        tool: &'a str,
+        /// The host.
+        host: &'a str,
+    },
     /// An MCP tool.
-    Mcp { server: &'a str, tool: &'a str },
+    Mcp {
+        /// The server's name.
+        server: &'a str,
+        /// The tool's name.
+        tool: &'a str,
+    },
     /// Any other tool, matched by name only.
     Tool(&'a str),
 }
@@ -146,10 +159,12 @@ impl Policy {
         Self::from_parts(Vec::new(), None, Vec::new(), env)
     }
 
+    /// Every rule, from every source.
     pub fn rules(&self) -> &[Rule] {
         &self.rules
     }
 
+    /// Every policy hook, from every source.
     pub fn hooks(&self) -> &[HookSpec] {
         &self.hooks
     }
@@ -159,6 +174,7 @@ impl Policy {
         self.mode.as_ref()
     }
 
+    /// Where `~` and relative paths in rules are anchored.
     pub fn env(&self) -> &PolicyEnv {
         &self.env
     }

@@ -7,33 +7,60 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
+/// Why a profile could not be loaded or resolved; each names the file, line and key.
 pub enum ProfileError {
     #[error("unknown profile `{name}`: built-ins are {}; or give a path to a .toml file", BUILTIN_NAMES.join(", "))]
-    Unknown { name: String },
+    /// No built-in profile has this name.
+    Unknown {
+        /// The name.
+        name: String,
+    },
     #[error("cannot read profile {path}: {source}")]
+    /// A profile file could not be read.
     Read {
+        /// The file.
         path: PathBuf,
+        /// Why.
         source: std::io::Error,
     },
     #[error("{source_name}:{line}: {}{message}", key.as_deref().map(|k| format!("`{k}`: ")).unwrap_or_default())]
+    /// A profile is not valid TOML or has an unknown key.
     Parse {
+        /// The built-in's or file's name.
         source_name: String,
+        /// The line.
         line: usize,
         /// The dotted key the error is about, when the text shows one.
         key: Option<String>,
+        /// The parser's message.
         message: String,
     },
     #[error("{source_name}:{line}: `{key}`: {message}")]
+    /// A value is not allowed.
     Invalid {
+        /// The built-in's or file's name.
         source_name: String,
+        /// The line.
         line: usize,
+        /// The key.
         key: String,
+        /// Why.
         message: String,
     },
     #[error("profile `extends` chain is too deep or circular at `{name}`")]
-    ExtendsLoop { name: String },
+    /// `extends` goes round in a loop, or too deep.
+    ExtendsLoop {
+        /// The profile where it was noticed.
+        name: String,
+    },
     #[error(
         "{origin}: required path {path} does not exist (prefix it with `?` to make it optional)"
     )]
-    MissingPath { origin: Origin, path: PathBuf },
+    /// A required path does not exist.
+    MissingPath {
+        /// Where it was written.
+        origin: Origin,
+        /// The path.
+        path: PathBuf,
+    },
 }

@@ -3,7 +3,7 @@
 #![forbid(unsafe_code)]
 
 use super::limits::{LimitParser, LimitValue, parse_count, parse_duration_secs, parse_size};
-use super::raw::{RawEnv, RawProfile};
+use super::raw::{RawEnv, RawFs, RawIsolation, RawLimits, RawProfile};
 use super::{PathPattern, Profile, ProfileError};
 use crate::capability::{EnvPolicy, Isolation, NetworkMode, Origin, ProtectedChange};
 use crate::environment::pattern_error;
@@ -33,6 +33,20 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ),
     ("strict", builtin_text!("strict.toml")),
     ("ci", builtin_text!("ci.toml")),
+];
+
+/// The permission policy each built-in profile brings, as shipped in `profiles/policy/`.
+pub const BUILTIN_POLICIES: &[(&str, &str)] = &[
+    ("read-only", builtin_text!("policy/read-only.toml")),
+    ("workspace", builtin_text!("policy/workspace.toml")),
+    ("workspace-net", builtin_text!("policy/workspace-net.toml")),
+    // The registries profile reaches fewer hosts; the same calls are worth asking about.
+    (
+        "workspace-registries",
+        builtin_text!("policy/workspace-net.toml"),
+    ),
+    ("strict", builtin_text!("policy/strict.toml")),
+    ("ci", builtin_text!("policy/ci.toml")),
 ];
 
 /// Names of the built-in profiles meant to be used directly.
@@ -109,7 +123,7 @@ impl Profile {
                     name: name_or_path.into(),
                 })?;
             let mut p = Self::parse_depth(&format!("builtin:{name_or_path}"), text, depth)?;
-            p.builtin_base = Some(name_or_path.to_string());
+            p.bring_builtin_policy(name_or_path);
             Ok(p)
         }
     }
@@ -127,33 +141,7 @@ impl Profile {
             key: e.span().and_then(|s| key_at(text, s.start)),
             message: e.message().trim().to_string(),
         })?;
-        let mut p = match &raw.extends {
-            Some(parent) => {
-                let named = parent.get_ref();
-                let is_path = named.contains('/') || named.ends_with(".toml");
-                let base =
-                    if is_path && !named.starts_with('/') && !source_name.starts_with("builtin:") {
-                        // Relative to the extending file, not to the current directory.
-                        Path::new(source_name)
-                            .parent()
-                            .unwrap_or(Path::new("."))
-                            .join(parent.get_ref())
-                            .display()
-                            .to_string()
-                    } else {
-                        parent.get_ref().clone()
-                    };
-                Self::load_depth(&base, depth + 1)?
-            }
-            // A profile file that builds on nothing still starts from the built-in limits, so
-            // that an unlimited resource is one written out, never one forgotten.
-            None if !source_name.starts_with("builtin:") => {
-                let mut p = Profile::empty();
-                p.limits = Self::load_depth("base", depth + 1)?.limits;
-                p
-            }
-            None => Profile::empty(),
-        };
+        let mut p = Self::base(raw.extends.as_ref(), source_name, depth)?;
         p.name = source_name
             .strip_prefix("builtin:")
             .unwrap_or(source_name)
@@ -170,68 +158,14 @@ impl Profile {
                 }
             }
         }
-        // Each file's own entries are validated as they are added (the parent's already were).
-        let add = |dst: &mut Vec<PathPattern>, items: Vec<Spanned<String>>, key: &str| {
-            dst.reserve(items.len());
-            for it in items {
-                let origin = src.origin(it.span(), key);
-                let pat = PathPattern {
-                    pattern: it.into_inner(),
-                    origin,
-                };
-                validate_pattern(&pat)?;
-                dst.push(pat);
-            }
-            Ok::<(), ProfileError>(())
-        };
-        add(&mut p.read, raw.filesystem.read, "filesystem.read")?;
-        add(&mut p.write, raw.filesystem.write, "filesystem.write")?;
-        add(&mut p.execute, raw.filesystem.execute, "filesystem.execute")?;
-        add(
-            &mut p.deny_read,
-            raw.filesystem.deny_read,
-            "filesystem.deny_read",
-        )?;
-        add(
-            &mut p.deny_write,
-            raw.filesystem.deny_write,
-            "filesystem.deny_write",
-        )?;
-        if let Some(c) = raw.filesystem.protected_change {
-            p.protected_change = (
-                *c.get_ref(),
-                src.origin(c.span(), "filesystem.protected_change"),
-            );
-        }
+        apply_filesystem(&mut p, raw.filesystem, &src)?;
         if let Some(n) = raw.network {
             super::network::apply_network(&mut p, n, source_name, &|span, key| {
                 src.origin(span, key)
             })?;
         }
         if let Some(l) = raw.limits {
-            let fields: [(&'static str, Option<Spanned<toml::Value>>, LimitParser); 8] = [
-                ("timeout", l.timeout, parse_duration_secs),
-                ("output", l.output, parse_size),
-                ("memory", l.memory, parse_size),
-                ("processes", l.processes, parse_count),
-                ("file_size", l.file_size, parse_size),
-                ("cpu_time", l.cpu_time, parse_duration_secs),
-                ("open_files", l.open_files, parse_count),
-                ("tmp_size", l.tmp_size, parse_size),
-            ];
-            for (key, v, f) in fields {
-                if let Some(v) = v {
-                    let line = src.lines.line(v.span().start);
-                    let value = f(v.get_ref()).map_err(|message| ProfileError::Invalid {
-                        source_name: source_name.into(),
-                        line,
-                        key: format!("limits.{key}"),
-                        message,
-                    })?;
-                    p.limits
-                        .insert(key, (LimitValue { value, line }, source_name.to_string()));
-                }
-            }
+            apply_limits(&mut p, l, &src)?;
         }
         if let Some(e) = raw.environment {
             apply_env(&mut p, e, &src)?;
@@ -243,43 +177,61 @@ impl Profile {
             }
         }
         if let Some(i) = raw.isolation {
-            let d = &mut p.isolation;
-            let switches = [
-                ("pid", i.pid, &mut d.pid),
-                ("ipc", i.ipc, &mut d.ipc),
-                ("scope_signals", i.scope_signals, &mut d.scope_signals),
-                (
-                    "scope_abstract_unix",
-                    i.scope_abstract_unix,
-                    &mut d.scope_abstract_unix,
-                ),
-                ("private_tmp", i.private_tmp, &mut d.private_tmp),
-                ("minimal_dev", i.minimal_dev, &mut d.minimal_dev),
-            ];
-            for (key, v, field) in switches {
-                if let Some(v) = v {
-                    let o = src.origin(v.span(), &format!("isolation.{key}"));
-                    *field = *v.get_ref();
-                    p.isolation_origins.insert(key, o);
-                }
-            }
+            apply_isolation(&mut p, i, &src);
         }
         if raw.policy.is_some() {
             p.policy_sources
                 .push((source_name.to_string(), text.to_string()));
         }
-        if let Some(pat) = p.deny_write.iter().find(|d| d.pattern.starts_with('+')) {
-            return Err(ProfileError::Invalid {
-                source_name: pat.origin.source.to_string(),
-                line: pat.origin.line,
-                key: pat.origin.key.to_string(),
-                message: format!(
-                    "`{}`: `+` is not allowed in deny_write (sbx makes no placeholders in the workspace; a protected path the command creates is moved to quarantine after the run)",
-                    pat.pattern
-                ),
-            });
-        }
+        refuse_plus_in_deny_write(&p)?;
         Ok(p)
+    }
+
+    /// What a file builds on: the profile it `extends` (a relative path is the extending
+    /// file's), else the built-in limits for a file, else nothing for a built-in.
+    fn base(
+        extends: Option<&Spanned<String>>,
+        source_name: &str,
+        depth: usize,
+    ) -> Result<Profile, ProfileError> {
+        match extends {
+            Some(parent) => {
+                let named = parent.get_ref();
+                let is_path = named.contains('/') || named.ends_with(".toml");
+                let base =
+                    if is_path && !named.starts_with('/') && !source_name.starts_with("builtin:") {
+                        // Relative to the extending file, not to the current directory.
+                        Path::new(source_name)
+                            .parent()
+                            .unwrap_or(Path::new("."))
+                            .join(parent.get_ref())
+                            .display()
+                            .to_string()
+                    } else {
+                        parent.get_ref().clone()
+                    };
+                Self::load_depth(&base, depth + 1)
+            }
+            // A profile file that builds on nothing still starts from the built-in limits, so
+            // that an unlimited resource is one written out, never one forgotten.
+            None if !source_name.starts_with("builtin:") => {
+                let mut p = Profile::empty();
+                p.limits = Self::load_depth("base", depth + 1)?.limits;
+                Ok(p)
+            }
+            None => Ok(Profile::empty()),
+        }
+    }
+
+    /// A built-in brings its shipped policy, which replaces the one of a built-in it extends:
+    /// only the nearest built-in's policy is inherited, and it comes first.
+    fn bring_builtin_policy(&mut self, name: &str) {
+        let shipped = |n: &str| BUILTIN_POLICIES.iter().any(|(b, _)| *b == n);
+        self.policy_sources.retain(|(n, _)| !shipped(n));
+        if let Some((n, text)) = BUILTIN_POLICIES.iter().find(|(b, _)| *b == name) {
+            self.policy_sources
+                .insert(0, ((*n).to_string(), (*text).to_string()));
+        }
     }
 
     fn empty() -> Profile {
@@ -308,8 +260,105 @@ impl Profile {
             isolation: Isolation::default(),
             isolation_origins: BTreeMap::new(),
             policy_sources: Vec::new(),
-            builtin_base: None,
         }
+    }
+}
+
+/// Apply one file's `[filesystem]` table: its path lists are appended (each entry validated as
+/// it is added; the parent's already were), `protected_change` replaces the parent's.
+fn apply_filesystem(p: &mut Profile, fs: RawFs, src: &Source) -> Result<(), ProfileError> {
+    let add = |dst: &mut Vec<PathPattern>, items: Vec<Spanned<String>>, key: &str| {
+        dst.reserve(items.len());
+        for it in items {
+            let origin = src.origin(it.span(), key);
+            let pat = PathPattern {
+                pattern: it.into_inner(),
+                origin,
+            };
+            validate_pattern(&pat)?;
+            dst.push(pat);
+        }
+        Ok::<(), ProfileError>(())
+    };
+    add(&mut p.read, fs.read, "filesystem.read")?;
+    add(&mut p.write, fs.write, "filesystem.write")?;
+    add(&mut p.execute, fs.execute, "filesystem.execute")?;
+    add(&mut p.deny_read, fs.deny_read, "filesystem.deny_read")?;
+    add(&mut p.deny_write, fs.deny_write, "filesystem.deny_write")?;
+    if let Some(c) = fs.protected_change {
+        p.protected_change = (
+            *c.get_ref(),
+            src.origin(c.span(), "filesystem.protected_change"),
+        );
+    }
+    Ok(())
+}
+
+/// Apply one file's `[limits]` table: each limit it sets replaces the parent's.
+fn apply_limits(p: &mut Profile, l: RawLimits, src: &Source) -> Result<(), ProfileError> {
+    let fields: [(&'static str, Option<Spanned<toml::Value>>, LimitParser); 8] = [
+        ("timeout", l.timeout, parse_duration_secs),
+        ("output", l.output, parse_size),
+        ("memory", l.memory, parse_size),
+        ("processes", l.processes, parse_count),
+        ("file_size", l.file_size, parse_size),
+        ("cpu_time", l.cpu_time, parse_duration_secs),
+        ("open_files", l.open_files, parse_count),
+        ("tmp_size", l.tmp_size, parse_size),
+    ];
+    for (key, v, f) in fields {
+        if let Some(v) = v {
+            let line = src.lines.line(v.span().start);
+            let value = f(v.get_ref()).map_err(|message| ProfileError::Invalid {
+                source_name: src.name.to_string(),
+                line,
+                key: format!("limits.{key}"),
+                message,
+            })?;
+            p.limits
+                .insert(key, (LimitValue { value, line }, src.name.to_string()));
+        }
+    }
+    Ok(())
+}
+
+/// Apply one file's `[isolation]` table: each switch it sets replaces the parent's.
+fn apply_isolation(p: &mut Profile, i: RawIsolation, src: &Source) {
+    let d = &mut p.isolation;
+    let switches = [
+        ("pid", i.pid, &mut d.pid),
+        ("ipc", i.ipc, &mut d.ipc),
+        ("scope_signals", i.scope_signals, &mut d.scope_signals),
+        (
+            "scope_abstract_unix",
+            i.scope_abstract_unix,
+            &mut d.scope_abstract_unix,
+        ),
+        ("private_tmp", i.private_tmp, &mut d.private_tmp),
+        ("minimal_dev", i.minimal_dev, &mut d.minimal_dev),
+    ];
+    for (key, v, field) in switches {
+        if let Some(v) = v {
+            let o = src.origin(v.span(), &format!("isolation.{key}"));
+            *field = *v.get_ref();
+            p.isolation_origins.insert(key, o);
+        }
+    }
+}
+
+/// A `+` (create) in `deny_write`, from this file or one it extends, is an error.
+fn refuse_plus_in_deny_write(p: &Profile) -> Result<(), ProfileError> {
+    match p.deny_write.iter().find(|d| d.pattern.starts_with('+')) {
+        Some(pat) => Err(ProfileError::Invalid {
+            source_name: pat.origin.source.to_string(),
+            line: pat.origin.line,
+            key: pat.origin.key.to_string(),
+            message: format!(
+                "`{}`: `+` is not allowed in deny_write (sbx makes no placeholders in the workspace; a protected path the command creates is moved to quarantine after the run)",
+                pat.pattern
+            ),
+        }),
+        None => Ok(()),
     }
 }
 
@@ -521,5 +570,72 @@ mod tests {
             policies += 1;
         }
         assert!(policies >= 4, "{policies}");
+    }
+}
+
+#[cfg(test)]
+mod policy_tests {
+    use super::{BUILTIN_POLICIES, Profile};
+
+    fn names(p: &Profile) -> Vec<&str> {
+        p.policy_sources.iter().map(|(n, _)| n.as_str()).collect()
+    }
+
+    fn shipped(name: &str) -> String {
+        BUILTIN_POLICIES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, t)| (*t).to_string())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_builtin_brings_its_own_shipped_policy_and_not_its_bases() {
+        // ci extends workspace, which extends read-only: only ci's policy comes along.
+        let Ok(ci) = Profile::load("ci") else {
+            panic!("ci loads")
+        };
+        assert_eq!(names(&ci), ["ci"]);
+        assert_eq!(ci.policy_sources[0].1, shipped("ci"));
+        // base ships no policy.
+        let Ok(base) = Profile::load("base") else {
+            panic!("base loads")
+        };
+        assert!(base.policy_sources.is_empty());
+    }
+
+    #[test]
+    fn a_file_brings_the_nearest_builtins_policy_then_each_policy_table_base_first() {
+        let dir = std::env::temp_dir().join(format!("sbx-policy-sources-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let mid = dir.join("mid.toml");
+        let top = dir.join("top.toml");
+        let plain = dir.join("plain.toml");
+        let mid_text = "extends = \"workspace-net\"\n[policy]\nask = [\"Bash(make *)\"]\n";
+        let top_text = "extends = \"mid.toml\"\n[policy]\ndeny = [\"Bash(make x)\"]\n";
+        let written = std::fs::write(&mid, mid_text)
+            .and_then(|()| std::fs::write(&top, top_text))
+            .and_then(|()| std::fs::write(&plain, "extends = \"mid.toml\"\n"));
+        assert!(written.is_ok(), "{written:?}");
+        let loaded = Profile::load(&top.display().to_string());
+        let plain = Profile::load(&plain.display().to_string());
+        let _ = std::fs::remove_dir_all(&dir);
+        let (Ok(top_p), Ok(plain)) = (loaded, plain) else {
+            panic!("the profiles load")
+        };
+        let mid_name = mid.display().to_string();
+        assert_eq!(
+            names(&top_p),
+            [
+                "workspace-net",
+                mid_name.as_str(),
+                &top.display().to_string()
+            ]
+        );
+        assert_eq!(top_p.policy_sources[0].1, shipped("workspace-net"));
+        assert_eq!(top_p.policy_sources[1].1, mid_text);
+        assert_eq!(top_p.policy_sources[2].1, top_text);
+        // A file without a [policy] table brings nothing of its own.
+        assert_eq!(names(&plain), ["workspace-net", mid_name.as_str()]);
     }
 }

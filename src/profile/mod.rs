@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 mod error;
+mod files;
 mod limits;
 mod load;
 mod network;
@@ -13,7 +14,8 @@ mod raw;
 mod resolve;
 
 pub use error::ProfileError;
-pub use load::{BUILTIN, BUILTIN_NAMES};
+pub use files::{FileKind, Files, RealFiles};
+pub use load::{BUILTIN, BUILTIN_NAMES, BUILTIN_POLICIES};
 pub use protection::Protection;
 pub(crate) use resolve::expand_glob;
 pub use resolve::{Vars, normalize};
@@ -25,43 +27,58 @@ use std::collections::BTreeMap;
 /// A path pattern before variable substitution.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PathPattern {
+    /// The pattern as written, with its `?` or `+` prefix.
     pub pattern: String,
+    /// Where it was written.
     pub origin: Origin,
 }
 
 /// A parsed profile with `extends` applied; paths still hold `{workspace}`, `{home}`, `{tmp}`.
 #[derive(Clone, Debug)]
 pub struct Profile {
+    /// The built-in's name or the file's path.
     pub name: String,
+    /// What the profile is for.
     pub description: String,
+    /// Protections a run refuses to go without, and where each was asked for.
     pub requires: Vec<(Protection, Origin)>,
+    /// `filesystem.read`.
     pub read: Vec<PathPattern>,
+    /// `filesystem.write`.
     pub write: Vec<PathPattern>,
+    /// `filesystem.execute`.
     pub execute: Vec<PathPattern>,
+    /// `filesystem.deny_read`: hidden inside readable trees.
     pub deny_read: Vec<PathPattern>,
+    /// `filesystem.deny_write`: read-only inside writable trees.
     pub deny_write: Vec<PathPattern>,
     /// `filesystem.protected_change` and where it was set.
     pub protected_change: (ProtectedChange, Origin),
+    /// `network.mode` and where it was set.
     pub network: (NetworkMode, Origin),
     /// `[network]` allow, deny and private entries, hosts file and limits (`proxy` mode).
     pub net_rules: crate::proxy::NetRules,
     limits: BTreeMap<&'static str, (LimitValue, String)>,
+    /// The `[environment]` table.
     pub env: EnvPolicy,
     /// Where `environment.inherit` was set; `None` for the default.
     pub env_inherit_origin: Option<Origin>,
     /// Where each `environment.pass` and `environment.deny` entry and each `environment.set`
     /// name came from.
     pub env_pass_origins: BTreeMap<String, Origin>,
+    /// Where each `environment.deny` entry came from.
     pub env_deny_origins: BTreeMap<String, Origin>,
+    /// Where each `environment.set` name came from.
     pub env_set_origins: BTreeMap<String, Origin>,
+    /// `syscalls.deny`, each with where.
     pub extra_denied_syscalls: Vec<(String, Origin)>,
+    /// The `[isolation]` switches.
     pub isolation: Isolation,
     /// Where each `isolation` switch set by a file came from; the others are defaults.
     pub isolation_origins: BTreeMap<&'static str, Origin>,
-    /// `(source name, file text)` of every file in the `extends` chain that has a `[policy]` table,
-    /// base first.
+    /// The permission policy this profile brings, as `(source name, text)`, base first: the
+    /// shipped policy of the nearest built-in in the `extends` chain (the profile itself when it
+    /// is one; named after it), then every file in the chain that has a `[policy]` table (named
+    /// by its path, the whole file's text). The one source of truth for a profile's policy.
     pub policy_sources: Vec<(String, String)>,
-    /// The nearest built-in in the `extends` chain (the profile itself when it is one), whose
-    /// default permission policy a profile file inherits.
-    pub builtin_base: Option<String>,
 }

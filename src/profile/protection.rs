@@ -9,20 +9,30 @@ use serde::Deserialize;
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum Protection {
+    /// Landlock file-system rules.
     Landlock,
+    /// Landlock TCP rules (ABI 4).
     LandlockNetwork,
+    /// Landlock scopes for signals and abstract sockets (ABI 6).
     LandlockScope,
+    /// The seccomp filter.
     Seccomp,
+    /// A user namespace.
     UserNamespace,
+    /// A mount namespace.
     MountNamespace,
+    /// A PID namespace.
     PidNamespace,
+    /// A network namespace.
     NetworkNamespace,
+    /// Limits on the tree's processes.
     ProcessLimit,
     /// Memory and processes bounded for the whole tree by a cgroup, not per process.
     TreeLimits,
 }
 
 impl Protection {
+    /// Every protection.
     pub const ALL: &[Protection] = &[
         Protection::Landlock,
         Protection::LandlockNetwork,
@@ -36,6 +46,7 @@ impl Protection {
         Protection::TreeLimits,
     ];
 
+    /// The name a profile writes in `requires`.
     pub fn name(self) -> &'static str {
         match self {
             Protection::Landlock => "landlock",

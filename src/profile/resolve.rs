@@ -2,6 +2,7 @@
 //! absolute and normal, giving a capability set.
 #![forbid(unsafe_code)]
 
+use super::files::{FileKind, Files, RealFiles};
 use super::{PathPattern, Profile, ProfileError};
 use crate::capability::{CapabilitySet, FsCaps, Limits, NetworkMode, Origin, PathEntry};
 use std::borrow::Cow;
@@ -10,8 +11,11 @@ use std::path::{Component, Path, PathBuf};
 /// Values substituted into path patterns.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Vars {
+    /// `{workspace}`.
     pub workspace: PathBuf,
+    /// `{home}`.
     pub home: PathBuf,
+    /// `{tmp}`: the sandbox's temporary directory as the command sees it.
     pub tmp: PathBuf,
     /// Other homes the command may take for its own (the account's home in the password
     /// database, the `HOME` a request passes in): `{home}` in `deny_read` and `deny_write` is
@@ -89,16 +93,30 @@ impl Profile {
             .collect()
     }
 
-    /// Substitute variables and make every path absolute and normal.
+    /// Substitute variables and make every path absolute and normal, against the real file
+    /// system (globs are expanded, a workspace's git files looked at).
     pub fn resolve(&self, vars: &Vars) -> Result<CapabilitySet, ProfileError> {
+        self.resolve_in(vars, &RealFiles)
+    }
+
+    /// [`Profile::resolve`] against `files`: a fake one in tests.
+    pub fn resolve_in(
+        &self,
+        vars: &Vars,
+        files: &dyn Files,
+    ) -> Result<CapabilitySet, ProfileError> {
         let lim = |k: &str| self.limits.get(k).and_then(|(v, _)| v.value);
         Ok(CapabilitySet {
             fs: FsCaps {
-                read: expand_all(&self.read, vars, true)?,
-                write: expand_all(&self.write, vars, true)?,
-                execute: expand_all(&self.execute, vars, true)?,
-                deny_read: expand_all(&self.deny_read, vars, false)?,
-                deny_write: with_gitlink(expand_all(&self.deny_write, vars, false)?, vars),
+                read: expand_all(&self.read, vars, true, files)?,
+                write: expand_all(&self.write, vars, true, files)?,
+                execute: expand_all(&self.execute, vars, true, files)?,
+                deny_read: expand_all(&self.deny_read, vars, false, files)?,
+                deny_write: with_gitlink(
+                    expand_all(&self.deny_write, vars, false, files)?,
+                    vars,
+                    files,
+                ),
                 watch: self.watched(vars),
                 protected_change: self.protected_change.0,
             },
@@ -135,7 +153,7 @@ impl Profile {
 /// hooks; the directory `core.hooksPath` names inside the workspace (`.husky`, say), from the
 /// repository's config or the user's global one, whose scripts git runs instead of
 /// `.git/hooks`; and config files the repository's config includes from the workspace.
-fn with_gitlink(mut deny_write: Vec<PathEntry>, vars: &Vars) -> Vec<PathEntry> {
+fn with_gitlink(mut deny_write: Vec<PathEntry>, vars: &Vars, files: &dyn Files) -> Vec<PathEntry> {
     let dot_git = vars.workspace.join(".git");
     let Some(origin) = deny_write
         .iter()
@@ -144,16 +162,17 @@ fn with_gitlink(mut deny_write: Vec<PathEntry>, vars: &Vars) -> Vec<PathEntry> {
     else {
         return deny_write;
     };
-    let meta = dot_git.symlink_metadata();
+    let kind = files.kind(&dot_git);
     let mut extra = Vec::new();
-    if meta.as_ref().is_ok_and(|m| m.is_file()) {
+    if kind == Some(FileKind::File) {
         extra.push(dot_git.clone());
     }
-    if meta.is_ok_and(|m| m.is_dir()) {
-        let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+    if kind == Some(FileKind::Dir) {
+        let read = |p: &Path| files.read(p).unwrap_or_default();
         let (hooks, includes) =
             crate::gitconfig::hooks_and_includes(&read(&dot_git.join("config")));
-        let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        let xdg = files
+            .var("XDG_CONFIG_HOME")
             .map(PathBuf::from)
             .unwrap_or_else(|| vars.home.join(".config"));
         // ~/.gitconfig is read after the XDG file, so its value wins.
@@ -372,6 +391,7 @@ fn expand_all(
     pats: &[PathPattern],
     vars: &Vars,
     grant: bool,
+    files: &dyn Files,
 ) -> Result<Vec<PathEntry>, ProfileError> {
     let mut out = Entries::with_capacity(pats.len());
     let values = Values::new(vars);
@@ -391,7 +411,7 @@ fn expand_all(
                 out.add(PathBuf::from(s), !optional, &p.origin);
                 continue;
             }
-            let found = expand_glob(&s).map_err(|e| ProfileError::Invalid {
+            let found = files.glob(&s).map_err(|e| ProfileError::Invalid {
                 source_name: p.origin.source.to_string(),
                 line: p.origin.line,
                 key: p.origin.key.to_string(),
@@ -518,5 +538,125 @@ mod tests {
             ["/h1/.s", "/h2/.s", "/etc/x"].map(PathBuf::from)
         );
         assert_eq!(paths(&caps.fs.write), [PathBuf::from("/h1/w")]);
+    }
+
+    fn fake_vars(workspace: &str) -> Vars {
+        Vars {
+            workspace: workspace.into(),
+            home: "/h".into(),
+            tmp: "/tmp".into(),
+            other_homes: Vec::new(),
+        }
+    }
+
+    fn resolve(text: &str, vars: &Vars, fs: &crate::plan::FakeFs) -> CapabilitySet {
+        Profile::parse("p.toml", text)
+            .and_then(|p| p.resolve_in(vars, fs))
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn listed(v: &[PathEntry]) -> Vec<(String, bool)> {
+        v.iter()
+            .map(|e| (e.path.display().to_string(), e.required))
+            .collect()
+    }
+
+    #[test]
+    fn globs_match_what_exists_and_grants_are_required_unless_marked() {
+        let fs = crate::plan::FakeFs::new()
+            .file("/etc/ssh/ssh_host_rsa_key", "")
+            .file("/etc/ssh/ssh_host_rsa_key.pub", "")
+            .file("/ws/.env.local", "")
+            .dir("/h/.cache");
+        let caps = resolve(
+            "[filesystem]\n\
+             read = [\"/usr\", \"?/opt\", \"+{home}/.cache\", \"/usr/./lib/../share\"]\n\
+             deny_read = [\"/etc/ssh/ssh_host_*_key\", \"/nothing/*\", \"{home}/.ssh\"]\n\
+             deny_write = [\"{workspace}/.env*\"]\n",
+            &fake_vars("/ws"),
+            &fs,
+        );
+        let s = |p: &str, r: bool| (p.to_string(), r);
+        assert_eq!(
+            listed(&caps.fs.read),
+            [
+                s("/usr", true),
+                s("/opt", false),
+                s("/h/.cache", false),
+                s("/usr/share", true)
+            ]
+        );
+        // A denial is optional: a path that does not exist costs nothing.
+        assert_eq!(
+            listed(&caps.fs.deny_read),
+            [s("/etc/ssh/ssh_host_rsa_key", false), s("/h/.ssh", false)]
+        );
+        assert_eq!(listed(&caps.fs.deny_write), [s("/ws/.env.local", false)]);
+        // Protected patterns in the workspace are also watched, unexpanded.
+        assert_eq!(listed(&caps.fs.watch), [s("/ws/.env*", false)]);
+        let p = Profile::parse("p.toml", "[filesystem]\nwrite = [\"+{home}/.cache\"]\n");
+        let dirs = p.map(|p| p.dirs_to_create(&fake_vars("/ws")));
+        assert_eq!(dirs.ok(), Some(vec![PathBuf::from("/h/.cache")]));
+    }
+
+    #[test]
+    fn a_variable_s_value_is_never_a_wildcard() {
+        let fs = crate::plan::FakeFs::new()
+            .file("/w[1]/.env", "")
+            .file("/w1/.env", "");
+        let caps = resolve(
+            "[filesystem]\ndeny_write = [\"{workspace}/.env*\"]\n",
+            &fake_vars("/w[1]"),
+            &fs,
+        );
+        assert_eq!(listed(&caps.fs.deny_write), [("/w[1]/.env".into(), false)]);
+    }
+
+    #[test]
+    fn a_bad_glob_is_an_error_naming_its_line() {
+        let p = Profile::parse("p.toml", "[filesystem]\nread = [\"/a\",\n  \"/b/[*\"]\n");
+        let e = p.and_then(|p| p.resolve_in(&fake_vars("/ws"), &crate::plan::FakeFs::new()));
+        let msg = e.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            msg.contains("p.toml") && msg.contains(":3") && msg.contains("bad glob"),
+            "{msg}"
+        );
+    }
+
+    const PROTECT_GIT: &str = "[filesystem]\ndeny_write = [\"{workspace}/.git/hooks\"]\n";
+
+    #[test]
+    fn the_files_that_steer_git_are_protected_with_the_git_directory() {
+        let deny = |fs: &crate::plan::FakeFs| {
+            let caps = resolve(PROTECT_GIT, &fake_vars("/ws"), fs);
+            caps.fs
+                .deny_write
+                .iter()
+                .map(|e| e.path.display().to_string())
+                .collect::<Vec<_>>()
+        };
+        // A `.git` file names a git directory elsewhere: the file itself stays.
+        let linked = crate::plan::FakeFs::new().file("/ws/.git", "gitdir: /x\n");
+        assert_eq!(deny(&linked), ["/ws/.git/hooks", "/ws/.git"]);
+        // The repository's hooksPath and includes inside the workspace; not a home-relative one.
+        let repo = crate::plan::FakeFs::new().file(
+            "/ws/.git/config",
+            "[core]\n\thooksPath = .githooks\n[include]\n\tpath = ../extra.cfg\n\tpath = ~/x\n",
+        );
+        assert_eq!(
+            deny(&repo),
+            ["/ws/.git/hooks", "/ws/.githooks", "/ws/extra.cfg"]
+        );
+        // Without one, the user's global hooksPath: ~/.gitconfig before the XDG file.
+        let global = crate::plan::FakeFs::new()
+            .file("/ws/.git/config", "")
+            .file("/xdg/git/config", "[core]\n\thooksPath = from-xdg\n")
+            .var("XDG_CONFIG_HOME", "/xdg");
+        assert_eq!(deny(&global), ["/ws/.git/hooks", "/ws/from-xdg"]);
+        let both = global.file("/h/.gitconfig", "[core]\n\thooksPath = from-home\n");
+        assert_eq!(deny(&both), ["/ws/.git/hooks", "/ws/from-home"]);
+        // A profile that does not protect `.git` adds nothing.
+        let caps = resolve("", &fake_vars("/ws"), &both);
+        assert!(caps.fs.deny_write.is_empty());
     }
 }

@@ -19,6 +19,10 @@ pub enum NetProtocol {
 }
 
 /// Whether the proxy connected.
+#[expect(
+    missing_docs,
+    reason = "a wire type: doc comments become part of its JSON schema"
+)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum NetDecision {
@@ -27,6 +31,10 @@ pub enum NetDecision {
 }
 
 /// One connection the command asked the proxy for.
+#[expect(
+    missing_docs,
+    reason = "a wire type: doc comments become part of its JSON schema"
+)]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NetRecord {
     pub host: String,

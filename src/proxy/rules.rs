@@ -15,28 +15,36 @@ pub struct HostRule {
     pub pattern: String,
     /// `None`: any port.
     pub port: Option<u16>,
+    /// The profile line it comes from.
     pub origin: Origin,
 }
 
 /// An address range, `10.0.0.0/8` or `fd00::/8`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Cidr {
+    /// The first address of the range.
     pub addr: IpAddr,
+    /// How many leading bits are fixed.
     pub prefix: u8,
 }
 
 /// A `private` entry with its origin.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PrivateRange {
+    /// The range the proxy may connect to.
     pub range: Cidr,
+    /// The profile line it comes from.
     pub origin: Origin,
 }
 
 /// Everything the proxy decides by. Empty outside `proxy` mode.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NetRules {
+    /// Names the command may reach.
     pub allow: Vec<HostRule>,
+    /// Names refused even where an allow entry matches.
     pub deny: Vec<HostRule>,
+    /// Private, loopback and other special ranges the proxy may connect to.
     pub private: Vec<PrivateRange>,
     /// A hosts file consulted before the host's resolver (tests, air-gapped mirrors).
     #[serde(default)]
@@ -53,16 +61,22 @@ pub struct NetRules {
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RuleError {
+    /// An empty host name.
     #[error("`{0}`: an empty host name")]
     Empty(String),
+    /// A `*` elsewhere than as a leading `*.`.
     #[error("`{0}`: `*` is allowed only as a leading `*.`")]
     Wildcard(String),
+    /// A port that is not a number from 1 to 65535.
     #[error("`{0}`: the port is not a number from 1 to 65535")]
     Port(String),
+    /// An address where a host name belongs.
     #[error("`{0}`: an address, not a host name (the proxy reaches names only)")]
     Address(String),
+    /// Characters no host name has.
     #[error("`{0}`: not a host name (letters, digits, `-`, `_` and `.` only)")]
     Name(String),
+    /// A `private` entry that is no address range.
     #[error("`{0}`: not an address range such as 10.0.0.0/8 or fd00::/8")]
     Range(String),
 }

@@ -31,6 +31,7 @@ pub struct SandboxExecutor {
 }
 
 impl SandboxExecutor {
+    /// An executor running calls in `sandbox`, with `workspace` as `{workspace}`.
     pub fn new(sandbox: Arc<Sandbox>, workspace: PathBuf) -> Self {
         Self {
             sandbox,

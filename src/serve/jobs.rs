@@ -33,16 +33,25 @@ pub const MAX_KEPT_JOBS: usize = 64;
 pub enum JobError {
     /// No such job, or it belongs to another agent session.
     #[error("no background job `{id}` in this session")]
-    Unknown { id: String },
+    Unknown {
+        /// The id asked for.
+        id: String,
+    },
     /// The session is ending: it starts no more jobs.
     #[error("the session is ending: no new background jobs")]
     Closed,
     /// The sandbox cannot start the command (a run would end with exit 125).
     #[error("cannot start the job: {message}")]
-    Start { message: String },
+    Start {
+        /// Why.
+        message: String,
+    },
     /// Too many jobs are running in this session.
     #[error("{max} background jobs are already running in this session; wait for one or kill one")]
-    TooMany { max: usize },
+    TooMany {
+        /// How many may run at once.
+        max: usize,
+    },
 }
 
 struct JobState {
@@ -130,8 +139,11 @@ impl Job {
 /// One `job_output` read: what the job wrote since the last read, and its status.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct JobRead {
+    /// The job's id, command and status.
     pub info: JobInfo,
+    /// Standard output not read before.
     pub stdout: String,
+    /// Standard error not read before.
     pub stderr: String,
     /// Unread bytes dropped (oldest first) because a stream outgrew [`JOB_OUTPUT_BYTES`](super::JOB_OUTPUT_BYTES).
     pub dropped: u64,

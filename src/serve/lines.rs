@@ -7,11 +7,14 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 /// One read from the client.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Line {
+    /// A whole line, without its newline.
     Line(Vec<u8>),
     /// A line longer than the limit; `len` bytes were skipped.
     TooLong {
+        /// The line's length.
         len: usize,
     },
+    /// The input ended.
     Eof,
 }
 

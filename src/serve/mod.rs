@@ -12,7 +12,8 @@ mod server;
 mod unread;
 mod utf8;
 
-pub use crate::hook::{Loaded, SetupError, SetupOptions};
+/// Re-exported from [`crate::setup`], where every command loads its profile and policy.
+pub use crate::setup::{Loaded, SetupError, SetupOptions};
 pub use executor::{OUTCOME_BYTES, OutputSink, SandboxExecutor};
 pub use jobs::{JobError, JobRead, Jobs, MAX_JOB_WAIT};
 pub use lines::{Line, next_line};

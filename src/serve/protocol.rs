@@ -13,6 +13,10 @@ pub const PROTOCOL_VERSION: u32 = 1;
 pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// A client message.
+#[expect(
+    missing_docs,
+    reason = "a doc comment here is a description in the wire schema (`sbx serve --schema`, docs/protocol.md), which documents these fields"
+)]
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Request {
@@ -53,6 +57,10 @@ pub enum Request {
 }
 
 /// A client's answer to an approval request.
+#[expect(
+    missing_docs,
+    reason = "a doc comment here is a description in the wire schema (`sbx serve --schema`, docs/protocol.md), which documents these fields"
+)]
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum ApprovalReply {
@@ -62,6 +70,10 @@ pub enum ApprovalReply {
 }
 
 /// A server message.
+#[expect(
+    missing_docs,
+    reason = "a doc comment here is a description in the wire schema (`sbx serve --schema`, docs/protocol.md), which documents these fields"
+)]
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
@@ -142,6 +154,10 @@ pub enum Event {
 }
 
 /// Where a background job stands.
+#[expect(
+    missing_docs,
+    reason = "a doc comment here is a description in the wire schema (`sbx serve --schema`, docs/protocol.md), which documents these fields"
+)]
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(tag = "state", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -164,6 +180,7 @@ pub enum JobStatus {
 }
 
 impl JobStatus {
+    /// Whether the job still runs.
     pub fn is_running(&self) -> bool {
         matches!(self, Self::Running)
     }
@@ -182,6 +199,10 @@ impl JobStatus {
 }
 
 /// One background job, as `job_list` reports it.
+#[expect(
+    missing_docs,
+    reason = "a doc comment here is a description in the wire schema (`sbx serve --schema`, docs/protocol.md), which documents these fields"
+)]
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 pub struct JobInfo {
     pub job_id: String,

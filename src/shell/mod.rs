@@ -42,8 +42,11 @@ pub struct ShellContext {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
+    /// Certainly harmless here.
     Allow,
+    /// Not certain: a person decides.
     Ask,
+    /// Certainly refused.
     Deny,
 }
 
@@ -148,7 +151,9 @@ pub struct Segment {
     pub text: String,
     /// Words after quote removal, wrappers included.
     pub argv: Vec<String>,
+    /// What kind of command it is.
     pub class: Class,
+    /// The analysis's verdict on it.
     pub verdict: Verdict,
     /// Why: the rule id in brackets, then a short explanation.
     pub reason: String,
@@ -177,8 +182,11 @@ pub struct Segment {
 /// The verdict on a whole command line: the strictest of its segments.
 #[derive(Clone, Debug, Serialize)]
 pub struct Analysis {
+    /// The simple commands, in order.
     pub segments: Vec<Segment>,
+    /// The strictest verdict of the segments.
     pub verdict: Verdict,
+    /// Why.
     pub reason: String,
     /// Index into `segments` of the segment that decided, if any.
     pub deciding_segment: Option<usize>,

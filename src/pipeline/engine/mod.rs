@@ -13,13 +13,13 @@ use super::exec::{Executor, ProfileCaps};
 use super::guard::Guard;
 use super::hooks::{Hook, run_hooks};
 use super::listener::{CallContext, EnforcementOutlook, Listener, TraceStep, run_waterfall};
-use super::mode::Mode;
 use super::observer::{Observer, notify_call, notify_result};
 use super::plan_check::plan_refusal;
 use super::post::{PostHandler, run_post};
 use super::result::{CallResult, HookRewrite};
 use super::tool::tool_meta;
 use super::wrappers::ExecWrapper;
+use crate::decision::Mode;
 use crate::policy::{FloorEnv, Policy, floor_for_writes};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,9 +27,13 @@ use std::time::{Duration, Instant};
 /// The pre-approval decision on a call, without running anything.
 #[derive(Clone, Debug)]
 pub struct Decided {
+    /// What the call touches; `None` when its input could not be understood.
     pub access: Option<Access>,
+    /// The call in one canonical line.
     pub canonical: String,
+    /// The decision, with who made it and why.
     pub ruling: Ruling,
+    /// Each step of the waterfall.
     pub trace: Vec<TraceStep>,
 }
 
@@ -58,10 +62,12 @@ pub struct Pipeline {
 }
 
 impl Pipeline {
+    /// The permission mode calls are decided in.
     pub fn mode(&self) -> Mode {
         self.mode
     }
 
+    /// The approvals given for sessions so far.
     pub fn grants(&self) -> &SessionGrants {
         &self.grants
     }

@@ -1,7 +1,48 @@
-//! Permission modes.
+//! The words every stage of the permission stack shares: a [`Decision`] (allow, ask, deny,
+//! ordered so that the strictest wins) and the permission [`Mode`] calls are decided in. They
+//! sit below `policy` and `pipeline`, which both use them.
 #![forbid(unsafe_code)]
 
 use serde::{Deserialize, Serialize};
+
+/// Ordered so that the strictest is the greatest: combine with [`Decision::strictest`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    /// Run it.
+    Allow,
+    /// Run it only if someone approves.
+    Ask,
+    /// Refuse it.
+    Deny,
+}
+
+impl Decision {
+    /// The lattice join: strictest wins.
+    #[must_use]
+    pub fn strictest(self, other: Self) -> Self {
+        self.max(other)
+    }
+
+    /// `allow`, `ask` or `deny`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Allow => "allow",
+            Decision::Ask => "ask",
+            Decision::Deny => "deny",
+        }
+    }
+
+    /// The decision [`Decision::as_str`] names.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "allow" => Some(Decision::Allow),
+            "ask" => Some(Decision::Ask),
+            "deny" => Some(Decision::Deny),
+            _ => None,
+        }
+    }
+}
 
 /// How much the built-in listeners approve without asking.
 #[derive(
@@ -23,6 +64,7 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// The mode a policy or `--mode` names.
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "default" => Some(Mode::Default),
@@ -34,6 +76,7 @@ impl Mode {
         }
     }
 
+    /// The mode's name.
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Default => "default",

@@ -1,0 +1,109 @@
+//! The command's environment: secret-shaped variables are dropped unless the profile passes
+//! them, toolchain variables reach it (except under `strict`).
+//!
+//! Each protection is attempted from inside the sandbox and paired with the same action allowed
+//! (under a wider profile, or outside the sandbox), as root and as uid 65534.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+mod common;
+use common::*;
+
+/// `env` under `profile`, with `vars` set by the caller.
+fn env_inside(s: &Scratch, profile: &str, vars: &[(&str, &str)]) -> std::process::Output {
+    let mut c = s.command(profile, "env");
+    for (k, v) in vars {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+#[test]
+fn secret_shaped_variables_are_dropped_unless_passed() {
+    let vars = [
+        ("SECRET_TOKEN", "ENV-SENTINEL-TOKEN"),
+        ("OPENAI_API_KEY", "ENV-SENTINEL-KEY"),
+        ("SSH_AUTH_SOCK", "ENV-SENTINEL-AGENT"),
+        // The name says nothing; the value carries a password.
+        (
+            "CI_REPOSITORY_URL",
+            "https://ci:ENV-SENTINEL-URL@git.example/p.git",
+        ),
+        ("SBX_PLAIN", "ENV-SENTINEL-PLAIN"),
+    ];
+    for u in users() {
+        let s = Scratch::new(u);
+        let passing = s.write_profile(
+            "passing",
+            "extends = \"workspace\"\n[environment]\npass = [\"SECRET_TOKEN\", \"OPENAI_*\", \"SSH_AUTH_SOCK\", \"CI_REPOSITORY_URL\"]\n",
+        );
+        let denying = s.write_profile(
+            "denying",
+            "extends = \"workspace\"\n[environment]\ndeny = [\"SBX_PLAIN\"]\n",
+        );
+        let blocked = stdout(&env_inside(&s, "workspace", &vars));
+        for (name, value) in &vars[..4] {
+            assert!(
+                !blocked.contains(value),
+                "{}: {name} leaked: {blocked}",
+                s.label()
+            );
+        }
+        assert!(
+            blocked.contains("SBX_PLAIN=ENV-SENTINEL-PLAIN"),
+            "{}: {blocked}",
+            s.label()
+        );
+        // Paired: a profile whose `pass` keeps them lets them through...
+        let allowed = stdout(&env_inside(&s, passing.to_str().unwrap(), &vars));
+        for (name, value) in &vars {
+            assert!(
+                allowed.contains(&format!("{name}={value}")),
+                "{}: {name} missing: {allowed}",
+                s.label()
+            );
+        }
+        // ...and one whose `deny` names a harmless variable drops it.
+        let denied = stdout(&env_inside(&s, denying.to_str().unwrap(), &vars));
+        assert!(
+            !denied.contains("ENV-SENTINEL-PLAIN"),
+            "{}: {denied}",
+            s.label()
+        );
+        assert!(denied.contains("PATH="), "{}: {denied}", s.label());
+    }
+}
+
+#[test]
+fn toolchain_variables_reach_the_command_except_under_strict() {
+    let vars = [
+        ("RUSTUP_HOME", "/opt/sbx-test/rustup"),
+        ("CARGO_HOME", "/opt/sbx-test/cargo"),
+        ("JAVA_HOME", "/opt/sbx-test/jdk"),
+        ("VIRTUAL_ENV", "/opt/sbx-test/venv"),
+        ("GOPATH", "/opt/sbx-test/go"),
+        ("GITHUB_SHA", "0123abc"),
+    ];
+    for u in users() {
+        let s = Scratch::new(u);
+        for profile in ["workspace", "ci"] {
+            let o = env_inside(&s, profile, &vars);
+            for (name, value) in &vars {
+                assert!(
+                    stdout(&o).contains(&format!("{name}={value}\n")),
+                    "{} under {profile}: {name} missing: {}",
+                    s.label(),
+                    text(&o)
+                );
+            }
+        }
+        let o = env_inside(&s, "strict", &vars);
+        assert!(stdout(&o).contains("PATH="), "{}: {}", s.label(), text(&o));
+        for (name, _) in &vars {
+            assert!(
+                !stdout(&o).contains(&format!("{name}=")),
+                "{} under strict: {name} passed: {}",
+                s.label(),
+                text(&o)
+            );
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! Files that programs run later stay read-only while the rest of their tree is writable:
+//! git hooks and config (also of submodules and linked worktrees), and under `ci` the programs
+//! and build configuration beside the writable caches in the home.
+//!
+//! Each protection is attempted from inside the sandbox and paired with the same action allowed
+//! (under a wider profile, or outside the sandbox), as root and as uid 65534.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+mod common;
+mod sandbox_common;
+use common::*;
+use sandbox_common::*;
+
+#[test]
+fn git_hooks_stay_read_only_but_git_internals_are_writable() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        let blocked = s.run("workspace", "echo evil > .git/hooks/pre-commit");
+        assert_ne!(blocked.status.code(), Some(0));
+        assert!(
+            !s.ws.join(".git/hooks/pre-commit").exists(),
+            "{}",
+            s.label()
+        );
+        let sibling = s.run(
+            "workspace",
+            "echo ok > .git/index.lock && rm .git/index.lock",
+        );
+        assert_eq!(
+            sibling.status.code(),
+            Some(0),
+            "{}: {}",
+            s.label(),
+            text(&sibling)
+        );
+        let allowed = s.run(wide.to_str().unwrap(), "echo fine > .git/hooks/pre-commit");
+        assert_eq!(
+            allowed.status.code(),
+            Some(0),
+            "{}: {}",
+            s.label(),
+            text(&allowed)
+        );
+    }
+}
+
+#[test]
+fn git_dir_cannot_be_swapped_for_a_copy_with_writable_hooks() {
+    // Carry `.git` (and the read-only hooks mounted in it) off, and put a copy with a planted
+    // hook in its place: `.git` is a mount point in the sandbox, so the rename fails.
+    let swap = "cp -a .git .g2 && echo planted > .g2/hooks/pre-commit && mv .git .gold && mv .g2 .git && echo SWAPPED";
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        let blocked = s.run("workspace", swap);
+        assert!(
+            !stdout(&blocked).contains("SWAPPED"),
+            "{}: {}",
+            s.label(),
+            text(&blocked)
+        );
+        assert!(
+            text(&blocked).contains("busy"),
+            "{}: the rename should fail as a mount point: {}",
+            s.label(),
+            text(&blocked)
+        );
+        assert!(
+            !s.ws.join(".git/hooks/pre-commit").exists() && s.ws.join(".git").is_dir(),
+            "{}",
+            s.label()
+        );
+        // Paired: without the read-only hooks the same swap goes through.
+        std::fs::remove_dir_all(s.ws.join(".g2")).unwrap();
+        let allowed = s.run(wide.to_str().unwrap(), swap);
+        assert!(
+            stdout(&allowed).contains("SWAPPED"),
+            "{}: {}",
+            s.label(),
+            text(&allowed)
+        );
+        assert!(s.ws.join(".git/hooks/pre-commit").exists(), "{}", s.label());
+    }
+}
+
+#[test]
+fn submodule_hooks_and_config_and_worktree_links_stay_read_only() {
+    // Git also runs a submodule's hooks and obeys its config, and a linked worktree finds its
+    // repository through `commondir`: each could take a planted hook out of the sandbox.
+    let plant = "echo planted > .git/modules/sub/hooks/pre-commit && echo HOOK; \
+                 echo '[core]' >> .git/modules/sub/config && echo CONFIG; \
+                 echo ../../../copy > .git/worktrees/wt/commondir && echo COMMONDIR";
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        std::fs::create_dir_all(s.ws.join(".git/modules/sub/hooks")).unwrap();
+        std::fs::write(s.ws.join(".git/modules/sub/config"), "[core]\n").unwrap();
+        std::fs::create_dir_all(s.ws.join(".git/worktrees/wt")).unwrap();
+        std::fs::write(s.ws.join(".git/worktrees/wt/commondir"), "../..\n").unwrap();
+        s.chown_all();
+        let blocked = s.run("workspace", plant);
+        for word in ["HOOK", "CONFIG", "COMMONDIR"] {
+            assert!(
+                !stdout(&blocked).contains(word),
+                "{} {word}: {}",
+                s.label(),
+                text(&blocked)
+            );
+        }
+        assert_eq!(
+            std::fs::read_to_string(s.ws.join(".git/worktrees/wt/commondir")).unwrap(),
+            "../..\n"
+        );
+        // Paired: with them writable the same script changes all three.
+        let allowed = s.run(wide.to_str().unwrap(), plant);
+        for word in ["HOOK", "CONFIG", "COMMONDIR"] {
+            assert!(
+                stdout(&allowed).contains(word),
+                "{} {word}: {}",
+                s.label(),
+                text(&allowed)
+            );
+        }
+    }
+}
+
+#[test]
+fn ci_writes_caches_but_not_programs_or_build_config_in_home() {
+    // Later steps outside the sandbox run what is in these directories, or obey it.
+    let planted = [
+        ".local/bin/tool",
+        "go/bin/tool",
+        ".gradle/init.d/init.gradle",
+        ".m2/settings.xml",
+    ];
+    let script = format!(
+        "for f in {}; do echo x > \"$HOME/$f\" && echo \"WROTE $f\"; done; echo x > \"$HOME/.cache/ok\" && echo CACHE",
+        planted.join(" ")
+    );
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        for f in planted {
+            std::fs::create_dir_all(s.home.join(f).parent().unwrap()).unwrap();
+        }
+        std::fs::create_dir_all(s.home.join(".cache")).unwrap();
+        s.chown_all();
+        let blocked = s.run("ci", &script);
+        assert!(
+            stdout(&blocked).contains("CACHE"),
+            "{}: {}",
+            s.label(),
+            text(&blocked)
+        );
+        assert!(
+            !stdout(&blocked).contains("WROTE"),
+            "{}: {}",
+            s.label(),
+            text(&blocked)
+        );
+        // Paired: with the home writable the same script writes all four.
+        let allowed = s.run(wide.to_str().unwrap(), &script);
+        for f in planted {
+            assert!(
+                stdout(&allowed).contains(&format!("WROTE {f}")),
+                "{}: {}",
+                s.label(),
+                text(&allowed)
+            );
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! Limits stop runaway commands: a fork bomb, a memory hog, output past its cap.
+//!
+//! Each protection is attempted from inside the sandbox and paired with the same action allowed
+//! (under a wider profile, or outside the sandbox), as root and as uid 65534.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+mod common;
+use common::*;
+
+#[test]
+fn fork_bomb_is_stopped_by_the_process_limit() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let tight = s.write_profile(
+            "tight",
+            "extends = \"workspace\"\n[limits]\nprocesses = 40\n",
+        );
+        let loose = s.write_profile(
+            "loose",
+            "extends = \"workspace\"\n[limits]\nprocesses = 1000\n",
+        );
+        let script = "python3 -c 'import os,time\npids=[]\nfor i in range(100):\n  try: p=os.fork()\n  except OSError: break\n  if p==0:\n    time.sleep(30); os._exit(0)\n  pids.append(p)\nprint(\"forked\", len(pids))\nfor p in pids: os.kill(p,9)'";
+        let count = |o: &std::process::Output| -> usize {
+            stdout(o)
+                .trim()
+                .trim_start_matches("forked ")
+                .parse()
+                .unwrap_or(usize::MAX)
+        };
+        let blocked = s.run(tight.to_str().unwrap(), script);
+        let n = count(&blocked);
+        assert!(
+            n < 40,
+            "{}: {n} forks under a limit of 40: {}",
+            s.label(),
+            text(&blocked)
+        );
+        let allowed = s.run(loose.to_str().unwrap(), script);
+        assert_eq!(count(&allowed), 100, "{}: {}", s.label(), text(&allowed));
+    }
+}
+
+#[test]
+fn memory_hog_is_stopped_by_the_memory_limit() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let tight = s.write_profile(
+            "tight",
+            "extends = \"workspace\"\n[limits]\nmemory = \"256MiB\"\n",
+        );
+        let loose = s.write_profile(
+            "loose",
+            "extends = \"workspace\"\n[limits]\nmemory = \"4GiB\"\n",
+        );
+        let hog = "python3 -c 'b=bytearray(512*1024*1024); print(\"ALLOCATED\", len(b))'";
+        let blocked = s.run(tight.to_str().unwrap(), hog);
+        assert!(
+            !stdout(&blocked).contains("ALLOCATED"),
+            "{}: {}",
+            s.label(),
+            text(&blocked)
+        );
+        assert_ne!(blocked.status.code(), Some(0));
+        let allowed = s.run(loose.to_str().unwrap(), hog);
+        assert!(
+            stdout(&allowed).contains("ALLOCATED"),
+            "{}: {}",
+            s.label(),
+            text(&allowed)
+        );
+    }
+}
+
+#[test]
+fn output_is_capped_per_stream() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let p = s.write_profile("cap", "extends = \"workspace\"\n[limits]\noutput = 1000\n");
+        let o = s
+            .sbx(&[
+                "run",
+                "--no-policy",
+                "--json",
+                "--profile",
+                p.to_str().unwrap(),
+                "--",
+                "sh",
+                "-c",
+                "yes aaaa | head -c 5000",
+            ])
+            .output()
+            .unwrap();
+        let out = stdout(&o);
+        let (body, json) = out.split_at(out.find('{').unwrap());
+        assert_eq!(body.len(), 1000, "stdout kept to the cap");
+        let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+        assert_eq!(v["stdout_truncated"], true);
+        assert_eq!(v["stdout_bytes"], 5000);
+    }
+}

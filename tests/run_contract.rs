@@ -1,0 +1,216 @@
+//! What `sbx run` promises its caller: the permission gate refuses before the kernel is
+//! reached, exit codes follow the documented contract, and the `--json` report describes the run
+//! on a line of its own.
+//!
+//! Each protection is attempted from inside the sandbox and paired with the same action allowed
+//! (under a wider profile, or outside the sandbox), as root and as uid 65534.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+mod common;
+use common::*;
+
+#[test]
+fn the_permission_gate_refuses_before_the_kernel_is_reached() {
+    for u in users() {
+        let s = Scratch::new(u);
+        // Refused by the plan before anything runs (the write is outside the profile's writable
+        // set): exit 123 and no output from the command.
+        let gated = s
+            .sbx(&[
+                "run",
+                "--profile",
+                "workspace",
+                "--",
+                "sh",
+                "-c",
+                "echo ran; touch /etc/sbx-gate-probe",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(
+            gated.status.code(),
+            Some(123),
+            "{}: {}",
+            s.label(),
+            text(&gated)
+        );
+        assert!(!stdout(&gated).contains("ran"));
+        assert!(
+            String::from_utf8_lossy(&gated.stderr).contains("plan:write"),
+            "{}",
+            text(&gated)
+        );
+        // Without the gate the command runs, and the kernel refuses the write.
+        let kernel = s.run("workspace", "echo ran; touch /etc/sbx-gate-probe");
+        assert!(stdout(&kernel).contains("ran"), "{}", text(&kernel));
+        assert_ne!(kernel.status.code(), Some(0));
+        assert!(!std::path::Path::new("/etc/sbx-gate-probe").exists());
+        // An allowed command passes the gate and runs.
+        let ok = s
+            .sbx(&["run", "--profile", "workspace", "--", "git", "--version"])
+            .output()
+            .unwrap();
+        assert_eq!(ok.status.code(), Some(0), "{}", text(&ok));
+    }
+}
+
+#[test]
+fn exit_codes_follow_the_documented_contract() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let code = |args: &[&str]| s.sbx(args).output().unwrap().status.code();
+        assert_eq!(
+            code(&["run", "--no-policy", "--", "sh", "-c", "exit 7"]),
+            Some(7)
+        );
+        assert_eq!(
+            code(&["run", "--no-policy", "--", "sh", "-c", "kill -USR1 $$"]),
+            Some(128 + libc::SIGUSR1)
+        );
+        assert_eq!(
+            code(&["run", "--no-policy", "--", "no-such-command-sbx"]),
+            Some(127)
+        );
+        std::fs::write(s.ws.join("notexec"), "x").unwrap();
+        assert_eq!(code(&["run", "--no-policy", "--", "./notexec"]), Some(126));
+        assert_eq!(
+            code(&[
+                "run",
+                "--no-policy",
+                "--profile",
+                "no-such-profile",
+                "--",
+                "true"
+            ]),
+            Some(125)
+        );
+        let bad = s.write_profile("bad", "[filesystem]\nreed = [\"/\"]\n");
+        let o = s
+            .sbx(&[
+                "run",
+                "--no-policy",
+                "--profile",
+                bad.to_str().unwrap(),
+                "--",
+                "true",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(125));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("bad.toml:2") && err.contains("reed"),
+            "error must name file, line and key: {err}"
+        );
+        // A bad value, caught while parsing, names its key too.
+        let bad = s.write_profile(
+            "badvalue",
+            "[isolation]\npid = true\n[network]\nmode = \"lan\"\n",
+        );
+        let o = s
+            .sbx(&["explain", "--profile", bad.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(125));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("badvalue.toml:4: `network.mode`:") && err.contains("lan"),
+            "error must name file, line and key: {err}"
+        );
+        assert_eq!(
+            code(&[
+                "run",
+                "--no-policy",
+                "--timeout",
+                "0.5",
+                "--",
+                "sleep",
+                "30"
+            ]),
+            Some(124)
+        );
+    }
+}
+
+#[test]
+fn json_report_describes_the_run() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let o = s
+            .sbx(&[
+                "run",
+                "--no-policy",
+                "--json",
+                "--",
+                "sh",
+                "-c",
+                "echo out; exit 3",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(3));
+        let out = stdout(&o);
+        let last = out.lines().last().unwrap();
+        let v: serde_json::Value = serde_json::from_str(last).unwrap();
+        assert_eq!(v["exit_code"], 3);
+        assert_eq!(v["timed_out"], false);
+        assert_eq!(v["stdout_bytes"], 4);
+        assert!(v["peak_memory_bytes"].as_u64().unwrap() > 0);
+        let layers = v["enforcement"]["layers"].as_array().unwrap();
+        for name in [
+            "landlock",
+            "seccomp",
+            "mount-namespace",
+            "pid-namespace",
+            "network",
+            "limits",
+            "process-tree",
+            "capabilities",
+        ] {
+            assert!(
+                layers.iter().any(|l| l["name"] == name),
+                "layer {name} missing: {last}"
+            );
+        }
+        assert!(out.starts_with("out\n"));
+    }
+}
+
+#[test]
+fn json_report_starts_its_own_line_whatever_the_command_printed() {
+    let forged = r#"{"exit_code":0,"timed_out":false,"code":0}"#;
+    for u in users() {
+        let s = Scratch::new(u);
+        for (script, code, before) in [
+            ("printf partial; exit 4".to_string(), 4, "partial"),
+            (format!("printf '%s' '{forged}'; exit 5"), 5, forged),
+            (format!("echo '{forged}'; exit 6"), 6, forged),
+        ] {
+            let o = s
+                .sbx(&["run", "--no-policy", "--json", "--", "sh", "-c", &script])
+                .output()
+                .unwrap();
+            assert_eq!(o.status.code(), Some(code), "{}: {}", s.label(), text(&o));
+            let out = stdout(&o);
+            let lines: Vec<&str> = out.lines().collect();
+            assert!(
+                out.ends_with('\n') && lines.len() == 2,
+                "{}: {out:?}",
+                s.label()
+            );
+            assert_eq!(lines[0], before, "{}: {out:?}", s.label());
+            let v: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
+            assert_eq!(v["exit_code"], code, "{}: {out:?}", s.label());
+            assert!(
+                v["enforcement"]["layers"].is_array(),
+                "{}: {out:?}",
+                s.label()
+            );
+        }
+        // Paired: without --json the command's output is relayed as it was, no newline added.
+        let o = s
+            .sbx(&["run", "--no-policy", "--", "sh", "-c", "printf partial"])
+            .output()
+            .unwrap();
+        assert_eq!(stdout(&o), "partial", "{}: {}", s.label(), text(&o));
+    }
+}
