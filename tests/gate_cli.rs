@@ -696,6 +696,8 @@ fn a_case_variant_of_a_hidden_path_is_refused_where_the_file_system_folds_case()
         "cat $HOME/.CONFIG/GH/hosts.yml",
         "cat ~/.Config/Gh/HOSTS.YML",
         "cat ~/.SSH/id_rsa",
+        // Folds to `s` (by Unicode case folding, not by lower-casing).
+        "cat ~/.\u{17F}sh/id_rsa",
     ];
     for cmd in ["cat $HOME/.config/gh/hosts.yml"].iter().chain(&variants) {
         let r = check(&folded, cmd);

@@ -108,7 +108,7 @@ enum Action {
     /// `ioctl`: EPERM for these requests (compared as the 32-bit `unsigned int` they are).
     Ioctls(Vec<u32>),
     /// `socket`: EAFNOSUPPORT unless the family is one of `allowed`; EACCES for a family in
-    /// `stream_only` unless the type is `SOCK_STREAM`.
+    /// `stream_only` unless the type is `SOCK_STREAM` and the protocol 0 or TCP.
     Families {
         allowed: Vec<u32>,
         stream_only: Vec<u32>,
@@ -206,13 +206,18 @@ const AND_K: u16 = 0x54; // BPF_ALU | BPF_AND | BPF_K
 const SOCK_TYPE_MASK: u32 = 0xf;
 
 /// `socket`: allow a family of `allowed`, a family of `stream_only` (a subset) only with type
-/// `SOCK_STREAM` (else EACCES); any other family gets EAFNOSUPPORT.
+/// `SOCK_STREAM` and protocol 0 or TCP (else EACCES: MPTCP and SCTP are streams too, and
+/// Landlock's TCP port rules do not govern them); any other family gets EAFNOSUPPORT.
 fn families(allowed: &[u32], stream_only: &[u32]) -> Vec<sock_filter> {
     let n = allowed.len();
     // Layout after the n comparisons: refuse the family; [check the type]; allow.
     let refuse_family = n + 1;
     let check_type = n + 2;
-    let allow = if stream_only.is_empty() { n + 2 } else { n + 6 };
+    let allow = if stream_only.is_empty() {
+        n + 2
+    } else {
+        n + 10
+    };
     let mut b = vec![ins(LD_W_ABS, 0, 0, arg_low(0))];
     for (i, f) in allowed.iter().enumerate() {
         let target = if stream_only.contains(f) {
@@ -231,6 +236,10 @@ fn families(allowed: &[u32], stream_only: &[u32]) -> Vec<sock_filter> {
             ins(LD_W_ABS, 0, 0, arg_low(1)),
             ins(AND_K, 0, 0, SOCK_TYPE_MASK),
             ins(JEQ_K, 1, 0, libc::SOCK_STREAM as u32),
+            ret(errno(libc::EACCES)),
+            ins(LD_W_ABS, 0, 0, arg_low(2)),
+            ins(JEQ_K, 2, 0, 0),
+            ins(JEQ_K, 1, 0, libc::IPPROTO_TCP as u32),
             ret(errno(libc::EACCES)),
         ]);
     }

@@ -42,8 +42,15 @@ fn same_ignoring_case(a: Component<'_>, b: Component<'_>) -> bool {
     if a.as_bytes().eq_ignore_ascii_case(b.as_bytes()) {
         return true;
     }
-    let lower = |s: &OsStr| s.to_str().map(str::to_lowercase);
-    !a.is_ascii() && lower(a).is_some_and(|x| Some(x) == lower(b))
+    let folded = |s: &OsStr| s.to_str().map(fold);
+    (!a.is_ascii() || !b.is_ascii()) && folded(a).is_some_and(|x| Some(x) == folded(b))
+}
+
+/// `s` with its case folded: upper-cased, then lower-cased, so that letters whose lower case
+/// differs but whose upper case agrees (`ſ` and `s`, `K` (Kelvin) and `k`, `ß` and `ss`)
+/// come out equal, as the kernel's casefold tables make them.
+pub fn fold(s: &str) -> String {
+    s.to_uppercase().to_lowercase()
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
@@ -118,5 +125,10 @@ mod tests {
         assert_eq!(p("/h/.ssh2/id", "/h/.ssh"), None);
         assert_eq!(p("/h", "/h/.ssh"), None);
         assert_eq!(p("/h/ÉTÉ/x", "/h/été"), Some(PathBuf::from("/h/ÉTÉ")));
+        assert_eq!(p("/h/.sſh/x", "/h/.ssh"), Some(PathBuf::from("/h/.sſh")));
+        assert_eq!(
+            p("/h/\u{212A}ey", "/h/key"),
+            Some(PathBuf::from("/h/\u{212A}ey"))
+        );
     }
 }

@@ -8,7 +8,7 @@
 #![forbid(unsafe_code)]
 
 use super::access::Access;
-use super::fold::within_folded;
+use super::fold::{fold, within_folded};
 use crate::capability::{CapabilitySet, Origin, PathEntry, path_within};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -115,33 +115,43 @@ pub fn refused_read(path: &Path, caps: &CapabilitySet) -> Option<PlanRefusal> {
 }
 
 /// `entry` as a glob matches `path` or one of its ancestors, exactly or, where the directory
-/// folds case, ignoring case. Only the entries whose literal prefix `path` starts with
-/// (ignoring ASCII case) are compiled.
+/// folds case, with both folded. Only the entries whose literal prefix `path` starts with
+/// (ignoring case) are compiled.
 fn watched(path: &Path, entry: &PathEntry) -> bool {
     let pattern = entry.path.to_string_lossy();
     let cut = pattern.find(['*', '?', '[']).unwrap_or(pattern.len());
     let text = path.to_string_lossy();
     let literal = pattern.get(..cut).unwrap_or("");
-    let starts = text.get(..literal.len());
-    if !starts.is_some_and(|s| s.eq_ignore_ascii_case(literal)) {
+    let prefixed = if text.is_ascii() && literal.is_ascii() {
+        text.get(..literal.len())
+            .is_some_and(|t| t.eq_ignore_ascii_case(literal))
+    } else {
+        fold(&text).starts_with(&fold(literal))
+    };
+    if !prefixed {
         return false;
     }
     if cut == pattern.len() {
         return within_folded(path, &entry.path);
     }
+    let opts = glob::MatchOptions {
+        case_sensitive: true,
+        require_literal_separator: true,
+        require_literal_leading_dot: false,
+    };
     let Ok(glob) = glob::Pattern::new(&pattern) else {
         // A pattern that does not compile protects everything under its literal prefix.
         return true;
     };
-    let opts = |case_sensitive| glob::MatchOptions {
-        case_sensitive,
-        require_literal_separator: true,
-        require_literal_leading_dot: false,
+    if path.ancestors().any(|a| glob.matches_path_with(a, opts)) {
+        return true;
+    }
+    let Ok(folded) = glob::Pattern::new(&fold(&pattern)) else {
+        return true;
     };
     path.ancestors().any(|a| {
-        glob.matches_path_with(a, opts(true))
-            || (glob.matches_path_with(a, opts(false))
-                && a.parent().is_some_and(super::fold::dir_folds_case))
+        folded.matches_with(&fold(&a.to_string_lossy()), opts)
+            && a.parent().is_some_and(super::fold::dir_folds_case)
     })
 }
 

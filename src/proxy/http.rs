@@ -115,22 +115,62 @@ pub(super) async fn serve(mut c: TcpStream, ctx: &Ctx) {
             return refuse(&mut c, "400 Bad Request", why).await;
         }
     };
+    let Some(body_len) = body_length(&head) else {
+        let why = "a request body without Content-Length is not forwarded; use CONNECT";
+        return refuse(&mut c, "411 Length Required", why).await;
+    };
     let host = url.host_str().unwrap_or("").to_string();
     let port = url.port_or_known_default().unwrap_or(80);
     match ctx.attempt(&host, port, NetProtocol::Http).await {
         Ok((mut up, live)) => {
             let head = origin_head(method, &url, version, &head);
-            if up.stream.write_all(head.as_bytes()).await.is_err()
-                || up.stream.write_all(&rest).await.is_err()
-            {
+            if up.stream.write_all(head.as_bytes()).await.is_err() {
                 return;
             }
-            live.up
-                .fetch_add((head.len() + rest.len()) as u64, Ordering::Relaxed);
-            super::relay::relay(c, up.stream, &live, &ctx.ledger).await;
+            live.up.fetch_add(head.len() as u64, Ordering::Relaxed);
+            // This request's body and nothing after it: one request per connection.
+            if !ctx.ledger.spend(body_len) {
+                live.limit_reached();
+                return;
+            }
+            let Some(sent) = send_body(&mut c, &mut up.stream, &rest, body_len).await else {
+                return;
+            };
+            live.up.fetch_add(sent, Ordering::Relaxed);
+            super::relay::answer(c, up.stream, &live, &ctx.ledger).await;
         }
         Err(r) => refuse(&mut c, "403 Forbidden", &r.0).await,
     }
+}
+
+/// The body length a request head announces: `Content-Length`, or 0 without one; `None` for
+/// a chunked (or otherwise encoded) body or a malformed length.
+fn body_length(head: &str) -> Option<u64> {
+    let mut len = 0;
+    for line in head.split("\r\n").skip(1) {
+        let (name, value) = line.split_once(':').unwrap_or((line, ""));
+        let name = name.trim();
+        if name.eq_ignore_ascii_case("transfer-encoding") {
+            return None;
+        }
+        if name.eq_ignore_ascii_case("content-length") {
+            len = value.trim().parse().ok()?;
+        }
+    }
+    Some(len)
+}
+
+/// Send `len` body bytes to the upstream: what was read with the head first, then the rest
+/// from the client. Bytes past the body (a second request) are dropped. The bytes sent, or
+/// `None` when either side failed.
+async fn send_body(c: &mut TcpStream, up: &mut TcpStream, rest: &[u8], len: u64) -> Option<u64> {
+    let first = rest.len().min(usize::try_from(len).unwrap_or(usize::MAX));
+    up.write_all(&rest[..first]).await.ok()?;
+    let remaining = len - first as u64;
+    let copied = tokio::io::copy(&mut (&mut *c).take(remaining), up)
+        .await
+        .ok()?;
+    (copied == remaining).then_some(len)
 }
 
 #[cfg(test)]
@@ -141,6 +181,16 @@ mod tests {
     #[test]
     fn authorities_parse() {
         assert_eq!(authority("a.b:443", 1), Some(("a.b".into(), 443)));
+        assert_eq!(body_length("GET / HTTP/1.1\r\nHost: x"), Some(0));
+        assert_eq!(
+            body_length("POST / HTTP/1.1\r\ncontent-length: 12"),
+            Some(12)
+        );
+        assert_eq!(
+            body_length("POST / HTTP/1.1\r\nTransfer-Encoding: chunked"),
+            None
+        );
+        assert_eq!(body_length("POST / HTTP/1.1\r\nContent-Length: x"), None);
         assert_eq!(authority("a.b", 80), Some(("a.b".into(), 80)));
         assert_eq!(authority("[::1]:8080", 1), Some(("::1".into(), 8080)));
         assert_eq!(authority("a.b:x", 1), None);

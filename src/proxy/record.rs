@@ -80,10 +80,19 @@ impl Live {
     }
 }
 
+/// Refused attempts kept per run: past this, they are counted, not kept (a command can make
+/// refused attempts as fast as it likes, and the records live in sbx, outside its limits).
+const MAX_REFUSED: u64 = 1000;
+/// A recorded host name is cut to this many bytes (a DNS name has at most 253).
+const MAX_HOST: usize = 256;
+
 /// The run's records and what is left of its limits.
 #[derive(Debug, Default)]
 pub(super) struct Ledger {
     records: Mutex<Vec<Arc<Live>>>,
+    /// Refused attempts so far, and those past [`MAX_REFUSED`] left out.
+    refused: AtomicU64,
+    left_out: AtomicU64,
     opened: AtomicU64,
     bytes: AtomicU64,
     max_connections: Option<u64>,
@@ -99,12 +108,25 @@ impl Ledger {
         }
     }
 
-    pub(super) fn add(&self, rec: NetRecord) -> Arc<Live> {
+    pub(super) fn add(&self, mut rec: NetRecord) -> Arc<Live> {
+        if rec.host.len() > MAX_HOST {
+            let mut cut = MAX_HOST;
+            while !rec.host.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            rec.host.truncate(cut);
+            rec.host.push_str("...");
+        }
+        let refused = rec.decision == NetDecision::Deny;
         let live = Arc::new(Live {
             head: Mutex::new(rec),
             up: AtomicU64::new(0),
             down: AtomicU64::new(0),
         });
+        if refused && self.refused.fetch_add(1, Ordering::Relaxed) >= MAX_REFUSED {
+            self.left_out.fetch_add(1, Ordering::Relaxed);
+            return live;
+        }
         match self.records.lock() {
             Ok(mut v) => v.push(live.clone()),
             Err(e) => e.into_inner().push(live.clone()),
@@ -132,6 +154,60 @@ impl Ledger {
             Ok(v) => v.clone(),
             Err(e) => e.into_inner().clone(),
         };
-        v.iter().map(|l| l.snapshot()).collect()
+        let mut out: Vec<NetRecord> = v.iter().map(|l| l.snapshot()).collect();
+        let left_out = self.left_out.load(Ordering::Relaxed);
+        if left_out > 0 {
+            out.push(NetRecord {
+                host: String::new(),
+                port: 0,
+                protocol: NetProtocol::Http,
+                decision: NetDecision::Deny,
+                rule: format!("{left_out} more refused attempts, not recorded one by one"),
+                address: None,
+                bytes_up: 0,
+                bytes_down: 0,
+            });
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod ledger_tests {
+    use super::*;
+
+    fn refused(host: &str) -> NetRecord {
+        NetRecord {
+            host: host.into(),
+            port: 443,
+            protocol: NetProtocol::Connect,
+            decision: NetDecision::Deny,
+            rule: "not in network.allow".into(),
+            address: None,
+            bytes_up: 0,
+            bytes_down: 0,
+        }
+    }
+
+    /// A flood of refused attempts with long names keeps at most [`MAX_REFUSED`] records, each
+    /// name cut short, and says how many more there were; an allowed one is still kept.
+    #[test]
+    fn refused_attempts_are_bounded() {
+        let ledger = Ledger::new(None, None);
+        let long = "a".repeat(60_000);
+        for _ in 0..MAX_REFUSED + 5 {
+            ledger.add(refused(&long));
+        }
+        let mut ok = refused("allowed.test");
+        ok.decision = NetDecision::Allow;
+        ledger.add(ok);
+        let r = ledger.snapshot();
+        assert_eq!(r.len() as u64, MAX_REFUSED + 2);
+        assert!(r.iter().all(|x| x.host.len() <= MAX_HOST + 3));
+        assert!(r.iter().any(|x| x.host == "allowed.test"));
+        assert_eq!(
+            r.last().map(|x| x.rule.as_str()),
+            Some("5 more refused attempts, not recorded one by one")
+        );
     }
 }

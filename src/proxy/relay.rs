@@ -33,6 +33,14 @@ where
     let _ = w.shutdown().await;
 }
 
+/// Relay the upstream's answer to the client, and nothing the other way: a forwarded request
+/// is sent whole before, and later requests on the same connection are not relayed.
+pub(super) async fn answer(client: TcpStream, upstream: TcpStream, live: &Live, ledger: &Ledger) {
+    let (_cr, cw) = client.into_split();
+    let (ur, _uw) = upstream.into_split();
+    pump(ur, cw, &live.down, live, ledger).await;
+}
+
 /// Relay both ways until both sides are done.
 pub(super) async fn relay(client: TcpStream, upstream: TcpStream, live: &Live, ledger: &Ledger) {
     let (cr, cw) = client.into_split();

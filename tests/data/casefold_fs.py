@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A case-insensitive view of a directory over FUSE, for the tests: every name is looked up
-ignoring case (as on vfat, exfat, or a casefold ext4 directory), and listed as stored.
+ignoring case by Unicode case folding (as on a casefold ext4 directory), and listed as stored.
 Usage: casefold_fs.py BACKING MOUNTPOINT  (runs in the foreground until unmounted)."""
 import errno
 import os
@@ -24,7 +24,7 @@ class CaseFold(Operations):
                 names = os.listdir(real)
             except OSError:
                 raise FuseOSError(errno.ENOENT)
-            match = [n for n in names if n.lower() == part.lower()]
+            match = [n for n in names if n.casefold() == part.casefold()]
             real = os.path.join(real, match[0] if match else part)
         return real
 
