@@ -106,30 +106,11 @@ pub fn serve(a: ServeArgs) -> ExitCode {
             }
         };
     }
-    let workspace = a
-        .workspace
-        .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")));
-    let loaded = match Loaded::load(&SetupOptions {
-        profile: a.profile.clone(),
-        policy: a.policy,
-        workspace,
-    }) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("sbx serve: {e}");
-            return ExitCode::from(125);
-        }
+    let Some((loaded, observers)) =
+        load_session("serve", a.profile.clone(), a.policy, a.workspace, a.audit)
+    else {
+        return ExitCode::from(125);
     };
-    let mut observers: Vec<Arc<dyn sbx::pipeline::Observer>> = Vec::new();
-    if let Some(path) = &a.audit {
-        match sbx::pipeline::AuditLog::open(path) {
-            Ok(log) => observers.push(Arc::new(log)),
-            Err(e) => {
-                eprintln!("sbx serve: audit log {}: {e}", path.display());
-                return ExitCode::from(125);
-            }
-        }
-    }
     let opts = ServeOptions {
         max_line_bytes: a.max_line_bytes.max(1),
         approval_timeout: Duration::from_secs_f64(a.approval_timeout.clamp(0.0, 86_400.0)),
@@ -159,6 +140,34 @@ pub fn serve(a: ServeArgs) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// Load the profile, policy and workspace of a `serve` or `mcp` session, and its audit log.
+/// A failure is told on stderr (the setup exit code is the caller's).
+pub fn load_session(
+    cmd: &str,
+    profile: String,
+    policy: Option<PathBuf>,
+    workspace: Option<PathBuf>,
+    audit: Option<PathBuf>,
+) -> Option<(Loaded, Vec<Arc<dyn sbx::pipeline::Observer>>)> {
+    let workspace =
+        workspace.unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")));
+    let loaded = Loaded::load(&SetupOptions {
+        profile,
+        policy,
+        workspace,
+    })
+    .map_err(|e| eprintln!("sbx {cmd}: {e}"))
+    .ok()?;
+    let mut observers: Vec<Arc<dyn sbx::pipeline::Observer>> = Vec::new();
+    if let Some(path) = &audit {
+        let log = sbx::pipeline::AuditLog::open(path)
+            .map_err(|e| eprintln!("sbx {cmd}: audit log {}: {e}", path.display()))
+            .ok()?;
+        observers.push(Arc::new(log));
+    }
+    Some((loaded, observers))
 }
 
 pub fn tools(format: &str) -> ExitCode {

@@ -78,6 +78,7 @@ pub mod gitconfig;
 pub mod hook;
 pub mod host;
 mod lines;
+pub mod mcp;
 mod pathset;
 pub mod plan;
 pub mod profile;

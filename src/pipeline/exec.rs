@@ -72,6 +72,8 @@ pub struct ExecOutcome {
     pub stdout: String,
     pub stderr: String,
     pub truncated: bool,
+    /// Killed because the call's or the profile's time ran out.
+    pub timed_out: bool,
     pub duration: Duration,
     /// The executor's enforcement report for this run.
     pub enforcement: serde_json::Value,

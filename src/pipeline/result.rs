@@ -14,6 +14,9 @@ pub struct ExecSummary {
     pub signal: Option<i32>,
     pub duration_ms: u64,
     pub truncated: bool,
+    /// Killed because its time ran out.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub timed_out: bool,
     pub enforcement: serde_json::Value,
     /// The background job the run was handed to, when it was started in the background.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -183,6 +183,7 @@ impl Executor for SandboxExecutor {
                 stdout: String::from_utf8_lossy(&c.stdout).into_owned(),
                 stderr: String::from_utf8_lossy(&c.stderr).into_owned(),
                 truncated: c.cut || result.stdout_truncated || result.stderr_truncated,
+                timed_out: result.timed_out,
                 duration: Duration::from_millis(result.duration_ms),
                 enforcement: serde_json::to_value(&result.enforcement)
                     .unwrap_or(serde_json::Value::Null),

@@ -110,6 +110,7 @@ impl Answer {
             is_error: self.is_error,
             exit_code,
             signal,
+            timed_out: matches!(self.status, Some(JobStatus::TimedOut)),
             truncated: self.truncated,
             duration_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
             content: self.content,

@@ -259,6 +259,7 @@ fn result_event(id: String, r: &CallResult) -> Event {
         is_error: r.is_error,
         exit_code,
         signal,
+        timed_out: r.exec.as_ref().is_some_and(|x| x.timed_out),
         truncated,
         duration_ms: u64::try_from(r.duration.as_millis()).unwrap_or(u64::MAX),
         content,
