@@ -25,6 +25,10 @@ pub struct RunRequest {
     /// [`Terminal`]); `None` keeps plain fds and pipes. With a terminal on stdin, the run also
     /// handles the signals `forward_signals` names, so that the terminal's modes are restored.
     pub terminal: Option<Terminal>,
+    /// With a terminal: the caller feeds it. The run neither reads this process's stdin nor
+    /// follows its window size; once the init has opened the pseudo-terminal, a
+    /// [`PtyControl`](super::PtyControl) on it is sent here.
+    pub pty_primary: Option<tokio::sync::oneshot::Sender<super::PtyControl>>,
 }
 
 impl RunRequest {
@@ -46,6 +50,7 @@ impl RunRequest {
             forward_signals: false,
             cancel: None,
             terminal: None,
+            pty_primary: None,
         }
     }
 }

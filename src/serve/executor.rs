@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 use super::jobs::Jobs;
+use super::terminals::Terminals;
 use super::utf8::Utf8Chunks;
 use crate::exec::{Output, RunRequest, Sandbox, Stream};
 use crate::pipeline::{BoxFuture, EnforcedCaps, ExecError, ExecOutcome, ExecRequest, Executor};
@@ -26,6 +27,7 @@ pub struct SandboxExecutor {
     sink: Option<OutputSink>,
     cancels: Mutex<HashMap<String, oneshot::Receiver<()>>>,
     jobs: Arc<Jobs>,
+    terminals: Arc<Terminals>,
 }
 
 impl SandboxExecutor {
@@ -36,12 +38,18 @@ impl SandboxExecutor {
             sink: None,
             cancels: Mutex::new(HashMap::new()),
             jobs: Arc::new(Jobs::default()),
+            terminals: Arc::new(Terminals::default()),
         }
     }
 
     /// The background jobs this executor started. Dropping the last handle kills them.
     pub fn jobs(&self) -> Arc<Jobs> {
         self.jobs.clone()
+    }
+
+    /// The terminals this executor opened. Dropping the last handle kills them.
+    pub fn terminals(&self) -> Arc<Terminals> {
+        self.terminals.clone()
     }
 
     /// Stream output chunks to `sink` as well as collecting them.
@@ -107,6 +115,44 @@ impl SandboxExecutor {
     }
 }
 
+impl SandboxExecutor {
+    /// Open `req` (the shell) on a terminal: a call with a `terminal` object in its input.
+    fn open_terminal(
+        &self,
+        req: &ExecRequest,
+        caps: &EnforcedCaps,
+        size: &serde_json::Value,
+    ) -> Result<ExecOutcome, ExecError> {
+        let dim = |k: &str| {
+            size.get(k)
+                .and_then(serde_json::Value::as_u64)
+                .and_then(|v| u16::try_from(v).ok())
+                .unwrap_or(0)
+        };
+        let mut run = self.run_request(req, Output::Collect);
+        run.env.push(("TERM".into(), "xterm-256color".into()));
+        let id = self
+            .terminals
+            .open(
+                self.sandbox.clone(),
+                run,
+                caps.get().clone(),
+                (dim("rows"), dim("cols")),
+            )
+            .map_err(|e| ExecError::Failed {
+                message: e.to_string(),
+            })?;
+        Ok(ExecOutcome {
+            stdout: format!(
+                "opened terminal {id}: type with terminal_send, read with terminal_read, \
+                 close with terminal_close"
+            ),
+            job: Some(id),
+            ..ExecOutcome::default()
+        })
+    }
+}
+
 #[derive(Default)]
 struct Collected {
     stdout: Vec<u8>,
@@ -126,6 +172,10 @@ impl Executor for SandboxExecutor {
                 return Err(ExecError::Unsupported {
                     tool: req.tool.clone(),
                 });
+            }
+            if let Some(size) = req.input.get("terminal") {
+                drop(cancel);
+                return self.open_terminal(req, caps, size);
             }
             if req.background {
                 drop(cancel);

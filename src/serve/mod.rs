@@ -9,6 +9,8 @@ mod jobs;
 mod lines;
 mod protocol;
 mod server;
+mod term_tools;
+mod terminals;
 mod unread;
 mod utf8;
 
@@ -20,5 +22,7 @@ pub use protocol::{
     ApprovalReply, DEFAULT_MAX_LINE_BYTES, Event, JobInfo, JobStatus, PROTOCOL_VERSION, Request,
     schemas,
 };
-pub use server::{ServeOptions, serve};
+pub use server::{ServeOptions, TERMINAL_SHELL, serve};
+pub use term_tools::{key_bytes, signal_number};
+pub use terminals::{MAX_TERMINAL_WAIT, MAX_TERMINALS, TERMINAL_IDLE, TerminalError, Terminals};
 pub use unread::JOB_OUTPUT_BYTES;

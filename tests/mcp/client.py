@@ -46,7 +46,8 @@ async def call(client, checker, name, args, meta=None):
 async def run_checks(client, ws):
     tools = (await client.list_tools()).tools
     names = {t.name for t in tools}
-    for want in ["bash", "job_output", "job_kill", "job_list"]:
+    for want in ["bash", "job_output", "job_kill", "job_list", "terminal_open", "terminal_send",
+                 "terminal_read", "terminal_resize", "terminal_signal", "terminal_close", "terminal_list"]:
         assert want in names, f"{want} missing from {sorted(names)}"
     bash = next(t for t in tools if t.name == "bash")
     assert bash.output_schema and bash.output_schema.get("type") == "object", bash
@@ -91,6 +92,7 @@ async def run_checks(client, ws):
     assert text_of(r).endswith("[exit code: 0]"), text_of(r)[-200:]
 
     await background_job(client, checker, ws)
+    await terminal(client, checker, ws)
     return checker.calls
 
 
@@ -120,6 +122,38 @@ async def background_job(client, checker, ws):
     assert sc["jobs"] == [], sc
     r, sc = await call(client, checker, "job_kill", {"job_id": job})
     assert not r.is_error and sc["job_status"]["state"] == "killed", sc
+
+
+async def read_until(client, checker, term, marker):
+    seen = ""
+    for _ in range(30):
+        r, sc = await call(client, checker, "terminal_read", {"terminal_id": term, "wait_ms": 20000, "until": marker})
+        assert not r.is_error, text_of(r)
+        seen += text_of(r)
+        if marker in seen:
+            return seen
+    raise AssertionError(f"{marker!r} never came: {seen!r}")
+
+
+async def terminal(client, checker, ws):
+    """A shell on a terminal keeps its state across sends; another owner cannot reach it."""
+    r, sc = await call(client, checker, "terminal_open", {"rows": 30, "cols": 100})
+    assert not r.is_error and sc["job_id"], (text_of(r), sc)
+    term = sc["job_id"]
+    send = {"terminal_id": term, "text": f"cd {ws} && V=kept", "keys": ["enter"]}
+    r, sc = await call(client, checker, "terminal_send", send)
+    assert not r.is_error, text_of(r)
+    send["text"] = 'echo "term"-$V-$(pwd); echo y > /etc/sbx-mcp-term; echo "outside"=$?'
+    r, sc = await call(client, checker, "terminal_send", send)
+    out = await read_until(client, checker, term, "outside=")
+    assert f"term-kept-{ws}" in out and "outside=0" not in out, out
+    assert not os.path.exists("/etc/sbx-mcp-term")
+    r, sc = await call(client, checker, "terminal_read", {"terminal_id": term, "screen": True})
+    assert "[screen, cursor at row" in text_of(r), text_of(r)
+    r, sc = await call(client, checker, "terminal_read", {"terminal_id": term}, meta=STRANGER)
+    assert r.is_error and text_of(r) == f"error: no terminal `{term}` in this session", text_of(r)
+    r, sc = await call(client, checker, "terminal_close", {"terminal_id": term})
+    assert not r.is_error and sc["job_status"]["state"] != "running", sc
 
 
 async def tools_of(client):
