@@ -29,7 +29,8 @@ impl ToolFormat {
 const BASH_DESCRIPTION: &str = "Run a bash command inside the sbx sandbox. The command runs \
 under the session's profile: writes outside the workspace, reads of secrets and network \
 access beyond the profile fail. Output is capped; the result ends with `[exit code: N]`. \
-With `run_in_background` the command starts as a job and the result names its job id at once.";
+With `run_in_background` the command starts as a job and the result names its job id at once: \
+use it for anything that may run longer than a minute, which agent hosts cut off.";
 
 const JOB_OUTPUT_DESCRIPTION: &str = "Read what a background job (a bash call with \
 `run_in_background`) wrote since the last read, and its status. With `wait_ms`, wait up to \

@@ -2,7 +2,8 @@
 //! tests/mcp/requirements.txt and installed into a virtual environment under the target
 //! directory on first use. The client lists the tools, runs calls (allowed, failing, denied,
 //! a write outside the workspace next to the same write inside), an unknown tool, a
-//! background job and a terminal that another owner cannot reach, and checks that every result's
+//! background job and a terminal that another owner cannot reach, approvals asked through
+//! elicitation (accepted, declined, and refused for a client that cannot ask), and checks that every result's
 //! `structuredContent` is valid against the tool's `outputSchema`. Once with the 2025
 //! `initialize` handshake and once with the current protocol version.
 //!
@@ -75,6 +76,7 @@ fn python() -> Option<&'static PathBuf> {
 
 const POLICY: &str = r#"[policy]
 allow = ["Bash(echo *)", "Bash(sleep *)", "Bash(printf *)", "Bash(head *)", "Bash(tr *)", "Bash(bash -i)"]
+ask = ["Bash(touch *)"]
 deny = ["Bash(rm *)"]
 "#;
 

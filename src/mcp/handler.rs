@@ -3,21 +3,20 @@
 //! and jobs as a call over `sbx serve`.
 #![forbid(unsafe_code)]
 
+use super::approval;
 use super::bridge::{Bridge, CallEvents, Owner};
 use super::render::{failure, output_schema, tool_result};
-use crate::serve::{ApprovalReply, Event, Request};
+use crate::serve::{Event, Request};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
-    Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, Implementation, JsonObject, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
-use rmcp::service::{ElicitationError, RequestContext};
+use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::Value;
-use std::sync::Arc;
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// Settings of an `sbx mcp` server.
 #[derive(Clone, Debug)]
@@ -35,20 +34,12 @@ pub struct McpOptions {
 pub const SESSION_META: &str = "sbx/session";
 pub const AGENT_META: &str = "sbx/agent";
 
-/// The answer form shown when a call needs approval: accepting allows the call.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-struct ApprovalForm {
-    /// Also allow calls like this one for the rest of the session.
-    #[serde(default)]
-    remember_for_session: bool,
-}
-
-rmcp::elicit_safe!(ApprovalForm);
-
 pub(super) struct SbxServer {
     pub(super) bridge: Arc<Bridge>,
     pub(super) opts: McpOptions,
     tools: Vec<Tool>,
+    /// Calls waiting for a current client's approval, by call id.
+    parked: Mutex<HashMap<String, (CallEvents, Owner, Instant)>>,
 }
 
 fn annotations(name: &str) -> ToolAnnotations {
@@ -94,16 +85,19 @@ impl SbxServer {
             bridge,
             opts,
             tools: tool_list(),
+            parked: Mutex::new(HashMap::new()),
         }
     }
 
     /// Follow a call to its result, asking for approval when the session asks, and passing
-    /// on the host's cancellation.
+    /// on the host's cancellation. On the current protocol an approval parks the call and
+    /// answers `input_required`.
     async fn follow(
         &self,
         mut call: CallEvents,
+        owner: Owner,
         ctx: &RequestContext<RoleServer>,
-    ) -> CallToolResult {
+    ) -> CallToolResponse {
         let mut cancelled = false;
         loop {
             let ev = tokio::select! {
@@ -115,15 +109,27 @@ impl SbxServer {
                 }
             };
             match ev {
-                None => return failure("error: the sandbox session has ended"),
+                None => return failure("error: the sandbox session has ended").into(),
                 Some(Event::ApprovalRequest {
                     canonical, reason, ..
                 }) => {
-                    let answer = self.approve(ctx, &call.id, &canonical, &reason).await;
-                    self.bridge.send(answer);
+                    if !approval::is_modern(ctx) {
+                        let timeout = self.opts.approval_timeout;
+                        let answer =
+                            approval::ask_now(ctx, timeout, &call.id, &canonical, &reason).await;
+                        self.bridge.send(answer);
+                        continue;
+                    }
+                    match approval::ask_later(ctx, &call.id, &canonical, &reason) {
+                        Ok(ask) => {
+                            self.park(call, owner);
+                            return ask.into();
+                        }
+                        Err(refusal) => self.bridge.send(refusal),
+                    }
                 }
                 Some(ev @ (Event::Result { .. } | Event::Error { .. })) => {
-                    return tool_result(ev, self.opts.max_output_bytes);
+                    return tool_result(ev, self.opts.max_output_bytes).into();
                 }
                 Some(
                     Event::Ready { .. }
@@ -135,54 +141,23 @@ impl SbxServer {
         }
     }
 
-    /// Ask the user through elicitation; a client that cannot ask gets the call refused with
-    /// the reason.
-    async fn approve(
-        &self,
-        ctx: &RequestContext<RoleServer>,
-        id: &str,
-        canonical: &str,
-        reason: &str,
-    ) -> Request {
-        let deny = |why: String| Request::Approval {
-            id: id.to_string(),
-            answer: ApprovalReply::Deny,
-            scope: None,
-            reason: Some(why),
-        };
-        let modern = ctx
-            .protocol_version()
-            .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
-        if modern {
-            return deny(format!(
-                "needs approval ({reason}), and sbx cannot ask for it on this protocol version"
-            ));
+    /// Keep a call that waits for the client's answer; calls parked longer than the session's
+    /// approval timeout have been denied by then and are dropped.
+    fn park(&self, call: CallEvents, owner: Owner) {
+        if let Ok(mut p) = self.parked.lock() {
+            let limit = self.opts.approval_timeout;
+            p.retain(|_, (_, _, at)| at.elapsed() <= limit);
+            p.insert(call.id.clone(), (call, owner, Instant::now()));
         }
-        let message = format!("sbx: allow `{canonical}`?\n{reason}");
-        let asked = ctx
-            .peer
-            .elicit_with_timeout::<ApprovalForm>(message, Some(self.opts.approval_timeout))
-            .await;
-        let answer = match asked {
-            Ok(Some(f)) if f.remember_for_session => ApprovalReply::AllowForSession,
-            Ok(_) => ApprovalReply::AllowOnce,
-            Err(ElicitationError::UserDeclined | ElicitationError::UserCancelled) => {
-                return deny("the user declined".into());
-            }
-            Err(ElicitationError::CapabilityNotSupported) => {
-                return deny(format!(
-                    "needs approval ({reason}), and this MCP client cannot ask the user \
-                     (it does not support elicitation)"
-                ));
-            }
-            Err(e) => return deny(format!("needs approval ({reason}); asking failed: {e}")),
-        };
-        Request::Approval {
-            id: id.to_string(),
-            answer,
-            scope: None,
-            reason: None,
+    }
+
+    /// The parked call a retry names, when the same owner retries it.
+    fn unpark(&self, state: &str, owner: &Owner) -> Option<CallEvents> {
+        let mut p = self.parked.lock().ok()?;
+        if p.get(state).is_some_and(|(_, o, _)| o == owner) {
+            return p.remove(state).map(|(c, _, _)| c);
         }
+        None
     }
 }
 
@@ -224,8 +199,18 @@ impl ServerHandler for SbxServer {
             session: meta_str(&ctx, &request, SESSION_META),
             agent: meta_str(&ctx, &request, AGENT_META),
         };
+        if let Some(state) = request.request_state.as_deref() {
+            let Some(call) = self.unpark(state, &owner) else {
+                return Ok(failure("error: this approval is unknown or has expired").into());
+            };
+            self.bridge.send(approval::answer_of(
+                &call.id,
+                request.input_responses.as_ref(),
+            ));
+            return Ok(self.follow(call, owner, &ctx).await);
+        }
         let input = request.arguments.clone().unwrap_or_default();
         let call = self.bridge.call(&request.name, input, &owner);
-        Ok(self.follow(call, &ctx).await.into())
+        Ok(self.follow(call, owner, &ctx).await)
     }
 }

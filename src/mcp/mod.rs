@@ -4,6 +4,7 @@
 //! See `docs/mcp.md`.
 #![forbid(unsafe_code)]
 
+mod approval;
 mod bridge;
 mod handler;
 mod render;

@@ -93,6 +93,7 @@ async def run_checks(client, ws):
 
     await background_job(client, checker, ws)
     await terminal(client, checker, ws)
+    await approvals(client, checker, ws)
     return checker.calls
 
 
@@ -156,6 +157,40 @@ async def terminal(client, checker, ws):
     assert not r.is_error and sc["job_status"]["state"] != "running", sc
 
 
+ASKED = []
+
+
+async def on_elicit(context, params):
+    """The user: accepts what names `accept-me`, declines the rest."""
+    ASKED.append(params.message)
+    if "accept-me" in params.message:
+        return types.ElicitResult(action="accept", content={"remember_for_session": False})
+    return types.ElicitResult(action="decline")
+
+
+async def approvals(client, checker, ws):
+    """An `ask` is put to the user through elicitation: accepted runs, declined does not."""
+    r, sc = await call(client, checker, "bash", {"command": "touch accept-me"})
+    assert not r.is_error, (text_of(r), sc)
+    assert os.path.exists(os.path.join(ws, "accept-me"))
+    assert any("touch accept-me" in m for m in ASKED), ASKED
+    r, sc = await call(client, checker, "bash", {"command": "touch declined"})
+    assert r.is_error and sc["decision"] == "deny", (text_of(r), sc)
+    assert "declined" in text_of(r), text_of(r)
+    assert not os.path.exists(os.path.join(ws, "declined"))
+
+
+async def no_elicitation(params, mode, ws):
+    """A client that cannot ask gets the call refused with the reason."""
+    async with Client(params, mode=mode) as client:
+        checker = Checker(await tools_of(client))
+        r, sc = await call(client, checker, "bash", {"command": "touch unasked"})
+        assert r.is_error and sc["decision"] == "deny", (text_of(r), sc)
+        assert "does not support elicitation" in text_of(r), text_of(r)
+        assert not os.path.exists(os.path.join(ws, "unasked"))
+        return checker.calls
+
+
 async def tools_of(client):
     return (await client.list_tools()).tools
 
@@ -180,7 +215,7 @@ async def main(sbx, ws, policy, home, mode, expected):
         env={"HOME": home, "PATH": os.environ.get("PATH", "/usr/bin:/bin")},
     )
     left = f"sleep 3{os.getpid() % 1000:03d}"
-    async with Client(params, mode=mode) as client:
+    async with Client(params, mode=mode, elicitation_callback=on_elicit) as client:
         assert client.protocol_version == expected, client.protocol_version
         calls = await run_checks(client, ws)
         # A job left running when the client goes away dies with the server.
@@ -188,6 +223,7 @@ async def main(sbx, ws, policy, home, mode, expected):
         assert not r.is_error, text_of(r)
         assert running(left), f"the job `{left}` is not running"
     assert not running(left), f"`{left}` outlived the server"
+    calls += await no_elicitation(params, mode, ws)
     print(json.dumps({"protocol": expected, "validated_results": calls}))
 
 
