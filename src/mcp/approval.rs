@@ -38,17 +38,15 @@ fn reply(id: &str, answer: ApprovalReply, reason: Option<String>) -> Request {
     }
 }
 
-fn deny(id: &str, why: String) -> Request {
+/// The session's denial of call `id`, with the reason the model sees.
+pub(super) fn deny(id: &str, why: String) -> Request {
     reply(id, ApprovalReply::Deny, Some(why))
 }
 
-fn no_elicitation(id: &str, reason: &str) -> Request {
-    deny(
-        id,
-        format!(
-            "needs approval ({reason}), and this MCP client cannot ask the user \
-             (it does not support elicitation)"
-        ),
+fn cannot_ask(reason: &str) -> String {
+    format!(
+        "needs approval ({reason}), and this MCP client cannot ask the user \
+         (it does not support elicitation)"
     )
 }
 
@@ -80,26 +78,26 @@ pub(super) async fn ask_now(
         Err(ElicitationError::UserDeclined | ElicitationError::UserCancelled) => {
             deny(id, "the user declined".into())
         }
-        Err(ElicitationError::CapabilityNotSupported) => no_elicitation(id, reason),
+        Err(ElicitationError::CapabilityNotSupported) => deny(id, cannot_ask(reason)),
         Err(e) => deny(id, format!("needs approval ({reason}); asking failed: {e}")),
     }
 }
 
-/// The `input_required` answer for a current client, or the refusal when it cannot ask.
+/// The `input_required` answer for a current client, or why it cannot be asked.
 pub(super) fn ask_later(
     ctx: &RequestContext<RoleServer>,
     id: &str,
     canonical: &str,
     reason: &str,
-) -> Result<InputRequiredResult, Request> {
+) -> Result<InputRequiredResult, String> {
     let can = ctx
         .client_capabilities()
         .is_some_and(|c| c.elicitation.is_some());
     if !can {
-        return Err(no_elicitation(id, reason));
+        return Err(cannot_ask(reason));
     }
     let schema = ElicitationSchema::from_type::<ApprovalForm>()
-        .map_err(|e| deny(id, format!("needs approval ({reason}); asking failed: {e}")))?;
+        .map_err(|e| format!("needs approval ({reason}); asking failed: {e}"))?;
     let params = ElicitRequestParams::FormElicitationParams {
         meta: None,
         message: message(canonical, reason),

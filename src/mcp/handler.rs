@@ -125,7 +125,7 @@ impl SbxServer {
                             self.park(call, owner);
                             return ask.into();
                         }
-                        Err(refusal) => self.bridge.send(refusal),
+                        Err(why) => self.bridge.send(approval::deny(&call.id, why)),
                     }
                 }
                 Some(ev @ (Event::Result { .. } | Event::Error { .. })) => {
