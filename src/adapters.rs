@@ -1,7 +1,7 @@
 //! The `hook`, `serve` and `tools` subcommands: argument parsing only.
 use crate::stdout::outln;
 use clap::{Args, ValueEnum};
-use sbx::hook::{Harness, HookEventKind, HookOptions, Loaded, SetupOptions, run_hook};
+use sbx::hook::{Harness, HookEventKind, HookOptions, Loaded, SandboxMode, SetupOptions, run_hook};
 use sbx::serve::{DEFAULT_MAX_LINE_BYTES, ServeOptions, serve as serve_session};
 use sbx::tools::{ToolFormat, tool_schemas};
 use std::path::PathBuf;
@@ -14,6 +14,13 @@ pub enum HarnessArg {
     ClaudeCode,
     Codex,
     Gemini,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum SandboxArg {
+    Auto,
+    Rewrite,
+    Redirect,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -39,9 +46,12 @@ pub struct HookArgs {
     /// The workspace (default: the event's `cwd`).
     #[arg(long)]
     workspace: Option<PathBuf>,
-    /// Rewrite allowed or asked shell calls to run inside `sbx run`.
-    #[arg(long)]
-    sandbox: bool,
+    /// Run allowed or asked shell calls inside `sbx run`. `redirect` denies the raw command
+    /// and names the exact sandboxed command to run instead (which it then allows); `rewrite`
+    /// allows with the command rewritten. Without a value: redirect for claude-code, whose
+    /// rewrites are not sure to apply, rewrite for codex and gemini.
+    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "auto", require_equals = true)]
+    sandbox: Option<SandboxArg>,
     /// Audit log for post events (default: ~/.local/state/sbx/audit.jsonl).
     #[arg(long)]
     audit: Option<PathBuf>,
@@ -71,12 +81,13 @@ pub struct ServeArgs {
 }
 
 pub fn hook(a: HookArgs) -> ExitCode {
+    let harness = match a.harness {
+        HarnessArg::ClaudeCode => Harness::ClaudeCode,
+        HarnessArg::Codex => Harness::Codex,
+        HarnessArg::Gemini => Harness::Gemini,
+    };
     let opts = HookOptions {
-        harness: match a.harness {
-            HarnessArg::ClaudeCode => Harness::ClaudeCode,
-            HarnessArg::Codex => Harness::Codex,
-            HarnessArg::Gemini => Harness::Gemini,
-        },
+        harness,
         event: match a.event {
             EventArg::Pre => HookEventKind::Pre,
             EventArg::Post => HookEventKind::Post,
@@ -84,7 +95,11 @@ pub fn hook(a: HookArgs) -> ExitCode {
         profile: a.profile,
         policy: a.policy,
         workspace: a.workspace,
-        sandbox: a.sandbox,
+        sandbox: a.sandbox.map(|m| match m {
+            SandboxArg::Auto => SandboxMode::default_for(harness),
+            SandboxArg::Rewrite => SandboxMode::Rewrite,
+            SandboxArg::Redirect => SandboxMode::Redirect,
+        }),
         sbx_path: None,
         audit: a.audit,
     };
