@@ -75,6 +75,9 @@ pub struct ServeArgs {
     /// Append an audit line per call and result to this file.
     #[arg(long)]
     audit: Option<PathBuf>,
+    /// Seconds a terminal may go without a send or a read before it is closed.
+    #[arg(long, default_value_t = 1800.0)]
+    terminal_idle: f64,
     /// Print the JSON Schemas of every request and event, and exit.
     #[arg(long)]
     schema: bool,
@@ -130,6 +133,7 @@ pub fn serve(a: ServeArgs) -> ExitCode {
         max_line_bytes: a.max_line_bytes.max(1),
         approval_timeout: Duration::from_secs_f64(a.approval_timeout.clamp(0.0, 86_400.0)),
         profile: a.profile,
+        terminal_idle: Duration::from_secs_f64(a.terminal_idle.clamp(0.0, 31_536_000.0)),
     };
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -27,6 +27,9 @@ pub struct McpArgs {
     /// Seconds an approval asked through the client waits for the user before it is denied.
     #[arg(long, default_value_t = 60.0)]
     approval_timeout: f64,
+    /// Seconds a terminal may go without a send or a read before it is closed.
+    #[arg(long, default_value_t = 1800.0)]
+    terminal_idle: f64,
 }
 
 pub fn mcp(a: McpArgs) -> ExitCode {
@@ -39,6 +42,7 @@ pub fn mcp(a: McpArgs) -> ExitCode {
         profile: a.profile,
         max_output_bytes: a.max_output_bytes.max(256),
         approval_timeout: Duration::from_secs_f64(a.approval_timeout.clamp(0.0, 86_400.0)),
+        terminal_idle: Duration::from_secs_f64(a.terminal_idle.clamp(0.0, 31_536_000.0)),
     };
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()

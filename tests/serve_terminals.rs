@@ -230,6 +230,18 @@ fn running(cmdline: &str) -> bool {
         })
 }
 
+/// Wait until a process with this command line runs (a backgrounded command execs a moment
+/// after the shell has moved on).
+fn wait_for(cmdline: &str) {
+    for _ in 0..600 {
+        if running(cmdline) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("`{cmdline}` did not start");
+}
+
 #[test]
 fn nothing_survives_close_or_the_session_end() {
     let mut s = Server::start(&[]);
@@ -252,13 +264,8 @@ fn nothing_survives_close_or_the_session_end() {
     );
     read_until(&mut s, &t2, "r2", "started-two");
     // The backgrounded sleeps exec a moment after the echo: wait until both are there.
-    for _ in 0..600 {
-        if running(&a) && running(&b) {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    assert!(running(&a) && running(&b), "the sleeps did not start");
+    wait_for(&a);
+    wait_for(&b);
     let r = tool(&mut s, "c1", "terminal_close", json!({"terminal_id": t1}));
     assert_eq!(r["is_error"], false, "{r}");
     assert!(
@@ -295,4 +302,39 @@ fn a_denied_shell_opens_no_terminal() {
     let t = open(&mut s, "open2");
     let r = tool(&mut s, "l2", "terminal_list", json!({}));
     assert_eq!(r["jobs"][0]["job_id"], t.as_str(), "{r}");
+}
+
+#[test]
+fn an_idle_terminal_is_closed_with_its_whole_tree() {
+    let mut s = Server::start(&["--terminal-idle", "1"]);
+    let tag = std::process::id() % 100_000;
+    let daemon = format!("sleep 73{tag:05}");
+    let t = open(&mut s, "open");
+    type_line(
+        &mut s,
+        &t,
+        "s1",
+        &format!("setsid {daemon} & echo \"started\"-idle"),
+    );
+    read_until(&mut s, &t, "r1", "started-idle");
+    wait_for(&daemon);
+    // Listing does not count as use: poll until the terminal has been closed for idleness.
+    let mut status = Value::Null;
+    for n in 0..600 {
+        let r = tool(&mut s, &format!("l{n}"), "terminal_list", json!({}));
+        status = r["jobs"][0]["status"].clone();
+        if status["state"] != "running" {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_ne!(
+        status["state"], "running",
+        "the idle terminal was not closed"
+    );
+    assert!(!running(&daemon), "a process outlived the idle terminal");
+    // The session goes on: a new terminal works.
+    let t2 = open(&mut s, "open2");
+    type_line(&mut s, &t2, "s2", "echo \"still\"-here");
+    read_until(&mut s, &t2, "r2", "still-here");
 }

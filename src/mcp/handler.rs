@@ -27,6 +27,8 @@ pub struct McpOptions {
     pub max_output_bytes: usize,
     /// How long an approval asked through elicitation waits for the user.
     pub approval_timeout: Duration,
+    /// A terminal unused for this long is closed.
+    pub terminal_idle: Duration,
 }
 
 /// The `_meta` keys a client may set to name the agent session and agent making a call;

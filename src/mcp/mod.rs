@@ -43,6 +43,7 @@ where
         max_line_bytes: DEFAULT_MAX_LINE_BYTES,
         approval_timeout: opts.approval_timeout,
         profile: opts.profile.clone(),
+        terminal_idle: opts.terminal_idle,
     };
     let session = serve(loaded, &serve_opts, observers, their_read, their_write);
     let bridge = Bridge::start(ours);

@@ -52,6 +52,13 @@ impl SandboxExecutor {
         self.terminals.clone()
     }
 
+    /// Close terminals after `idle` without use (default [`TERMINAL_IDLE`](super::TERMINAL_IDLE)).
+    #[must_use]
+    pub fn with_terminal_idle(mut self, idle: Duration) -> Self {
+        self.terminals = Arc::new(Terminals::new(idle));
+        self
+    }
+
     /// Stream output chunks to `sink` as well as collecting them.
     #[must_use]
     pub fn with_sink(mut self, sink: OutputSink) -> Self {

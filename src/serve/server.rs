@@ -31,6 +31,8 @@ pub struct ServeOptions {
     pub approval_timeout: Duration,
     /// The profile name, announced in the `ready` event.
     pub profile: String,
+    /// A terminal unused for this long is closed.
+    pub terminal_idle: Duration,
 }
 
 fn str_of(v: &Value) -> Option<String> {
@@ -390,7 +392,9 @@ where
         });
     });
     let executor = Arc::new(
-        SandboxExecutor::new(loaded.sandbox.clone(), loaded.workspace.clone()).with_sink(sink),
+        SandboxExecutor::new(loaded.sandbox.clone(), loaded.workspace.clone())
+            .with_sink(sink)
+            .with_terminal_idle(opts.terminal_idle),
     );
     let pending: Pending = Arc::new(Mutex::new(HashMap::new()));
     let approval = Arc::new(ProtocolApproval {

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
-/// A terminal that receives no key and is not read for this long is closed.
+/// By default, a terminal that receives no key and is not read for this long is closed.
 pub const TERMINAL_IDLE: Duration = Duration::from_secs(30 * 60);
 
 /// Terminals one session may have open at once.
@@ -210,9 +210,16 @@ struct Registry {
 }
 
 /// The terminals of one session.
-#[derive(Default)]
 pub struct Terminals {
     registry: Mutex<Registry>,
+    /// How long a terminal may sit unused before it is closed.
+    idle: Duration,
+}
+
+impl Default for Terminals {
+    fn default() -> Self {
+        Self::new(TERMINAL_IDLE)
+    }
 }
 
 fn status_of(r: &RunResult) -> JobStatus {
@@ -227,11 +234,11 @@ fn status_of(r: &RunResult) -> JobStatus {
     }
 }
 
-/// Resolves once `term` has been idle for [`TERMINAL_IDLE`].
-async fn idle(term: &Term) {
+/// Resolves once `term` has been idle for `limit`.
+async fn idle(term: &Term, limit: Duration) {
     loop {
         let used = term.state().map_or_else(Instant::now, |s| s.used);
-        let left = (used + TERMINAL_IDLE).saturating_duration_since(Instant::now());
+        let left = (used + limit).saturating_duration_since(Instant::now());
         if left.is_zero() {
             return;
         }
@@ -247,6 +254,7 @@ async fn drive(
     stop: oneshot::Receiver<()>,
     control: oneshot::Receiver<PtyControl>,
     (rows, cols): (u16, u16),
+    limit: Duration,
 ) {
     let mut run = std::pin::pin!(run);
     let mut kill = Some(kill);
@@ -265,7 +273,7 @@ async fn drive(
                 term.bump();
             }
             _ = &mut stop, if kill.is_some() => drop(kill.take()),
-            () = idle(&term), if kill.is_some() => drop(kill.take()),
+            () = idle(&term, limit), if kill.is_some() => drop(kill.take()),
         }
     };
     term.end(match ran {
@@ -277,6 +285,14 @@ async fn drive(
 }
 
 impl Terminals {
+    /// Terminals that close after `idle` without use.
+    pub fn new(idle: Duration) -> Self {
+        Self {
+            registry: Mutex::new(Registry::default()),
+            idle,
+        }
+    }
+
     fn registry(&self) -> Option<MutexGuard<'_, Registry>> {
         self.registry.lock().ok()
     }
@@ -337,9 +353,10 @@ impl Terminals {
         run.pty_primary = Some(control_tx);
         let held = term.clone();
         let dims = (r.get(), c.get());
+        let limit = self.idle;
         let task = tokio::spawn(async move {
             let fut = sandbox.run_prepared(prepared, run);
-            drive(held, fut, kill, stopped, control_rx, dims).await;
+            drive(held, fut, kill, stopped, control_rx, dims, limit).await;
         });
         let id = term.id.clone();
         reg.entries.push(Entry {
