@@ -9,6 +9,7 @@ mod jobs;
 mod lines;
 mod protocol;
 mod server;
+mod term;
 mod term_tools;
 mod terminals;
 mod unread;
@@ -24,5 +25,7 @@ pub use protocol::{
 };
 pub use server::{ServeOptions, TERMINAL_SHELL, serve};
 pub use term_tools::{key_bytes, signal_number};
-pub use terminals::{MAX_TERMINAL_WAIT, MAX_TERMINALS, TERMINAL_IDLE, TerminalError, Terminals};
+pub use terminals::{
+    MAX_TERMINAL_WAIT, MAX_TERMINALS, TERMINAL_IDLE, TermRead, TerminalError, Terminals,
+};
 pub use unread::JOB_OUTPUT_BYTES;

@@ -1,22 +1,20 @@
-//! Terminals of one session: interactive shells on a pseudo-terminal, each run in the same
-//! sandbox plan as a one-shot call. A run's output is kept as it arrives (unread output, and
-//! a screen that a small VT renderer keeps up to date); keys, sizes and signals go to the
-//! terminal through the run's [`PtyControl`].
+//! Terminals of one session: interactive shells on a pseudo-terminal (see [`super::term`]),
+//! each run in the same sandbox plan as a one-shot call.
 //!
 //! A terminal belongs to the agent that opened it: any other owner is told it does not exist.
-//! A terminal nobody has used for [`TERMINAL_IDLE`] is closed; closing it, the session's end,
-//! and sbx's exit kill its whole process tree.
+//! A terminal nobody has used for [`TERMINAL_IDLE`] (or the session's own limit) is closed;
+//! closing it, the session's end, and sbx's exit kill its whole process tree.
 #![forbid(unsafe_code)]
 
-use super::protocol::{JobInfo, JobStatus};
-use super::unread::Unread;
+use super::protocol::JobInfo;
+pub use super::term::TermRead;
+use super::term::{Term, drive, size};
 use crate::capability::CapabilitySet;
-use crate::exec::{Output, PtyControl, RunRequest, RunResult, Sandbox, Terminal};
+use crate::exec::{Output, RunRequest, Sandbox, Terminal};
 use std::future::Future;
-use std::num::NonZeroU16;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use std::time::{Duration, Instant};
-use tokio::sync::{oneshot, watch};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 /// By default, a terminal that receives no key and is not read for this long is closed.
@@ -27,9 +25,6 @@ pub const MAX_TERMINALS: usize = 8;
 
 /// The longest a `terminal_read` waits.
 pub const MAX_TERMINAL_WAIT: Duration = Duration::from_secs(60);
-
-/// Lines of scrollback the screen keeps above the visible rows.
-const SCROLLBACK: usize = 1000;
 
 /// Why a terminal tool could not act.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -50,151 +45,6 @@ pub enum TerminalError {
     #[error("terminal `{id}`: {message}")]
     Io { id: String, message: String },
 }
-
-struct State {
-    status: JobStatus,
-    unread: Unread,
-    screen: vt100::Parser,
-    owner: Option<String>,
-    used: Instant,
-}
-
-struct Term {
-    id: String,
-    command: String,
-    state: Mutex<State>,
-    control: OnceLock<PtyControl>,
-    changed: watch::Sender<u64>,
-}
-
-/// One `terminal_read`: output since the last read, the screen when asked, the status.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct TermRead {
-    pub info: JobInfo,
-    pub output: String,
-    /// Unread bytes dropped (oldest first) because the terminal wrote faster than it was read.
-    pub dropped: u64,
-    /// The rendered screen: its rows as text, and the cursor's row and column.
-    pub screen: Option<(String, (u16, u16))>,
-}
-
-fn size(rows: u16, cols: u16) -> (NonZeroU16, NonZeroU16) {
-    let n = |v: u16, d: u16| {
-        NonZeroU16::new(v)
-            .or(NonZeroU16::new(d))
-            .unwrap_or(NonZeroU16::MIN)
-    };
-    (n(rows, 24), n(cols, 80))
-}
-
-impl Term {
-    fn state(&self) -> Option<MutexGuard<'_, State>> {
-        self.state.lock().ok()
-    }
-
-    fn bump(&self) {
-        self.changed.send_modify(|n| *n = n.wrapping_add(1));
-    }
-
-    fn push(&self, bytes: &[u8]) {
-        if let Some(mut s) = self.state() {
-            s.unread.push(bytes);
-            s.screen.process(bytes);
-        }
-        self.bump();
-    }
-
-    fn end(&self, status: JobStatus) {
-        if let Some(mut s) = self.state() {
-            s.status = status;
-        }
-        self.bump();
-    }
-
-    fn touch(&self) {
-        if let Some(mut s) = self.state() {
-            s.used = Instant::now();
-        }
-    }
-
-    fn info(&self) -> JobInfo {
-        JobInfo {
-            job_id: self.id.clone(),
-            command: self.command.clone(),
-            status: self
-                .state()
-                .map_or(JobStatus::Running, |s| s.status.clone()),
-        }
-    }
-
-    fn owned_by(&self, owner: &str) -> bool {
-        self.state()
-            .is_some_and(|s| s.owner.as_deref() == Some(owner))
-    }
-
-    /// Whether a read returns now: the shell ended, or the output holds `until` (any new
-    /// output, without it).
-    fn ready(&self, until: Option<&str>) -> bool {
-        self.state().is_none_or(|mut s| {
-            !s.status.is_running()
-                || match until {
-                    Some(u) => s.unread.contains(u.as_bytes()),
-                    None => !s.unread.is_empty(),
-                }
-        })
-    }
-
-    fn read(&self, screen: bool) -> TermRead {
-        let info = self.info();
-        let ended = !info.status.is_running();
-        let Some(mut s) = self.state() else {
-            return TermRead {
-                info,
-                ..TermRead::default()
-            };
-        };
-        let (output, dropped) = s.unread.take(ended);
-        let screen = screen.then(|| {
-            let sc = s.screen.screen();
-            (sc.contents(), sc.cursor_position())
-        });
-        TermRead {
-            info,
-            output,
-            dropped,
-            screen,
-        }
-    }
-
-    /// Wait until the pseudo-terminal is open or the shell has ended.
-    async fn opened(&self) {
-        let mut changed = self.changed.subscribe();
-        while self.control.get().is_none() && self.info().status.is_running() {
-            if changed.changed().await.is_err() {
-                break;
-            }
-        }
-    }
-
-    fn control(&self) -> Result<&PtyControl, TerminalError> {
-        let why = |w: &str| TerminalError::NotOpen {
-            id: self.id.clone(),
-            why: w.to_string(),
-        };
-        if !self.info().status.is_running() {
-            return Err(why("its shell has ended"));
-        }
-        self.control.get().ok_or_else(|| why("not open yet"))
-    }
-
-    fn io_error(&self, e: &std::io::Error) -> TerminalError {
-        TerminalError::Io {
-            id: self.id.clone(),
-            message: e.to_string(),
-        }
-    }
-}
-
 struct Entry {
     term: Arc<Term>,
     /// Sending or dropping it kills the terminal's process tree.
@@ -220,68 +70,6 @@ impl Default for Terminals {
     fn default() -> Self {
         Self::new(TERMINAL_IDLE)
     }
-}
-
-fn status_of(r: &RunResult) -> JobStatus {
-    if r.timed_out {
-        JobStatus::TimedOut
-    } else if let Some(signal) = r.signal {
-        JobStatus::Killed { signal }
-    } else {
-        JobStatus::Exited {
-            exit_code: r.code(),
-        }
-    }
-}
-
-/// Resolves once `term` has been idle for `limit`.
-async fn idle(term: &Term, limit: Duration) {
-    loop {
-        let used = term.state().map_or_else(Instant::now, |s| s.used);
-        let left = (used + limit).saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return;
-        }
-        tokio::time::sleep(left).await;
-    }
-}
-
-/// Run the terminal's shell until it ends, `stop` fires, or it is idle too long.
-async fn drive(
-    term: Arc<Term>,
-    run: impl Future<Output = Result<RunResult, crate::exec::RunError>>,
-    kill: oneshot::Sender<()>,
-    stop: oneshot::Receiver<()>,
-    control: oneshot::Receiver<PtyControl>,
-    (rows, cols): (u16, u16),
-    limit: Duration,
-) {
-    let mut run = std::pin::pin!(run);
-    let mut kill = Some(kill);
-    let mut stop = std::pin::pin!(stop);
-    let mut control = std::pin::pin!(control);
-    let mut waiting_control = true;
-    let ran = loop {
-        tokio::select! {
-            r = &mut run => break r,
-            c = &mut control, if waiting_control => {
-                waiting_control = false;
-                if let Ok(c) = c {
-                    let _sized = c.resize(rows, cols);
-                    let _set = term.control.set(c);
-                }
-                term.bump();
-            }
-            _ = &mut stop, if kill.is_some() => drop(kill.take()),
-            () = idle(&term, limit), if kill.is_some() => drop(kill.take()),
-        }
-    };
-    term.end(match ran {
-        Ok(r) => status_of(&r),
-        Err(e) => JobStatus::Failed {
-            message: e.to_string(),
-        },
-    });
 }
 
 impl Terminals {
@@ -327,23 +115,12 @@ impl Terminals {
         }
         reg.opened += 1;
         let (r, c) = size(rows, cols);
-        let term = Arc::new(Term {
-            id: format!("term-{}", reg.opened),
-            command: run
-                .argv
-                .last()
-                .map(|a| a.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            state: Mutex::new(State {
-                status: JobStatus::Running,
-                unread: Unread::default(),
-                screen: vt100::Parser::new(r, c, SCROLLBACK),
-                owner: None,
-                used: Instant::now(),
-            }),
-            control: OnceLock::new(),
-            changed: watch::channel(0).0,
-        });
+        let command = run
+            .argv
+            .last()
+            .map(|a| a.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let term = Arc::new(Term::new(format!("term-{}", reg.opened), command, (r, c)));
         let (kill, killed) = oneshot::channel();
         let (control_tx, control_rx) = oneshot::channel();
         let (stop, stopped) = oneshot::channel();
