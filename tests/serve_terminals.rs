@@ -3,6 +3,8 @@
 //! writes outside the workspace (while the same write inside succeeds), is invisible to any
 //! other owner, and leaves nothing behind when closed or when the session ends. No assertion
 //! depends on timing: reads wait for marker text that only the shell's output contains.
+#[path = "common/mod.rs"]
+mod common;
 #[path = "serve_common/mod.rs"]
 mod serve_common;
 
@@ -337,4 +339,95 @@ fn an_idle_terminal_is_closed_with_its_whole_tree() {
     let t2 = open(&mut s, "open2");
     type_line(&mut s, &t2, "s2", "echo \"still\"-here");
     read_until(&mut s, &t2, "r2", "still-here");
+}
+
+/// A terminal of `sbx serve` run as `user` (root, and uid 65534 when the tests run as root):
+/// a write to the user's own home fails inside the terminal, while the same write as the same
+/// user outside the sandbox lands, and a write inside the workspace succeeds in the terminal.
+#[test]
+fn a_terminal_confines_every_user() {
+    use std::io::{BufRead, BufReader, Write};
+    for user in common::users() {
+        let sc = common::Scratch::new(user);
+        eprintln!("terminal confinement as {}", sc.label());
+        let policy = sc.write_profile("policy", "[policy]\nallow = [\"Bash(bash -i)\"]\n");
+        let ws = sc.ws.to_string_lossy().into_owned();
+        let mut child = sc
+            .sbx(&[
+                "serve",
+                "--workspace",
+                &ws,
+                "--policy",
+                &policy.to_string_lossy(),
+            ])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut input = child.stdin.take().unwrap_or_else(|| panic!("stdin"));
+        let mut lines =
+            BufReader::new(child.stdout.take().unwrap_or_else(|| panic!("stdout"))).lines();
+        let mut call = |id: &str, tool: &str, args: Value| -> Value {
+            let req = json!({"type": "call", "id": id, "tool": tool, "input": args, "session": "s", "agent": "a"});
+            writeln!(input, "{req}").unwrap_or_else(|e| panic!("{e}"));
+            loop {
+                let line = lines
+                    .next()
+                    .and_then(Result::ok)
+                    .unwrap_or_else(|| panic!("server ended"));
+                let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}"));
+                if v["id"] == id && v["type"] == "result" {
+                    return v;
+                }
+            }
+        };
+        let r = call("open", "terminal_open", json!({}));
+        let t = r["job_id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{} {r}", sc.label()))
+            .to_string();
+        let home = sc.home.join("from-terminal");
+        let line = format!(
+            "echo x > {}; echo y > inside.txt; echo \"done\"-$?",
+            home.display()
+        );
+        call(
+            "send",
+            "terminal_send",
+            json!({"terminal_id": t, "text": line, "keys": ["enter"]}),
+        );
+        let mut seen = String::new();
+        for n in 0..30 {
+            let r = call(
+                &format!("r{n}"),
+                "terminal_read",
+                json!({"terminal_id": t, "wait_ms": 20000, "until": "done-"}),
+            );
+            seen.push_str(r["content"].as_str().unwrap_or_default());
+            if seen.contains("done-") {
+                break;
+            }
+        }
+        assert!(seen.contains("done-0"), "{}: {seen}", sc.label());
+        assert!(
+            !home.exists(),
+            "{}: the terminal wrote to the home: {seen}",
+            sc.label()
+        );
+        assert_eq!(
+            std::fs::read_to_string(sc.ws.join("inside.txt")).unwrap_or_default(),
+            "y\n",
+            "{}",
+            sc.label()
+        );
+        let out = sc.outside(&format!("echo x > {}", home.display()));
+        assert!(
+            out.status.success() && home.exists(),
+            "{}: unsandboxed, the write lands",
+            sc.label()
+        );
+        drop(input);
+        let status = child.wait().unwrap_or_else(|e| panic!("{e}"));
+        assert!(status.success(), "{}: {status}", sc.label());
+    }
 }
