@@ -30,6 +30,10 @@ pub struct McpArgs {
     /// Seconds a terminal may go without a send or a read before it is closed.
     #[arg(long, default_value_t = 1800.0)]
     terminal_idle: f64,
+    /// Seconds the host waits for a tool call: a `bash` call whose `timeout_ms` is longer is
+    /// started in the background and answered with its job id.
+    #[arg(long, default_value_t = 55.0)]
+    host_timeout: f64,
 }
 
 pub fn mcp(a: McpArgs) -> ExitCode {
@@ -43,6 +47,7 @@ pub fn mcp(a: McpArgs) -> ExitCode {
         max_output_bytes: a.max_output_bytes.max(256),
         approval_timeout: Duration::from_secs_f64(a.approval_timeout.clamp(0.0, 86_400.0)),
         terminal_idle: Duration::from_secs_f64(a.terminal_idle.clamp(0.0, 31_536_000.0)),
+        host_timeout: Duration::from_secs_f64(a.host_timeout.clamp(0.0, 86_400.0)),
     };
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()

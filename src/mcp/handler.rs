@@ -29,6 +29,9 @@ pub struct McpOptions {
     pub approval_timeout: Duration,
     /// A terminal unused for this long is closed.
     pub terminal_idle: Duration,
+    /// How long the host waits for a tool call; a `bash` call with a longer `timeout_ms` is
+    /// started in the background.
+    pub host_timeout: Duration,
 }
 
 /// The `_meta` keys a client may set to name the agent session and agent making a call;
@@ -70,6 +73,20 @@ fn tool_list() -> Vec<Tool> {
                 .with_annotations(annotations(name))
         })
         .collect()
+}
+
+/// A `bash` call allowed to run longer than the host waits for a tool is started in the
+/// background, so that it is not cut off: its result is the job id. Says whether it did.
+pub fn background_if_long(input: &mut JsonObject, host_timeout: Duration) -> bool {
+    let long = input
+        .get("timeout_ms")
+        .and_then(Value::as_u64)
+        .is_some_and(|ms| u128::from(ms) > host_timeout.as_millis());
+    let explicit = input.contains_key("run_in_background");
+    if long && !explicit {
+        input.insert("run_in_background".into(), Value::Bool(true));
+    }
+    long && !explicit
 }
 
 fn meta_str(ctx: &RequestContext<RoleServer>, req: &CallToolRequestParams, key: &str) -> String {
@@ -211,8 +228,42 @@ impl ServerHandler for SbxServer {
             ));
             return Ok(self.follow(call, owner, &ctx).await);
         }
-        let input = request.arguments.clone().unwrap_or_default();
+        let mut input = request.arguments.clone().unwrap_or_default();
+        if request.name == "bash" {
+            background_if_long(&mut input, self.opts.host_timeout);
+        }
         let call = self.bridge.call(&request.name, input, &owner);
         Ok(self.follow(call, owner, &ctx).await)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(v: Value) -> JsonObject {
+        match v {
+            Value::Object(m) => m,
+            _ => JsonObject::new(),
+        }
+    }
+
+    #[test]
+    fn only_calls_longer_than_the_host_waits_go_to_the_background() {
+        let host = Duration::from_secs(55);
+        let mut long = input(serde_json::json!({"command": "make", "timeout_ms": 600_000}));
+        assert!(background_if_long(&mut long, host));
+        assert_eq!(long.get("run_in_background"), Some(&Value::Bool(true)));
+        let mut short = input(serde_json::json!({"command": "make", "timeout_ms": 30_000}));
+        assert!(!background_if_long(&mut short, host));
+        assert!(!short.contains_key("run_in_background"));
+        let mut none = input(serde_json::json!({"command": "make"}));
+        assert!(!background_if_long(&mut none, host));
+        // The caller's own choice stands.
+        let mut chosen = input(
+            serde_json::json!({"command": "make", "timeout_ms": 600_000, "run_in_background": false}),
+        );
+        assert!(!background_if_long(&mut chosen, host));
+        assert_eq!(chosen.get("run_in_background"), Some(&Value::Bool(false)));
     }
 }

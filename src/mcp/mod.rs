@@ -9,7 +9,7 @@ mod bridge;
 mod handler;
 mod render;
 
-pub use handler::{AGENT_META, McpOptions, SESSION_META};
+pub use handler::{AGENT_META, McpOptions, SESSION_META, background_if_long};
 pub use render::{DEFAULT_MAX_OUTPUT_BYTES, ToolOutcome, cap_text, output_schema};
 
 use crate::hook::Loaded;

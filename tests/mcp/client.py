@@ -123,6 +123,17 @@ async def background_job(client, checker, ws):
     assert sc["jobs"] == [], sc
     r, sc = await call(client, checker, "job_kill", {"job_id": job})
     assert not r.is_error and sc["job_status"]["state"] == "killed", sc
+    # A call allowed to run longer than the host waits starts in the background by itself;
+    # a short one runs to its end.
+    r, sc = await call(client, checker, "bash", {"command": "echo long-call", "timeout_ms": 600000})
+    assert not r.is_error and sc["job_id"] and sc["exit_code"] is None, (text_of(r), sc)
+    seen = ""
+    while "[exit code: 0]" not in seen:
+        r, _ = await call(client, checker, "job_output", {"job_id": sc["job_id"], "wait_ms": 5000})
+        seen += text_of(r)
+    assert "long-call" in seen, seen
+    r, sc = await call(client, checker, "bash", {"command": "echo short-call", "timeout_ms": 30000})
+    assert not r.is_error and sc["job_id"] is None and sc["exit_code"] == 0, (text_of(r), sc)
 
 
 async def read_until(client, checker, term, marker):
