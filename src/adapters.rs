@@ -1,7 +1,7 @@
 //! The `hook`, `serve` and `tools` subcommands: argument parsing only.
 use crate::stdout::outln;
 use clap::{Args, ValueEnum};
-use sbx::hook::{Harness, HookEventKind, HookOptions, run_hook};
+use sbx::hook::{Harness, HookEventKind, HookOptions, SandboxMode, run_hook};
 use sbx::serve::{DEFAULT_MAX_LINE_BYTES, ServeOptions, serve as serve_session};
 use sbx::setup::{Loaded, SetupOptions};
 use sbx::tools::{ToolFormat, tool_schemas};
@@ -15,6 +15,13 @@ pub enum HarnessArg {
     ClaudeCode,
     Codex,
     Gemini,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum SandboxArg {
+    Auto,
+    Rewrite,
+    Redirect,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -40,9 +47,12 @@ pub struct HookArgs {
     /// The workspace (default: the event's `cwd`).
     #[arg(long)]
     workspace: Option<PathBuf>,
-    /// Rewrite allowed or asked shell calls to run inside `sbx run`.
-    #[arg(long)]
-    sandbox: bool,
+    /// Run allowed or asked shell calls inside `sbx run`. `redirect` denies the raw command
+    /// and names the exact sandboxed command to run instead (which it then allows); `rewrite`
+    /// allows with the command rewritten. Without a value: redirect for claude-code, whose
+    /// rewrites are not sure to apply, rewrite for codex and gemini.
+    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "auto", require_equals = true)]
+    sandbox: Option<SandboxArg>,
     /// Audit log for post events (default: ~/.local/state/sbx/audit.jsonl).
     #[arg(long)]
     audit: Option<PathBuf>,
@@ -66,18 +76,22 @@ pub struct ServeArgs {
     /// Append an audit line per call and result to this file.
     #[arg(long)]
     audit: Option<PathBuf>,
+    /// Seconds a terminal may go without a send or a read before it is closed.
+    #[arg(long, default_value_t = 1800.0)]
+    terminal_idle: f64,
     /// Print the JSON Schemas of every request and event, and exit.
     #[arg(long)]
     schema: bool,
 }
 
 pub fn hook(a: HookArgs) -> ExitCode {
+    let harness = match a.harness {
+        HarnessArg::ClaudeCode => Harness::ClaudeCode,
+        HarnessArg::Codex => Harness::Codex,
+        HarnessArg::Gemini => Harness::Gemini,
+    };
     let opts = HookOptions {
-        harness: match a.harness {
-            HarnessArg::ClaudeCode => Harness::ClaudeCode,
-            HarnessArg::Codex => Harness::Codex,
-            HarnessArg::Gemini => Harness::Gemini,
-        },
+        harness,
         event: match a.event {
             EventArg::Pre => HookEventKind::Pre,
             EventArg::Post => HookEventKind::Post,
@@ -85,7 +99,11 @@ pub fn hook(a: HookArgs) -> ExitCode {
         profile: a.profile,
         policy: a.policy,
         workspace: a.workspace,
-        sandbox: a.sandbox,
+        sandbox: a.sandbox.map(|m| match m {
+            SandboxArg::Auto => SandboxMode::default_for(harness),
+            SandboxArg::Rewrite => SandboxMode::Rewrite,
+            SandboxArg::Redirect => SandboxMode::Redirect,
+        }),
         sbx_path: None,
         audit: a.audit,
     };
@@ -107,34 +125,16 @@ pub fn serve(a: ServeArgs) -> ExitCode {
             }
         };
     }
-    let workspace = a
-        .workspace
-        .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")));
-    let loaded = match Loaded::load(&SetupOptions {
-        profile: a.profile.clone(),
-        policy: a.policy,
-        workspace,
-    }) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("sbx serve: {e}");
-            return ExitCode::from(125);
-        }
+    let Some((loaded, observers)) =
+        load_session("serve", a.profile.clone(), a.policy, a.workspace, a.audit)
+    else {
+        return ExitCode::from(125);
     };
-    let mut observers: Vec<Arc<dyn sbx::pipeline::Observer>> = Vec::new();
-    if let Some(path) = &a.audit {
-        match sbx::pipeline::AuditLog::open(path) {
-            Ok(log) => observers.push(Arc::new(log)),
-            Err(e) => {
-                eprintln!("sbx serve: audit log {}: {e}", path.display());
-                return ExitCode::from(125);
-            }
-        }
-    }
     let opts = ServeOptions {
         max_line_bytes: a.max_line_bytes.max(1),
         approval_timeout: Duration::from_secs_f64(a.approval_timeout.clamp(0.0, 86_400.0)),
         profile: a.profile,
+        terminal_idle: Duration::from_secs_f64(a.terminal_idle.clamp(0.0, 31_536_000.0)),
     };
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -160,6 +160,34 @@ pub fn serve(a: ServeArgs) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// Load the profile, policy and workspace of a `serve` or `mcp` session, and its audit log.
+/// A failure is told on stderr (the setup exit code is the caller's).
+pub fn load_session(
+    cmd: &str,
+    profile: String,
+    policy: Option<PathBuf>,
+    workspace: Option<PathBuf>,
+    audit: Option<PathBuf>,
+) -> Option<(Loaded, Vec<Arc<dyn sbx::pipeline::Observer>>)> {
+    let workspace =
+        workspace.unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")));
+    let loaded = Loaded::load(&SetupOptions {
+        profile,
+        policy,
+        workspace,
+    })
+    .map_err(|e| eprintln!("sbx {cmd}: {e}"))
+    .ok()?;
+    let mut observers: Vec<Arc<dyn sbx::pipeline::Observer>> = Vec::new();
+    if let Some(path) = &audit {
+        let log = sbx::pipeline::AuditLog::open(path)
+            .map_err(|e| eprintln!("sbx {cmd}: audit log {}: {e}", path.display()))
+            .ok()?;
+        observers.push(Arc::new(log));
+    }
+    Some((loaded, observers))
 }
 
 pub fn tools(format: &str) -> ExitCode {

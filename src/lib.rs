@@ -81,6 +81,7 @@ pub(crate) mod gitconfig;
 pub mod hook;
 pub mod host;
 mod lines;
+pub mod mcp;
 mod pathset;
 pub mod plan;
 pub mod profile;

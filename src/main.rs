@@ -4,6 +4,7 @@ mod check;
 mod doctor;
 mod explain;
 mod gate;
+mod mcp_cmd;
 mod run;
 mod stdout;
 
@@ -114,6 +115,8 @@ enum Cmd {
     Hook(adapters::HookArgs),
     /// Serve tool calls as JSON lines over stdin/stdout (see docs/protocol.md).
     Serve(adapters::ServeArgs),
+    /// Serve the sandbox's tools to an agent over MCP on stdin/stdout (see docs/mcp.md).
+    Mcp(mcp_cmd::McpArgs),
     /// Print the schemas of the tools `sbx serve` offers.
     Tools {
         /// anthropic, openai or json-schema.
@@ -166,6 +169,7 @@ fn main() -> ExitCode {
         } => explain::explain(&profile, workspace, json),
         Cmd::Hook(args) => adapters::hook(args),
         Cmd::Serve(args) => adapters::serve(args),
+        Cmd::Mcp(args) => mcp_cmd::mcp(args),
         Cmd::Tools { format } => adapters::tools(&format),
     }
 }

@@ -30,7 +30,8 @@ impl ToolFormat {
 const BASH_DESCRIPTION: &str = "Run a bash command inside the sbx sandbox. The command runs \
 under the session's profile: writes outside the workspace, reads of secrets and network \
 access beyond the profile fail. Output is capped; the result ends with `[exit code: N]`. \
-With `run_in_background` the command starts as a job and the result names its job id at once.";
+With `run_in_background` the command starts as a job and the result names its job id at once: \
+use it for anything that may run longer than a minute, which agent hosts cut off.";
 
 const JOB_OUTPUT_DESCRIPTION: &str = "Read what a background job (a bash call with \
 `run_in_background`) wrote since the last read, and its status. With `wait_ms`, wait up to \
@@ -90,14 +91,122 @@ pub fn job_list_schema() -> Value {
     json!({ "type": "object", "properties": {}, "additionalProperties": false })
 }
 
+const TERMINAL_OPEN: &str = "Open an interactive bash shell on a terminal inside the sbx \
+sandbox (the same limits as bash calls) and return its terminal id. The shell keeps its \
+directory and variables between sends. Terminals close after 30 idle minutes.";
+
+const TERMINAL_SEND: &str = "Type into a terminal: `text` as is, then named `keys` (enter, \
+tab, escape, backspace, up, down, left, right, ctrl-c, ctrl-d, ctrl-z, ctrl-<letter>). \
+To run a command, send its text with keys [\"enter\"].";
+
+const TERMINAL_READ: &str = "Read what a terminal wrote since the last read. Waits up to \
+`wait_ms` for new output, or with `until` for output containing that text. With `screen`, \
+also returns the rendered screen. Ends with `[terminal open]` or `[exit code: N]`.";
+
+const TERMINAL_RESIZE: &str = "Set a terminal's size in rows and columns.";
+
+const TERMINAL_SIGNAL: &str = "Send a signal (INT, TERM, HUP, QUIT, KILL, TSTP, CONT, USR1, \
+USR2, WINCH) to the program in the foreground of a terminal.";
+
+const TERMINAL_CLOSE: &str = "Close a terminal: kill its shell and every process it started, \
+and return its last output.";
+
+const TERMINAL_LIST: &str = "List this agent's terminals: id, status and shell.";
+
+fn terminal_id() -> Value {
+    json!({ "type": "string", "description": "The id terminal_open returned." })
+}
+
+fn object(properties: Value, required: &[&str]) -> Value {
+    let mut o =
+        json!({ "type": "object", "properties": properties, "additionalProperties": false });
+    if !required.is_empty() {
+        o["required"] = json!(required);
+    }
+    o
+}
+
+/// The terminal tools: `(name, description, input schema)`.
+fn terminal_tools() -> Vec<(&'static str, &'static str, Value)> {
+    let dim = |what: &str| json!({ "type": "integer", "minimum": 1, "maximum": 1000, "description": what });
+    vec![
+        (
+            "terminal_open",
+            TERMINAL_OPEN,
+            object(
+                json!({
+                    "workdir": { "type": "string", "description": "Directory to start in, inside the workspace." },
+                    "rows": dim("Rows (default 24)."),
+                    "cols": dim("Columns (default 80).")
+                }),
+                &[],
+            ),
+        ),
+        (
+            "terminal_send",
+            TERMINAL_SEND,
+            object(
+                json!({
+                    "terminal_id": terminal_id(),
+                    "text": { "type": "string", "description": "Text to type, as is." },
+                    "keys": { "type": "array", "items": { "type": "string" }, "description": "Named keys to press after the text." }
+                }),
+                &["terminal_id"],
+            ),
+        ),
+        (
+            "terminal_read",
+            TERMINAL_READ,
+            object(
+                json!({
+                    "terminal_id": terminal_id(),
+                    "wait_ms": { "type": "integer", "minimum": 0, "maximum": 60000, "description": "Wait up to this long (default 0)." },
+                    "until": { "type": "string", "description": "Wait until the unread output contains this text." },
+                    "screen": { "type": "boolean", "description": "Also return the rendered screen." }
+                }),
+                &["terminal_id"],
+            ),
+        ),
+        (
+            "terminal_resize",
+            TERMINAL_RESIZE,
+            object(
+                json!({
+                    "terminal_id": terminal_id(), "rows": dim("Rows."), "cols": dim("Columns.")
+                }),
+                &["terminal_id", "rows", "cols"],
+            ),
+        ),
+        (
+            "terminal_signal",
+            TERMINAL_SIGNAL,
+            object(
+                json!({
+                    "terminal_id": terminal_id(),
+                    "signal": { "type": "string", "enum": ["INT", "TERM", "HUP", "QUIT", "KILL", "TSTP", "CONT", "USR1", "USR2", "WINCH"] }
+                }),
+                &["terminal_id", "signal"],
+            ),
+        ),
+        (
+            "terminal_close",
+            TERMINAL_CLOSE,
+            object(json!({ "terminal_id": terminal_id() }), &["terminal_id"]),
+        ),
+        ("terminal_list", TERMINAL_LIST, object(json!({}), &[])),
+    ]
+}
+
 /// Every tool sbx serves: `(name, description, input schema)`.
 pub fn tools() -> Vec<(&'static str, &'static str, Value)> {
-    vec![
+    let mut v = vec![
         ("bash", BASH_DESCRIPTION, bash_schema()),
         ("job_output", JOB_OUTPUT_DESCRIPTION, job_output_schema()),
         ("job_kill", JOB_KILL_DESCRIPTION, job_kill_schema()),
         ("job_list", JOB_LIST_DESCRIPTION, job_list_schema()),
-    ]
+    ];
+    v.extend(terminal_tools());
+    v
 }
 
 /// The tool list in one vendor's format.

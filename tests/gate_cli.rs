@@ -277,7 +277,7 @@ fn the_kernel_agrees_with_the_gate() {
 #[test]
 fn the_hook_reads_the_plan_with_and_without_the_sandbox_rewrite() {
     let s = Scratch::new(None);
-    for extra in [&[][..], &["--sandbox"][..]] {
+    for extra in [&[][..], &["--sandbox=rewrite"][..]] {
         let h = hook(
             &s,
             extra,
@@ -519,7 +519,7 @@ fn builds_and_tests_ask_outside_the_sandbox_and_run_in_it() {
     ] {
         let r = check_json(&s, &["--", cmd]);
         assert_eq!(r["decision"], "ask", "{cmd}: {r}");
-        for extra in [&[][..], &["--sandbox"][..]] {
+        for extra in [&[][..], &["--sandbox=rewrite"][..]] {
             let h = hook(&s, extra, "Bash", json!({ "command": cmd }));
             assert_eq!(h["permissionDecision"], "ask", "{cmd} {extra:?}: {h}");
         }

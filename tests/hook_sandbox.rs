@@ -120,8 +120,13 @@ fn outside_dir() -> tempfile::TempDir {
 }
 
 fn hook_answer(workspace: &Path, home: &Path, event: &Value) -> Value {
+    hook_with(&["--sandbox=rewrite"], workspace, home, event)
+}
+
+fn hook_with(args: &[&str], workspace: &Path, home: &Path, event: &Value) -> Value {
     let mut child = Command::new(env!("CARGO_BIN_EXE_sbx"))
-        .args(["hook", "claude-code", "--sandbox"])
+        .args(["hook", "claude-code"])
+        .args(args)
         .env("HOME", home)
         .current_dir(workspace)
         .stdin(Stdio::piped())
@@ -211,4 +216,114 @@ fn the_rewritten_command_runs_inside_the_sandbox() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(plain.status.success());
     assert!(target.exists(), "unsandboxed, the same write lands");
+}
+
+fn bash_event(cwd: &Path, command: &str) -> Value {
+    json!({
+        "session_id": "s", "transcript_path": "/x", "cwd": cwd,
+        "permission_mode": "default", "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": command}, "tool_use_id": "toolu_1",
+    })
+}
+
+/// Claude Code's default: the raw command is denied with the exact sandboxed command to run,
+/// and that command, sent back unchanged, gets the raw command's own decision without any
+/// rewrite. Nothing is left for a host that drops `updatedInput` to run unsandboxed.
+#[test]
+fn the_redirect_denies_the_raw_command_and_decides_exactly_the_sandboxed_one() {
+    let ws = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let outside = outside_dir();
+    let target = outside.path().join("escaped");
+    let command = format!(
+        "echo in > inside.txt; T='{}'; echo out > \"$T\"",
+        target.display()
+    );
+    let (w, h) = (ws.path(), home.path());
+
+    // The rewrite mode allows (or asks) with updatedInput: a host that drops it runs the raw
+    // command. The redirect (the default for claude-code) denies the raw command instead.
+    let rewrite = hook_with(&["--sandbox=rewrite"], w, h, &bash_event(w, &command));
+    assert_eq!(
+        rewrite["hookSpecificOutput"]["permissionDecision"], "ask",
+        "{rewrite}"
+    );
+    assert!(
+        rewrite["hookSpecificOutput"]["updatedInput"].is_object(),
+        "{rewrite}"
+    );
+    for args in [&["--sandbox"][..], &["--sandbox=redirect"][..]] {
+        let v = hook_with(args, w, h, &bash_event(w, &command));
+        let o = &v["hookSpecificOutput"];
+        assert_eq!(o["permissionDecision"], "deny", "{v}");
+        assert!(o.get("updatedInput").is_none(), "{v}");
+    }
+    let v = hook_with(&["--sandbox"], w, h, &bash_event(w, &command));
+    let reason = v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap_or_default();
+    let sandboxed = reason
+        .split_once("unchanged: ")
+        .map(|(_, c)| c.to_string())
+        .unwrap_or_else(|| panic!("no command to run: {reason}"));
+    assert!(
+        sandboxed.contains(" run --no-policy --profile "),
+        "{sandboxed}"
+    );
+
+    // Sent back unchanged, it is decided as the command it wraps (no rule allows it: ask),
+    // with nothing rewritten.
+    let v = hook_with(&["--sandbox"], w, h, &bash_event(w, &sandboxed));
+    let o = &v["hookSpecificOutput"];
+    assert_eq!(o["permissionDecision"], "ask", "{v}");
+    assert!(o.get("updatedInput").is_none(), "{v}");
+    // Changed in any way, it is a raw command again: denied.
+    for tampered in [
+        format!("{sandboxed}; echo out > '{}'", target.display()),
+        sandboxed.replace("'workspace'", "'open'"),
+    ] {
+        let v = hook_with(&["--sandbox"], w, h, &bash_event(w, &tampered));
+        assert_eq!(
+            v["hookSpecificOutput"]["permissionDecision"], "deny",
+            "{tampered}: {v}"
+        );
+    }
+    // A command the gate denies stays denied in its sandboxed form.
+    let bin = Path::new(env!("CARGO_BIN_EXE_sbx"));
+    let canon = std::fs::canonicalize(w).unwrap_or_else(|e| panic!("{e}"));
+    let form = |c: &str| sandbox_command(bin, "workspace", &canon, c).unwrap_or_default();
+    assert_eq!(
+        form(&command),
+        sandboxed,
+        "the hook names the form sandbox_command makes"
+    );
+    for c in ["cat ~/.netrc", &form("cat ~/.netrc")] {
+        let v = hook_with(&["--sandbox"], w, h, &bash_event(w, c));
+        let o = &v["hookSpecificOutput"];
+        assert_eq!(o["permissionDecision"], "deny", "{v}");
+        let why = o["permissionDecisionReason"].as_str().unwrap_or_default();
+        assert!(
+            why.contains("plan:deny-read"),
+            "denied by the plan, not redirected: {v}"
+        );
+    }
+
+    // What the host runs when the user approves: inside the sandbox.
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(&sandboxed)
+        .current_dir(w)
+        .env("HOME", h)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        std::fs::read_to_string(w.join("inside.txt"))
+            .ok()
+            .as_deref(),
+        Some("in\n")
+    );
+    assert!(
+        !target.exists(),
+        "the sandboxed command wrote outside: {out:?}"
+    );
 }

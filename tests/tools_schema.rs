@@ -43,12 +43,43 @@ fn check_bash_schema(s: &Value) {
     assert_eq!(s["properties"]["run_in_background"]["type"], "boolean");
 }
 
-/// The job tools: strict objects, `job_id` required where a job is named.
+/// The job and terminal tools: strict objects, `job_id` required where a job is named.
 fn check_job_schemas(get: impl Fn(&str) -> Value) {
     for (name, props, required) in [
         ("job_output", vec!["job_id", "wait_ms"], json!(["job_id"])),
         ("job_kill", vec!["job_id"], json!(["job_id"])),
         ("job_list", vec![], Value::Null),
+        (
+            "terminal_open",
+            vec!["cols", "rows", "workdir"],
+            Value::Null,
+        ),
+        (
+            "terminal_send",
+            vec!["keys", "terminal_id", "text"],
+            json!(["terminal_id"]),
+        ),
+        (
+            "terminal_read",
+            vec!["screen", "terminal_id", "until", "wait_ms"],
+            json!(["terminal_id"]),
+        ),
+        (
+            "terminal_resize",
+            vec!["cols", "rows", "terminal_id"],
+            json!(["terminal_id", "rows", "cols"]),
+        ),
+        (
+            "terminal_signal",
+            vec!["signal", "terminal_id"],
+            json!(["terminal_id", "signal"]),
+        ),
+        (
+            "terminal_close",
+            vec!["terminal_id"],
+            json!(["terminal_id"]),
+        ),
+        ("terminal_list", vec![], Value::Null),
     ] {
         let s = get(name);
         assert_eq!(s["type"], "object", "{name}: {s}");
@@ -66,7 +97,19 @@ fn check_job_schemas(get: impl Fn(&str) -> Value) {
     assert_eq!(get("job_output")["properties"]["wait_ms"]["maximum"], 60000);
 }
 
-const NAMES: [&str; 4] = ["bash", "job_output", "job_kill", "job_list"];
+const NAMES: [&str; 11] = [
+    "bash",
+    "job_output",
+    "job_kill",
+    "job_list",
+    "terminal_open",
+    "terminal_send",
+    "terminal_read",
+    "terminal_resize",
+    "terminal_signal",
+    "terminal_close",
+    "terminal_list",
+];
 
 #[test]
 fn anthropic_format() {

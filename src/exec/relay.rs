@@ -4,6 +4,7 @@
 use super::Stream;
 use super::fds::{ReadBuf, async_fd, read_ready, readable, set_nonblocking};
 use super::output::{Caps, Output, deliver, echo};
+use super::pty_control::PtyControl;
 use super::terminal::{RawMode, Sink, Terminal, copy_size, eof_char};
 use crate::enforce::pty::{PtySpec, Received, receive, socket_pair};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -162,6 +163,8 @@ pub(super) struct PtyRelay {
     primary: Option<AsyncFd<OwnedFd>>,
     input: Option<InputRelay>,
     raw: Option<RawMode>,
+    /// Where a caller that feeds the terminal itself takes its copy of the primary end.
+    share: Option<tokio::sync::oneshot::Sender<PtyControl>>,
     /// Whether output may still come out of the primary end.
     pub(super) open: bool,
     pub(super) sink: Sink,
@@ -170,7 +173,10 @@ pub(super) struct PtyRelay {
 impl PtyRelay {
     /// Prepare for `term`: the socket, and the caller's terminal in raw mode when the command
     /// reads it. Nothing at all without a terminal.
-    pub(super) fn new(term: Option<Terminal>) -> std::io::Result<Self> {
+    pub(super) fn new(
+        term: Option<Terminal>,
+        share: Option<tokio::sync::oneshot::Sender<PtyControl>>,
+    ) -> std::io::Result<Self> {
         let mut relay = Self {
             term,
             spec: None,
@@ -179,6 +185,7 @@ impl PtyRelay {
             primary: None,
             input: None,
             raw: None,
+            share,
             open: false,
             sink: term.map_or(Sink::Echo, |t| t.sink()),
         };
@@ -187,7 +194,8 @@ impl PtyRelay {
             relay.spec = Some(t.spec(theirs.as_raw_fd()));
             relay.sock = Some(async_fd(ours)?);
             relay.init_sock = Some(theirs);
-            relay.raw = if t.stdin { RawMode::enter(0) } else { None };
+            let fed_here = t.stdin && relay.share.is_none();
+            relay.raw = if fed_here { RawMode::enter(0) } else { None };
         }
         Ok(relay)
     }
@@ -235,7 +243,15 @@ impl PtyRelay {
         };
         self.sock = None;
         set_nonblocking(fd.as_raw_fd());
-        if let Some(t) = self.term {
+        if let Some(tx) = self.share.take() {
+            // The caller feeds the terminal: nothing of this process's terminal is relayed.
+            if let Some(c) = dup(fd.as_raw_fd())
+                .ok()
+                .and_then(|d| PtyControl::new(d).ok())
+            {
+                let _gone = tx.send(c);
+            }
+        } else if let Some(t) = self.term {
             let input = self.raw.is_some();
             self.input = InputRelay::start(fd.as_raw_fd(), t.caller_fd(), input).ok();
         }

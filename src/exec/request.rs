@@ -31,6 +31,10 @@ pub struct RunRequest {
     /// In `proxy` network mode: whom to ask about a host name the profile does not list
     /// (`None`: such names are refused).
     pub net_approver: Option<crate::proxy::Approver>,
+    /// With a terminal: the caller feeds it. The run neither reads this process's stdin nor
+    /// follows its window size; once the init has opened the pseudo-terminal, a
+    /// [`PtyControl`](super::PtyControl) on it is sent here.
+    pub pty_primary: Option<tokio::sync::oneshot::Sender<super::PtyControl>>,
 }
 
 impl RunRequest {
@@ -53,6 +57,7 @@ impl RunRequest {
             cancel: None,
             terminal: None,
             net_approver: None,
+            pty_primary: None,
         }
     }
 }

@@ -62,7 +62,7 @@ async fn futures_select_all<F: std::future::Future<Output = i32> + Unpin>(
 
 pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<RunResult, RunError> {
     let spawn_err = |source| RunError::Spawn { source };
-    let mut pty = PtyRelay::new(req.terminal).map_err(spawn_err)?;
+    let mut pty = PtyRelay::new(req.terminal, req.pty_primary.take()).map_err(spawn_err)?;
     let on_pty = |on: fn(&Terminal) -> bool| req.terminal.as_ref().is_some_and(on);
     let (out_r, out_w) = pipe_unless(on_pty(|t| t.stdout)).map_err(spawn_err)?;
     let (err_r, err_w) = pipe_unless(on_pty(|t| t.stderr)).map_err(spawn_err)?;

@@ -12,5 +12,5 @@ mod run;
 pub use crate::setup::{Loaded, SetupError, SetupOptions};
 pub use answer::{answer, fail_closed, post_answer};
 pub use event::{EventError, Harness, HookEvent, MAX_EVENT_BYTES, patch_files};
-pub use quote::{QuoteError, sandbox_command, sh_quote};
-pub use run::{HookEventKind, HookOptions, run_hook};
+pub use quote::{QuoteError, sandbox_command, sandboxed_inner, sh_quote};
+pub use run::{HookEventKind, HookOptions, SandboxMode, run_hook};

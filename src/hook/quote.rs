@@ -68,9 +68,54 @@ pub fn sandbox_command(
     ))
 }
 
+/// The command that `sandbox_command` made for these `sbx`, `profile` and `workspace`, when
+/// `line` is exactly such a line (byte for byte); `None` for anything else.
+pub fn sandboxed_inner(sbx: &Path, profile: &str, workspace: &Path, line: &str) -> Option<String> {
+    let empty = sandbox_command(sbx, profile, workspace, "").ok()?;
+    let prefix = empty.strip_suffix("''")?;
+    let word = line.strip_prefix(prefix)?;
+    let body = word.strip_prefix('\'')?.strip_suffix('\'')?;
+    let inner = body.replace("'\\''", "'");
+    (sandbox_command(sbx, profile, workspace, &inner).ok()? == line).then_some(inner)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_exact_sandboxed_form_is_recognised() {
+        let (sbx, ws) = (Path::new("/bin/sbx"), Path::new("/w"));
+        for inner in ["ls -la", "echo 'it'\''s' \"$HOME\"", "", "a'b"] {
+            let line = sandbox_command(sbx, "workspace", ws, inner).unwrap_or_default();
+            assert_eq!(
+                sandboxed_inner(sbx, "workspace", ws, &line).as_deref(),
+                Some(inner)
+            );
+            // Another profile, workspace or sbx does not match, nor does anything appended.
+            assert_eq!(sandboxed_inner(sbx, "open", ws, &line), None);
+            assert_eq!(
+                sandboxed_inner(sbx, "workspace", Path::new("/x"), &line),
+                None
+            );
+            assert_eq!(
+                sandboxed_inner(Path::new("/tmp/sbx"), "workspace", ws, &line),
+                None
+            );
+            assert_eq!(
+                sandboxed_inner(sbx, "workspace", ws, &format!("{line}; rm -rf ~")),
+                None
+            );
+            assert_eq!(
+                sandboxed_inner(sbx, "workspace", ws, &format!("{line} x")),
+                None
+            );
+        }
+        let sneaky =
+            "'/bin/sbx' run --no-policy --profile 'workspace' --workspace '/w' -- bash -c 'a' 'b'";
+        assert_eq!(sandboxed_inner(sbx, "workspace", ws, sneaky), None);
+        assert_eq!(sandboxed_inner(sbx, "workspace", ws, "ls"), None);
+    }
 
     #[test]
     fn quotes_are_closed_escaped_and_reopened() {

@@ -6,8 +6,8 @@
 
 use super::answer::{answer, fail_closed, post_answer};
 use super::event::{Harness, HookEvent};
-use super::quote::sandbox_command;
-use crate::pipeline::{AUDIT_VERSION, AuditRecord, Decision, Ruling};
+use super::quote::{sandbox_command, sandboxed_inner};
+use crate::pipeline::{AUDIT_VERSION, AuditRecord, Decision, Ruling, Stage};
 use crate::setup::{Loaded, SetupOptions};
 use serde_json::{Map, Value};
 use std::io::Write;
@@ -20,6 +20,30 @@ pub enum HookEventKind {
     Pre,
     /// PostToolUse or AfterTool: record the result; never block.
     Post,
+}
+
+/// How `--sandbox` puts an allowed shell call inside the sandbox.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SandboxMode {
+    /// Allow with `updatedInput`: the command rewritten to run inside `sbx run`. Safe only
+    /// where the harness is sure to apply the rewrite along with the allow.
+    Rewrite,
+    /// Deny the raw command, telling the model the exact sandboxed command to run instead, and
+    /// allow (or ask for) exactly that command: nothing depends on the harness applying a
+    /// rewrite, so nothing can run outside the sandbox when it drops one.
+    Redirect,
+}
+
+impl SandboxMode {
+    /// The mode a harness gets when none is named: redirect for Claude Code, which has
+    /// dropped a hook's `updatedInput` for Bash while applying its allow; rewrite elsewhere.
+    pub fn default_for(harness: Harness) -> Self {
+        match harness {
+            Harness::ClaudeCode => Self::Redirect,
+            Harness::Codex | Harness::Gemini => Self::Rewrite,
+        }
+    }
 }
 
 /// The options of `sbx hook`.
@@ -35,8 +59,8 @@ pub struct HookOptions {
     pub policy: Option<PathBuf>,
     /// Defaults to the event's `cwd`.
     pub workspace: Option<PathBuf>,
-    /// Rewrite allowed or asked shell calls to run inside `sbx run`.
-    pub sandbox: bool,
+    /// Run allowed or asked shell calls inside `sbx run`, and how.
+    pub sandbox: Option<SandboxMode>,
     /// The `sbx` executable the rewrite names; defaults to this executable.
     pub sbx_path: Option<PathBuf>,
     /// Where post events are appended; defaults to `~/.local/state/sbx/audit.jsonl`.
@@ -61,19 +85,19 @@ pub fn run_hook(opts: &HookOptions, input: impl std::io::Read) -> Value {
 }
 
 fn pre(opts: &HookOptions, input: impl std::io::Read) -> Value {
-    let (ruling, updated) = match decide(opts, input) {
+    let (verdict, updated) = match decide(opts, input) {
         Ok(x) => x,
         Err(cause) => (fail_closed(cause), None),
     };
-    answer(opts.harness, &ruling, updated.as_ref())
+    answer(opts.harness, &verdict, updated.as_ref())
 }
 
-/// The strictest ruling over the event's calls, and the rewritten input if any.
+/// The strictest verdict over the event's calls, and the rewritten input if any.
 fn decide(
     opts: &HookOptions,
     input: impl std::io::Read,
 ) -> Result<(Ruling, Option<Map<String, Value>>), String> {
-    let event = HookEvent::read(input).map_err(|e| e.to_string())?;
+    let mut event = HookEvent::read(input).map_err(|e| e.to_string())?;
     let workspace = opts
         .workspace
         .clone()
@@ -85,44 +109,112 @@ fn decide(
         workspace,
     })
     .map_err(|e| e.to_string())?;
+    let shell = opts.sandbox.is_some() && event.tool_name().ok() == Some(opts.harness.shell_tool());
+    let mut wrap = None;
+    if shell {
+        let w = Wrap::new(opts, &loaded)?;
+        // A redirected command, run as told: decide the command it wraps.
+        if opts.sandbox == Some(SandboxMode::Redirect) && w.unwrap(&mut event)? {
+            return Ok((decide_calls(&event, opts, &loaded)?, None));
+        }
+        wrap = Some(w);
+    }
+    let verdict = decide_calls(&event, opts, &loaded)?;
+    let (Some(w), Decision::Allow | Decision::Ask) = (wrap, verdict.decision) else {
+        return Ok((verdict, None));
+    };
+    let mut updated = event.tool_input().map_err(|e| e.to_string())?.clone();
+    let command = updated
+        .get("command")
+        .and_then(Value::as_str)
+        .ok_or("the shell call has no string `command`")?;
+    let sandboxed = w.command(command)?;
+    if opts.sandbox == Some(SandboxMode::Redirect) {
+        return Ok((redirect(&verdict, &sandboxed), None));
+    }
+    updated.insert("command".into(), Value::String(sandboxed));
+    Ok((verdict, Some(updated)))
+}
+
+/// The strictest verdict over the event's calls.
+fn decide_calls(event: &HookEvent, opts: &HookOptions, loaded: &Loaded) -> Result<Ruling, String> {
     let cwd = event
         .cwd
         .clone()
         .unwrap_or_else(|| loaded.workspace.clone());
     let calls = event.calls(opts.harness, cwd).map_err(|e| e.to_string())?;
     let pipeline = loaded.pipeline().build();
-    let mut ruling: Option<Ruling> = None;
+    let mut verdict: Option<Ruling> = None;
     for call in &calls {
         let v = pipeline.decide(call).ruling;
-        if ruling.as_ref().is_none_or(|w| v.decision > w.decision) {
-            ruling = Some(v);
+        if verdict.as_ref().is_none_or(|w| v.decision > w.decision) {
+            verdict = Some(v);
         }
     }
-    let ruling = ruling.ok_or("the event names no call")?;
-    let tool = event.tool_name().map_err(|e| e.to_string())?;
-    let wants_rewrite = opts.sandbox
-        && tool == opts.harness.shell_tool()
-        && matches!(ruling.decision, Decision::Allow | Decision::Ask);
-    if !wants_rewrite {
-        return Ok((ruling, None));
+    verdict.ok_or_else(|| "the event names no call".to_string())
+}
+
+/// The deny that tells the model the exact sandboxed command to run instead.
+fn redirect(verdict: &Ruling, sandboxed: &str) -> Ruling {
+    Ruling::deny(
+        Stage::Rules,
+        "sbx-sandbox-redirect",
+        format!(
+            "this command may run only inside the sbx sandbox ({} by {}); run exactly this \
+             command instead, unchanged: {sandboxed}",
+            verdict.decision.as_str(),
+            verdict.by
+        ),
+    )
+}
+
+/// What the sandboxed form of a command is made of.
+struct Wrap {
+    sbx: PathBuf,
+    profile: String,
+    workspace: PathBuf,
+}
+
+impl Wrap {
+    fn new(opts: &HookOptions, loaded: &Loaded) -> Result<Self, String> {
+        let sbx = match &opts.sbx_path {
+            Some(p) => p.clone(),
+            None => std::env::current_exe().map_err(|e| format!("cannot find sbx itself: {e}"))?,
+        };
+        let profile = match std::fs::canonicalize(&opts.profile) {
+            Ok(p) if p.is_file() => p.to_string_lossy().into_owned(),
+            Ok(_) | Err(_) => opts.profile.clone(),
+        };
+        Ok(Self {
+            sbx,
+            profile,
+            workspace: loaded.workspace.clone(),
+        })
     }
-    let mut updated = event.tool_input().map_err(|e| e.to_string())?.clone();
-    let command = updated
-        .get("command")
-        .and_then(Value::as_str)
-        .ok_or("the shell call has no string `command`")?;
-    let sbx = match &opts.sbx_path {
-        Some(p) => p.clone(),
-        None => std::env::current_exe().map_err(|e| format!("cannot find sbx itself: {e}"))?,
-    };
-    let profile = match std::fs::canonicalize(&opts.profile) {
-        Ok(p) if p.is_file() => p.to_string_lossy().into_owned(),
-        Ok(_) | Err(_) => opts.profile.clone(),
-    };
-    let rewritten = sandbox_command(&sbx, &profile, &loaded.workspace, command)
-        .map_err(|e| format!("cannot rewrite the command for the sandbox: {e}"))?;
-    updated.insert("command".into(), Value::String(rewritten));
-    Ok((ruling, Some(updated)))
+
+    fn command(&self, command: &str) -> Result<String, String> {
+        sandbox_command(&self.sbx, &self.profile, &self.workspace, command)
+            .map_err(|e| format!("cannot rewrite the command for the sandbox: {e}"))
+    }
+
+    /// When the event's command is exactly this sandboxed form, put the command it wraps in
+    /// its place (to be decided) and say so.
+    fn unwrap(&self, event: &mut HookEvent) -> Result<bool, String> {
+        let command = event
+            .tool_input()
+            .map_err(|e| e.to_string())?
+            .get("command")
+            .and_then(Value::as_str)
+            .ok_or("the shell call has no string `command`")?;
+        let Some(inner) = sandboxed_inner(&self.sbx, &self.profile, &self.workspace, command)
+        else {
+            return Ok(false);
+        };
+        if let Some(Value::Object(input)) = event.tool_input.as_mut() {
+            input.insert("command".into(), Value::String(inner));
+        }
+        Ok(true)
+    }
 }
 
 fn post(opts: &HookOptions, input: impl std::io::Read) -> Value {

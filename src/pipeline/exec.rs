@@ -85,6 +85,8 @@ pub struct ExecOutcome {
     pub stderr: String,
     /// Whether either stream was cut at its cap.
     pub truncated: bool,
+    /// Killed because the call's or the profile's time ran out.
+    pub timed_out: bool,
     /// How long it ran.
     pub duration: Duration,
     /// The executor's enforcement report for this run.

@@ -18,6 +18,9 @@ pub struct ExecSummary {
     pub duration_ms: u64,
     /// Whether output was cut at its cap.
     pub truncated: bool,
+    /// Killed because its time ran out.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub timed_out: bool,
     /// The executor's enforcement report.
     pub enforcement: serde_json::Value,
     /// The background job the run was handed to, when it was started in the background.

@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 use super::jobs::Jobs;
+use super::terminals::Terminals;
 use super::utf8::Utf8Chunks;
 use crate::exec::{Output, RunRequest, Sandbox, Stream};
 use crate::pipeline::{BoxFuture, EnforcedCaps, ExecError, ExecOutcome, ExecRequest, Executor};
@@ -28,6 +29,7 @@ pub struct SandboxExecutor {
     jobs: Arc<Jobs>,
     /// Asks about host names a `proxy` profile does not list.
     net_approval: Option<Arc<super::approval::NetApproval>>,
+    terminals: Arc<Terminals>,
 }
 
 impl SandboxExecutor {
@@ -40,6 +42,7 @@ impl SandboxExecutor {
             cancels: Mutex::new(HashMap::new()),
             jobs: Arc::new(Jobs::default()),
             net_approval: None,
+            terminals: Arc::new(Terminals::default()),
         }
     }
 
@@ -53,6 +56,18 @@ impl SandboxExecutor {
     /// The background jobs this executor started. Dropping the last handle kills them.
     pub fn jobs(&self) -> Arc<Jobs> {
         self.jobs.clone()
+    }
+
+    /// The terminals this executor opened. Dropping the last handle kills them.
+    pub fn terminals(&self) -> Arc<Terminals> {
+        self.terminals.clone()
+    }
+
+    /// Close terminals after `idle` without use (default [`TERMINAL_IDLE`](super::TERMINAL_IDLE)).
+    #[must_use]
+    pub fn with_terminal_idle(mut self, idle: Duration) -> Self {
+        self.terminals = Arc::new(Terminals::new(idle));
+        self
     }
 
     /// Stream output chunks to `sink` as well as collecting them.
@@ -119,6 +134,44 @@ impl SandboxExecutor {
     }
 }
 
+impl SandboxExecutor {
+    /// Open `req` (the shell) on a terminal: a call with a `terminal` object in its input.
+    fn open_terminal(
+        &self,
+        req: &ExecRequest,
+        caps: &EnforcedCaps,
+        size: &serde_json::Value,
+    ) -> Result<ExecOutcome, ExecError> {
+        let dim = |k: &str| {
+            size.get(k)
+                .and_then(serde_json::Value::as_u64)
+                .and_then(|v| u16::try_from(v).ok())
+                .unwrap_or(0)
+        };
+        let mut run = self.run_request(req, Output::Collect);
+        run.env.push(("TERM".into(), "xterm-256color".into()));
+        let id = self
+            .terminals
+            .open(
+                self.sandbox.clone(),
+                run,
+                caps.get().clone(),
+                (dim("rows"), dim("cols")),
+            )
+            .map_err(|e| ExecError::Failed {
+                message: e.to_string(),
+            })?;
+        Ok(ExecOutcome {
+            stdout: format!(
+                "opened terminal {id}: type with terminal_send, read with terminal_read, \
+                 close with terminal_close"
+            ),
+            job: Some(id),
+            ..ExecOutcome::default()
+        })
+    }
+}
+
 #[derive(Default)]
 struct Collected {
     stdout: Vec<u8>,
@@ -138,6 +191,10 @@ impl Executor for SandboxExecutor {
                 return Err(ExecError::Unsupported {
                     tool: req.tool.clone(),
                 });
+            }
+            if let Some(size) = req.input.get("terminal") {
+                drop(cancel);
+                return self.open_terminal(req, caps, size);
             }
             if req.background {
                 drop(cancel);
@@ -195,6 +252,7 @@ impl Executor for SandboxExecutor {
                 stdout: String::from_utf8_lossy(&c.stdout).into_owned(),
                 stderr: String::from_utf8_lossy(&c.stderr).into_owned(),
                 truncated: c.cut || result.stdout_truncated || result.stderr_truncated,
+                timed_out: result.timed_out,
                 duration: Duration::from_millis(result.duration_ms),
                 enforcement: serde_json::to_value(&result.enforcement)
                     .unwrap_or(serde_json::Value::Null),

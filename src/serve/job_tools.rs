@@ -56,17 +56,21 @@ struct KillInput {
 #[serde(deny_unknown_fields)]
 struct ListInput {}
 
-const STAGE: &str = "jobs";
-const REASON: &str = "job tools act only on this session's own background jobs";
+/// Who answers job tools, and why they are allowed: `(stage, reason)`.
+pub(super) const JOBS: (&str, &str) = (
+    "jobs",
+    "job tools act only on this session's own background jobs",
+);
 
-/// The `decision` event of a job tool call: always allowed, by sbx itself.
-pub(super) fn decision(id: &str) -> Event {
+/// The `decision` event of a session tool call (jobs, terminals): always allowed, by sbx
+/// itself; `(stage, reason)` say which.
+pub(super) fn decision(id: &str, (stage, reason): (&str, &str)) -> Event {
     Event::Decision {
         id: id.to_string(),
         decision: "allow".into(),
-        stage: STAGE.into(),
+        stage: stage.into(),
         by: "sbx".into(),
-        reason: REASON.into(),
+        reason: reason.into(),
         rule: None,
         source: None,
     }
@@ -74,18 +78,18 @@ pub(super) fn decision(id: &str) -> Event {
 
 /// What a job tool call produced, before it becomes a `result` event.
 #[derive(Default)]
-struct Answer {
-    is_error: bool,
-    content: String,
-    status: Option<JobStatus>,
-    job_id: Option<String>,
-    truncated: bool,
-    enforcement: Option<Value>,
-    jobs: Option<Vec<JobInfo>>,
+pub(super) struct Answer {
+    pub(super) is_error: bool,
+    pub(super) content: String,
+    pub(super) status: Option<JobStatus>,
+    pub(super) job_id: Option<String>,
+    pub(super) truncated: bool,
+    pub(super) enforcement: Option<Value>,
+    pub(super) jobs: Option<Vec<JobInfo>>,
 }
 
 impl Answer {
-    fn error(message: impl std::fmt::Display) -> Self {
+    pub(super) fn error(message: impl std::fmt::Display) -> Self {
         Self {
             is_error: true,
             content: format!("error: {message}"),
@@ -93,7 +97,7 @@ impl Answer {
         }
     }
 
-    fn into_event(self, id: String, took: Duration) -> Event {
+    pub(super) fn into_event(self, id: String, took: Duration, by: (&str, &str)) -> Event {
         let (exit_code, signal) = match &self.status {
             Some(JobStatus::Exited { exit_code }) => (Some(*exit_code), None),
             Some(JobStatus::TimedOut) => (Some(124), None),
@@ -103,13 +107,14 @@ impl Answer {
         Event::Result {
             id,
             decision: "allow".into(),
-            stage: STAGE.into(),
-            reason: REASON.into(),
+            stage: by.0.into(),
+            reason: by.1.into(),
             rule: None,
             source: None,
             is_error: self.is_error,
             exit_code,
             signal,
+            timed_out: matches!(self.status, Some(JobStatus::TimedOut)),
             truncated: self.truncated,
             duration_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
             content: self.content,
@@ -228,5 +233,5 @@ pub(super) async fn run(
             Err(e) => Answer::error(e),
         },
     };
-    answer.into_event(id, start.elapsed())
+    answer.into_event(id, start.elapsed(), JOBS)
 }

@@ -9,6 +9,9 @@ mod jobs;
 mod lines;
 mod protocol;
 mod server;
+mod term;
+mod term_tools;
+mod terminals;
 mod unread;
 mod utf8;
 
@@ -21,5 +24,9 @@ pub use protocol::{
     ApprovalReply, DEFAULT_MAX_LINE_BYTES, Event, JobInfo, JobStatus, PROTOCOL_VERSION, Request,
     schemas,
 };
-pub use server::{ServeOptions, serve};
+pub use server::{ServeOptions, TERMINAL_SHELL, serve};
+pub use term_tools::{key_bytes, signal_number};
+pub use terminals::{
+    MAX_TERMINAL_WAIT, MAX_TERMINALS, TERMINAL_IDLE, TermRead, TerminalError, Terminals,
+};
 pub use unread::JOB_OUTPUT_BYTES;

@@ -124,6 +124,9 @@ pub enum Event {
         /// The process's exit code (124 on timeout); absent when killed by a signal or not run.
         exit_code: Option<i32>,
         signal: Option<i32>,
+        /// Killed because the call's `timeout_ms` or the profile's wall limit ran out.
+        #[serde(default)]
+        timed_out: bool,
         truncated: bool,
         duration_ms: u64,
         /// What the model should see: output, a truncation notice, `[exit code: N]`.

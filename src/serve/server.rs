@@ -9,6 +9,8 @@ use super::job_tools::{self, JobTool};
 use super::jobs::Jobs;
 use super::lines::{Line, next_line};
 use super::protocol::{ApprovalReply, Event, PROTOCOL_VERSION, Request};
+use super::term_tools::{self, TERMINALS, TermTool};
+use super::terminals::Terminals;
 use crate::exec::Stream;
 use crate::pipeline::{ApprovalAnswer, CallResult, Caller, Observer, Pipeline, ToolCall};
 use crate::setup::Loaded;
@@ -29,19 +31,57 @@ pub struct ServeOptions {
     pub approval_timeout: Duration,
     /// The profile name, announced in the `ready` event.
     pub profile: String,
+    /// A terminal unused for this long is closed.
+    pub terminal_idle: Duration,
 }
 
 fn str_of(v: &Value) -> Option<String> {
     v.as_str().map(str::to_string)
 }
 
+/// The shell a terminal runs: the pipeline decides a `terminal_open` as this command.
+pub const TERMINAL_SHELL: &str = "bash -i";
+
+/// The owner of jobs and terminals: the agent session and the agent within it.
+fn owner_key(session: &str, agent: &str) -> String {
+    serde_json::to_string(&[session, agent]).unwrap_or_default()
+}
+
+/// `terminal_open` in the pipeline's vocabulary: a `Bash` call of [`TERMINAL_SHELL`] whose
+/// `terminal` object tells the executor to run it on a terminal.
+fn terminal_call(input: Map<String, Value>) -> (String, Value) {
+    let mut m = Map::new();
+    m.insert("command".into(), TERMINAL_SHELL.into());
+    m.insert(
+        "description".into(),
+        "an interactive shell on a terminal".into(),
+    );
+    let mut size = Map::new();
+    for (k, v) in input {
+        match k.as_str() {
+            "rows" | "cols" => {
+                size.insert(k, v);
+            }
+            _ => {
+                m.insert(k, v);
+            }
+        }
+    }
+    m.insert("terminal".into(), Value::Object(size));
+    ("Bash".to_string(), Value::Object(m))
+}
+
 /// The served `bash` tool in the pipeline's vocabulary (`Bash`, `timeout` in ms).
 fn pipeline_call(tool: &str, input: Map<String, Value>) -> (String, Value) {
+    if tool == "terminal_open" {
+        return terminal_call(input);
+    }
     if tool != "bash" {
         return (tool.to_string(), Value::Object(input));
     }
     let mut m = Map::new();
-    for (k, v) in input {
+    // Only `terminal_open` opens a terminal.
+    for (k, v) in input.into_iter().filter(|(k, _)| k != "terminal") {
         let key = if k == "timeout_ms" {
             "timeout".to_string()
         } else {
@@ -61,6 +101,7 @@ struct Session {
     running: Arc<Mutex<HashMap<String, oneshot::Sender<()>>>>,
     /// The background jobs the executor started for this session.
     jobs: Arc<Jobs>,
+    terminals: Arc<Terminals>,
     workspace: std::path::PathBuf,
     tasks: tokio::task::JoinSet<()>,
 }
@@ -148,19 +189,21 @@ impl Session {
         if busy {
             return self.error(Some(id), "a call with this id is already in flight");
         }
-        let owner = session.unwrap_or_default();
+        let session = session.unwrap_or_default();
+        let agent = agent.unwrap_or_default();
+        let owner = owner_key(&session, &agent);
         if let Some(t) = JobTool::parse(tool) {
             return self.job_call(id, t, input, owner);
+        }
+        if let Some(t) = TermTool::parse(tool) {
+            return self.term_call(id, t, input, owner);
         }
         let cancel = self.executor.register_cancel(&id);
         if let Ok(mut m) = self.running.lock() {
             m.insert(id.clone(), cancel);
         }
         let (tool, input) = pipeline_call(tool, input);
-        let caller = Caller {
-            session: owner.clone(),
-            agent: agent.unwrap_or_default(),
-        };
+        let caller = Caller { session, agent };
         let cwd = cwd
             .map(|c| self.workspace.join(c))
             .unwrap_or_else(|| self.workspace.clone());
@@ -170,6 +213,7 @@ impl Session {
         let events = self.events.clone();
         let running = self.running.clone();
         let jobs = self.jobs.clone();
+        let terminals = self.terminals.clone();
         self.tasks.spawn(async move {
             let d = pipeline.decide(&call);
             let _closed = events.send(Event::Decision {
@@ -187,7 +231,11 @@ impl Session {
                 m.remove(&id);
             }
             if let Some(job) = r.exec.as_ref().and_then(|x| x.job.as_deref()) {
-                jobs.set_owner(job, &owner);
+                if terminals.knows(job) {
+                    terminals.set_owner(job, &owner);
+                } else {
+                    jobs.set_owner(job, &owner);
+                }
             }
             let _closed = events.send(result_event(id, &r));
         });
@@ -199,7 +247,7 @@ impl Session {
         if let Ok(mut m) = self.running.lock() {
             m.insert(id.clone(), cancel);
         }
-        let _closed = self.events.send(job_tools::decision(&id));
+        let _closed = self.events.send(job_tools::decision(&id, job_tools::JOBS));
         let jobs = self.jobs.clone();
         let events = self.events.clone();
         let running = self.running.clone();
@@ -215,12 +263,35 @@ impl Session {
         });
     }
 
+    /// A terminal tool call: answered by the session from its terminals.
+    fn term_call(&mut self, id: String, tool: TermTool, input: Map<String, Value>, owner: String) {
+        let (cancel, stop) = oneshot::channel::<()>();
+        if let Ok(mut m) = self.running.lock() {
+            m.insert(id.clone(), cancel);
+        }
+        let _closed = self.events.send(job_tools::decision(&id, TERMINALS));
+        let terminals = self.terminals.clone();
+        let events = self.events.clone();
+        let running = self.running.clone();
+        self.tasks.spawn(async move {
+            let stop = async {
+                let _fired = stop.await;
+            };
+            let ev = term_tools::run(&terminals, tool, id.clone(), input, &owner, stop).await;
+            if let Ok(mut m) = running.lock() {
+                m.remove(&id);
+            }
+            let _closed = events.send(ev);
+        });
+    }
+
     /// Stdin closed: deny every pending approval, cancel every call, wait for their results.
     async fn shutdown(mut self) {
         if let Ok(mut m) = self.pending.lock() {
             m.clear();
         }
         self.jobs.close();
+        self.terminals.close();
         if let Ok(mut m) = self.running.lock() {
             for (_, c) in m.drain() {
                 let _gone = c.send(());
@@ -228,6 +299,7 @@ impl Session {
         }
         while self.tasks.join_next().await.is_some() {}
         self.jobs.wait_all().await;
+        self.terminals.wait_all().await;
     }
 }
 
@@ -260,6 +332,7 @@ fn result_event(id: String, r: &CallResult) -> Event {
         is_error: r.is_error,
         exit_code,
         signal,
+        timed_out: r.exec.as_ref().is_some_and(|x| x.timed_out),
         truncated,
         duration_ms: u64::try_from(r.duration.as_millis()).unwrap_or(u64::MAX),
         content,
@@ -331,7 +404,8 @@ where
     let executor = Arc::new(
         SandboxExecutor::new(loaded.sandbox.clone(), loaded.workspace.clone())
             .with_sink(sink)
-            .with_net_approval(net_approval),
+            .with_net_approval(net_approval)
+            .with_terminal_idle(opts.terminal_idle),
     );
     let approval = Arc::new(ProtocolApproval {
         events: tx.clone(),
@@ -347,6 +421,7 @@ where
         builder = builder.observer(o);
     }
     let jobs = executor.jobs();
+    let terminals = executor.terminals();
     let mut session = Session {
         pipeline: Arc::new(builder.build()),
         executor,
@@ -354,6 +429,7 @@ where
         pending,
         running: Arc::new(Mutex::new(HashMap::new())),
         jobs,
+        terminals,
         workspace: loaded.workspace.clone(),
         tasks: tokio::task::JoinSet::new(),
     };

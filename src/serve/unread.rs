@@ -36,6 +36,16 @@ impl Unread {
         (text, std::mem::take(&mut self.dropped))
     }
 
+    /// Whether the unread bytes hold `needle`.
+    pub(super) fn contains(&mut self, needle: &[u8]) -> bool {
+        !needle.is_empty()
+            && self
+                .bytes
+                .make_contiguous()
+                .windows(needle.len())
+                .any(|w| w == needle)
+    }
+
     pub(super) fn is_empty(&self) -> bool {
         self.bytes.is_empty()
     }

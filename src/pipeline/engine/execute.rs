@@ -81,6 +81,7 @@ impl Pipeline {
                     signal: o.signal,
                     duration_ms: u64::try_from(o.duration.as_millis()).unwrap_or(u64::MAX),
                     truncated: o.truncated,
+                    timed_out: o.timed_out,
                     enforcement: o.enforcement,
                     job: o.job,
                     network: o.network,
