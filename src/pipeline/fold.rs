@@ -17,6 +17,15 @@ pub fn within_folded(path: &Path, root: &Path) -> bool {
     if path.starts_with(root) {
         return true;
     }
+    let (p, r) = (path.as_os_str().as_bytes(), root.as_os_str().as_bytes());
+    // The common case, both ASCII: a byte comparison, no allocation (every path a call names
+    // meets every hidden and read-only entry).
+    if p.is_ascii() && r.is_ascii() {
+        let boundary = p.len() == r.len() || p.get(r.len()) == Some(&b'/') || r == b"/";
+        if p.len() < r.len() || !boundary || !p[..r.len()].eq_ignore_ascii_case(r) {
+            return false;
+        }
+    }
     let Some(prefix) = case_variant_prefix(path, root) else {
         return false;
     };
