@@ -181,8 +181,12 @@ impl Wrap {
             Some(p) => p.clone(),
             None => std::env::current_exe().map_err(|e| format!("cannot find sbx itself: {e}"))?,
         };
+        // The profile the decision was made with, named as `Profile::load` took it: a file only
+        // when the name is a path (a file in the session's directory named like a built-in
+        // would otherwise become the profile the command runs under).
+        let is_path = opts.profile.contains('/') || opts.profile.ends_with(".toml");
         let profile = match std::fs::canonicalize(&opts.profile) {
-            Ok(p) if p.is_file() => p.to_string_lossy().into_owned(),
+            Ok(p) if is_path && p.is_file() => p.to_string_lossy().into_owned(),
             Ok(_) | Err(_) => opts.profile.clone(),
         };
         Ok(Self {

@@ -56,15 +56,18 @@ fn terminal_call(input: Map<String, Value>) -> (String, Value) {
         "description".into(),
         "an interactive shell on a terminal".into(),
     );
+    // The shell is sbx's to name: only the size and the working directory come from the
+    // caller (a `command` here would open a terminal on a program the gate never saw).
     let mut size = Map::new();
     for (k, v) in input {
         match k.as_str() {
             "rows" | "cols" => {
                 size.insert(k, v);
             }
-            _ => {
+            "workdir" => {
                 m.insert(k, v);
             }
+            _ => {}
         }
     }
     m.insert("terminal".into(), Value::Object(size));
@@ -77,6 +80,9 @@ fn pipeline_call(tool: &str, input: Map<String, Value>) -> (String, Value) {
         return terminal_call(input);
     }
     if tool != "bash" {
+        // Only `terminal_open` opens a terminal, whatever tool name a call uses.
+        let mut input = input;
+        input.remove("terminal");
         return (tool.to_string(), Value::Object(input));
     }
     let mut m = Map::new();
