@@ -14,13 +14,16 @@ use std::path::{Component, Path, PathBuf};
 /// `path` is `root` or lies beneath it, by bytes or, where the file system folds case, by a
 /// case variant of `root`'s components.
 pub fn within_folded(path: &Path, root: &Path) -> bool {
-    if path.starts_with(root) {
-        return true;
-    }
+    path.starts_with(root) || case_variant_within(path, path.as_os_str().is_ascii(), root)
+}
+
+/// `path` lies at or beneath a case variant of `root` (not `root` itself) that the file
+/// system takes for `root`. `ascii`: whether `path` is ASCII, known to the caller.
+pub fn case_variant_within(path: &Path, ascii: bool, root: &Path) -> bool {
     let (p, r) = (path.as_os_str().as_bytes(), root.as_os_str().as_bytes());
     // The common case, both ASCII: a byte comparison, no allocation (every path a call names
     // meets every hidden and read-only entry).
-    if p.is_ascii() && r.is_ascii() {
+    if ascii && r.is_ascii() {
         let boundary = p.len() == r.len() || p.get(r.len()) == Some(&b'/') || r == b"/";
         if p.len() < r.len() || !boundary || !p[..r.len()].eq_ignore_ascii_case(r) {
             return false;

@@ -248,10 +248,11 @@ impl Listener for ReadOnlyFastPath {
         let readable = |p: &std::path::Path| {
             let fs = &cx.profile.fs;
             (path_within(p, &cx.floor.workspace) || fs.read.iter().any(|e| path_within(p, &e.path)))
+                && !fs.deny_read.iter().any(|e| path_within(p, &e.path))
                 && !fs
                     .deny_read
                     .iter()
-                    .any(|e| super::fold::within_folded(p, &e.path))
+                    .any(|e| super::fold::case_variant_within(p, p.as_os_str().is_ascii(), &e.path))
         };
         let ok = match cx.access {
             Access::Bash(b) => b.read_only(),

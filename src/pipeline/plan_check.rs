@@ -8,7 +8,7 @@
 #![forbid(unsafe_code)]
 
 use super::access::Access;
-use super::fold::{fold, within_folded};
+use super::fold::{case_variant_within, fold, within_folded};
 use crate::capability::{CapabilitySet, Origin, PathEntry, path_within};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -65,7 +65,12 @@ fn within<'a>(path: &Path, entries: &'a [PathEntry]) -> Option<&'a PathEntry> {
 /// [`within`] for a list that takes away (hidden or read-only paths): a case variant of an
 /// entry counts where the file system folds case.
 fn within_denied<'a>(path: &Path, entries: &'a [PathEntry]) -> Option<&'a PathEntry> {
-    within(path, entries).or_else(|| entries.iter().find(|e| within_folded(path, &e.path)))
+    within(path, entries).or_else(|| {
+        let ascii = path.as_os_str().is_ascii();
+        entries
+            .iter()
+            .find(|e| case_variant_within(path, ascii, &e.path))
+    })
 }
 
 /// The entries of a list as `path (origin)`, at most four.
