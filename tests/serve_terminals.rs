@@ -42,11 +42,23 @@ fn open(s: &mut Server, id: &str) -> String {
     ));
     let r = settle(s, id, "allow-once");
     assert_eq!(r["is_error"], false, "{r}");
-    r["job_id"]
+    let t = r["job_id"]
         .as_str()
         .filter(|t| t.starts_with("term-"))
         .unwrap_or_else(|| panic!("no terminal id: {r}"))
-        .to_string()
+        .to_string();
+    // As a person at a terminal does, type once the shell has shown its first output (its
+    // prompt): keys sent while it starts may meet a line discipline it has not set up yet.
+    let mut first = String::new();
+    for n in 0..30 {
+        let input = json!({"terminal_id": t, "wait_ms": 20000});
+        let r = tool(s, &format!("{id}-ready-{n}"), "terminal_read", input);
+        first.push_str(r["content"].as_str().unwrap_or_default());
+        if !first.is_empty() {
+            return t;
+        }
+    }
+    panic!("the shell printed nothing: {first}")
 }
 
 fn tool(s: &mut Server, id: &str, name: &str, input: Value) -> Value {
