@@ -120,7 +120,9 @@ fn an_interactive_program_answers_a_prompt() {
         &mut s,
         &t,
         "s1",
-        "read -p 'your name? ' N; echo \"hello\"-$N",
+        // The prompt's text is not in the echo of the line typed (`$Q`), so that only the
+        // prompt itself is waited for.
+        "Q=name; read -p \"your $Q? \" N; echo \"hello\"-$N",
     );
     read_until(&mut s, &t, "r1", "your name? ");
     type_line(&mut s, &t, "s2", "terminal-user");
