@@ -136,27 +136,38 @@ pub fn serve(a: ServeArgs) -> ExitCode {
         profile: a.profile,
         terminal_idle: Duration::from_secs_f64(a.terminal_idle.clamp(0.0, 31_536_000.0)),
     };
+    run_session("serve", || {
+        serve_session(
+            &loaded,
+            &opts,
+            observers,
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+        )
+    })
+}
+
+/// Run a `serve` or `mcp` session on a runtime of its own: exit 125 when the runtime cannot
+/// start, 1 when the session fails, each with its cause on stderr.
+pub fn run_session<F, E>(name: &str, session: impl FnOnce() -> F) -> ExitCode
+where
+    F: std::future::Future<Output = Result<(), E>>,
+    E: std::fmt::Display,
+{
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("sbx serve: cannot start the runtime: {e}");
+            eprintln!("sbx {name}: cannot start the runtime: {e}");
             return ExitCode::from(125);
         }
     };
-    let done = rt.block_on(serve_session(
-        &loaded,
-        &opts,
-        observers,
-        tokio::io::stdin(),
-        tokio::io::stdout(),
-    ));
-    match done {
+    match rt.block_on(session()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("sbx serve: {e}");
+            eprintln!("sbx {name}: {e}");
             ExitCode::from(1)
         }
     }

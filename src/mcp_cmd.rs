@@ -1,5 +1,5 @@
 //! The `mcp` subcommand: argument parsing only.
-use crate::adapters::load_session;
+use crate::adapters::{load_session, run_session};
 use clap::Args;
 use sbx::mcp::{DEFAULT_MAX_OUTPUT_BYTES, McpOptions, serve_mcp};
 use std::path::PathBuf;
@@ -49,28 +49,13 @@ pub fn mcp(a: McpArgs) -> ExitCode {
         terminal_idle: Duration::from_secs_f64(a.terminal_idle.clamp(0.0, 31_536_000.0)),
         host_timeout: Duration::from_secs_f64(a.host_timeout.clamp(0.0, 86_400.0)),
     };
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("sbx mcp: cannot start the runtime: {e}");
-            return ExitCode::from(125);
-        }
-    };
-    let done = rt.block_on(serve_mcp(
-        &loaded,
-        &opts,
-        observers,
-        tokio::io::stdin(),
-        tokio::io::stdout(),
-    ));
-    match done {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("sbx mcp: {e}");
-            ExitCode::from(1)
-        }
-    }
+    run_session("mcp", || {
+        serve_mcp(
+            &loaded,
+            &opts,
+            observers,
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+        )
+    })
 }
