@@ -97,6 +97,98 @@ fn string_token(rest: &str, q: char) -> (&str, &str) {
     (rest, "")
 }
 
+/// The `[filesystem]` arrays that [`digest_filesystem`] takes out of a built-in's text, in the
+/// order of their record keys (src/profile/load.rs reads the same list).
+const FS_ARRAYS: [&str; 5] = ["read", "write", "execute", "deny_read", "deny_write"];
+
+/// A stripped built-in split in two: the text with its `[filesystem]` arrays emptied (their
+/// line breaks kept, so every other line keeps its number), and the entries of those arrays as
+/// records `KEY LINE VALUE`, one per line. The arrays hold almost all of a built-in's entries;
+/// reading a record costs a fraction of parsing the TOML string with its span. An array with
+/// anything but literal strings in it (a basic string, a comment) stays in the text. The test
+/// `builtins_parse_the_same_without_comments` checks that both halves load to the profile the
+/// file in `profiles/` parses to, origins included.
+fn digest_filesystem(text: &str) -> (String, String) {
+    let mut out = String::with_capacity(text.len());
+    let mut records = String::new();
+    let mut in_filesystem = false;
+    let mut line_no = 1;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let end = rest.find('\n').map_or(rest.len(), |i| i + 1);
+        let line = &rest[..end];
+        if line.starts_with('[') {
+            in_filesystem = line.trim_end() == "[filesystem]";
+        }
+        let array = in_filesystem
+            .then(|| fs_array_start(line))
+            .flatten()
+            .and_then(|(key, open)| {
+                let start = line.len() - open.len();
+                literal_array(&rest[start..], line_no).map(|a| (key, start, a))
+            });
+        match array {
+            Some((key, start, (entries, len, breaks))) => {
+                out.push_str(&rest[..start]);
+                out.push('[');
+                out.extend(std::iter::repeat_n('\n', breaks));
+                out.push(']');
+                for (line, value) in entries {
+                    records.push_str(&format!("{key} {line} {value}\n"));
+                }
+                line_no += breaks;
+                rest = &rest[start + len..];
+            }
+            None => {
+                out.push_str(line);
+                line_no += line.ends_with('\n') as usize;
+                rest = &rest[end..];
+            }
+        }
+    }
+    (out, records)
+}
+
+/// For a line `KEY = [...` naming one of [`FS_ARRAYS`]: the key's index and the line from
+/// its `[` on.
+fn fs_array_start(line: &str) -> Option<(usize, &str)> {
+    let (key, value) = line.split_once('=')?;
+    let key = FS_ARRAYS.iter().position(|k| *k == key.trim())?;
+    let value = value.trim_start_matches([' ', '\t']);
+    value.starts_with('[').then_some((key, value))
+}
+
+/// An array of literal strings at the start of `text` (from its `[`): each string with its
+/// line, the array's length in bytes and its line breaks; `None` for anything else.
+type LiteralArray = (Vec<(usize, String)>, usize, usize);
+
+fn literal_array(text: &str, mut line: usize) -> Option<LiteralArray> {
+    let first = line;
+    let mut entries = Vec::new();
+    let mut i = 1;
+    let b = text.as_bytes();
+    while i < b.len() {
+        match b[i] {
+            b' ' | b'\t' | b'\r' | b',' => i += 1,
+            b'\n' => {
+                line += 1;
+                i += 1;
+            }
+            b']' => return Some((entries, i + 1, line - first)),
+            b'\'' if !text[i..].starts_with("'''") => {
+                let len = text[i + 1..].find(['\'', '\n'])?;
+                if b[i + 1 + len] != b'\'' {
+                    return None;
+                }
+                entries.push((line, text[i + 1..i + 1 + len].to_string()));
+                i += len + 2;
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
 fn write_builtins(dir: &str) {
     let Ok(out) = std::env::var("OUT_DIR") else {
         return;
@@ -117,12 +209,24 @@ fn write_builtins(dir: &str) {
                 && let Ok(text) = std::fs::read_to_string(&path)
             {
                 println!("cargo:rerun-if-changed={}", path.display());
-                let to = dst.join(e.file_name());
-                if let Err(err) = std::fs::write(&to, strip_comments(&text)) {
-                    panic!("cannot write {}: {err}", to.display());
+                let stripped = strip_comments(&text);
+                if sub == "profiles" {
+                    let (digested, records) = digest_filesystem(&stripped);
+                    write(
+                        &dst.join(e.file_name()).with_extension("digest.toml"),
+                        &digested,
+                    );
+                    write(&dst.join(e.file_name()).with_extension("records"), &records);
                 }
+                write(&dst.join(e.file_name()), &stripped);
             }
         }
+    }
+}
+
+fn write(to: &Path, text: &str) {
+    if let Err(err) = std::fs::write(to, text) {
+        panic!("cannot write {}: {err}", to.display());
     }
 }
 

@@ -11,7 +11,7 @@ pub(crate) struct LineIndex {
 impl LineIndex {
     pub(crate) fn new(text: &str) -> Self {
         Self {
-            newlines: text.match_indices('\n').map(|(i, _)| i).collect(),
+            newlines: memchr::memchr_iter(b'\n', text.as_bytes()).collect(),
         }
     }
 

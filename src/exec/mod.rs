@@ -116,10 +116,33 @@ pub(crate) fn home_dir() -> PathBuf {
 /// The home directory of this process's user in the password database, which programs that
 /// ignore `HOME` (ssh among them) take for theirs.
 fn account_home() -> Option<PathBuf> {
-    nix::unistd::User::from_uid(nix::unistd::geteuid())
+    let uid = nix::unistd::geteuid().as_raw();
+    // /etc/passwd first: the name service would read it too, after looking for nscd and
+    // reading nsswitch.conf on every run. Accounts it does not list (LDAP, sssd) are asked
+    // of the name service.
+    let listed = std::fs::read("/etc/passwd")
         .ok()
-        .flatten()
-        .map(|u| u.dir)
+        .and_then(|text| passwd_home(&text, uid));
+    listed.or_else(|| {
+        nix::unistd::User::from_uid(uid.into())
+            .ok()
+            .flatten()
+            .map(|u| u.dir)
+    })
+}
+
+/// The home directory of `uid` in a passwd(5) text: the sixth field of the first line whose
+/// third is `uid`.
+fn passwd_home(text: &[u8], uid: u32) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let uid = uid.to_string();
+    text.split(|b| *b == b'\n').find_map(|line| {
+        let mut fields = line.split(|b| *b == b':');
+        (fields.nth(2)? == uid.as_bytes())
+            .then(|| fields.nth(2))
+            .flatten()
+            .map(|home| PathBuf::from(std::ffi::OsStr::from_bytes(home)))
+    })
 }
 
 impl Sandbox {
@@ -408,4 +431,29 @@ fn places(req: &RunRequest) -> Result<(PathBuf, PathBuf), RunError> {
         .filter(|c| c.starts_with(&workspace))
         .unwrap_or_else(|| workspace.clone());
     Ok((workspace, cwd))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::passwd_home;
+    use std::path::PathBuf;
+
+    #[test]
+    fn passwd_home_is_the_first_line_with_the_uid() {
+        let text = b"root:x:0:0:root:/root:/bin/bash\n+::::::\nu:x:1000:1000:A, B:/home/u:/bin/sh\nv:x:1000:1:v:/home/v:/bin/sh";
+        assert_eq!(passwd_home(text, 0), Some(PathBuf::from("/root")));
+        assert_eq!(passwd_home(text, 1000), Some(PathBuf::from("/home/u")));
+        assert_eq!(passwd_home(text, 100), None);
+        assert_eq!(passwd_home(b"short:x:7", 7), None);
+    }
+
+    #[test]
+    fn passwd_home_agrees_with_the_name_service() {
+        let uid = nix::unistd::geteuid();
+        let nss = nix::unistd::User::from_uid(uid).unwrap().map(|u| u.dir);
+        let text = std::fs::read("/etc/passwd").unwrap();
+        if let Some(listed) = passwd_home(&text, uid.as_raw()) {
+            assert_eq!(Some(listed), nss);
+        }
+    }
 }

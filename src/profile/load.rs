@@ -21,6 +21,44 @@ macro_rules! builtin_text {
     };
 }
 
+/// A built-in as build.rs digests it: its text with the `[filesystem]` arrays emptied, and
+/// their entries as records (`KEY LINE VALUE` lines, KEY an index into [`FS_ARRAYS`]).
+macro_rules! builtin_digest {
+    ($name:literal) => {
+        (
+            $name,
+            include_str!(concat!(
+                env!("OUT_DIR"),
+                "/profiles/",
+                $name,
+                ".digest.toml"
+            )),
+            include_str!(concat!(env!("OUT_DIR"), "/profiles/", $name, ".records")),
+        )
+    };
+}
+
+/// The built-ins as loaded: the same profiles as [`BUILTIN`], their path lists read from
+/// records instead of TOML (build.rs `digest_filesystem`).
+const DIGESTED: &[(&str, &str, &str)] = &[
+    builtin_digest!("base"),
+    builtin_digest!("read-only"),
+    builtin_digest!("workspace"),
+    builtin_digest!("workspace-net"),
+    builtin_digest!("workspace-registries"),
+    builtin_digest!("strict"),
+    builtin_digest!("ci"),
+];
+
+/// The `[filesystem]` path lists, in the order of the records' keys (build.rs `FS_ARRAYS`).
+const FS_ARRAYS: [&str; 5] = [
+    "filesystem.read",
+    "filesystem.write",
+    "filesystem.execute",
+    "filesystem.deny_read",
+    "filesystem.deny_write",
+];
+
 /// Built-in profiles, compiled into the binary (without comments: `profiles/` explains them).
 pub const BUILTIN: &[(&str, &str)] = &[
     ("base", builtin_text!("base.toml")),
@@ -78,6 +116,10 @@ impl Source {
     }
 
     fn origin(&self, span: std::ops::Range<usize>, key: &str) -> Origin {
+        self.origin_at(self.lines.line(span.start), key)
+    }
+
+    fn origin_at(&self, line: usize, key: &str) -> Origin {
         let mut keys = self.keys.borrow_mut();
         let key = match keys.iter().find(|k| &***k == key) {
             Some(k) => Arc::clone(k),
@@ -88,7 +130,7 @@ impl Source {
         };
         Origin {
             source: Arc::clone(&self.name),
-            line: self.lines.line(span.start),
+            line,
             key,
         }
     }
@@ -115,14 +157,15 @@ impl Profile {
             let name = path.display().to_string();
             Self::parse_depth(&name, &text, depth)
         } else {
-            let text = BUILTIN
+            let (text, records) = DIGESTED
                 .iter()
-                .find(|(n, _)| *n == name_or_path)
-                .map(|(_, t)| *t)
+                .find(|(n, _, _)| *n == name_or_path)
+                .map(|(_, t, r)| (*t, *r))
                 .ok_or_else(|| ProfileError::Unknown {
                     name: name_or_path.into(),
                 })?;
-            let mut p = Self::parse_depth(&format!("builtin:{name_or_path}"), text, depth)?;
+            let source = format!("builtin:{name_or_path}");
+            let mut p = Self::parse_records(&source, text, records, depth)?;
             p.bring_builtin_policy(name_or_path);
             Ok(p)
         }
@@ -134,6 +177,16 @@ impl Profile {
     }
 
     fn parse_depth(source_name: &str, text: &str, depth: usize) -> Result<Profile, ProfileError> {
+        Self::parse_records(source_name, text, "", depth)
+    }
+
+    /// [`Self::parse_depth`] with path-list entries given as records besides the text.
+    fn parse_records(
+        source_name: &str,
+        text: &str,
+        records: &str,
+        depth: usize,
+    ) -> Result<Profile, ProfileError> {
         let src = Source::new(source_name, text);
         let raw: RawProfile = toml::from_str(text).map_err(|e| ProfileError::Parse {
             source_name: source_name.into(),
@@ -159,6 +212,7 @@ impl Profile {
             }
         }
         apply_filesystem(&mut p, raw.filesystem, &src)?;
+        apply_records(&mut p, records, &src)?;
         if let Some(n) = raw.network {
             super::network::apply_network(&mut p, n, source_name, &|span, key| {
                 src.origin(span, key)
@@ -292,6 +346,53 @@ fn apply_filesystem(p: &mut Profile, fs: RawFs, src: &Source) -> Result<(), Prof
         );
     }
     Ok(())
+}
+
+/// Append path-list entries given as records (`KEY LINE VALUE` lines) as
+/// [`apply_filesystem`] appends those of the TOML arrays.
+fn apply_records(p: &mut Profile, records: &str, src: &Source) -> Result<(), ProfileError> {
+    let mut rest = records;
+    while let Some(end) = memchr::memchr(b'\n', rest.as_bytes()) {
+        let record = &rest[..end];
+        rest = &rest[end + 1..];
+        let (key, line, value) = record_fields(record).ok_or_else(|| bad_record(src, record))?;
+        let pat = PathPattern {
+            pattern: value.to_string(),
+            origin: src.origin_at(line, FS_ARRAYS[key]),
+        };
+        validate_pattern(&pat)?;
+        let dst = match key {
+            0 => &mut p.read,
+            1 => &mut p.write,
+            2 => &mut p.execute,
+            3 => &mut p.deny_read,
+            _ => &mut p.deny_write,
+        };
+        dst.push(pat);
+    }
+    Ok(())
+}
+
+/// A record's key (an index into [`FS_ARRAYS`]), line and value.
+fn record_fields(record: &str) -> Option<(usize, usize, &str)> {
+    let b = record.as_bytes();
+    let first = memchr::memchr(b' ', b)?;
+    let second = first + 1 + memchr::memchr(b' ', &b[first + 1..])?;
+    let key = record[..first]
+        .parse()
+        .ok()
+        .filter(|k| *k < FS_ARRAYS.len())?;
+    let line = record[first + 1..second].parse().ok()?;
+    Some((key, line, &record[second + 1..]))
+}
+
+fn bad_record(src: &Source, record: &str) -> ProfileError {
+    ProfileError::Invalid {
+        source_name: src.name.to_string(),
+        line: 0,
+        key: "filesystem".into(),
+        message: format!("malformed built-in record `{record}`"),
+    }
 }
 
 /// Apply one file's `[limits]` table: each limit it sets replaces the parent's.
@@ -469,10 +570,9 @@ fn validate_pattern(p: &PathPattern) -> Result<(), ProfileError> {
         )));
     }
     let mut rest = s;
-    while let Some(i) = rest.find('{') {
+    while let Some(i) = memchr::memchr(b'{', rest.as_bytes()) {
         let tail = &rest[i..];
-        let end = tail
-            .find('}')
+        let end = memchr::memchr(b'}', tail.as_bytes())
             .ok_or_else(|| bad(format!("unclosed `{{` in `{s}`")))?;
         let var = &tail[..=end];
         if !matches!(var, "{workspace}" | "{home}" | "{tmp}") {
@@ -534,7 +634,18 @@ mod tests {
             let a = Profile::parse_depth(&source, &file, 0).unwrap();
             let b = Profile::parse_depth(&source, embedded, 0).unwrap();
             assert_eq!(format!("{a:?}"), format!("{b:?}"), "{name}");
+            let (_, text, records) = DIGESTED.iter().find(|(n, _, _)| n == name).unwrap();
+            assert_eq!(
+                text.lines().count(),
+                file.lines().count(),
+                "{name}: lines kept"
+            );
+            let c = Profile::parse_records(&source, text, records, 0).unwrap();
+            assert_eq!(format!("{a:?}"), format!("{c:?}"), "{name}: digested");
         }
+        // The digest takes out the long lists, which is what it is for.
+        let (_, text, records) = DIGESTED.iter().find(|(n, _, _)| *n == "base").unwrap();
+        assert!(records.lines().count() > 100 && !text.contains("/.ssh"));
         let env = crate::policy::PolicyEnv {
             workspace: "/w".into(),
             home: "/h".into(),
