@@ -435,6 +435,7 @@ fn places(req: &RunRequest) -> Result<(PathBuf, PathBuf), RunError> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::passwd_home;
     use std::path::PathBuf;
 
