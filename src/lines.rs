@@ -11,7 +11,11 @@ pub(crate) struct LineIndex {
 impl LineIndex {
     pub(crate) fn new(text: &str) -> Self {
         Self {
-            newlines: memchr::memchr_iter(b'\n', text.as_bytes()).collect(),
+            newlines: text
+                .bytes()
+                .enumerate()
+                .filter_map(|(i, b)| (b == b'\n').then_some(i))
+                .collect(),
         }
     }
 
@@ -21,9 +25,24 @@ impl LineIndex {
     }
 }
 
+/// The first `byte` in `text`. A plain loop: `str::find` sets up a searcher on each call, which
+/// costs more than the short paths searched here, and the memchr crate detects CPU features
+/// at first use with `cpuid`, which traps under virtualisation and cost more than all the
+/// searches of a run.
+pub(crate) fn find_byte(byte: u8, text: &[u8]) -> Option<usize> {
+    text.iter().position(|b| *b == byte)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::LineIndex;
+    use super::{LineIndex, find_byte};
+
+    #[test]
+    fn find_byte_finds_the_first() {
+        assert_eq!(find_byte(b'{', b"/a/{home}/{x}"), Some(3));
+        assert_eq!(find_byte(b'{', b""), None);
+        assert_eq!(find_byte(b'\n', b"abc"), None);
+    }
 
     #[test]
     fn lines_agree_with_counting() {

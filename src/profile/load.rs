@@ -352,7 +352,7 @@ fn apply_filesystem(p: &mut Profile, fs: RawFs, src: &Source) -> Result<(), Prof
 /// [`apply_filesystem`] appends those of the TOML arrays.
 fn apply_records(p: &mut Profile, records: &str, src: &Source) -> Result<(), ProfileError> {
     let mut rest = records;
-    while let Some(end) = memchr::memchr(b'\n', rest.as_bytes()) {
+    while let Some(end) = crate::lines::find_byte(b'\n', rest.as_bytes()) {
         let record = &rest[..end];
         rest = &rest[end + 1..];
         let (key, line, value) = record_fields(record).ok_or_else(|| bad_record(src, record))?;
@@ -376,8 +376,8 @@ fn apply_records(p: &mut Profile, records: &str, src: &Source) -> Result<(), Pro
 /// A record's key (an index into [`FS_ARRAYS`]), line and value.
 fn record_fields(record: &str) -> Option<(usize, usize, &str)> {
     let b = record.as_bytes();
-    let first = memchr::memchr(b' ', b)?;
-    let second = first + 1 + memchr::memchr(b' ', &b[first + 1..])?;
+    let first = crate::lines::find_byte(b' ', b)?;
+    let second = first + 1 + crate::lines::find_byte(b' ', &b[first + 1..])?;
     let key = record[..first]
         .parse()
         .ok()
@@ -570,9 +570,9 @@ fn validate_pattern(p: &PathPattern) -> Result<(), ProfileError> {
         )));
     }
     let mut rest = s;
-    while let Some(i) = memchr::memchr(b'{', rest.as_bytes()) {
+    while let Some(i) = crate::lines::find_byte(b'{', rest.as_bytes()) {
         let tail = &rest[i..];
-        let end = memchr::memchr(b'}', tail.as_bytes())
+        let end = crate::lines::find_byte(b'}', tail.as_bytes())
             .ok_or_else(|| bad(format!("unclosed `{{` in `{s}`")))?;
         let var = &tail[..=end];
         if !matches!(var, "{workspace}" | "{home}" | "{tmp}") {

@@ -271,7 +271,7 @@ fn substitute_values(s: &str, values: [&str; 3]) -> String {
     let keys = ["{workspace}", "{home}", "{tmp}"];
     let mut out = String::with_capacity(s.len() + 64);
     let mut rest = s;
-    while let Some(i) = memchr::memchr(b'{', rest.as_bytes()) {
+    while let Some(i) = crate::lines::find_byte(b'{', rest.as_bytes()) {
         out.push_str(&rest[..i]);
         let tail = &rest[i..];
         match keys.iter().zip(&values).find(|(k, _)| tail.starts_with(*k)) {
