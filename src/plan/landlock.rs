@@ -3,9 +3,8 @@
 #![forbid(unsafe_code)]
 
 use super::{DirLister, Layer, LayerStatus, MountStep, Namespaces, PlanInput, missing};
-use crate::capability::{NetworkMode, Origin, PathEntry};
+use crate::capability::{NetworkMode, Origin, PathEntry, Protection};
 use crate::host::{Availability, LANDLOCK_ABI};
-use crate::profile::Protection;
 use serde::Serialize;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

@@ -28,24 +28,17 @@ pub use types::{
     TreeKill,
 };
 
-use crate::capability::{CapabilitySet, NetworkMode, Origin};
+use crate::capability::{CapabilitySet, EnvPolicy, NetworkMode, Protection};
 use crate::host::{Availability, Host};
-use crate::profile::Protection;
-use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Inputs to [`plan`] besides the capability set.
+/// What [`plan`] plans: a capability set (which carries everything the plan takes from the
+/// profile, with its origins) on a host.
 pub struct PlanInput<'a> {
     /// The capability set.
     pub caps: &'a CapabilitySet,
     /// What the host offers.
     pub host: &'a Host,
-    /// The protections the profile requires, and where.
-    pub requires: &'a [(Protection, Origin)],
-    /// Where each extra denied syscall was set.
-    pub extra_syscall_origins: &'a [(String, Origin)],
-    /// Where each limit was set (`timeout`, `memory`, ...).
-    pub limit_origins: &'a BTreeMap<String, Origin>,
     /// The sandbox's temporary directory as the command sees it.
     pub tmp: &'a Path,
 }
@@ -107,6 +100,17 @@ fn network_layer(caps: &CapabilitySet, net_ns: bool, why_no_ns: &str, tcp_held: 
         name: "network".into(),
         status,
         detail,
+    }
+}
+
+/// `TMPDIR` names `tmp`. A profile's own `TMPDIR` is kept only where `/tmp` is the run's
+/// private tmpfs; elsewhere `tmp` is a fresh directory of this run and nothing else will do.
+fn set_tmpdir(env: &mut EnvPolicy, caps: &CapabilitySet, namespaces: &Namespaces, tmp: &Path) {
+    let tmp = tmp.display().to_string();
+    if namespaces.mount && caps.isolation.private_tmp {
+        env.set.entry("TMPDIR".into()).or_insert(tmp);
+    } else {
+        env.set.insert("TMPDIR".into(), tmp);
     }
 }
 
@@ -228,7 +232,8 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
     });
 
     // Required protections.
-    for (p, _) in input.requires {
+    for r in &caps.requires {
+        let p = &r.protection;
         if let Some((_, reason, fix)) = gaps.iter().find(|(g, _, _)| g == p) {
             if *p == Protection::UserNamespace && host.euid == 0 && ns_ok {
                 continue;
@@ -242,9 +247,7 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
     }
 
     let mut env = caps.env.clone();
-    env.set
-        .entry("TMPDIR".into())
-        .or_insert_with(|| tmp.display().to_string());
+    set_tmpdir(&mut env, caps, &namespaces, &tmp);
     let proxy = (caps.network == NetworkMode::Proxy).then(|| ProxyPlan {
         bridge: if namespaces.net {
             ProxyBridge::Namespace { port: PROXY_PORT }

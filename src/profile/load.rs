@@ -5,7 +5,9 @@
 use super::limits::{LimitParser, LimitValue, parse_count, parse_duration_secs, parse_size};
 use super::raw::{RawEnv, RawFs, RawIsolation, RawLimits, RawProfile};
 use super::{PathPattern, Profile, ProfileError};
-use crate::capability::{EnvPolicy, Isolation, NetworkMode, Origin, ProtectedChange};
+use crate::capability::{
+    DeniedSyscall, EnvPolicy, Isolation, NetworkMode, Origin, ProtectedChange, Requirement,
+};
 use crate::environment::pattern_error;
 use crate::lines::LineIndex;
 use std::collections::BTreeMap;
@@ -153,8 +155,11 @@ impl Profile {
             for r in reqs {
                 let o = src.origin(r.span(), "requires");
                 let prot = *r.get_ref();
-                if !p.requires.iter().any(|(q, _)| *q == prot) {
-                    p.requires.push((prot, o));
+                if !p.requires.iter().any(|q| q.protection == prot) {
+                    p.requires.push(Requirement {
+                        protection: prot,
+                        origin: o,
+                    });
                 }
             }
         }
@@ -173,7 +178,10 @@ impl Profile {
         if let Some(s) = raw.syscalls {
             for name in s.deny {
                 let o = src.origin(name.span(), "syscalls.deny");
-                p.extra_denied_syscalls.push((name.into_inner(), o));
+                p.extra_denied_syscalls.push(DeniedSyscall {
+                    name: name.into_inner(),
+                    origin: o,
+                });
             }
         }
         if let Some(i) = raw.isolation {
