@@ -5,7 +5,7 @@
 
 use super::Prepared;
 use super::command::start_command;
-use super::report::{ChildFds, Message, MessageKind, Step, check, errno, send_all, write_file};
+use super::report::{ChildFds, Message, MessageKind, Step, errno, or_fail, send_all, write_file};
 use super::setup::{add_late_rules, hand_over_listener, loopback_up, run_mount_ops};
 use libc::c_int;
 use std::os::fd::AsRawFd;
@@ -178,31 +178,31 @@ unsafe fn init(p: &mut Prepared, mut f: ChildFds) -> ! {
             }
         }
         if let (Some(u), Some(g)) = (&p.uid_map, &p.gid_map) {
-            check!(
+            or_fail!(
                 rep,
                 Step::UserMap,
                 write_file(c"/proc/self/setgroups", b"deny")
             );
-            check!(rep, Step::UserMap, write_file(c"/proc/self/uid_map", u));
-            check!(rep, Step::UserMap, write_file(c"/proc/self/gid_map", g));
+            or_fail!(rep, Step::UserMap, write_file(c"/proc/self/uid_map", u));
+            or_fail!(rep, Step::UserMap, write_file(c"/proc/self/gid_map", g));
         }
         libc::setpgid(0, 0);
         if p.protect_init {
-            check!(
+            or_fail!(
                 rep,
                 Step::Cgroup,
                 write_file(c"/proc/self/oom_score_adj", b"-1000")
             );
         }
         for procs in &p.cgroups.v1_procs {
-            check!(rep, Step::Cgroup, write_file(procs, b"0"));
+            or_fail!(rep, Step::Cgroup, write_file(procs, b"0"));
         }
         run_mount_ops(&p.mount_ops, &mut p.slots, rep);
         if let Some(rs) = &p.ruleset {
             add_late_rules(rs.as_raw_fd(), &p.late_rules, rep);
         }
         if let Some(h) = &p.hostname {
-            check!(
+            or_fail!(
                 rep,
                 Step::Hostname,
                 libc::sethostname(h.as_ptr(), h.as_bytes().len())
@@ -223,13 +223,13 @@ unsafe fn init(p: &mut Prepared, mut f: ChildFds) -> ! {
         sa.sa_sigaction = noop as *const () as usize;
         libc::sigemptyset(&mut sa.sa_mask);
         for s in FORWARDED.iter().chain(&[libc::SIGCHLD, libc::SIGUSR2]) {
-            check!(
+            or_fail!(
                 rep,
                 Step::Signals,
                 libc::sigaction(*s, &sa, std::ptr::null_mut())
             );
         }
-        check!(
+        or_fail!(
             rep,
             Step::Signals,
             libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut())
@@ -249,7 +249,7 @@ unsafe fn init(p: &mut Prepared, mut f: ChildFds) -> ! {
             }
         }
         let cmd = start_command(p, f);
-        check!(rep, Step::ForkCommand, cmd);
+        or_fail!(rep, Step::ForkCommand, cmd);
         // Only the command keeps the replica: once its tree is gone, sbx reads the end of it.
         for fd in [f.stdout, f.stderr, f.ctty] {
             if fd >= 0 {

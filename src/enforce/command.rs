@@ -4,7 +4,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 use super::Prepared;
-use super::report::{ChildFds, MessageKind, Step, check, errno, fail, send, write_file};
+use super::report::{ChildFds, MessageKind, Step, errno, fail, or_fail, send, write_file};
 use libc::{c_int, c_void};
 use std::os::fd::AsRawFd;
 
@@ -127,21 +127,21 @@ unsafe fn command(p: &Prepared, f: ChildFds) -> ! {
             }
         }
         libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-        check!(rep, Step::Setsid, libc::setsid());
+        or_fail!(rep, Step::Setsid, libc::setsid());
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
         if f.ctty >= 0 {
             // A session leader without a terminal takes the replica as its own: /dev/tty, job
             // control and ^C then work on the pseudo-terminal, never on the caller's.
-            check!(rep, Step::Terminal, libc::ioctl(f.ctty, libc::TIOCSCTTY, 0));
+            or_fail!(rep, Step::Terminal, libc::ioctl(f.ctty, libc::TIOCSCTTY, 0));
         }
         if f.stdin >= 0 {
-            check!(rep, Step::Stdio, libc::dup2(f.stdin, 0));
+            or_fail!(rep, Step::Stdio, libc::dup2(f.stdin, 0));
         }
-        check!(rep, Step::Stdio, libc::dup2(f.stdout, 1));
-        check!(rep, Step::Stdio, libc::dup2(f.stderr, 2));
-        check!(rep, Step::Chdir, libc::chdir(p.exec.cwd.as_ptr()));
+        or_fail!(rep, Step::Stdio, libc::dup2(f.stdout, 1));
+        or_fail!(rep, Step::Stdio, libc::dup2(f.stderr, 2));
+        or_fail!(rep, Step::Chdir, libc::chdir(p.exec.cwd.as_ptr()));
         if p.protect_init {
-            check!(
+            or_fail!(
                 rep,
                 Step::Cgroup,
                 write_file(c"/proc/self/oom_score_adj", b"0")
@@ -155,9 +155,9 @@ unsafe fn command(p: &Prepared, f: ChildFds) -> ! {
                 rlim_cur: v,
                 rlim_max: v,
             };
-            check!(rep, Step::Rlimit, libc::setrlimit(res, &lim));
+            or_fail!(rep, Step::Rlimit, libc::setrlimit(res, &lim));
         }
-        check!(
+        or_fail!(
             rep,
             Step::Stdio,
             libc::syscall(
@@ -174,7 +174,7 @@ unsafe fn command(p: &Prepared, f: ChildFds) -> ! {
                 }
             }
         }
-        check!(
+        or_fail!(
             rep,
             Step::Capabilities,
             libc::prctl(
@@ -185,13 +185,13 @@ unsafe fn command(p: &Prepared, f: ChildFds) -> ! {
                 0
             )
         );
-        check!(
+        or_fail!(
             rep,
             Step::Capabilities,
             libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
         );
         if let Some(rs) = &p.ruleset {
-            check!(
+            or_fail!(
                 rep,
                 Step::Landlock,
                 libc::syscall(libc::SYS_landlock_restrict_self, rs.as_raw_fd(), 0u32)
@@ -207,7 +207,7 @@ unsafe fn command(p: &Prepared, f: ChildFds) -> ! {
             permitted: 0,
             inheritable: 0,
         }; 2];
-        check!(
+        or_fail!(
             rep,
             Step::Capabilities,
             libc::syscall(libc::SYS_capset, &raw const hdr, data.as_ptr())

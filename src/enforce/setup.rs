@@ -3,7 +3,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 use super::mounts::Op;
-use super::report::{Step, check, errno, fail, write_file};
+use super::report::{Step, errno, fail, or_fail, write_file};
 use libc::c_int;
 
 /// `struct landlock_path_beneath_attr`, which the kernel declares packed.
@@ -38,7 +38,7 @@ pub(super) unsafe fn add_late_rules(
                     allowed_access: access,
                     parent_fd: fd,
                 };
-                check!(
+                or_fail!(
                     rep,
                     Step::Landlock,
                     libc::syscall(
@@ -71,7 +71,7 @@ pub(super) unsafe fn run_mount_ops(ops: &[Op], slots: &mut [c_int], rep: c_int) 
         // SAFETY: every pointer comes from a CString owned by `ops` or a literal.
         unsafe {
             match op {
-                Op::MakePrivate => check!(
+                Op::MakePrivate => or_fail!(
                     rep,
                     Step::MakePrivate,
                     libc::mount(
@@ -91,10 +91,10 @@ pub(super) unsafe fn run_mount_ops(ops: &[Op], slots: &mut [c_int], rep: c_int) 
                             | libc::O_CLOEXEC as libc::c_uint
                             | libc::AT_RECURSIVE as libc::c_uint,
                     ) as c_int;
-                    check!(rep, Step::CloneMount, fd);
+                    or_fail!(rep, Step::CloneMount, fd);
                     slots[*slot] = fd;
                 }
-                Op::Tmpfs { target, data } => check!(
+                Op::Tmpfs { target, data } => or_fail!(
                     rep,
                     Step::Tmpfs,
                     libc::mount(
@@ -111,8 +111,8 @@ pub(super) unsafe fn run_mount_ops(ops: &[Op], slots: &mut [c_int], rep: c_int) 
                     }
                 }
                 Op::MkdirMode { path, mode } => {
-                    check!(rep, Step::Mkdir, libc::mkdir(path.as_ptr(), *mode));
-                    check!(rep, Step::Mkdir, libc::chmod(path.as_ptr(), *mode));
+                    or_fail!(rep, Step::Mkdir, libc::mkdir(path.as_ptr(), *mode));
+                    or_fail!(rep, Step::Mkdir, libc::chmod(path.as_ptr(), *mode));
                 }
                 Op::Touch { path } => {
                     let fd = libc::open(
@@ -120,7 +120,7 @@ pub(super) unsafe fn run_mount_ops(ops: &[Op], slots: &mut [c_int], rep: c_int) 
                         libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
                         0o644,
                     );
-                    check!(rep, Step::Touch, fd);
+                    or_fail!(rep, Step::Touch, fd);
                     libc::close(fd);
                 }
                 Op::Attach { slot, target } => {
@@ -132,10 +132,10 @@ pub(super) unsafe fn run_mount_ops(ops: &[Op], slots: &mut [c_int], rep: c_int) 
                         target.as_ptr(),
                         MOVE_MOUNT_F_EMPTY_PATH,
                     );
-                    check!(rep, Step::AttachMount, r);
+                    or_fail!(rep, Step::AttachMount, r);
                     libc::close(slots[*slot]);
                 }
-                Op::BindSelf { path } => check!(
+                Op::BindSelf { path } => or_fail!(
                     rep,
                     Step::Bind,
                     libc::mount(
@@ -146,7 +146,7 @@ pub(super) unsafe fn run_mount_ops(ops: &[Op], slots: &mut [c_int], rep: c_int) 
                         std::ptr::null()
                     )
                 ),
-                Op::BindFile { src, target } => check!(
+                Op::BindFile { src, target } => or_fail!(
                     rep,
                     Step::Bind,
                     libc::mount(
@@ -172,9 +172,9 @@ pub(super) unsafe fn run_mount_ops(ops: &[Op], slots: &mut [c_int], rep: c_int) 
                         &raw const attr,
                         std::mem::size_of::<MountAttr>(),
                     );
-                    check!(rep, Step::ReadOnly, r);
+                    or_fail!(rep, Step::ReadOnly, r);
                 }
-                Op::Proc => check!(
+                Op::Proc => or_fail!(
                     rep,
                     Step::Proc,
                     libc::mount(
@@ -185,7 +185,7 @@ pub(super) unsafe fn run_mount_ops(ops: &[Op], slots: &mut [c_int], rep: c_int) 
                         std::ptr::null()
                     )
                 ),
-                Op::Devpts => check!(
+                Op::Devpts => or_fail!(
                     rep,
                     Step::Devpts,
                     libc::mount(
@@ -197,9 +197,9 @@ pub(super) unsafe fn run_mount_ops(ops: &[Op], slots: &mut [c_int], rep: c_int) 
                     )
                 ),
                 Op::WriteFile { path, data } => {
-                    check!(rep, Step::Proc, write_file(path, data.as_bytes()))
+                    or_fail!(rep, Step::Proc, write_file(path, data.as_bytes()))
                 }
-                Op::Symlink { target, link } => check!(
+                Op::Symlink { target, link } => or_fail!(
                     rep,
                     Step::Symlink,
                     libc::symlink(target.as_ptr(), link.as_ptr())
@@ -238,8 +238,8 @@ fn bring_up_lo() -> c_int {
 }
 
 pub(super) unsafe fn loopback_up(rep: c_int) {
-    // SAFETY: `check!` reports and exits on failure; see `bring_up_lo`.
-    unsafe { check!(rep, Step::Loopback, bring_up_lo()) }
+    // SAFETY: `or_fail!` reports and exits on failure; see `bring_up_lo`.
+    unsafe { or_fail!(rep, Step::Loopback, bring_up_lo()) }
 }
 
 /// Control-message space for one fd, aligned as `struct cmsghdr` needs.
@@ -254,7 +254,7 @@ pub(super) unsafe fn hand_over_listener(port: u16, chan: c_int, rep: c_int) {
     // control message is built inside `cmsg` with the libc macros.
     unsafe {
         let s = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
-        check!(rep, Step::Proxy, s);
+        or_fail!(rep, Step::Proxy, s);
         let addr = libc::sockaddr_in {
             sin_family: libc::AF_INET as libc::sa_family_t,
             sin_port: port.to_be(),
@@ -264,12 +264,12 @@ pub(super) unsafe fn hand_over_listener(port: u16, chan: c_int, rep: c_int) {
             sin_zero: [0; 8],
         };
         let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-        check!(
+        or_fail!(
             rep,
             Step::Proxy,
             libc::bind(s, (&raw const addr).cast(), len)
         );
-        check!(rep, Step::Proxy, libc::listen(s, 1024));
+        or_fail!(rep, Step::Proxy, libc::listen(s, 1024));
         let mut byte = [b'P'];
         let mut iov = libc::iovec {
             iov_base: byte.as_mut_ptr().cast(),
@@ -287,7 +287,7 @@ pub(super) unsafe fn hand_over_listener(port: u16, chan: c_int, rep: c_int) {
         (*hdr).cmsg_type = libc::SCM_RIGHTS;
         (*hdr).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<c_int>() as u32) as usize;
         std::ptr::write_unaligned(libc::CMSG_DATA(hdr).cast::<c_int>(), s);
-        check!(rep, Step::Proxy, libc::sendmsg(chan, &msg, 0) as c_int);
+        or_fail!(rep, Step::Proxy, libc::sendmsg(chan, &msg, 0) as c_int);
         libc::close(s);
         libc::close(chan);
     }

@@ -318,9 +318,7 @@ fn apply_limits(p: &mut Profile, l: RawLimits, src: &Source) -> Result<(), Profi
         if let Some(v) = v {
             let line = src.lines.line(v.span().start);
             let value = f(v.get_ref()).map_err(|message| ProfileError::Invalid {
-                source_name: src.name.to_string(),
-                line,
-                key: format!("limits.{key}"),
+                at: src.origin(v.span(), &format!("limits.{key}")),
                 message,
             })?;
             p.limits
@@ -358,9 +356,7 @@ fn apply_isolation(p: &mut Profile, i: RawIsolation, src: &Source) {
 fn refuse_plus_in_deny_write(p: &Profile) -> Result<(), ProfileError> {
     match p.deny_write.iter().find(|d| d.pattern.starts_with('+')) {
         Some(pat) => Err(ProfileError::Invalid {
-            source_name: pat.origin.source.to_string(),
-            line: pat.origin.line,
-            key: pat.origin.key.to_string(),
+            at: pat.origin.clone(),
             message: format!(
                 "`{}`: `+` is not allowed in deny_write (sbx makes no placeholders in the workspace; a protected path the command creates is moved to quarantine after the run)",
                 pat.pattern
@@ -396,12 +392,7 @@ fn apply_env(p: &mut Profile, e: RawEnv, src: &Source) -> Result<(), ProfileErro
             let o = src.origin(v.span(), key);
             let v = v.into_inner();
             if let Some(message) = pattern_error(&v) {
-                return Err(ProfileError::Invalid {
-                    source_name: o.source.to_string(),
-                    line: o.line,
-                    key: key.into(),
-                    message,
-                });
+                return Err(ProfileError::Invalid { at: o, message });
             }
             if !list.contains(&v) {
                 list.push(v.clone());
@@ -415,12 +406,7 @@ fn apply_env(p: &mut Profile, e: RawEnv, src: &Source) -> Result<(), ProfileErro
             k.ends_with('*')
                 .then(|| format!("`{k}`: a fixed value needs a whole name, not a prefix"))
         }) {
-            return Err(ProfileError::Invalid {
-                source_name: o.source.to_string(),
-                line: o.line,
-                key: "environment.set".into(),
-                message,
-            });
+            return Err(ProfileError::Invalid { at: o, message });
         }
         p.env_set_origins.insert(k.clone(), o);
         p.env.set.insert(k, v.into_inner());
@@ -466,9 +452,7 @@ fn validate_pattern(p: &PathPattern) -> Result<(), ProfileError> {
         || s.starts_with("{home}")
         || s.starts_with("{tmp}");
     let bad = |message: String| ProfileError::Invalid {
-        source_name: p.origin.source.to_string(),
-        line: p.origin.line,
-        key: p.origin.key.to_string(),
+        at: p.origin.clone(),
         message,
     };
     if !ok_start {

@@ -410,9 +410,7 @@ fn expand_all(
                 continue;
             }
             let found = files.glob(&s).map_err(|e| ProfileError::Invalid {
-                source_name: p.origin.source.to_string(),
-                line: p.origin.line,
-                key: p.origin.key.to_string(),
+                at: p.origin.clone(),
                 message: format!("bad glob `{s}`: {e}"),
             })?;
             for path in found {
