@@ -3,7 +3,7 @@
 #![forbid(unsafe_code)]
 
 use super::cgroup::{CgroupStep, cgroup_steps};
-use super::{Layer, LayerStatus, Namespaces, PlanInput, missing};
+use super::{Gap, Layer, LayerStatus, Namespaces, PlanInput, missing};
 use crate::capability::{Origin, Protection};
 use crate::host::{CgroupBase, CgroupVersion, Controller, Host};
 use serde::Serialize;
@@ -120,7 +120,7 @@ fn limit_origin(origin: &Option<Origin>, key: &str) -> Origin {
 pub(super) fn limits_plan(
     input: &PlanInput<'_>,
     namespaces: &Namespaces,
-    gaps: &mut Vec<(Protection, String, String)>,
+    gaps: &mut Vec<Gap>,
     report: &mut Vec<Layer>,
 ) -> LimitsPlan {
     let host = input.host;
@@ -235,7 +235,7 @@ fn memory_layer(
     cgroups: &[CgroupStep],
     rlimits: &[RlimitStep],
     in_cgroup: bool,
-    gaps: &mut Vec<(Protection, String, String)>,
+    gaps: &mut Vec<Gap>,
 ) -> Layer {
     let host = input.host;
     let (status, detail) = match (
@@ -293,7 +293,7 @@ fn processes_layer(
     cgroups: &[CgroupStep],
     processes: &Processes<'_>,
     namespaces: &Namespaces,
-    gaps: &mut Vec<(Protection, String, String)>,
+    gaps: &mut Vec<Gap>,
 ) -> Layer {
     let (status, detail) = match processes {
         Processes::Unlimited => (LayerStatus::Enforced, "unlimited (profile)".to_string()),

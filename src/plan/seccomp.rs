@@ -2,7 +2,7 @@
 //! families, the profile's extra denials, clone3, x32 and 32-bit entry, ioctls).
 #![forbid(unsafe_code)]
 
-use super::{Layer, LayerStatus, Namespaces, PlanInput, missing};
+use super::{Gap, Layer, LayerStatus, Namespaces, PlanInput, missing};
 use crate::capability::{NetworkMode, Origin, Protection};
 use crate::host::Availability;
 use serde::Serialize;
@@ -98,7 +98,7 @@ pub const BASE_DENIED_SYSCALLS: &[&str] = &[
 pub(super) fn seccomp_plan(
     input: &PlanInput<'_>,
     namespaces: &Namespaces,
-    gaps: &mut Vec<(Protection, String, String)>,
+    gaps: &mut Vec<Gap>,
     report: &mut Vec<Layer>,
 ) -> Option<SeccompPlan> {
     let caps = input.caps;
