@@ -113,9 +113,33 @@ struct CapData {
     inheritable: u32,
 }
 
+/// The command's steps, in order, then `execve`.
 unsafe fn command(p: &Prepared, f: ChildFds) -> ! {
     let rep = f.report;
     // SAFETY: raw syscalls on prepared data; see module docs.
+    unsafe {
+        reset_signals();
+        session_and_stdio(p, &f);
+        limits(p, rep);
+        or_fail!(
+            rep,
+            Step::Stdio,
+            libc::syscall(
+                libc::SYS_close_range,
+                3u32,
+                u32::MAX,
+                libc::CLOSE_RANGE_CLOEXEC
+            )
+        );
+        no_privileges(p, rep);
+        restrict(p, rep);
+        exec(p, rep)
+    }
+}
+
+/// Default dispositions for every signal, and none blocked.
+unsafe fn reset_signals() {
+    // SAFETY: sigaction and sigprocmask with zeroed structures on the stack.
     unsafe {
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
@@ -127,6 +151,14 @@ unsafe fn command(p: &Prepared, f: ChildFds) -> ! {
             }
         }
         libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+    }
+}
+
+/// A session of its own that dies with the init, the terminal, stdio and the directory.
+unsafe fn session_and_stdio(p: &Prepared, f: &ChildFds) {
+    let rep = f.report;
+    // SAFETY: plain syscalls on fds and a path prepared by the parent.
+    unsafe {
         or_fail!(rep, Step::Setsid, libc::setsid());
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
         if f.ctty >= 0 {
@@ -140,6 +172,13 @@ unsafe fn command(p: &Prepared, f: ChildFds) -> ! {
         or_fail!(rep, Step::Stdio, libc::dup2(f.stdout, 1));
         or_fail!(rep, Step::Stdio, libc::dup2(f.stderr, 2));
         or_fail!(rep, Step::Chdir, libc::chdir(p.exec.cwd.as_ptr()));
+    }
+}
+
+/// The OOM score the init gave up, and the rlimits (never above the hard limit it has).
+unsafe fn limits(p: &Prepared, rep: c_int) {
+    // SAFETY: a literal path; rlimit structures on the stack.
+    unsafe {
         if p.protect_init {
             or_fail!(
                 rep,
@@ -157,16 +196,13 @@ unsafe fn command(p: &Prepared, f: ChildFds) -> ! {
             };
             or_fail!(rep, Step::Rlimit, libc::setrlimit(res, &lim));
         }
-        or_fail!(
-            rep,
-            Step::Stdio,
-            libc::syscall(
-                libc::SYS_close_range,
-                3u32,
-                u32::MAX,
-                libc::CLOSE_RANGE_CLOEXEC
-            )
-        );
+    }
+}
+
+/// The bounding set cleared (where it can be), no ambient capabilities, no_new_privs.
+unsafe fn no_privileges(p: &Prepared, rep: c_int) {
+    // SAFETY: prctl with integer arguments.
+    unsafe {
         if p.drop_bounding {
             for cap in 0..64 {
                 if libc::prctl(libc::PR_CAPBSET_DROP, cap) < 0 && errno() != libc::EINVAL {
@@ -190,6 +226,13 @@ unsafe fn command(p: &Prepared, f: ChildFds) -> ! {
             Step::Capabilities,
             libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
         );
+    }
+}
+
+/// Landlock (reported as applied), every capability set emptied, then seccomp.
+unsafe fn restrict(p: &Prepared, rep: c_int) {
+    // SAFETY: the prepared ruleset fd and BPF program; capset's structures on the stack.
+    unsafe {
         if let Some(rs) = &p.ruleset {
             or_fail!(
                 rep,
@@ -217,6 +260,13 @@ unsafe fn command(p: &Prepared, f: ChildFds) -> ! {
         {
             fail(rep, Step::Seccomp, errno());
         }
+    }
+}
+
+/// Execute the first candidate that exists; else report why and exit 127 (not found) or 126.
+unsafe fn exec(p: &Prepared, rep: c_int) -> ! {
+    // SAFETY: prepared NUL-terminated candidates, argv and envp.
+    unsafe {
         let mut err = libc::ENOENT;
         for cand in &p.exec.candidates {
             libc::execve(cand.as_ptr(), p.exec.argv.as_ptr(), p.exec.envp.as_ptr());
