@@ -234,3 +234,32 @@ fn the_plan_takes_requirements_and_syscalls_from_the_capability_set() {
         other => panic!("planned without a required network namespace: {other:?}"),
     }
 }
+
+/// `TMPDIR` is the run's `{tmp}`: a profile's own value is kept where `/tmp` is the run's
+/// private tmpfs, and replaced where `{tmp}` is a fresh directory on the host's `/tmp`.
+#[test]
+fn tmpdir_is_the_profiles_only_where_tmp_is_private() {
+    let profile = Profile::load("workspace").unwrap_or_else(|e| panic!("{e}"));
+    let fs = machine().dir("/tmp/sbx-run");
+    let mut caps = profile
+        .resolve_in(&vars(), &fs)
+        .unwrap_or_else(|e| panic!("{e}"));
+    caps.env.set.insert("TMPDIR".into(), "/var/tmp".into());
+    let tmpdir = |host: &Host, tmp: &str| {
+        let input = PlanInput {
+            caps: &caps,
+            host,
+            tmp: Path::new(tmp),
+        };
+        let plan = plan(&input, &fs).unwrap_or_else(|e| panic!("{e}"));
+        plan.env.set.get("TMPDIR").cloned()
+    };
+    assert_eq!(
+        tmpdir(&capable_host(1000), "/tmp").as_deref(),
+        Some("/var/tmp")
+    );
+    assert_eq!(
+        tmpdir(&host_without_namespaces(), "/tmp/sbx-run").as_deref(),
+        Some("/tmp/sbx-run")
+    );
+}
