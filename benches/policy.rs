@@ -67,6 +67,7 @@ fn pipeline() -> Pipeline {
         isolation: Isolation::default(),
         env: EnvPolicy::default(),
         extra_denied_syscalls: vec![],
+        requires: vec![],
     };
     Pipeline::builder(Arc::new(policy), ProfileCaps::new(caps)).build()
 }

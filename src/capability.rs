@@ -6,7 +6,12 @@
 //! widen it.
 #![forbid(unsafe_code)]
 
+mod limits;
+mod protection;
+
 pub use crate::environment::{EnvPolicy, Inherit};
+pub use limits::{LimitOrigins, Limits};
+pub use protection::{Protection, Requirement};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -108,27 +113,13 @@ pub enum NetworkMode {
     Host,
 }
 
-/// Resource limits. `None` means unlimited, which a profile must say explicitly.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Limits {
-    /// Wall-clock timeout in milliseconds.
-    pub timeout_ms: Option<u64>,
-    /// Bytes per output stream before it is truncated.
-    pub output_bytes: Option<u64>,
-    /// Memory of the whole tree in bytes (a cgroup), or of each process's address space
-    /// (RLIMIT_AS) where no cgroup can be made.
-    pub memory_bytes: Option<u64>,
-    /// Processes and threads of the whole tree.
-    pub processes: Option<u64>,
-    /// RLIMIT_FSIZE in bytes.
-    pub file_size_bytes: Option<u64>,
-    /// RLIMIT_CPU in seconds.
-    pub cpu_seconds: Option<u64>,
-    /// RLIMIT_NOFILE.
-    pub open_files: Option<u64>,
-    /// Size of each private tmpfs (`/tmp`, `/dev/shm`) in bytes.
-    #[serde(default)]
-    pub tmp_bytes: Option<u64>,
+/// A syscall denied on top of the built-in baseline, and where.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeniedSyscall {
+    /// The syscall's name, e.g. `ptrace`.
+    pub name: String,
+    /// The profile line that denies it (`syscalls.deny`).
+    pub origin: Origin,
 }
 
 /// Isolation switches that are not paths.
@@ -178,7 +169,10 @@ pub struct CapabilitySet {
     /// Which of the caller's variables the command gets, and fixed values.
     pub env: EnvPolicy,
     /// Syscalls denied on top of the built-in baseline.
-    pub extra_denied_syscalls: Vec<String>,
+    pub extra_denied_syscalls: Vec<DeniedSyscall>,
+    /// Protections the run refuses to go without.
+    #[serde(default)]
+    pub requires: Vec<Requirement>,
 }
 
 /// True when `path` equals `root` or lies beneath it (purely lexical).
@@ -188,22 +182,6 @@ pub fn path_within(path: &Path, root: &Path) -> bool {
 
 fn covered(path: &Path, sets: &[PathEntry]) -> bool {
     sets.iter().any(|e| path_within(path, &e.path))
-}
-
-fn min_limit(a: Option<u64>, b: Option<u64>) -> Option<u64> {
-    match (a, b) {
-        (Some(x), Some(y)) => Some(x.min(y)),
-        (Some(x), None) | (None, Some(x)) => Some(x),
-        (None, None) => None,
-    }
-}
-
-fn limit_le(a: Option<u64>, b: Option<u64>) -> bool {
-    match (a, b) {
-        (_, None) => true,
-        (None, Some(_)) => false,
-        (Some(x), Some(y)) => x <= y,
-    }
 }
 
 /// Keep the entries of `a` that `b` also grants, and the parts of `b` that lie inside `a`.
@@ -279,7 +257,7 @@ impl CapabilitySet {
     pub fn intersect(&self, other: &Self) -> Self {
         let mut extra = self.extra_denied_syscalls.clone();
         for s in &other.extra_denied_syscalls {
-            if !extra.contains(s) {
+            if !extra.iter().any(|e| e.name == s.name) {
                 extra.push(s.clone());
             }
         }
@@ -295,22 +273,11 @@ impl CapabilitySet {
             },
             network: self.network.min(other.network),
             net_rules: self.net_rules_meet(other),
-            limits: Limits {
-                timeout_ms: min_limit(self.limits.timeout_ms, other.limits.timeout_ms),
-                output_bytes: min_limit(self.limits.output_bytes, other.limits.output_bytes),
-                memory_bytes: min_limit(self.limits.memory_bytes, other.limits.memory_bytes),
-                processes: min_limit(self.limits.processes, other.limits.processes),
-                file_size_bytes: min_limit(
-                    self.limits.file_size_bytes,
-                    other.limits.file_size_bytes,
-                ),
-                cpu_seconds: min_limit(self.limits.cpu_seconds, other.limits.cpu_seconds),
-                open_files: min_limit(self.limits.open_files, other.limits.open_files),
-                tmp_bytes: min_limit(self.limits.tmp_bytes, other.limits.tmp_bytes),
-            },
+            limits: self.limits.meet(&other.limits),
             isolation: self.isolation.stricter(other.isolation),
             env: self.env.intersect(&other.env),
             extra_denied_syscalls: extra,
+            requires: protection::union(&self.requires, &other.requires),
         }
     }
 
@@ -322,8 +289,6 @@ impl CapabilitySet {
         let denials_kept = |mine: &[PathEntry], theirs: &[PathEntry]| {
             theirs.iter().all(|d| covered(&d.path, mine))
         };
-        let l = &self.limits;
-        let o = &other.limits;
         fs_ok(&self.fs.read, &other.fs.read)
             && fs_ok(&self.fs.write, &other.fs.write)
             && fs_ok(&self.fs.execute, &other.fs.execute)
@@ -335,20 +300,14 @@ impl CapabilitySet {
             && (self.network != NetworkMode::Proxy
                 || other.network != NetworkMode::Proxy
                 || self.net_rules.is_narrower_than(&other.net_rules))
-            && limit_le(l.timeout_ms, o.timeout_ms)
-            && limit_le(l.output_bytes, o.output_bytes)
-            && limit_le(l.memory_bytes, o.memory_bytes)
-            && limit_le(l.processes, o.processes)
-            && limit_le(l.file_size_bytes, o.file_size_bytes)
-            && limit_le(l.cpu_seconds, o.cpu_seconds)
-            && limit_le(l.open_files, o.open_files)
-            && limit_le(l.tmp_bytes, o.tmp_bytes)
+            && self.limits.within(&other.limits)
             && self.isolation.at_least(other.isolation)
             && self.env.is_subset_of(&other.env)
             && other
                 .extra_denied_syscalls
                 .iter()
-                .all(|s| self.extra_denied_syscalls.contains(s))
+                .all(|s| self.extra_denied_syscalls.iter().any(|e| e.name == s.name))
+            && protection::keeps_all(&self.requires, &other.requires)
     }
 }
 

@@ -10,6 +10,20 @@ fn entry(path: &str) -> PathEntry {
     }
 }
 
+fn syscall(name: &str) -> DeniedSyscall {
+    DeniedSyscall {
+        name: name.into(),
+        origin: Origin::builtin(name),
+    }
+}
+
+fn required(p: Protection, source: &str) -> Requirement {
+    Requirement {
+        protection: p,
+        origin: Origin::builtin(source),
+    }
+}
+
 fn paths(v: &[PathEntry]) -> Vec<&str> {
     v.iter().filter_map(|e| e.path.to_str()).collect()
 }
@@ -31,7 +45,8 @@ fn set(read: &[&str], write: &[&str], deny_read: &[&str]) -> CapabilitySet {
         },
         isolation: Isolation::default(),
         env: EnvPolicy::default(),
-        extra_denied_syscalls: vec!["ptrace".into()],
+        extra_denied_syscalls: vec![syscall("ptrace")],
+        requires: vec![required(Protection::Landlock, "base")],
     }
 }
 
@@ -60,15 +75,70 @@ fn intersecting_takes_the_smaller_of_every_limit_and_the_stricter_of_every_switc
     a.fs.protected_change = ProtectedChange::Fail;
     b.network = NetworkMode::None;
     b.limits.timeout_ms = Some(5_000);
-    b.extra_denied_syscalls = vec!["ptrace".into(), "bpf".into()];
+    b.extra_denied_syscalls = vec![syscall("ptrace"), syscall("bpf")];
     let c = a.intersect(&b);
     assert_eq!(c.network, NetworkMode::None);
     assert_eq!(c.limits.timeout_ms, Some(5_000));
     assert_eq!(c.limits.memory_bytes, Some(1 << 30));
     assert!(c.isolation.pid);
     assert_eq!(c.fs.protected_change, ProtectedChange::Fail);
-    assert_eq!(c.extra_denied_syscalls, ["ptrace", "bpf"]);
+    assert_eq!(c.extra_denied_syscalls, [syscall("ptrace"), syscall("bpf")]);
     assert!(c.is_subset_of(&a) && c.is_subset_of(&b));
+}
+
+#[test]
+fn each_limit_keeps_the_origin_of_the_side_it_came_from() {
+    let mut a = set(&["/"], &[], &[]);
+    let mut b = a.clone();
+    a.limits.timeout_ms = Some(5_000);
+    a.limits.origins.timeout_ms = Some(Origin::builtin("a"));
+    a.limits.memory_bytes = Some(1 << 30);
+    a.limits.origins.memory_bytes = Some(Origin::builtin("a"));
+    b.limits.origins.timeout_ms = Some(Origin::builtin("b"));
+    b.limits.memory_bytes = Some(1 << 20);
+    b.limits.origins.memory_bytes = Some(Origin::builtin("b"));
+    b.limits.open_files = Some(64);
+    b.limits.origins.open_files = Some(Origin::builtin("b"));
+    let c = a.intersect(&b);
+    let o = &c.limits.origins;
+    assert_eq!(
+        (c.limits.timeout_ms, &o.timeout_ms),
+        (Some(5_000), &a.limits.origins.timeout_ms)
+    );
+    assert_eq!(
+        (c.limits.memory_bytes, &o.memory_bytes),
+        (Some(1 << 20), &b.limits.origins.memory_bytes)
+    );
+    // Unlimited on one side: the other's limit and origin.
+    assert_eq!(
+        (c.limits.open_files, &o.open_files),
+        (Some(64), &b.limits.origins.open_files)
+    );
+}
+
+#[test]
+fn intersecting_requires_what_either_requires_once() {
+    let mut a = set(&["/"], &[], &[]);
+    let mut b = a.clone();
+    a.requires = vec![
+        required(Protection::Seccomp, "a"),
+        required(Protection::Landlock, "a"),
+    ];
+    b.requires = vec![
+        required(Protection::Landlock, "b"),
+        required(Protection::TreeLimits, "b"),
+    ];
+    let c = a.intersect(&b);
+    assert_eq!(
+        c.requires,
+        [
+            required(Protection::Seccomp, "a"),
+            required(Protection::Landlock, "a"),
+            required(Protection::TreeLimits, "b"),
+        ]
+    );
+    assert!(c.is_subset_of(&a) && c.is_subset_of(&b));
+    assert!(!a.is_subset_of(&c), "a does not require tree limits");
 }
 
 /// One way of granting more.
@@ -78,7 +148,7 @@ type Widen = fn(&mut CapabilitySet);
 fn the_subset_test_refuses_each_way_of_widening() {
     let base = set(&["/usr"], &["/ws"], &["/ws/.env"]);
     assert!(base.is_subset_of(&base));
-    let widen: [(&str, Widen); 8] = [
+    let widen: [(&str, Widen); 9] = [
         ("a read outside", |s| s.fs.read.push(entry("/etc"))),
         ("a write outside", |s| s.fs.write.push(entry("/home"))),
         ("a denial dropped", |s| s.fs.deny_read.clear()),
@@ -87,6 +157,7 @@ fn the_subset_test_refuses_each_way_of_widening() {
         ("no timeout", |s| s.limits.timeout_ms = None),
         ("no PID namespace", |s| s.isolation.pid = false),
         ("a syscall allowed", |s| s.extra_denied_syscalls.clear()),
+        ("a requirement dropped", |s| s.requires.clear()),
     ];
     for (what, f) in widen {
         let mut wider = base.clone();

@@ -3,8 +3,9 @@
 //! with the plan checked in under `tests/data/plans/`. A change to a profile, to resolution or
 //! to planning shows in review as a change to these files: `SBX_BLESS=1 cargo test --test
 //! plan_snapshots` writes them afresh.
+use sbx::capability::{CapabilitySet, DeniedSyscall, Origin, Protection, Requirement};
 use sbx::host::{Availability, Host};
-use sbx::plan::{FakeFs, capable_host, for_profile};
+use sbx::plan::{FakeFs, PlanError, PlanInput, capable_host, plan};
 use sbx::profile::{BUILTIN_NAMES, Profile, Vars};
 use std::path::{Path, PathBuf};
 
@@ -100,8 +101,12 @@ fn render(name: &str, host: &Host, tmp: &str, host_name: &str) -> String {
     let caps = profile
         .resolve_in(&vars, &fs)
         .unwrap_or_else(|e| panic!("{name}: {e}"));
-    let plan = for_profile(&profile, &caps, &vars.tmp, host, &fs)
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let input = PlanInput {
+        caps: &caps,
+        host,
+        tmp: &vars.tmp,
+    };
+    let plan = plan(&input, &fs).unwrap_or_else(|e| panic!("{name}: {e}"));
     let doc = serde_json::json!({
         "profile": name,
         "machine": format!("tests/plan_snapshots.rs: machine(), {host_name}"),
@@ -182,4 +187,79 @@ fn the_snapshot_depends_on_the_machine_and_the_profile() {
     let hooks = Path::new(WORKSPACE).join(".githooks");
     assert!(full.fs.deny_write.iter().any(|e| e.path == hooks));
     assert!(!caps.fs.deny_write.iter().any(|e| e.path == hooks));
+}
+
+/// What the plan takes from the profile travels in the capability set: a set narrowed with
+/// one more required protection and one more denied syscall plans with them.
+#[test]
+fn the_plan_takes_requirements_and_syscalls_from_the_capability_set() {
+    let profile = Profile::load("workspace").unwrap_or_else(|e| panic!("{e}"));
+    let fs = machine();
+    let mut caps = profile
+        .resolve_in(&vars(), &fs)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let host = host_without_namespaces();
+    let origin = Origin::builtin("narrowed");
+    let plan_on = |caps: &CapabilitySet| {
+        let input = PlanInput {
+            caps,
+            host: &host,
+            tmp: Path::new("/tmp"),
+        };
+        plan(&input, &fs)
+    };
+    // Paired: without the requirement the same host plans, and chown is not denied.
+    let before = plan_on(&caps).unwrap_or_else(|e| panic!("{e}"));
+    let seccomp = before.seccomp.unwrap_or_else(|| panic!("no seccomp"));
+    assert!(!seccomp.denied.contains(&"chown".to_string()));
+    caps.extra_denied_syscalls.push(DeniedSyscall {
+        name: "chown".into(),
+        origin: origin.clone(),
+    });
+    let seccomp = plan_on(&caps)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .seccomp
+        .unwrap_or_else(|| panic!("no seccomp"));
+    assert!(seccomp.denied.contains(&"chown".to_string()));
+    assert_eq!(
+        seccomp.extra.last(),
+        Some(&("chown".to_string(), origin.clone()))
+    );
+    caps.requires.push(Requirement {
+        protection: Protection::NetworkNamespace,
+        origin,
+    });
+    match plan_on(&caps) {
+        Err(PlanError::Missing { protection, .. }) => assert_eq!(protection, "network-namespace"),
+        other => panic!("planned without a required network namespace: {other:?}"),
+    }
+}
+
+/// `TMPDIR` is the run's `{tmp}`: a profile's own value is kept where `/tmp` is the run's
+/// private tmpfs, and replaced where `{tmp}` is a fresh directory on the host's `/tmp`.
+#[test]
+fn tmpdir_is_the_profiles_only_where_tmp_is_private() {
+    let profile = Profile::load("workspace").unwrap_or_else(|e| panic!("{e}"));
+    let fs = machine().dir("/tmp/sbx-run");
+    let mut caps = profile
+        .resolve_in(&vars(), &fs)
+        .unwrap_or_else(|e| panic!("{e}"));
+    caps.env.set.insert("TMPDIR".into(), "/var/tmp".into());
+    let tmpdir = |host: &Host, tmp: &str| {
+        let input = PlanInput {
+            caps: &caps,
+            host,
+            tmp: Path::new(tmp),
+        };
+        let plan = plan(&input, &fs).unwrap_or_else(|e| panic!("{e}"));
+        plan.env.set.get("TMPDIR").cloned()
+    };
+    assert_eq!(
+        tmpdir(&capable_host(1000), "/tmp").as_deref(),
+        Some("/var/tmp")
+    );
+    assert_eq!(
+        tmpdir(&host_without_namespaces(), "/tmp/sbx-run").as_deref(),
+        Some("/tmp/sbx-run")
+    );
 }

@@ -5,7 +5,7 @@
 
 use super::Prepared;
 use super::command::start_command;
-use super::report::{ChildFds, Message, MessageKind, Step, check, errno, send_all, write_file};
+use super::report::{ChildFds, Message, MessageKind, Step, errno, or_fail, send_all, write_file};
 use super::setup::{add_late_rules, hand_over_listener, loopback_up, run_mount_ops};
 use libc::c_int;
 use std::os::fd::AsRawFd;
@@ -155,9 +155,33 @@ pub unsafe fn spawn(prep: &mut Prepared, fds: ChildFds) -> std::io::Result<(libc
     Ok((pid as libc::pid_t, pidfd))
 }
 
+/// The sandbox init: its setup steps in order, then the command, then reaping.
 unsafe fn init(p: &mut Prepared, mut f: ChildFds) -> ! {
     let rep = f.report;
     // SAFETY: raw syscalls on prepared data; see module docs.
+    unsafe {
+        tie_to_parent(p, &mut f);
+        identity_and_cgroups(p, rep);
+        namespace_setup(p, &mut f, rep);
+        let set = block_signals(rep);
+        if let Some(spec) = f.pty {
+            take_pty(&spec, &mut f);
+        }
+        let cmd = start_command(p, f);
+        or_fail!(rep, Step::ForkCommand, cmd);
+        // Only the command keeps the replica: once its tree is gone, sbx reads the end of it.
+        for fd in [f.stdout, f.stderr, f.ctty] {
+            if fd >= 0 {
+                libc::close(fd);
+            }
+        }
+        reap(p.pid_namespace, cmd, rep, &set)
+    }
+}
+
+/// Die with sbx, and give up what belongs to sbx alone.
+unsafe fn tie_to_parent(p: &Prepared, f: &mut ChildFds) {
+    // SAFETY: prctl, close and poll on fds this process holds.
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
         if p.proxy_port == 0 && f.proxy >= 0 {
@@ -177,32 +201,47 @@ unsafe fn init(p: &mut Prepared, mut f: ChildFds) -> ! {
                 libc::_exit(125);
             }
         }
+    }
+}
+
+/// The user namespace's maps, a process group of its own, the OOM score, the v1 cgroups.
+unsafe fn identity_and_cgroups(p: &Prepared, rep: c_int) {
+    // SAFETY: writes of prepared data to prepared or literal paths.
+    unsafe {
         if let (Some(u), Some(g)) = (&p.uid_map, &p.gid_map) {
-            check!(
+            or_fail!(
                 rep,
                 Step::UserMap,
                 write_file(c"/proc/self/setgroups", b"deny")
             );
-            check!(rep, Step::UserMap, write_file(c"/proc/self/uid_map", u));
-            check!(rep, Step::UserMap, write_file(c"/proc/self/gid_map", g));
+            or_fail!(rep, Step::UserMap, write_file(c"/proc/self/uid_map", u));
+            or_fail!(rep, Step::UserMap, write_file(c"/proc/self/gid_map", g));
         }
         libc::setpgid(0, 0);
         if p.protect_init {
-            check!(
+            or_fail!(
                 rep,
                 Step::Cgroup,
                 write_file(c"/proc/self/oom_score_adj", b"-1000")
             );
         }
         for procs in &p.cgroups.v1_procs {
-            check!(rep, Step::Cgroup, write_file(procs, b"0"));
+            or_fail!(rep, Step::Cgroup, write_file(procs, b"0"));
         }
+    }
+}
+
+/// Inside the new namespaces: the mounts, the Landlock rules for what was mounted, the
+/// hostname, loopback, the proxy's listener, and the subreaper without a PID namespace.
+unsafe fn namespace_setup(p: &mut Prepared, f: &mut ChildFds, rep: c_int) {
+    // SAFETY: raw syscalls on prepared data.
+    unsafe {
         run_mount_ops(&p.mount_ops, &mut p.slots, rep);
         if let Some(rs) = &p.ruleset {
             add_late_rules(rs.as_raw_fd(), &p.late_rules, rep);
         }
         if let Some(h) = &p.hostname {
-            check!(
+            or_fail!(
                 rep,
                 Step::Hostname,
                 libc::sethostname(h.as_ptr(), h.as_bytes().len())
@@ -218,45 +257,48 @@ unsafe fn init(p: &mut Prepared, mut f: ChildFds) -> ! {
         if !p.pid_namespace {
             libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
         }
+    }
+}
+
+/// Block the signals the init waits for (forwarded ones, SIGCHLD, SIGUSR2), each with a
+/// handler so that none is ignored; the set to wait on.
+unsafe fn block_signals(rep: c_int) -> libc::sigset_t {
+    // SAFETY: sigaction and sigprocmask with structures on the stack.
+    unsafe {
         let set = wait_set();
         let mut sa: libc::sigaction = std::mem::zeroed();
         sa.sa_sigaction = noop as *const () as usize;
         libc::sigemptyset(&mut sa.sa_mask);
         for s in FORWARDED.iter().chain(&[libc::SIGCHLD, libc::SIGUSR2]) {
-            check!(
+            or_fail!(
                 rep,
                 Step::Signals,
                 libc::sigaction(*s, &sa, std::ptr::null_mut())
             );
         }
-        check!(
+        or_fail!(
             rep,
             Step::Signals,
             libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut())
         );
+        set
+    }
+}
 
-        if let Some(spec) = &f.pty {
-            let replica = super::pty::open(spec, rep);
-            f.ctty = replica;
-            for (on, fd) in [
-                (spec.stdin, &mut f.stdin),
-                (spec.stdout, &mut f.stdout),
-                (spec.stderr, &mut f.stderr),
-            ] {
-                if on {
-                    *fd = replica;
-                }
-            }
+/// Open the pseudo-terminal's replica: the command's controlling terminal, and the stdio
+/// streams `spec` names.
+unsafe fn take_pty(spec: &super::pty::PtySpec, f: &mut ChildFds) {
+    // SAFETY: see `pty::open`: raw syscalls on the prepared spec.
+    let replica = unsafe { super::pty::open(spec, f.report) };
+    f.ctty = replica;
+    for (on, fd) in [
+        (spec.stdin, &mut f.stdin),
+        (spec.stdout, &mut f.stdout),
+        (spec.stderr, &mut f.stderr),
+    ] {
+        if on {
+            *fd = replica;
         }
-        let cmd = start_command(p, f);
-        check!(rep, Step::ForkCommand, cmd);
-        // Only the command keeps the replica: once its tree is gone, sbx reads the end of it.
-        for fd in [f.stdout, f.stderr, f.ctty] {
-            if fd >= 0 {
-                libc::close(fd);
-            }
-        }
-        reap(p.pid_namespace, cmd, rep, &set)
     }
 }
 

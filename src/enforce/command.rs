@@ -4,7 +4,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 use super::Prepared;
-use super::report::{ChildFds, MessageKind, Step, check, errno, fail, send, write_file};
+use super::report::{ChildFds, MessageKind, Step, errno, fail, or_fail, send, write_file};
 use libc::{c_int, c_void};
 use std::os::fd::AsRawFd;
 
@@ -113,9 +113,33 @@ struct CapData {
     inheritable: u32,
 }
 
+/// The command's steps, in order, then `execve`.
 unsafe fn command(p: &Prepared, f: ChildFds) -> ! {
     let rep = f.report;
     // SAFETY: raw syscalls on prepared data; see module docs.
+    unsafe {
+        reset_signals();
+        session_and_stdio(p, &f);
+        limits(p, rep);
+        or_fail!(
+            rep,
+            Step::Stdio,
+            libc::syscall(
+                libc::SYS_close_range,
+                3u32,
+                u32::MAX,
+                libc::CLOSE_RANGE_CLOEXEC
+            )
+        );
+        no_privileges(p, rep);
+        restrict(p, rep);
+        exec(p, rep)
+    }
+}
+
+/// Default dispositions for every signal, and none blocked.
+unsafe fn reset_signals() {
+    // SAFETY: sigaction and sigprocmask with zeroed structures on the stack.
     unsafe {
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
@@ -127,21 +151,36 @@ unsafe fn command(p: &Prepared, f: ChildFds) -> ! {
             }
         }
         libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-        check!(rep, Step::Setsid, libc::setsid());
+    }
+}
+
+/// A session of its own that dies with the init, the terminal, stdio and the directory.
+unsafe fn session_and_stdio(p: &Prepared, f: &ChildFds) {
+    let rep = f.report;
+    // SAFETY: plain syscalls on fds and a path prepared by the parent.
+    unsafe {
+        or_fail!(rep, Step::Setsid, libc::setsid());
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
         if f.ctty >= 0 {
             // A session leader without a terminal takes the replica as its own: /dev/tty, job
             // control and ^C then work on the pseudo-terminal, never on the caller's.
-            check!(rep, Step::Terminal, libc::ioctl(f.ctty, libc::TIOCSCTTY, 0));
+            or_fail!(rep, Step::Terminal, libc::ioctl(f.ctty, libc::TIOCSCTTY, 0));
         }
         if f.stdin >= 0 {
-            check!(rep, Step::Stdio, libc::dup2(f.stdin, 0));
+            or_fail!(rep, Step::Stdio, libc::dup2(f.stdin, 0));
         }
-        check!(rep, Step::Stdio, libc::dup2(f.stdout, 1));
-        check!(rep, Step::Stdio, libc::dup2(f.stderr, 2));
-        check!(rep, Step::Chdir, libc::chdir(p.exec.cwd.as_ptr()));
+        or_fail!(rep, Step::Stdio, libc::dup2(f.stdout, 1));
+        or_fail!(rep, Step::Stdio, libc::dup2(f.stderr, 2));
+        or_fail!(rep, Step::Chdir, libc::chdir(p.exec.cwd.as_ptr()));
+    }
+}
+
+/// The OOM score the init gave up, and the rlimits (never above the hard limit it has).
+unsafe fn limits(p: &Prepared, rep: c_int) {
+    // SAFETY: a literal path; rlimit structures on the stack.
+    unsafe {
         if p.protect_init {
-            check!(
+            or_fail!(
                 rep,
                 Step::Cgroup,
                 write_file(c"/proc/self/oom_score_adj", b"0")
@@ -155,18 +194,15 @@ unsafe fn command(p: &Prepared, f: ChildFds) -> ! {
                 rlim_cur: v,
                 rlim_max: v,
             };
-            check!(rep, Step::Rlimit, libc::setrlimit(res, &lim));
+            or_fail!(rep, Step::Rlimit, libc::setrlimit(res, &lim));
         }
-        check!(
-            rep,
-            Step::Stdio,
-            libc::syscall(
-                libc::SYS_close_range,
-                3u32,
-                u32::MAX,
-                libc::CLOSE_RANGE_CLOEXEC
-            )
-        );
+    }
+}
+
+/// The bounding set cleared (where it can be), no ambient capabilities, no_new_privs.
+unsafe fn no_privileges(p: &Prepared, rep: c_int) {
+    // SAFETY: prctl with integer arguments.
+    unsafe {
         if p.drop_bounding {
             for cap in 0..64 {
                 if libc::prctl(libc::PR_CAPBSET_DROP, cap) < 0 && errno() != libc::EINVAL {
@@ -174,7 +210,7 @@ unsafe fn command(p: &Prepared, f: ChildFds) -> ! {
                 }
             }
         }
-        check!(
+        or_fail!(
             rep,
             Step::Capabilities,
             libc::prctl(
@@ -185,13 +221,20 @@ unsafe fn command(p: &Prepared, f: ChildFds) -> ! {
                 0
             )
         );
-        check!(
+        or_fail!(
             rep,
             Step::Capabilities,
             libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
         );
+    }
+}
+
+/// Landlock (reported as applied), every capability set emptied, then seccomp.
+unsafe fn restrict(p: &Prepared, rep: c_int) {
+    // SAFETY: the prepared ruleset fd and BPF program; capset's structures on the stack.
+    unsafe {
         if let Some(rs) = &p.ruleset {
-            check!(
+            or_fail!(
                 rep,
                 Step::Landlock,
                 libc::syscall(libc::SYS_landlock_restrict_self, rs.as_raw_fd(), 0u32)
@@ -207,7 +250,7 @@ unsafe fn command(p: &Prepared, f: ChildFds) -> ! {
             permitted: 0,
             inheritable: 0,
         }; 2];
-        check!(
+        or_fail!(
             rep,
             Step::Capabilities,
             libc::syscall(libc::SYS_capset, &raw const hdr, data.as_ptr())
@@ -217,6 +260,13 @@ unsafe fn command(p: &Prepared, f: ChildFds) -> ! {
         {
             fail(rep, Step::Seccomp, errno());
         }
+    }
+}
+
+/// Execute the first candidate that exists; else report why and exit 127 (not found) or 126.
+unsafe fn exec(p: &Prepared, rep: c_int) -> ! {
+    // SAFETY: prepared NUL-terminated candidates, argv and envp.
+    unsafe {
         let mut err = libc::ENOENT;
         for cand in &p.exec.candidates {
             libc::execve(cand.as_ptr(), p.exec.argv.as_ptr(), p.exec.envp.as_ptr());

@@ -1,4 +1,5 @@
 //! Build the Landlock ruleset in the parent; the child only calls `restrict_self`.
+use crate::capability::Origin;
 use crate::plan::{FsRight, LandlockPlan};
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd,
@@ -19,7 +20,7 @@ pub enum LandlockError {
     #[error("{origin}: required path {path} cannot be opened: {source}")]
     RequiredPath {
         path: PathBuf,
-        origin: String,
+        origin: Origin,
         source: std::io::Error,
     },
 }
@@ -111,7 +112,7 @@ pub fn build(plan: &LandlockPlan) -> Result<Built, LandlockError> {
             late.push(LateRule {
                 path: super::cstr(&rule.path).map_err(|_| LandlockError::RequiredPath {
                     path: rule.path.clone(),
-                    origin: rule.origin.to_string(),
+                    origin: rule.origin.clone(),
                     source: std::io::Error::from(std::io::ErrorKind::InvalidInput),
                 })?,
                 dir_access: all.bits(),
@@ -126,7 +127,7 @@ pub fn build(plan: &LandlockPlan) -> Result<Built, LandlockError> {
                 if rule.required {
                     return Err(LandlockError::RequiredPath {
                         path: rule.path.clone(),
-                        origin: rule.origin.to_string(),
+                        origin: rule.origin.clone(),
                         source: std::io::Error::other(e.to_string()),
                     });
                 }

@@ -129,6 +129,70 @@ fn rlimit_resource(r: Rlimit) -> libc::__rlimit_resource_t {
     }
 }
 
+/// The `CLONE_NEW*` flags of the plan's namespaces.
+fn clone_flags(ns: &crate::plan::Namespaces) -> u64 {
+    [
+        (ns.user, libc::CLONE_NEWUSER),
+        (ns.mount, libc::CLONE_NEWNS),
+        (ns.pid, libc::CLONE_NEWPID),
+        (ns.net, libc::CLONE_NEWNET),
+        (ns.ipc, libc::CLONE_NEWIPC),
+        (ns.uts, libc::CLONE_NEWUTS),
+    ]
+    .iter()
+    .filter(|(on, _)| *on)
+    .fold(0, |flags, (_, f)| flags | *f as u64)
+}
+
+/// The uid and gid maps of a user namespace: sbx's own ids, and nothing else.
+fn id_maps(user_ns: bool, host: &crate::host::Host) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
+    if user_ns {
+        (
+            Some(format!("{0} {0} 1\n", host.euid).into_bytes()),
+            Some(format!("{0} {0} 1\n", host.egid).into_bytes()),
+        )
+    } else {
+        (None, None)
+    }
+}
+
+/// The Landlock ruleset, the rules added after the mounts, and the optional paths skipped.
+type LandlockParts = (
+    Option<std::os::fd::OwnedFd>,
+    Vec<landlock::LateRule>,
+    Vec<PathBuf>,
+);
+
+fn landlock_parts(plan: &SandboxPlan) -> Result<LandlockParts, EnforceError> {
+    Ok(match &plan.landlock {
+        Some(lp) => {
+            let built = landlock::build(lp)?;
+            (Some(built.ruleset), built.late, built.skipped)
+        }
+        None => (None, Vec::new(), Vec::new()),
+    })
+}
+
+/// The port of the proxy's listener on the namespace's loopback, or 0.
+fn proxy_port(plan: &SandboxPlan) -> u16 {
+    match plan.proxy.as_ref().map(|p| &p.bridge) {
+        Some(crate::plan::ProxyBridge::Namespace { port }) if plan.namespaces.net => *port,
+        _ => 0,
+    }
+}
+
+/// Whether the init shields itself from the OOM killer: only where a cgroup bounds memory,
+/// and only with CAP_SYS_RESOURCE.
+fn protect_init(cgroups: &cgroup::RunCgroups) -> bool {
+    cgroups.limits_memory()
+        && caps::has_cap(
+            None,
+            caps::CapSet::Effective,
+            caps::Capability::CAP_SYS_RESOURCE,
+        )
+        .unwrap_or(false)
+}
+
 impl Prepared {
     /// Prepare `plan` for `exec`, making the run's cgroups.
     pub fn new(
@@ -137,67 +201,32 @@ impl Prepared {
         host: &crate::host::Host,
     ) -> Result<Prepared, EnforceError> {
         let ns = &plan.namespaces;
-        let mut flags: u64 = 0;
-        let mut set = |on: bool, f: libc::c_int| {
-            if on {
-                flags |= f as u64;
-            }
-        };
-        set(ns.user, libc::CLONE_NEWUSER);
-        set(ns.mount, libc::CLONE_NEWNS);
-        set(ns.pid, libc::CLONE_NEWPID);
-        set(ns.net, libc::CLONE_NEWNET);
-        set(ns.ipc, libc::CLONE_NEWIPC);
-        set(ns.uts, libc::CLONE_NEWUTS);
-        let (uid_map, gid_map) = if ns.user {
-            (
-                Some(format!("{0} {0} 1\n", host.euid).into_bytes()),
-                Some(format!("{0} {0} 1\n", host.egid).into_bytes()),
-            )
-        } else {
-            (None, None)
-        };
+        let (uid_map, gid_map) = id_maps(ns.user, host);
         let mount_ops = if ns.mount {
             mounts::compile(&plan.mounts, plan.pid_max, plan.tmp_size)?
         } else {
             Vec::new()
         };
-        let (ruleset, late_rules, landlock_skipped) = match &plan.landlock {
-            Some(lp) => {
-                let built = landlock::build(lp)?;
-                (Some(built.ruleset), built.late, built.skipped)
-            }
-            None => (None, Vec::new(), Vec::new()),
-        };
+        let (ruleset, late_rules, landlock_skipped) = landlock_parts(plan)?;
         let seccomp = match &plan.seccomp {
             Some(sp) => Some(seccomp::program_for(sp)?),
             None => None,
         };
         let cgroups = cgroup::RunCgroups::create(&plan.cgroups)?;
+        let loopback = matches!(
+            plan.network,
+            crate::capability::NetworkMode::Loopback | crate::capability::NetworkMode::Proxy
+        );
         Ok(Prepared {
-            clone_flags: flags,
+            clone_flags: clone_flags(ns),
             uid_map,
             gid_map,
             mount_ops,
             slots: [-1; mounts::MAX_SLOTS],
             hostname: plan.hostname.as_deref().and_then(|h| CString::new(h).ok()),
-            loopback_up: ns.net
-                && matches!(
-                    plan.network,
-                    crate::capability::NetworkMode::Loopback
-                        | crate::capability::NetworkMode::Proxy
-                ),
-            proxy_port: match plan.proxy.as_ref().map(|p| &p.bridge) {
-                Some(crate::plan::ProxyBridge::Namespace { port }) if ns.net => *port,
-                _ => 0,
-            },
-            protect_init: cgroups.limits_memory()
-                && caps::has_cap(
-                    None,
-                    caps::CapSet::Effective,
-                    caps::Capability::CAP_SYS_RESOURCE,
-                )
-                .unwrap_or(false),
+            loopback_up: ns.net && loopback,
+            proxy_port: proxy_port(plan),
+            protect_init: protect_init(&cgroups),
             cgroups,
             rlimits: plan
                 .rlimits

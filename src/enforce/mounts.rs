@@ -143,18 +143,10 @@ fn tmpfs_data(mode: &str, size: Option<u64>) -> CString {
     }
 }
 
-/// Compile the plan's mount steps. `tmp_size` bounds the tmpfs of `/tmp` and of `/dev` (which
-/// holds `/dev/shm`).
-pub fn compile(
-    steps: &[MountStep],
-    pid_max: Option<u64>,
-    tmp_size: Option<u64>,
-) -> Result<Vec<Op>, EnforceError> {
-    let mut ops = vec![Op::MakePrivate];
-    let mut next = 0usize;
-    // Hidden directories share one empty read-only tmpfs: the first gets it, and copies of
-    // that mount, taken right away, cover the others at their turn. A bind costs far less
-    // than a new file system. Copies are capped so that slots remain for the rest.
+/// The directories hidden by a tmpfs, in order, and how many copies of the first one cover
+/// the others: a bind costs far less than a new file system, and copies only use the slots
+/// the kept paths and devices leave (at most [`MAX_HIDDEN_COPIES`]).
+fn hidden_dirs(steps: &[MountStep]) -> (Vec<&Path>, usize) {
     let mut hidden: Vec<&Path> = Vec::new();
     let mut other_slots = 0;
     for step in steps {
@@ -173,173 +165,254 @@ pub fn compile(
             | MountStep::Proc => {}
         }
     }
-    // Copies only use the slots the kept paths and devices leave.
     let shared = hidden
         .len()
         .saturating_sub(1)
         .min(MAX_HIDDEN_COPIES)
         .min(MAX_SLOTS.saturating_sub(other_slots));
-    let mut copies: Vec<(&Path, usize)> = Vec::with_capacity(shared);
-    let mut cloned = false;
-    // A hide outside the writable trees turns read-only with the whole tree later; one inside
-    // them (copied aside with its mounts) or with no such step needs its own remount.
-    let host = steps.iter().find_map(|s| match s {
-        MountStep::ReadOnlyHost { writable } => Some(writable),
-        _ => None,
-    });
-    let own_remount = |t: &Path| host.is_none_or(|w| w.iter().any(|w| t.starts_with(w)));
-    for step in steps {
+    (hidden, shared)
+}
+
+/// One compilation: the ops so far, the next free slot, and the shared tmpfs that hidden
+/// directories take copies of.
+struct Compiler<'a> {
+    ops: Vec<Op>,
+    next: usize,
+    /// Hidden directories, in order: the first gets the tmpfs, the next `shared` copies of it.
+    hidden: Vec<&'a Path>,
+    shared: usize,
+    /// Copies taken and not yet attached, by the directory each is for.
+    copies: Vec<(&'a Path, usize)>,
+    /// The copies have been taken.
+    cloned: bool,
+    /// The trees the `ReadOnlyHost` step keeps writable, when there is one.
+    host_writable: Option<&'a [PathBuf]>,
+    pid_max: Option<u64>,
+    tmp_size: Option<u64>,
+}
+
+impl<'a> Compiler<'a> {
+    /// A hide outside the writable trees turns read-only with the whole tree later; one inside
+    /// them (copied aside with its mounts) or with no such step needs its own remount.
+    fn own_remount(&self, t: &Path) -> bool {
+        self.host_writable
+            .is_none_or(|w| w.iter().any(|w| t.starts_with(w)))
+    }
+
+    fn read_only_if_own(&mut self, target: &Path) -> Result<(), EnforceError> {
+        if self.own_remount(target) {
+            self.ops.push(read_only(cstr(target)?));
+        }
+        Ok(())
+    }
+
+    fn step(&mut self, step: &'a MountStep) -> Result<(), EnforceError> {
         match step {
-            MountStep::Tmpfs { target, keep, .. } => {
-                let mut kept = Vec::new();
-                for k in keep {
-                    let s = slot(&mut next)?;
-                    ops.push(Op::Clone {
-                        path: cstr(k)?,
-                        slot: s,
-                    });
-                    kept.push((k, s, k.is_dir()));
-                }
-                ops.push(Op::Tmpfs {
-                    target: cstr(target)?,
-                    data: tmpfs_data("1777", tmp_size),
-                });
-                for (k, s, is_dir) in kept {
-                    if is_dir {
-                        mkdir_all(&mut ops, target, k)?;
-                    } else {
-                        if let Some(parent) = k.parent() {
-                            mkdir_all(&mut ops, target, parent)?;
-                        }
-                        ops.push(Op::Touch { path: cstr(k)? });
-                    }
-                    ops.push(Op::Attach {
-                        slot: s,
-                        target: cstr(k)?,
-                    });
-                }
+            MountStep::Tmpfs { target, keep, .. } => self.tmpfs(target, keep)?,
+            MountStep::Hide { target, is_dir, .. } => self.hide(target, *is_dir)?,
+            MountStep::ReadOnlyHost { writable } => {
+                read_only_host(&mut self.ops, &mut self.next, writable)?;
             }
-            MountStep::Hide { target, is_dir, .. } => {
-                if let Some(i) = copies.iter().position(|(p, _)| p == target) {
-                    let (_, s) = copies.remove(i);
-                    ops.push(Op::Attach {
-                        slot: s,
-                        target: cstr(target)?,
-                    });
-                    if own_remount(target) {
-                        ops.push(read_only(cstr(target)?));
-                    }
-                } else if *is_dir {
-                    ops.push(Op::Tmpfs {
-                        target: cstr(target)?,
-                        data: c("mode=0,size=4k"),
-                    });
-                    let source = hidden.first() == Some(&target.as_path()) && !cloned;
-                    // The source of copies is read-only before it is copied: copies keep it.
-                    if source || own_remount(target) {
-                        ops.push(read_only(cstr(target)?));
-                    }
-                    if source {
-                        cloned = true;
-                        for other in hidden.iter().skip(1).take(shared) {
-                            let s = slot(&mut next)?;
-                            ops.push(Op::Clone {
-                                path: cstr(target)?,
-                                slot: s,
-                            });
-                            copies.push((other, s));
-                        }
-                    }
-                } else {
-                    // Read-only, so that root's chmod inside cannot reach the host's /dev/null.
-                    ops.push(Op::BindFile {
-                        src: c("/dev/null"),
-                        target: cstr(target)?,
-                    });
-                    if own_remount(target) {
-                        ops.push(read_only(cstr(target)?));
-                    }
-                }
-            }
-            MountStep::ReadOnlyHost { writable } => read_only_host(&mut ops, &mut next, writable)?,
-            MountStep::Pin { target, .. } => {
-                ops.push(Op::BindSelf {
-                    path: cstr(target)?,
-                });
-            }
+            MountStep::Pin { target, .. } => self.ops.push(Op::BindSelf {
+                path: cstr(target)?,
+            }),
             MountStep::ReadOnly { target, .. } => {
-                ops.push(Op::BindSelf {
+                self.ops.push(Op::BindSelf {
                     path: cstr(target)?,
                 });
-                ops.push(read_only(cstr(target)?));
+                self.ops.push(read_only(cstr(target)?));
             }
-            MountStep::Proc => {
-                ops.push(Op::Proc);
-                if let Some(n) = pid_max {
-                    // Before /proc/sys turns read-only; the value is this namespace's own.
-                    ops.push(Op::WriteFile {
-                        path: c("/proc/sys/kernel/pid_max"),
-                        data: c(&(n + 1).to_string()),
-                    });
+            MountStep::Proc => self.proc(),
+            MountStep::MinimalDev => self.minimal_dev()?,
+        }
+        Ok(())
+    }
+
+    /// A private tmpfs at `target`, with the `keep` paths beneath it copied aside first and
+    /// attached again on top.
+    fn tmpfs(&mut self, target: &Path, keep: &[PathBuf]) -> Result<(), EnforceError> {
+        let mut kept = Vec::new();
+        for k in keep {
+            let s = slot(&mut self.next)?;
+            self.ops.push(Op::Clone {
+                path: cstr(k)?,
+                slot: s,
+            });
+            kept.push((k, s, k.is_dir()));
+        }
+        self.ops.push(Op::Tmpfs {
+            target: cstr(target)?,
+            data: tmpfs_data("1777", self.tmp_size),
+        });
+        for (k, s, is_dir) in kept {
+            if is_dir {
+                mkdir_all(&mut self.ops, target, k)?;
+            } else {
+                if let Some(parent) = k.parent() {
+                    mkdir_all(&mut self.ops, target, parent)?;
                 }
-                ops.push(Op::BindSelf {
-                    path: c("/proc/sys"),
-                });
-                ops.push(read_only(c("/proc/sys")));
+                self.ops.push(Op::Touch { path: cstr(k)? });
             }
-            MountStep::MinimalDev => {
-                let mut kept = Vec::new();
-                for d in DEVICES {
-                    let p = format!("/dev/{d}");
-                    if Path::new(&p).exists() {
-                        let s = slot(&mut next)?;
-                        ops.push(Op::Clone {
-                            path: c(&p),
-                            slot: s,
-                        });
-                        kept.push((p, s));
-                    }
-                }
-                ops.push(Op::Tmpfs {
-                    target: c("/dev"),
-                    data: tmpfs_data("0755", tmp_size),
-                });
-                for (p, s) in kept {
-                    ops.push(Op::Touch { path: c(&p) });
-                    ops.push(Op::Attach {
-                        slot: s,
-                        target: c(&p),
-                    });
-                }
-                ops.push(Op::Mkdir {
-                    path: c("/dev/pts"),
-                });
-                ops.push(Op::Devpts);
-                ops.push(Op::Symlink {
-                    target: c("pts/ptmx"),
-                    link: c("/dev/ptmx"),
-                });
-                // A sticky world-writable directory on the /dev tmpfs: one file system less
-                // to create than a tmpfs of its own, and as private.
-                ops.push(Op::MkdirMode {
-                    path: c("/dev/shm"),
-                    mode: 0o1777,
-                });
-                for (t, l) in [
-                    ("/proc/self/fd", "/dev/fd"),
-                    ("/proc/self/fd/0", "/dev/stdin"),
-                    ("/proc/self/fd/1", "/dev/stdout"),
-                    ("/proc/self/fd/2", "/dev/stderr"),
-                ] {
-                    ops.push(Op::Symlink {
-                        target: c(t),
-                        link: c(l),
-                    });
-                }
-            }
+            self.ops.push(Op::Attach {
+                slot: s,
+                target: cstr(k)?,
+            });
+        }
+        Ok(())
+    }
+
+    /// Hide `target`: with a copy of the shared tmpfs taken for it, a new empty tmpfs over a
+    /// directory, or a bind of /dev/null over a file.
+    fn hide(&mut self, target: &Path, is_dir: bool) -> Result<(), EnforceError> {
+        if let Some(i) = self.copies.iter().position(|(p, _)| *p == target) {
+            let (_, s) = self.copies.remove(i);
+            self.ops.push(Op::Attach {
+                slot: s,
+                target: cstr(target)?,
+            });
+            self.read_only_if_own(target)
+        } else if is_dir {
+            self.hide_dir(target)
+        } else {
+            // Read-only, so that root's chmod inside cannot reach the host's /dev/null.
+            self.ops.push(Op::BindFile {
+                src: c("/dev/null"),
+                target: cstr(target)?,
+            });
+            self.read_only_if_own(target)
         }
     }
-    Ok(ops)
+
+    /// An empty read-only tmpfs over `target`; the first one is the source of the copies,
+    /// taken right away.
+    fn hide_dir(&mut self, target: &Path) -> Result<(), EnforceError> {
+        self.ops.push(Op::Tmpfs {
+            target: cstr(target)?,
+            data: c("mode=0,size=4k"),
+        });
+        let source = self.hidden.first() == Some(&target) && !self.cloned;
+        // The source of copies is read-only before it is copied: copies keep it.
+        if source || self.own_remount(target) {
+            self.ops.push(read_only(cstr(target)?));
+        }
+        if source {
+            self.cloned = true;
+            for other in self.hidden.iter().skip(1).take(self.shared) {
+                let s = slot(&mut self.next)?;
+                self.ops.push(Op::Clone {
+                    path: cstr(target)?,
+                    slot: s,
+                });
+                self.copies.push((other, s));
+            }
+        }
+        Ok(())
+    }
+
+    /// A fresh procfs with the namespace's pid_max set, and /proc/sys read-only.
+    fn proc(&mut self) {
+        self.ops.push(Op::Proc);
+        if let Some(n) = self.pid_max {
+            // Before /proc/sys turns read-only; the value is this namespace's own.
+            self.ops.push(Op::WriteFile {
+                path: c("/proc/sys/kernel/pid_max"),
+                data: c(&(n + 1).to_string()),
+            });
+        }
+        self.ops.push(Op::BindSelf {
+            path: c("/proc/sys"),
+        });
+        self.ops.push(read_only(c("/proc/sys")));
+    }
+
+    /// A tmpfs /dev with the harmless devices copied from the host's, a private devpts,
+    /// /dev/shm and the fd links.
+    fn minimal_dev(&mut self) -> Result<(), EnforceError> {
+        let mut kept = Vec::new();
+        for d in DEVICES {
+            let p = format!("/dev/{d}");
+            if Path::new(&p).exists() {
+                let s = slot(&mut self.next)?;
+                self.ops.push(Op::Clone {
+                    path: c(&p),
+                    slot: s,
+                });
+                kept.push((p, s));
+            }
+        }
+        self.ops.push(Op::Tmpfs {
+            target: c("/dev"),
+            data: tmpfs_data("0755", self.tmp_size),
+        });
+        for (p, s) in kept {
+            self.ops.push(Op::Touch { path: c(&p) });
+            self.ops.push(Op::Attach {
+                slot: s,
+                target: c(&p),
+            });
+        }
+        self.dev_entries();
+        Ok(())
+    }
+
+    /// The entries of the minimal /dev that are not device files.
+    fn dev_entries(&mut self) {
+        self.ops.push(Op::Mkdir {
+            path: c("/dev/pts"),
+        });
+        self.ops.push(Op::Devpts);
+        self.ops.push(Op::Symlink {
+            target: c("pts/ptmx"),
+            link: c("/dev/ptmx"),
+        });
+        // A sticky world-writable directory on the /dev tmpfs: one file system less to
+        // create than a tmpfs of its own, and as private.
+        self.ops.push(Op::MkdirMode {
+            path: c("/dev/shm"),
+            mode: 0o1777,
+        });
+        for (t, l) in [
+            ("/proc/self/fd", "/dev/fd"),
+            ("/proc/self/fd/0", "/dev/stdin"),
+            ("/proc/self/fd/1", "/dev/stdout"),
+            ("/proc/self/fd/2", "/dev/stderr"),
+        ] {
+            self.ops.push(Op::Symlink {
+                target: c(t),
+                link: c(l),
+            });
+        }
+    }
+}
+
+/// Compile the plan's mount steps. `tmp_size` bounds the tmpfs of `/tmp` and of `/dev` (which
+/// holds `/dev/shm`). Hidden directories share one empty read-only tmpfs: the first gets it,
+/// and copies of that mount, taken right away, cover the others at their turn.
+pub fn compile(
+    steps: &[MountStep],
+    pid_max: Option<u64>,
+    tmp_size: Option<u64>,
+) -> Result<Vec<Op>, EnforceError> {
+    let (hidden, shared) = hidden_dirs(steps);
+    let host_writable = steps.iter().find_map(|s| match s {
+        MountStep::ReadOnlyHost { writable } => Some(writable.as_slice()),
+        _ => None,
+    });
+    let mut cx = Compiler {
+        ops: vec![Op::MakePrivate],
+        next: 0,
+        hidden,
+        shared,
+        copies: Vec::with_capacity(shared),
+        cloned: false,
+        host_writable,
+        pid_max,
+        tmp_size,
+    };
+    for step in steps {
+        cx.step(step)?;
+    }
+    Ok(cx.ops)
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! command starts and hands the primary end to sbx over a socket; the replica is the command's.
 #![allow(clippy::missing_safety_doc)]
 
-use super::report::{Step, check, fail};
+use super::report::{Step, fail, or_fail};
 use libc::c_int;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 
@@ -54,20 +54,20 @@ pub(super) unsafe fn open(spec: &PtySpec, rep: c_int) -> c_int {
     unsafe {
         let flags = libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC;
         let primary = libc::open(c"/dev/ptmx".as_ptr(), flags);
-        check!(rep, Step::Terminal, primary);
+        or_fail!(rep, Step::Terminal, primary);
         let unlock: c_int = 0;
-        check!(
+        or_fail!(
             rep,
             Step::Terminal,
             libc::ioctl(primary, libc::TIOCSPTLCK, &unlock)
         );
         let replica = libc::ioctl(primary, libc::TIOCGPTPEER, flags);
-        check!(rep, Step::Terminal, replica);
+        or_fail!(rep, Step::Terminal, replica);
         if let Some(m) = &spec.modes {
-            check!(rep, Step::Terminal, libc::ioctl(replica, libc::TCSETS, m));
+            or_fail!(rep, Step::Terminal, libc::ioctl(replica, libc::TCSETS, m));
         }
         if let Some(ws) = &spec.size {
-            check!(
+            or_fail!(
                 rep,
                 Step::Terminal,
                 libc::ioctl(replica, libc::TIOCSWINSZ, ws)

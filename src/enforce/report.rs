@@ -195,7 +195,7 @@ pub(super) unsafe fn fail(fd: c_int, step: Step, err: c_int) -> ! {
 }
 
 /// Report `step` as failed and exit when `$e` is negative.
-macro_rules! check {
+macro_rules! or_fail {
     ($fd:expr, $step:expr, $e:expr) => {
         if $e < 0 {
             let err = $crate::enforce::report::errno();
@@ -203,7 +203,7 @@ macro_rules! check {
         }
     };
 }
-pub(super) use check;
+pub(super) use or_fail;
 
 pub(super) unsafe fn write_file(path: &std::ffi::CStr, data: &[u8]) -> c_int {
     // SAFETY: path is NUL-terminated; data is a live slice.

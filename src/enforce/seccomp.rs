@@ -346,6 +346,49 @@ fn values(
     Ok(v)
 }
 
+/// What `socket(2)` answers: EAFNOSUPPORT for every family when none is allowed, else the
+/// allowed families (inet ones as streams only where the plan says so).
+fn socket_action(plan: &SeccompPlan) -> Result<Action, SeccompError> {
+    let families = values(&plan.socket_families, family, |name| {
+        SeccompError::UnknownFamily { name }
+    })?;
+    if families.is_empty() {
+        return Ok(Action::Errno(libc::EAFNOSUPPORT));
+    }
+    let inet = [libc::AF_INET as u32, libc::AF_INET6 as u32];
+    Ok(Action::Families {
+        stream_only: if plan.inet_stream_only {
+            families
+                .iter()
+                .copied()
+                .filter(|f| inet.contains(f))
+                .collect()
+        } else {
+            Vec::new()
+        },
+        allowed: families,
+    })
+}
+
+/// The calls that could set the setuid or setgid bits refuse them. Calls this architecture
+/// lacks (aarch64 has no chmod or open) are skipped.
+fn setid_rules(rules: &mut BTreeMap<u32, Action>) {
+    let number = |name: &str| syscall_number(name).and_then(|n| u32::try_from(n).ok());
+    for (name, mode) in MODE_CALLS {
+        if let Some(n) = number(name) {
+            rules.entry(n).or_insert(Action::SetIdMode { mode: *mode });
+        }
+    }
+    for (name, flags, mode) in OPEN_CALLS {
+        if let Some(n) = number(name) {
+            rules.entry(n).or_insert(Action::SetIdCreate {
+                flags: *flags,
+                mode: *mode,
+            });
+        }
+    }
+}
+
 /// The one program to install.
 pub fn compile_plan(plan: &SeccompPlan) -> Result<BpfProgram, SeccompError> {
     // A number denied outright keeps that answer whatever other rule names it.
@@ -362,45 +405,10 @@ pub fn compile_plan(plan: &SeccompPlan) -> Result<BpfProgram, SeccompError> {
         })?;
         rules.entry(nr("ioctl")?).or_insert(Action::Ioctls(cmds));
     }
-    let families = values(&plan.socket_families, family, |name| {
-        SeccompError::UnknownFamily { name }
-    })?;
     // No family allowed: every socket is refused.
-    rules
-        .entry(nr("socket")?)
-        .or_insert(if families.is_empty() {
-            Action::Errno(libc::EAFNOSUPPORT)
-        } else {
-            let inet = [libc::AF_INET as u32, libc::AF_INET6 as u32];
-            Action::Families {
-                stream_only: if plan.inet_stream_only {
-                    families
-                        .iter()
-                        .copied()
-                        .filter(|f| inet.contains(f))
-                        .collect()
-                } else {
-                    Vec::new()
-                },
-                allowed: families,
-            }
-        });
+    rules.entry(nr("socket")?).or_insert(socket_action(plan)?);
     if plan.deny_setid_modes {
-        // Calls this architecture lacks (aarch64 has no chmod or open) are skipped.
-        let number = |name: &str| syscall_number(name).and_then(|n| u32::try_from(n).ok());
-        for (name, mode) in MODE_CALLS {
-            if let Some(n) = number(name) {
-                rules.entry(n).or_insert(Action::SetIdMode { mode: *mode });
-            }
-        }
-        for (name, flags, mode) in OPEN_CALLS {
-            if let Some(n) = number(name) {
-                rules.entry(n).or_insert(Action::SetIdCreate {
-                    flags: *flags,
-                    mode: *mode,
-                });
-            }
-        }
+        setid_rules(&mut rules);
     }
     if plan.clone3_enosys {
         rules

@@ -3,8 +3,9 @@
 #![allow(clippy::missing_safety_doc)]
 
 use super::mounts::Op;
-use super::report::{Step, check, errno, fail, write_file};
+use super::report::{Step, errno, fail, or_fail, write_file};
 use libc::c_int;
+use std::ffi::CStr;
 
 /// `struct landlock_path_beneath_attr`, which the kernel declares packed.
 #[repr(C, packed)]
@@ -38,7 +39,7 @@ pub(super) unsafe fn add_late_rules(
                     allowed_access: access,
                     parent_fd: fd,
                 };
-                check!(
+                or_fail!(
                     rep,
                     Step::Landlock,
                     libc::syscall(
@@ -63,149 +64,173 @@ struct MountAttr {
     userns_fd: u64,
 }
 
+/// Run the mount operations in order; the first failure is reported and the init exits.
 pub(super) unsafe fn run_mount_ops(ops: &[Op], slots: &mut [c_int], rep: c_int) {
-    const OPEN_TREE_CLONE: libc::c_uint = 1;
-    const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
-    let null = std::ptr::null::<libc::c_char>();
     for op in ops {
         // SAFETY: every pointer comes from a CString owned by `ops` or a literal.
-        unsafe {
-            match op {
-                Op::MakePrivate => check!(
-                    rep,
-                    Step::MakePrivate,
-                    libc::mount(
-                        null,
-                        c"/".as_ptr(),
-                        null,
-                        libc::MS_REC | libc::MS_PRIVATE,
-                        std::ptr::null()
-                    )
-                ),
-                Op::Clone { path, slot } => {
-                    let fd = libc::syscall(
-                        libc::SYS_open_tree,
-                        libc::AT_FDCWD,
-                        path.as_ptr(),
-                        OPEN_TREE_CLONE
-                            | libc::O_CLOEXEC as libc::c_uint
-                            | libc::AT_RECURSIVE as libc::c_uint,
-                    ) as c_int;
-                    check!(rep, Step::CloneMount, fd);
-                    slots[*slot] = fd;
-                }
-                Op::Tmpfs { target, data } => check!(
-                    rep,
-                    Step::Tmpfs,
-                    libc::mount(
-                        c"tmpfs".as_ptr(),
-                        target.as_ptr(),
-                        c"tmpfs".as_ptr(),
-                        libc::MS_NOSUID | libc::MS_NODEV,
-                        data.as_ptr().cast()
-                    )
-                ),
-                Op::Mkdir { path } => {
-                    if libc::mkdir(path.as_ptr(), 0o755) < 0 && errno() != libc::EEXIST {
-                        fail(rep, Step::Mkdir, errno());
-                    }
-                }
-                Op::MkdirMode { path, mode } => {
-                    check!(rep, Step::Mkdir, libc::mkdir(path.as_ptr(), *mode));
-                    check!(rep, Step::Mkdir, libc::chmod(path.as_ptr(), *mode));
-                }
-                Op::Touch { path } => {
-                    let fd = libc::open(
-                        path.as_ptr(),
-                        libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
-                        0o644,
-                    );
-                    check!(rep, Step::Touch, fd);
-                    libc::close(fd);
-                }
-                Op::Attach { slot, target } => {
-                    let r = libc::syscall(
-                        libc::SYS_move_mount,
-                        slots[*slot],
-                        c"".as_ptr(),
-                        libc::AT_FDCWD,
-                        target.as_ptr(),
-                        MOVE_MOUNT_F_EMPTY_PATH,
-                    );
-                    check!(rep, Step::AttachMount, r);
-                    libc::close(slots[*slot]);
-                }
-                Op::BindSelf { path } => check!(
-                    rep,
-                    Step::Bind,
-                    libc::mount(
-                        path.as_ptr(),
-                        path.as_ptr(),
-                        null,
-                        libc::MS_BIND | libc::MS_REC,
-                        std::ptr::null()
-                    )
-                ),
-                Op::BindFile { src, target } => check!(
-                    rep,
-                    Step::Bind,
-                    libc::mount(
-                        src.as_ptr(),
-                        target.as_ptr(),
-                        null,
-                        libc::MS_BIND,
-                        std::ptr::null()
-                    )
-                ),
-                Op::SetAttr { path, attr } => {
-                    let attr = MountAttr {
-                        attr_set: *attr,
-                        attr_clr: 0,
-                        propagation: 0,
-                        userns_fd: 0,
-                    };
-                    let r = libc::syscall(
-                        libc::SYS_mount_setattr,
-                        libc::AT_FDCWD,
-                        path.as_ptr(),
-                        libc::AT_RECURSIVE,
-                        &raw const attr,
-                        std::mem::size_of::<MountAttr>(),
-                    );
-                    check!(rep, Step::ReadOnly, r);
-                }
-                Op::Proc => check!(
-                    rep,
-                    Step::Proc,
-                    libc::mount(
-                        c"proc".as_ptr(),
-                        c"/proc".as_ptr(),
-                        c"proc".as_ptr(),
-                        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                        std::ptr::null()
-                    )
-                ),
-                Op::Devpts => check!(
-                    rep,
-                    Step::Devpts,
-                    libc::mount(
-                        c"devpts".as_ptr(),
-                        c"/dev/pts".as_ptr(),
-                        c"devpts".as_ptr(),
-                        libc::MS_NOSUID | libc::MS_NOEXEC,
-                        c"newinstance,ptmxmode=0666,mode=0620".as_ptr().cast()
-                    )
-                ),
-                Op::WriteFile { path, data } => {
-                    check!(rep, Step::Proc, write_file(path, data.as_bytes()))
-                }
-                Op::Symlink { target, link } => check!(
-                    rep,
-                    Step::Symlink,
-                    libc::symlink(target.as_ptr(), link.as_ptr())
-                ),
+        unsafe { run_mount_op(op, slots, rep) }
+    }
+}
+
+unsafe fn run_mount_op(op: &Op, slots: &mut [c_int], rep: c_int) {
+    let nosuid_nodev = libc::MS_NOSUID | libc::MS_NODEV;
+    // SAFETY: the callers' pointers are NUL-terminated strings owned by `op` or literals.
+    unsafe {
+        match op {
+            Op::MakePrivate => or_fail!(
+                rep,
+                Step::MakePrivate,
+                raw_mount(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE, None)
+            ),
+            Op::Clone { path, slot } => slots[*slot] = clone_tree(path, rep),
+            Op::Tmpfs { target, data } => {
+                let r = raw_mount(
+                    Some(c"tmpfs"),
+                    target,
+                    Some(c"tmpfs"),
+                    nosuid_nodev,
+                    Some(data),
+                );
+                or_fail!(rep, Step::Tmpfs, r);
             }
+            Op::Mkdir { path } => {
+                if libc::mkdir(path.as_ptr(), 0o755) < 0 && errno() != libc::EEXIST {
+                    fail(rep, Step::Mkdir, errno());
+                }
+            }
+            Op::MkdirMode { path, mode } => {
+                or_fail!(rep, Step::Mkdir, libc::mkdir(path.as_ptr(), *mode));
+                or_fail!(rep, Step::Mkdir, libc::chmod(path.as_ptr(), *mode));
+            }
+            Op::Touch { path } => touch(path, rep),
+            Op::Attach { slot, target } => attach(slots[*slot], target, rep),
+            Op::BindSelf { path } => {
+                let flags = libc::MS_BIND | libc::MS_REC;
+                or_fail!(
+                    rep,
+                    Step::Bind,
+                    raw_mount(Some(path), path, None, flags, None)
+                );
+            }
+            Op::BindFile { src, target } => {
+                let r = raw_mount(Some(src), target, None, libc::MS_BIND, None);
+                or_fail!(rep, Step::Bind, r);
+            }
+            Op::SetAttr { path, attr } => set_attr(path, *attr, rep),
+            Op::Proc => {
+                let flags = nosuid_nodev | libc::MS_NOEXEC;
+                let r = raw_mount(Some(c"proc"), c"/proc", Some(c"proc"), flags, None);
+                or_fail!(rep, Step::Proc, r);
+            }
+            Op::Devpts => {
+                let flags = libc::MS_NOSUID | libc::MS_NOEXEC;
+                let data = c"newinstance,ptmxmode=0666,mode=0620";
+                let r = raw_mount(
+                    Some(c"devpts"),
+                    c"/dev/pts",
+                    Some(c"devpts"),
+                    flags,
+                    Some(data),
+                );
+                or_fail!(rep, Step::Devpts, r);
+            }
+            Op::WriteFile { path, data } => {
+                or_fail!(rep, Step::Proc, write_file(path, data.as_bytes()))
+            }
+            Op::Symlink { target, link } => or_fail!(
+                rep,
+                Step::Symlink,
+                libc::symlink(target.as_ptr(), link.as_ptr())
+            ),
         }
+    }
+}
+
+/// mount(2), with a null pointer for each argument that is `None`.
+unsafe fn raw_mount(
+    src: Option<&CStr>,
+    target: &CStr,
+    fstype: Option<&CStr>,
+    flags: libc::c_ulong,
+    data: Option<&CStr>,
+) -> c_int {
+    let ptr = |s: Option<&CStr>| s.map_or(std::ptr::null(), CStr::as_ptr);
+    // SAFETY: each pointer is null or a NUL-terminated string that outlives the call.
+    unsafe {
+        libc::mount(
+            ptr(src),
+            target.as_ptr(),
+            ptr(fstype),
+            flags,
+            ptr(data).cast(),
+        )
+    }
+}
+
+/// A detached recursive copy of the tree at `path` (open_tree with OPEN_TREE_CLONE): its fd.
+unsafe fn clone_tree(path: &CStr, rep: c_int) -> c_int {
+    const OPEN_TREE_CLONE: libc::c_uint = 1;
+    // SAFETY: a NUL-terminated path; `or_fail!` exits on failure.
+    unsafe {
+        let fd = libc::syscall(
+            libc::SYS_open_tree,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint | libc::AT_RECURSIVE as libc::c_uint,
+        ) as c_int;
+        or_fail!(rep, Step::CloneMount, fd);
+        fd
+    }
+}
+
+/// Attach the detached tree `fd` at `target` (move_mount), then close it.
+unsafe fn attach(fd: c_int, target: &CStr, rep: c_int) {
+    const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
+    // SAFETY: a NUL-terminated path and an fd this process opened.
+    unsafe {
+        let r = libc::syscall(
+            libc::SYS_move_mount,
+            fd,
+            c"".as_ptr(),
+            libc::AT_FDCWD,
+            target.as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH,
+        );
+        or_fail!(rep, Step::AttachMount, r);
+        libc::close(fd);
+    }
+}
+
+/// An empty file at `path`, a mount point for a file.
+unsafe fn touch(path: &CStr, rep: c_int) {
+    // SAFETY: a NUL-terminated path; the fd is closed.
+    unsafe {
+        let flags = libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC;
+        let fd = libc::open(path.as_ptr(), flags, 0o644);
+        or_fail!(rep, Step::Touch, fd);
+        libc::close(fd);
+    }
+}
+
+/// Set mount attributes `attr` on the mounts at and beneath `path` (mount_setattr).
+unsafe fn set_attr(path: &CStr, attr: u64, rep: c_int) {
+    let attr = MountAttr {
+        attr_set: attr,
+        attr_clr: 0,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    // SAFETY: a NUL-terminated path; the attr lives on the stack, its size given.
+    unsafe {
+        let r = libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            libc::AT_RECURSIVE,
+            &raw const attr,
+            std::mem::size_of::<MountAttr>(),
+        );
+        or_fail!(rep, Step::ReadOnly, r);
     }
 }
 
@@ -238,8 +263,8 @@ fn bring_up_lo() -> c_int {
 }
 
 pub(super) unsafe fn loopback_up(rep: c_int) {
-    // SAFETY: `check!` reports and exits on failure; see `bring_up_lo`.
-    unsafe { check!(rep, Step::Loopback, bring_up_lo()) }
+    // SAFETY: `or_fail!` reports and exits on failure; see `bring_up_lo`.
+    unsafe { or_fail!(rep, Step::Loopback, bring_up_lo()) }
 }
 
 /// Control-message space for one fd, aligned as `struct cmsghdr` needs.
@@ -254,7 +279,7 @@ pub(super) unsafe fn hand_over_listener(port: u16, chan: c_int, rep: c_int) {
     // control message is built inside `cmsg` with the libc macros.
     unsafe {
         let s = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
-        check!(rep, Step::Proxy, s);
+        or_fail!(rep, Step::Proxy, s);
         let addr = libc::sockaddr_in {
             sin_family: libc::AF_INET as libc::sa_family_t,
             sin_port: port.to_be(),
@@ -264,12 +289,12 @@ pub(super) unsafe fn hand_over_listener(port: u16, chan: c_int, rep: c_int) {
             sin_zero: [0; 8],
         };
         let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-        check!(
+        or_fail!(
             rep,
             Step::Proxy,
             libc::bind(s, (&raw const addr).cast(), len)
         );
-        check!(rep, Step::Proxy, libc::listen(s, 1024));
+        or_fail!(rep, Step::Proxy, libc::listen(s, 1024));
         let mut byte = [b'P'];
         let mut iov = libc::iovec {
             iov_base: byte.as_mut_ptr().cast(),
@@ -287,7 +312,7 @@ pub(super) unsafe fn hand_over_listener(port: u16, chan: c_int, rep: c_int) {
         (*hdr).cmsg_type = libc::SCM_RIGHTS;
         (*hdr).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<c_int>() as u32) as usize;
         std::ptr::write_unaligned(libc::CMSG_DATA(hdr).cast::<c_int>(), s);
-        check!(rep, Step::Proxy, libc::sendmsg(chan, &msg, 0) as c_int);
+        or_fail!(rep, Step::Proxy, libc::sendmsg(chan, &msg, 0) as c_int);
         libc::close(s);
         libc::close(chan);
     }

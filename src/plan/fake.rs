@@ -1,6 +1,6 @@
 //! A fake machine for tests: a file system held in memory and a host description, so that a
 //! profile's whole road to its plan ([`Profile::resolve_in`](crate::profile::Profile::resolve_in),
-//! then [`for_profile`](super::for_profile)) runs without looking at this machine.
+//! then [`plan`](super::plan)) runs without looking at this machine.
 #![forbid(unsafe_code)]
 
 use super::DirLister;

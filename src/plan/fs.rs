@@ -200,10 +200,16 @@ mod tests {
             "d/./sub",
             "d/../d",
         ];
+        // Enough names in `d` for it to be listed, most of them missing.
+        let missing: Vec<String> = (0..LIST_AFTER).map(|i| format!("d/missing{i}")).collect();
+        let names = names
+            .iter()
+            .copied()
+            .chain(missing.iter().map(String::as_str));
         let fs = RealFs::default();
         // Twice: the second round answers from what the first remembered.
         for _ in 0..2 {
-            for n in names {
+            for n in names.clone() {
                 let p = root.join(n);
                 let link = p
                     .symlink_metadata()

@@ -2,10 +2,9 @@
 //! denied trees, since Landlock can only add access), TCP denial and scopes.
 #![forbid(unsafe_code)]
 
-use super::{DirLister, Layer, LayerStatus, MountStep, Namespaces, PlanInput, missing};
-use crate::capability::{NetworkMode, Origin, PathEntry};
-use crate::host::{Availability, LANDLOCK_ABI};
-use crate::profile::Protection;
+use super::{DirLister, Gap, Layer, LayerStatus, MountStep, Namespaces, PlanInput, missing};
+use crate::capability::{CapabilitySet, NetworkMode, Origin, PathEntry, Protection};
+use crate::host::{Availability, Host, LANDLOCK_ABI};
 use serde::Serialize;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -171,6 +170,190 @@ fn walk_around(
     }
 }
 
+/// The paths mounted over (hidden) in the sandbox: no Landlock rules are needed around them.
+fn hidden_by_mounts(mounts: &[MountStep]) -> HashSet<&Path> {
+    mounts
+        .iter()
+        .filter_map(|m| match m {
+            MountStep::Hide { target, .. } => Some(target.as_path()),
+            MountStep::Tmpfs { .. }
+            | MountStep::Proc
+            | MountStep::MinimalDev
+            | MountStep::Pin { .. }
+            | MountStep::ReadOnly { .. }
+            | MountStep::ReadOnlyHost { .. } => None,
+        })
+        .collect()
+}
+
+/// The rules of the set's read, execute and write grants, each granted around the denials
+/// beneath it.
+fn grant_rules(
+    caps: &CapabilitySet,
+    namespaces: &Namespaces,
+    mounts: &[MountStep],
+    fs: &dyn DirLister,
+) -> Vec<LandlockRule> {
+    let mut rules = Vec::new();
+    // Secrets hidden by a mount need no Landlock rules around them; the others (and all of
+    // them when there is no mount namespace) are kept out by granting around them.
+    let hidden = hidden_by_mounts(mounts);
+    // Without a mount namespace there is no minimal /dev to mount: reads are granted around
+    // the host's /dev instead, and the harmless devices are granted one by one.
+    let host_dev_only = !namespaces.mount && caps.isolation.minimal_dev;
+    let host_dev = PathEntry {
+        path: PathBuf::from("/dev"),
+        required: false,
+        origin: Origin::builtin("isolation.minimal_dev (no mount namespace)"),
+    };
+    // A denied path that does not exist needs no rules (looked up once here, not once per
+    // grant it lies under).
+    let mut deny_r: Vec<&PathEntry> = caps
+        .fs
+        .deny_read
+        .iter()
+        .filter(|d| !hidden.contains(d.path.as_path()) && fs.exists(&d.path))
+        .collect();
+    if host_dev_only {
+        deny_r.push(&host_dev);
+    }
+    // With a mount namespace, read-only mounts keep deny_write; without one, go around.
+    let deny_w: Vec<&PathEntry> = if namespaces.mount {
+        Vec::new()
+    } else {
+        caps.fs.deny_write.iter().collect()
+    };
+    let file_read_rights = [FsRight::ReadFile, FsRight::Execute];
+    // Likewise a grant of /dev itself (strict reads it): only the devices remain.
+    let host_dev_grant = |e: &&PathEntry| host_dev_only && e.path.starts_with("/dev");
+    for e in caps.fs.read.iter().filter(|e| !host_dev_grant(e)) {
+        grant_around(&mut rules, e, READ, &deny_r, &file_read_rights, fs);
+    }
+    for e in caps.fs.execute.iter().filter(|e| !host_dev_grant(e)) {
+        grant_around(&mut rules, e, EXEC, &deny_r, &file_read_rights, fs);
+    }
+    for e in caps.fs.write.iter().filter(|e| !host_dev_grant(e)) {
+        let mut denials = deny_w.clone();
+        denials.extend(deny_r.iter().copied());
+        grant_around(&mut rules, e, WRITE, &denials, WRITE, fs);
+    }
+    rules
+}
+
+/// Devices: the whole minimal /dev, or the few harmless host devices; and /proc, or only
+/// the command's own entry where /proc is the host's.
+fn device_and_proc_rules(caps: &CapabilitySet, namespaces: &Namespaces) -> Vec<LandlockRule> {
+    let dev_paths: &[&str] = if namespaces.mount && caps.isolation.minimal_dev {
+        &["/dev"]
+    } else {
+        &[
+            "/dev/null",
+            "/dev/zero",
+            "/dev/full",
+            "/dev/random",
+            "/dev/urandom",
+            "/dev/tty",
+            "/dev/ptmx",
+            "/dev/pts",
+            "/dev/shm",
+        ]
+    };
+    let rule = |path: &str, rights: Vec<FsRight>, origin: &str| LandlockRule {
+        path: PathBuf::from(path),
+        rights,
+        required: false,
+        origin: Origin::builtin(origin),
+        after_mounts: false,
+    };
+    let mut rules: Vec<LandlockRule> = dev_paths
+        .iter()
+        .map(|p| rule(p, [READ, WRITE].concat(), "devices"))
+        .collect();
+    let proc = if namespaces.pid {
+        "/proc"
+    } else {
+        "/proc/self"
+    };
+    rules.push(rule(proc, READ.to_vec(), "proc"));
+    rules
+}
+
+/// Mark the rules on file systems the sandbox mounts itself, added after the mounts.
+fn mark_after_mounts(rules: &mut [LandlockRule], mounts: &[MountStep]) {
+    let mut mounted: Vec<PathBuf> = Vec::new();
+    for m in mounts {
+        match m {
+            MountStep::Tmpfs { target, .. } => mounted.push(target.clone()),
+            MountStep::Proc => mounted.push(PathBuf::from("/proc")),
+            MountStep::MinimalDev => mounted.push(PathBuf::from("/dev")),
+            MountStep::Pin { .. }
+            | MountStep::ReadOnly { .. }
+            | MountStep::Hide { .. }
+            | MountStep::ReadOnlyHost { .. } => {}
+        }
+    }
+    for r in rules {
+        r.after_mounts = mounted.iter().any(|m| r.path.starts_with(m));
+    }
+}
+
+/// The gaps of an ABI older than TCP rules (4) or scopes (6).
+fn abi_gaps(abi: i32, gaps: &mut Vec<Gap>) {
+    if abi < 4 {
+        gaps.push(missing(
+            Protection::LandlockNetwork,
+            &format!("Landlock ABI {abi} lacks TCP rules (needs 4)"),
+            "upgrade to Linux 6.7 or newer",
+        ));
+    }
+    if abi < 6 {
+        gaps.push(missing(
+            Protection::LandlockScope,
+            &format!("Landlock ABI {abi} lacks scopes (needs 6)"),
+            "upgrade to Linux 6.12 or newer",
+        ));
+    }
+}
+
+/// The report's Landlock line.
+fn landlock_layer(abi: i32, n_rules: usize, deny_tcp: bool, scope_ok: bool) -> Layer {
+    Layer {
+        name: "landlock".into(),
+        status: if abi >= LANDLOCK_ABI {
+            LayerStatus::Enforced
+        } else {
+            LayerStatus::Partial
+        },
+        detail: format!(
+            "ABI {abi} (written for {LANDLOCK_ABI}); {n_rules} path rules; tcp {}; scopes {}",
+            if deny_tcp { "denied" } else { "unrestricted" },
+            if scope_ok {
+                "signal+abstract-unix"
+            } else {
+                "unavailable"
+            }
+        ),
+    }
+}
+
+/// Without Landlock: every Landlock protection is a gap, and the report says why.
+fn no_landlock(host: &Host, gaps: &mut Vec<Gap>, report: &mut Vec<Layer>) {
+    if let Availability::Missing { reason, fix } = &host.landlock {
+        for p in [
+            Protection::Landlock,
+            Protection::LandlockNetwork,
+            Protection::LandlockScope,
+        ] {
+            gaps.push(missing(p, reason, fix));
+        }
+        report.push(Layer {
+            name: "landlock".into(),
+            status: LayerStatus::NotEnforced,
+            detail: reason.clone(),
+        });
+    }
+}
+
 /// The Landlock part of the plan, or `None` (with its gaps and report line) when the host
 /// has no Landlock.
 pub(super) fn landlock_plan(
@@ -178,195 +361,38 @@ pub(super) fn landlock_plan(
     namespaces: &Namespaces,
     mounts: &[MountStep],
     fs: &dyn DirLister,
-    gaps: &mut Vec<(Protection, String, String)>,
+    gaps: &mut Vec<Gap>,
     report: &mut Vec<Layer>,
 ) -> Option<LandlockPlan> {
-    let caps = input.caps;
-    let host = input.host;
-    // Landlock.
-    if host.landlock.ok() {
-        let abi = host.landlock_abi.unwrap_or(0).min(LANDLOCK_ABI);
-        let mut rules = Vec::new();
-        // Secrets hidden by a mount need no Landlock rules around them; the others (and all of
-        // them when there is no mount namespace) are kept out by granting around them.
-        let hidden: HashSet<&Path> = mounts
-            .iter()
-            .filter_map(|m| match m {
-                MountStep::Hide { target, .. } => Some(target.as_path()),
-                MountStep::Tmpfs { .. }
-                | MountStep::Proc
-                | MountStep::MinimalDev
-                | MountStep::Pin { .. }
-                | MountStep::ReadOnly { .. }
-                | MountStep::ReadOnlyHost { .. } => None,
-            })
-            .collect();
-        // Without a mount namespace there is no minimal /dev to mount: reads are granted around
-        // the host's /dev instead, and the harmless devices below are granted one by one.
-        let host_dev_only = !namespaces.mount && caps.isolation.minimal_dev;
-        let host_dev = PathEntry {
-            path: PathBuf::from("/dev"),
-            required: false,
-            origin: Origin::builtin("isolation.minimal_dev (no mount namespace)"),
-        };
-        // A denied path that does not exist needs no rules (looked up once here, not once per
-        // grant it lies under).
-        let mut deny_r: Vec<&PathEntry> = caps
-            .fs
-            .deny_read
-            .iter()
-            .filter(|d| !hidden.contains(d.path.as_path()) && fs.exists(&d.path))
-            .collect();
-        if host_dev_only {
-            deny_r.push(&host_dev);
-        }
-        // With a mount namespace, read-only mounts keep deny_write; without one, go around.
-        let deny_w: Vec<&PathEntry> = if namespaces.mount {
-            Vec::new()
-        } else {
-            caps.fs.deny_write.iter().collect()
-        };
-        let file_read_rights = [FsRight::ReadFile, FsRight::Execute];
-        // Likewise a grant of /dev itself (strict reads it): only the devices below remain.
-        let host_dev_grant = |e: &&PathEntry| host_dev_only && e.path.starts_with("/dev");
-        for e in caps.fs.read.iter().filter(|e| !host_dev_grant(e)) {
-            grant_around(&mut rules, e, READ, &deny_r, &file_read_rights, fs);
-        }
-        for e in caps.fs.execute.iter().filter(|e| !host_dev_grant(e)) {
-            grant_around(&mut rules, e, EXEC, &deny_r, &file_read_rights, fs);
-        }
-        for e in caps.fs.write.iter().filter(|e| !host_dev_grant(e)) {
-            let mut denials = deny_w.clone();
-            denials.extend(deny_r.iter().copied());
-            grant_around(&mut rules, e, WRITE, &denials, WRITE, fs);
-        }
-        // Devices: the whole minimal /dev, or the few harmless host devices.
-        let dev_paths: &[&str] = if namespaces.mount && caps.isolation.minimal_dev {
-            &["/dev"]
-        } else {
-            &[
-                "/dev/null",
-                "/dev/zero",
-                "/dev/full",
-                "/dev/random",
-                "/dev/urandom",
-                "/dev/tty",
-                "/dev/ptmx",
-                "/dev/pts",
-                "/dev/shm",
-            ]
-        };
-        for p in dev_paths {
-            let mut rights = READ.to_vec();
-            rights.extend_from_slice(WRITE);
-            rules.push(LandlockRule {
-                path: PathBuf::from(p),
-                rights,
-                required: false,
-                origin: Origin::builtin("devices"),
-                after_mounts: false,
-            });
-        }
-        if namespaces.pid {
-            rules.push(LandlockRule {
-                path: PathBuf::from("/proc"),
-                rights: READ.to_vec(),
-                required: false,
-                origin: Origin::builtin("proc"),
-                after_mounts: false,
-            });
-        } else {
-            rules.push(LandlockRule {
-                path: PathBuf::from("/proc/self"),
-                rights: READ.to_vec(),
-                required: false,
-                origin: Origin::builtin("proc"),
-                after_mounts: false,
-            });
-        }
-        let mut mounted: Vec<PathBuf> = Vec::new();
-        for m in mounts {
-            match m {
-                MountStep::Tmpfs { target, .. } => mounted.push(target.clone()),
-                MountStep::Proc => mounted.push(PathBuf::from("/proc")),
-                MountStep::MinimalDev => mounted.push(PathBuf::from("/dev")),
-                MountStep::Pin { .. }
-                | MountStep::ReadOnly { .. }
-                | MountStep::Hide { .. }
-                | MountStep::ReadOnlyHost { .. } => {}
-            }
-        }
-        for r in &mut rules {
-            r.after_mounts = mounted.iter().any(|m| r.path.starts_with(m));
-        }
-        let net_ok = abi >= 4;
-        let scope_ok = abi >= 6;
-        let deny_tcp = net_ok
-            && (caps.network == NetworkMode::None
-                || (matches!(caps.network, NetworkMode::Loopback | NetworkMode::Proxy)
-                    && !namespaces.net));
-        if !net_ok {
-            gaps.push(missing(
-                Protection::LandlockNetwork,
-                &format!("Landlock ABI {abi} lacks TCP rules (needs 4)"),
-                "upgrade to Linux 6.7 or newer",
-            ));
-        }
-        if !scope_ok {
-            gaps.push(missing(
-                Protection::LandlockScope,
-                &format!("Landlock ABI {abi} lacks scopes (needs 6)"),
-                "upgrade to Linux 6.12 or newer",
-            ));
-        }
-        if !deny_w.is_empty() {
-            report.push(Layer {
-                name: "deny-write".into(),
-                status: LayerStatus::Partial,
-                detail: "no mount namespace: read-only paths inside writable trees are kept by Landlock rules around them, so their parent directories (e.g. the workspace root) accept no new entries".into(),
-            });
-        }
-        let n_rules = rules.len();
-        report.push(Layer {
-            name: "landlock".into(),
-            status: if abi >= LANDLOCK_ABI {
-                LayerStatus::Enforced
-            } else {
-                LayerStatus::Partial
-            },
-            detail: format!(
-                "ABI {abi} (written for {LANDLOCK_ABI}); {n_rules} path rules; tcp {}; scopes {}",
-                if deny_tcp { "denied" } else { "unrestricted" },
-                if scope_ok {
-                    "signal+abstract-unix"
-                } else {
-                    "unavailable"
-                }
-            ),
-        });
-        Some(LandlockPlan {
-            abi,
-            rules,
-            deny_tcp,
-            tcp_connect: Vec::new(),
-            scope_signals: scope_ok && caps.isolation.scope_signals,
-            scope_abstract_unix: scope_ok && caps.isolation.scope_abstract_unix,
-        })
-    } else {
-        if let Availability::Missing { reason, fix } = &host.landlock {
-            for p in [
-                Protection::Landlock,
-                Protection::LandlockNetwork,
-                Protection::LandlockScope,
-            ] {
-                gaps.push(missing(p, reason, fix));
-            }
-            report.push(Layer {
-                name: "landlock".into(),
-                status: LayerStatus::NotEnforced,
-                detail: reason.clone(),
-            });
-        }
-        None
+    let (caps, host) = (input.caps, input.host);
+    if !host.landlock.ok() {
+        no_landlock(host, gaps, report);
+        return None;
     }
+    let abi = host.landlock_abi.unwrap_or(0).min(LANDLOCK_ABI);
+    let mut rules = grant_rules(caps, namespaces, mounts, fs);
+    rules.extend(device_and_proc_rules(caps, namespaces));
+    mark_after_mounts(&mut rules, mounts);
+    let scope_ok = abi >= 6;
+    let deny_tcp = abi >= 4
+        && (caps.network == NetworkMode::None
+            || (matches!(caps.network, NetworkMode::Loopback | NetworkMode::Proxy)
+                && !namespaces.net));
+    abi_gaps(abi, gaps);
+    if !namespaces.mount && !caps.fs.deny_write.is_empty() {
+        report.push(Layer {
+            name: "deny-write".into(),
+            status: LayerStatus::Partial,
+            detail: "no mount namespace: read-only paths inside writable trees are kept by Landlock rules around them, so their parent directories (e.g. the workspace root) accept no new entries".into(),
+        });
+    }
+    report.push(landlock_layer(abi, rules.len(), deny_tcp, scope_ok));
+    Some(LandlockPlan {
+        abi,
+        rules,
+        deny_tcp,
+        tcp_connect: Vec::new(),
+        scope_signals: scope_ok && caps.isolation.scope_signals,
+        scope_abstract_unix: scope_ok && caps.isolation.scope_abstract_unix,
+    })
 }

@@ -3,10 +3,9 @@
 #![forbid(unsafe_code)]
 
 use super::cgroup::{CgroupStep, cgroup_steps};
-use super::{Layer, LayerStatus, Namespaces, PlanInput, missing};
-use crate::capability::Origin;
+use super::{Gap, Layer, LayerStatus, Namespaces, PlanInput, missing};
+use crate::capability::{Origin, Protection};
 use crate::host::{CgroupBase, CgroupVersion, Controller, Host};
-use crate::profile::Protection;
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -71,9 +70,10 @@ fn pid_max_binds(host: &Host, namespaces: &Namespaces, n: u64) -> bool {
 fn joins_v1(input: &PlanInput<'_>, namespaces: &Namespaces) -> bool {
     let host = input.host;
     let required = input
+        .caps
         .requires
         .iter()
-        .any(|(p, _)| *p == Protection::TreeLimits);
+        .any(|r| r.protection == Protection::TreeLimits);
     let pids_on_v1 = host
         .cgroups
         .pids
@@ -110,32 +110,42 @@ fn processes_via<'a>(
     }
 }
 
-fn limit_origin(input: &PlanInput<'_>, k: &str) -> Origin {
-    input
-        .limit_origins
-        .get(k)
-        .cloned()
-        .unwrap_or_else(|| Origin::builtin(&format!("limits.{k}")))
+/// Where a limit was set; `limits.KEY` of sbx for a set made without origins.
+fn limit_origin(origin: &Option<Origin>, key: &str) -> Origin {
+    origin
+        .clone()
+        .unwrap_or_else(|| Origin::builtin(&format!("limits.{key}")))
 }
 
 pub(super) fn limits_plan(
     input: &PlanInput<'_>,
     namespaces: &Namespaces,
-    gaps: &mut Vec<(Protection, String, String)>,
+    gaps: &mut Vec<Gap>,
     report: &mut Vec<Layer>,
 ) -> LimitsPlan {
     let host = input.host;
     let l = &input.caps.limits;
+    let origins = &l.origins;
     let join_v1 = joins_v1(input, namespaces);
     let memory = usable(host.cgroups.memory.as_ref(), join_v1).zip(l.memory_bytes);
     let pids = usable(host.cgroups.pids.as_ref(), join_v1);
     let processes = processes_via(host, namespaces, l.processes, pids);
     let mut chosen = Vec::new();
     if let Some((base, v)) = memory {
-        chosen.push((Controller::Memory, base, v, limit_origin(input, "memory")));
+        chosen.push((
+            Controller::Memory,
+            base,
+            v,
+            limit_origin(&origins.memory_bytes, "memory"),
+        ));
     }
     if let Processes::Cgroup(base, v) = processes {
-        chosen.push((Controller::Pids, base, v, limit_origin(input, "processes")));
+        chosen.push((
+            Controller::Pids,
+            base,
+            v,
+            limit_origin(&origins.processes, "processes"),
+        ));
     }
     let cgroups = cgroup_steps(&chosen);
     let rlimits = rlimit_steps(
@@ -178,21 +188,29 @@ pub(super) fn limits_plan(
 /// The rlimits: RLIMIT_AS and RLIMIT_NPROC only as fallbacks for a missing cgroup.
 fn rlimit_steps(input: &PlanInput<'_>, memory_as: bool, nproc: bool) -> Vec<RlimitStep> {
     let l = &input.caps.limits;
+    let o = &l.origins;
     let mut rlimits = Vec::new();
-    let mut push = |r: Rlimit, v: Option<u64>, k: &str| {
+    let mut push = |r: Rlimit, v: Option<u64>, origin: &Option<Origin>, k: &str| {
         if let Some(value) = v {
             rlimits.push(RlimitStep {
                 resource: r,
                 value,
-                origin: limit_origin(input, k),
+                origin: limit_origin(origin, k),
             });
         }
     };
-    push(Rlimit::As, l.memory_bytes.filter(|_| memory_as), "memory");
-    push(Rlimit::Nproc, l.processes.filter(|_| nproc), "processes");
-    push(Rlimit::Fsize, l.file_size_bytes, "file_size");
-    push(Rlimit::Cpu, l.cpu_seconds, "cpu_time");
-    push(Rlimit::Nofile, l.open_files, "open_files");
+    let memory = l.memory_bytes.filter(|_| memory_as);
+    push(Rlimit::As, memory, &o.memory_bytes, "memory");
+    let processes = l.processes.filter(|_| nproc);
+    push(Rlimit::Nproc, processes, &o.processes, "processes");
+    push(
+        Rlimit::Fsize,
+        l.file_size_bytes,
+        &o.file_size_bytes,
+        "file_size",
+    );
+    push(Rlimit::Cpu, l.cpu_seconds, &o.cpu_seconds, "cpu_time");
+    push(Rlimit::Nofile, l.open_files, &o.open_files, "open_files");
     rlimits.push(RlimitStep {
         resource: Rlimit::Core,
         value: 0,
@@ -217,7 +235,7 @@ fn memory_layer(
     cgroups: &[CgroupStep],
     rlimits: &[RlimitStep],
     in_cgroup: bool,
-    gaps: &mut Vec<(Protection, String, String)>,
+    gaps: &mut Vec<Gap>,
 ) -> Layer {
     let host = input.host;
     let (status, detail) = match (
@@ -275,7 +293,7 @@ fn processes_layer(
     cgroups: &[CgroupStep],
     processes: &Processes<'_>,
     namespaces: &Namespaces,
-    gaps: &mut Vec<(Protection, String, String)>,
+    gaps: &mut Vec<Gap>,
 ) -> Layer {
     let (status, detail) = match processes {
         Processes::Unlimited => (LayerStatus::Enforced, "unlimited (profile)".to_string()),

@@ -1,8 +1,9 @@
 //! Which mechanism keeps `memory` and `processes`, for each kind of host.
 use super::*;
-use crate::capability::{CapabilitySet, EnvPolicy, FsCaps, Isolation, Limits, NetworkMode};
+use crate::capability::{
+    CapabilitySet, EnvPolicy, FsCaps, Isolation, Limits, NetworkMode, Requirement,
+};
 use crate::host::{Availability, CgroupHost};
-use std::collections::BTreeMap;
 use std::path::Path;
 
 fn caps(processes: u64) -> CapabilitySet {
@@ -18,6 +19,7 @@ fn caps(processes: u64) -> CapabilitySet {
         isolation: Isolation::default(),
         env: EnvPolicy::default(),
         extra_denied_syscalls: Vec::new(),
+        requires: Vec::new(),
     }
 }
 
@@ -63,18 +65,17 @@ fn plan_for(
     processes: u64,
     requires: &[Protection],
 ) -> (Vec<Controller>, Vec<Rlimit>, Vec<Layer>, Vec<Protection>) {
-    let caps = caps(processes);
-    let requires: Vec<(Protection, Origin)> = requires
+    let mut caps = caps(processes);
+    caps.requires = requires
         .iter()
-        .map(|p| (*p, Origin::builtin("test")))
+        .map(|p| Requirement {
+            protection: *p,
+            origin: Origin::builtin("test"),
+        })
         .collect();
-    let origins = BTreeMap::new();
     let input = PlanInput {
         caps: &caps,
         host,
-        requires: &requires,
-        extra_syscall_origins: &[],
-        limit_origins: &origins,
         tmp: Path::new("/tmp"),
     };
     let (mut gaps, mut report) = (Vec::new(), Vec::new());

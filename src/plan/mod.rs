@@ -28,29 +28,22 @@ pub use types::{
     TreeKill,
 };
 
-use crate::capability::{CapabilitySet, NetworkMode, Origin};
+use crate::capability::{CapabilitySet, EnvPolicy, NetworkMode, Protection};
 use crate::host::{Availability, Host};
-use crate::profile::Protection;
-use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Inputs to [`plan`] besides the capability set.
+/// What [`plan`] plans: a capability set (which carries everything the plan takes from the
+/// profile, with its origins) on a host.
 pub struct PlanInput<'a> {
     /// The capability set.
     pub caps: &'a CapabilitySet,
     /// What the host offers.
     pub host: &'a Host,
-    /// The protections the profile requires, and where.
-    pub requires: &'a [(Protection, Origin)],
-    /// Where each extra denied syscall was set.
-    pub extra_syscall_origins: &'a [(String, Origin)],
-    /// Where each limit was set (`timeout`, `memory`, ...).
-    pub limit_origins: &'a BTreeMap<String, Origin>,
     /// The sandbox's temporary directory as the command sees it.
     pub tmp: &'a Path,
 }
 
-fn missing(p: Protection, reason: &str, fix: &str) -> (Protection, String, String) {
+fn missing(p: Protection, reason: &str, fix: &str) -> Gap {
     (p, reason.to_string(), fix.to_string())
 }
 
@@ -110,6 +103,17 @@ fn network_layer(caps: &CapabilitySet, net_ns: bool, why_no_ns: &str, tcp_held: 
     }
 }
 
+/// `TMPDIR` names `tmp`. A profile's own `TMPDIR` is kept only where `/tmp` is the run's
+/// private tmpfs; elsewhere `tmp` is a fresh directory of this run and nothing else will do.
+fn set_tmpdir(env: &mut EnvPolicy, caps: &CapabilitySet, namespaces: &Namespaces, tmp: &Path) {
+    let tmp = tmp.display().to_string();
+    if namespaces.mount && caps.isolation.private_tmp {
+        env.set.entry("TMPDIR".into()).or_insert(tmp);
+    } else {
+        env.set.insert("TMPDIR".into(), tmp);
+    }
+}
+
 /// The variables that point programs at the proxy on `port` of loopback.
 pub fn proxy_env(port: u16) -> Vec<(String, String)> {
     let http = format!("http://127.0.0.1:{port}");
@@ -127,27 +131,26 @@ pub fn proxy_env(port: u16) -> Vec<(String, String)> {
     out
 }
 
-/// Compute the plan. Fails only when a required protection is missing.
-pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, PlanError> {
-    let caps = input.caps;
-    let host = input.host;
-    let ns_ok = host.namespaces.ok();
-    let use_userns = ns_ok && host.euid != 0;
-    let mut report: Vec<Layer> = Vec::new();
-    let mut gaps: Vec<(Protection, String, String)> = Vec::new();
-    let ns_reason = match &host.namespaces {
+/// A protection this host cannot give: which, why, and how to give it.
+type Gap = (Protection, String, String);
+
+/// Why there are no namespaces, and the fix; empty when there are.
+fn namespace_gap(host: &Host) -> (String, String) {
+    match &host.namespaces {
         Availability::Available => (String::new(), String::new()),
         Availability::Missing { reason, fix } => (reason.clone(), fix.clone()),
-    };
+    }
+}
 
-    let namespaces = Namespaces {
-        user: use_userns,
-        mount: ns_ok,
-        pid: ns_ok && caps.isolation.pid,
-        net: ns_ok && caps.network != NetworkMode::Host,
-        ipc: ns_ok && caps.isolation.ipc,
-        uts: ns_ok,
-    };
+/// The namespaces the command gets; each one the host cannot give is a gap.
+fn namespaces(
+    caps: &CapabilitySet,
+    host: &Host,
+    why: &(String, String),
+    gaps: &mut Vec<Gap>,
+) -> Namespaces {
+    let ns_ok = host.namespaces.ok();
+    let use_userns = ns_ok && host.euid != 0;
     if !ns_ok {
         for p in [
             Protection::UserNamespace,
@@ -155,7 +158,7 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
             Protection::PidNamespace,
             Protection::NetworkNamespace,
         ] {
-            gaps.push(missing(p, &ns_reason.0, &ns_reason.1));
+            gaps.push(missing(p, &why.0, &why.1));
         }
     } else if !use_userns {
         gaps.push(missing(
@@ -164,15 +167,25 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
             "none needed",
         ));
     }
+    Namespaces {
+        user: use_userns,
+        mount: ns_ok,
+        pid: ns_ok && caps.isolation.pid,
+        net: ns_ok && caps.network != NetworkMode::Host,
+        ipc: ns_ok && caps.isolation.ipc,
+        uts: ns_ok,
+    }
+}
 
-    let mounts = mounts::mount_layout(caps, &namespaces, input.tmp, fs);
-    let tmp = input.tmp.to_path_buf();
-
-    let landlock = landlock::landlock_plan(input, &namespaces, &mounts, fs, &mut gaps, &mut report);
-
-    let seccomp = seccomp::seccomp_plan(input, &namespaces, &mut gaps, &mut report);
-
-    // Namespaces in the report.
+/// The report's namespace lines: mount, metadata, PID and network. `tcp_held`: Landlock denies
+/// TCP (but to the proxy's port).
+fn namespace_layers(
+    caps: &CapabilitySet,
+    namespaces: &Namespaces,
+    ns_ok: bool,
+    why_not: &str,
+    tcp_held: bool,
+) -> [Layer; 4] {
     let ns_layer = |name: &str, on: bool, why_off: &str| Layer {
         name: name.into(),
         status: if on {
@@ -182,42 +195,42 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
         },
         detail: if on { "private".into() } else { why_off.into() },
     };
-    report.push(ns_layer("mount-namespace", namespaces.mount, &ns_reason.0));
-    report.push(metadata_layer(namespaces.mount, &ns_reason.0));
-    report.push(ns_layer(
-        "pid-namespace",
-        namespaces.pid,
-        if ns_ok {
-            "disabled by the profile"
-        } else {
-            &ns_reason.0
-        },
-    ));
-    let tcp_held = landlock.as_ref().is_some_and(|l| l.deny_tcp);
-    report.push(network_layer(caps, namespaces.net, &ns_reason.0, tcp_held));
-
-    let limits = limits::limits_plan(input, &namespaces, &mut gaps, &mut report);
-    let l = &caps.limits;
-    let tree_kill = if namespaces.pid {
-        TreeKill::PidNamespace
+    let pid_off = if ns_ok {
+        "disabled by the profile"
     } else {
-        TreeKill::Subreaper
+        why_not
     };
-    report.push(Layer {
-        name: "process-tree".into(),
-        status: if namespaces.pid {
-            LayerStatus::Enforced
-        } else {
-            LayerStatus::Partial
-        },
-        detail: match tree_kill {
-            TreeKill::PidNamespace => "PID namespace: the tree dies with its init".into(),
-            TreeKill::Subreaper => {
-                "subreaper kills collected descendants; a SIGKILL of sbx may leave orphans".into()
-            }
-        },
-    });
-    report.push(Layer {
+    [
+        ns_layer("mount-namespace", namespaces.mount, why_not),
+        metadata_layer(namespaces.mount, why_not),
+        ns_layer("pid-namespace", namespaces.pid, pid_off),
+        network_layer(caps, namespaces.net, why_not, tcp_held),
+    ]
+}
+
+/// How the tree dies with the command, and its line of the report.
+fn process_tree(namespaces: &Namespaces) -> (TreeKill, Layer) {
+    if namespaces.pid {
+        let layer = Layer {
+            name: "process-tree".into(),
+            status: LayerStatus::Enforced,
+            detail: "PID namespace: the tree dies with its init".into(),
+        };
+        (TreeKill::PidNamespace, layer)
+    } else {
+        let layer = Layer {
+            name: "process-tree".into(),
+            status: LayerStatus::Partial,
+            detail: "subreaper kills collected descendants; a SIGKILL of sbx may leave orphans"
+                .into(),
+        };
+        (TreeKill::Subreaper, layer)
+    }
+}
+
+/// The report's line for capabilities, which are always dropped.
+fn capabilities_layer(host: &Host, namespaces: &Namespaces) -> Layer {
+    Layer {
         name: "capabilities".into(),
         status: LayerStatus::Enforced,
         detail: if host.can_drop_bounding || namespaces.user {
@@ -225,12 +238,16 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
         } else {
             "all sets empty, no_new_privs (the bounding set cannot be cleared without privilege; nothing can be gained at exec)".into()
         },
-    });
+    }
+}
 
-    // Required protections.
-    for (p, _) in input.requires {
+/// The first protection the set requires that is a gap here, as the error. A user namespace
+/// is not needed as root, so its gap there refuses nothing.
+fn refuse_missing(caps: &CapabilitySet, host: &Host, gaps: &[Gap]) -> Result<(), PlanError> {
+    for r in &caps.requires {
+        let p = &r.protection;
         if let Some((_, reason, fix)) = gaps.iter().find(|(g, _, _)| g == p) {
-            if *p == Protection::UserNamespace && host.euid == 0 && ns_ok {
+            if *p == Protection::UserNamespace && host.euid == 0 && host.namespaces.ok() {
                 continue;
             }
             return Err(PlanError::Missing {
@@ -240,24 +257,65 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
             });
         }
     }
+    Ok(())
+}
 
-    let mut env = caps.env.clone();
-    env.set
-        .entry("TMPDIR".into())
-        .or_insert_with(|| tmp.display().to_string());
-    let proxy = (caps.network == NetworkMode::Proxy).then(|| ProxyPlan {
+/// The proxy of `proxy` mode: in the network namespace, or on the host's loopback.
+fn proxy_plan(caps: &CapabilitySet, namespaces: &Namespaces) -> Option<ProxyPlan> {
+    (caps.network == NetworkMode::Proxy).then(|| ProxyPlan {
         bridge: if namespaces.net {
             ProxyBridge::Namespace { port: PROXY_PORT }
         } else {
             ProxyBridge::HostLoopback
         },
         rules: caps.net_rules.clone(),
-    });
-    if namespaces.net && proxy.is_some() {
+    })
+}
+
+/// The command's environment: the set's, `TMPDIR`, and the proxy variables when the proxy is
+/// on the namespace's loopback (a host port is known only at launch).
+fn command_env(
+    caps: &CapabilitySet,
+    namespaces: &Namespaces,
+    tmp: &Path,
+    proxy: bool,
+) -> EnvPolicy {
+    let mut env = caps.env.clone();
+    set_tmpdir(&mut env, caps, namespaces, tmp);
+    if namespaces.net && proxy {
         env.set.extend(proxy_env(PROXY_PORT));
     }
+    env
+}
+
+/// Compute the plan. Fails only when a required protection is missing.
+pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, PlanError> {
+    let (caps, host) = (input.caps, input.host);
+    let mut report: Vec<Layer> = Vec::new();
+    let mut gaps: Vec<Gap> = Vec::new();
+    let ns_why = namespace_gap(host);
+    let namespaces = namespaces(caps, host, &ns_why, &mut gaps);
+    let mounts = mounts::mount_layout(caps, &namespaces, input.tmp, fs);
+    let landlock = landlock::landlock_plan(input, &namespaces, &mounts, fs, &mut gaps, &mut report);
+    let seccomp = seccomp::seccomp_plan(input, &namespaces, &mut gaps, &mut report);
+    let tcp_held = landlock.as_ref().is_some_and(|l| l.deny_tcp);
+    let ns_ok = host.namespaces.ok();
+    report.extend(namespace_layers(
+        caps,
+        &namespaces,
+        ns_ok,
+        &ns_why.0,
+        tcp_held,
+    ));
+    let limits = limits::limits_plan(input, &namespaces, &mut gaps, &mut report);
+    let (tree_kill, tree_layer) = process_tree(&namespaces);
+    report.push(tree_layer);
+    report.push(capabilities_layer(host, &namespaces));
+    refuse_missing(caps, host, &gaps)?;
+    let proxy = proxy_plan(caps, &namespaces);
+    let env = command_env(caps, &namespaces, input.tmp, proxy.is_some());
+    let l = &caps.limits;
     Ok(SandboxPlan {
-        namespaces: namespaces.clone(),
         mounts,
         landlock,
         seccomp,
@@ -273,6 +331,7 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
         timeout_ms: l.timeout_ms,
         output_bytes: l.output_bytes,
         report,
+        namespaces,
     })
 }
 

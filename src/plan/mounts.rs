@@ -87,6 +87,85 @@ fn outermost(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Hide each denied read that exists, but in /proc and /dev, which are mounted afresh.
+fn hide_steps(caps: &CapabilitySet, fs: &dyn DirLister) -> Vec<MountStep> {
+    caps.fs
+        .deny_read
+        .iter()
+        .filter(|d| {
+            fs.exists(&d.path) && !d.path.starts_with("/proc") && !d.path.starts_with("/dev")
+        })
+        .map(|d| MountStep::Hide {
+            target: d.path.clone(),
+            is_dir: fs.is_dir(&d.path),
+            origin: d.origin.clone(),
+        })
+        .collect()
+}
+
+/// For each denied write that exists beneath a writable root: pins on the directories between
+/// the outermost such root and it (outer first), then the read-only bind of the path itself.
+fn pin_and_read_only_steps(caps: &CapabilitySet, fs: &dyn DirLister) -> Vec<MountStep> {
+    let mut pins: Vec<(PathBuf, Origin)> = Vec::new();
+    let mut read_only = Vec::new();
+    for d in &caps.fs.deny_write {
+        if !fs.exists(&d.path) {
+            continue;
+        }
+        // The outermost writable root: anything beneath it can be renamed.
+        let Some(root) = caps
+            .fs
+            .write
+            .iter()
+            .map(|w| &w.path)
+            .filter(|w| d.path.starts_with(w))
+            .min_by_key(|w| w.components().count())
+        else {
+            continue;
+        };
+        for a in d.path.ancestors().skip(1) {
+            if a == root.as_path() || !a.starts_with(root) {
+                break;
+            }
+            if fs.is_dir(a) && !fs.is_symlink(a) && !pins.iter().any(|(p, _)| p == a) {
+                pins.push((a.to_path_buf(), d.origin.clone()));
+            }
+        }
+        read_only.push(MountStep::ReadOnly {
+            target: d.path.clone(),
+            origin: d.origin.clone(),
+        });
+    }
+    // Outer pins first, then the read-only binds: each later bind lands inside the mounts
+    // before it.
+    pins.sort_by_key(|(p, _)| p.components().count());
+    let mut steps: Vec<MountStep> = pins
+        .into_iter()
+        .map(|(target, origin)| MountStep::Pin { target, origin })
+        .collect();
+    steps.extend(read_only);
+    steps
+}
+
+/// The private tmp, carrying over the granted paths that lie beneath it.
+fn private_tmp_step(caps: &CapabilitySet, tmp: &Path, fs: &dyn DirLister) -> MountStep {
+    let outer = outermost(
+        caps.fs
+            .read
+            .iter()
+            .chain(&caps.fs.write)
+            .chain(&caps.fs.execute)
+            .filter(|e| e.path != tmp && e.path.starts_with(tmp) && fs.exists(&e.path))
+            .map(|e| e.path.clone())
+            .collect(),
+    );
+    MountStep::Tmpfs {
+        target: tmp.to_path_buf(),
+        keep: outer,
+        origin: Origin::builtin("isolation.private_tmp"),
+    }
+}
+
 /// The mount steps, in order; none without a mount namespace.
 pub(super) fn mount_layout(
     caps: &CapabilitySet,
@@ -94,83 +173,24 @@ pub(super) fn mount_layout(
     tmp: &Path,
     fs: &dyn DirLister,
 ) -> Vec<MountStep> {
-    // Mount layout.
-    let mut mounts = Vec::new();
-    let tmp = tmp.to_path_buf();
-    if namespaces.mount {
-        for d in &caps.fs.deny_read {
-            if fs.exists(&d.path) && !d.path.starts_with("/proc") && !d.path.starts_with("/dev") {
-                mounts.push(MountStep::Hide {
-                    target: d.path.clone(),
-                    is_dir: fs.is_dir(&d.path),
-                    origin: d.origin.clone(),
-                });
-            }
-        }
-        let mut pins: Vec<(PathBuf, Origin)> = Vec::new();
-        let mut read_only = Vec::new();
-        for d in &caps.fs.deny_write {
-            if !fs.exists(&d.path) {
-                continue;
-            }
-            // The outermost writable root: anything beneath it can be renamed.
-            let Some(root) = caps
-                .fs
-                .write
-                .iter()
-                .map(|w| &w.path)
-                .filter(|w| d.path.starts_with(w))
-                .min_by_key(|w| w.components().count())
-            else {
-                continue;
-            };
-            for a in d.path.ancestors().skip(1) {
-                if a == root.as_path() || !a.starts_with(root) {
-                    break;
-                }
-                if fs.is_dir(a) && !fs.is_symlink(a) && !pins.iter().any(|(p, _)| p == a) {
-                    pins.push((a.to_path_buf(), d.origin.clone()));
-                }
-            }
-            read_only.push(MountStep::ReadOnly {
-                target: d.path.clone(),
-                origin: d.origin.clone(),
-            });
-        }
-        let writable = writable_roots(caps, &tmp, fs);
-        mounts.push(MountStep::ReadOnlyHost { writable });
-        // After the hides, outer pins first, then the read-only binds: each later bind lands
-        // inside the mounts before it.
-        pins.sort_by_key(|(p, _)| p.components().count());
-        mounts.extend(
-            pins.into_iter()
-                .map(|(target, origin)| MountStep::Pin { target, origin }),
-        );
-        mounts.extend(read_only);
-        // The private tmp comes after hides and read-only binds: kept paths carry them along.
-        if caps.isolation.private_tmp {
-            let outer = outermost(
-                caps.fs
-                    .read
-                    .iter()
-                    .chain(&caps.fs.write)
-                    .chain(&caps.fs.execute)
-                    .filter(|e| e.path != tmp && e.path.starts_with(&tmp) && fs.exists(&e.path))
-                    .map(|e| e.path.clone())
-                    .collect(),
-            );
-            mounts.push(MountStep::Tmpfs {
-                target: tmp.clone(),
-                keep: outer,
-                origin: Origin::builtin("isolation.private_tmp"),
-            });
-        }
-        if namespaces.pid {
-            mounts.push(MountStep::Proc);
-        }
-        if caps.isolation.minimal_dev {
-            mounts.push(MountStep::MinimalDev);
-        }
+    if !namespaces.mount {
+        return Vec::new();
+    }
+    let mut mounts = hide_steps(caps, fs);
+    mounts.push(MountStep::ReadOnlyHost {
+        writable: writable_roots(caps, tmp, fs),
+    });
+    // After the hides: the pins and read-only binds.
+    mounts.extend(pin_and_read_only_steps(caps, fs));
+    // The private tmp comes after hides and read-only binds: kept paths carry them along.
+    if caps.isolation.private_tmp {
+        mounts.push(private_tmp_step(caps, tmp, fs));
+    }
+    if namespaces.pid {
+        mounts.push(MountStep::Proc);
+    }
+    if caps.isolation.minimal_dev {
+        mounts.push(MountStep::MinimalDev);
     }
     mounts
 }

@@ -1,7 +1,7 @@
 //! The plan of a `proxy` profile, with and without network namespaces.
 #![allow(clippy::unwrap_used)]
 use super::*;
-use crate::capability::{CapabilitySet, EnvPolicy, FsCaps, Isolation, Limits};
+use crate::capability::{CapabilitySet, EnvPolicy, FsCaps, Isolation, Limits, Origin};
 use crate::proxy::{NetRules, parse_host_rule};
 use std::path::{Path, PathBuf};
 
@@ -31,6 +31,7 @@ fn caps() -> CapabilitySet {
         isolation: Isolation::default(),
         env: EnvPolicy::default(),
         extra_denied_syscalls: Vec::new(),
+        requires: Vec::new(),
     }
 }
 
@@ -49,13 +50,9 @@ fn plan_on(namespaces: bool, abi: i32) -> SandboxPlan {
         }
     };
     let caps = caps();
-    let origins = BTreeMap::new();
     let input = PlanInput {
         caps: &caps,
         host: &host,
-        requires: &[],
-        extra_syscall_origins: &[],
-        limit_origins: &origins,
         tmp: Path::new("/tmp"),
     };
     plan(&input, &NoFs).unwrap()
@@ -106,13 +103,9 @@ fn other_modes_have_no_proxy() {
         let mut c = caps();
         c.network = mode;
         let host = Host::detect();
-        let origins = BTreeMap::new();
         let input = PlanInput {
             caps: &c,
             host: &host,
-            requires: &[],
-            extra_syscall_origins: &[],
-            limit_origins: &origins,
             tmp: Path::new("/tmp"),
         };
         let p = plan(&input, &NoFs).unwrap();

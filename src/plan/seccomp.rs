@@ -2,10 +2,9 @@
 //! families, the profile's extra denials, clone3, x32 and 32-bit entry, ioctls).
 #![forbid(unsafe_code)]
 
-use super::{Layer, LayerStatus, Namespaces, PlanInput, missing};
-use crate::capability::{NetworkMode, Origin};
+use super::{Gap, Layer, LayerStatus, Namespaces, PlanInput, missing};
+use crate::capability::{NetworkMode, Origin, Protection};
 use crate::host::Availability;
-use crate::profile::Protection;
 use serde::Serialize;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -13,7 +12,8 @@ use serde::Serialize;
 pub struct SeccompPlan {
     /// Syscalls answered with EPERM.
     pub denied: Vec<String>,
-    /// Extra syscalls denied by the profile, with where.
+    /// Extra syscalls denied by the profile, with where (`[name, origin]` pairs in JSON, as
+    /// `sbx explain --json` has always printed them).
     pub extra: Vec<(String, Origin)>,
     /// `socket(2)` domains allowed; every other domain gets EAFNOSUPPORT.
     pub socket_families: Vec<String>,
@@ -98,7 +98,7 @@ pub const BASE_DENIED_SYSCALLS: &[&str] = &[
 pub(super) fn seccomp_plan(
     input: &PlanInput<'_>,
     namespaces: &Namespaces,
-    gaps: &mut Vec<(Protection, String, String)>,
+    gaps: &mut Vec<Gap>,
     report: &mut Vec<Layer>,
 ) -> Option<SeccompPlan> {
     let caps = input.caps;
@@ -123,7 +123,11 @@ pub(super) fn seccomp_plan(
         };
         let inet_stream_only = caps.network == NetworkMode::Proxy && !namespaces.net;
         let mut denied: Vec<String> = BASE_DENIED_SYSCALLS.iter().map(|s| s.to_string()).collect();
-        let extra: Vec<(String, Origin)> = input.extra_syscall_origins.to_vec();
+        let extra: Vec<(String, Origin)> = caps
+            .extra_denied_syscalls
+            .iter()
+            .map(|s| (s.name.clone(), s.origin.clone()))
+            .collect();
         for (s, _) in &extra {
             if !denied.contains(s) {
                 denied.push(s.clone());

@@ -35,15 +35,11 @@ pub enum ProfileError {
         /// The parser's message.
         message: String,
     },
-    #[error("{source_name}:{line}: `{key}`: {message}")]
+    #[error("{}:{}: `{}`: {message}", at.source, at.line, at.key)]
     /// A value is not allowed.
     Invalid {
-        /// The built-in's or file's name.
-        source_name: String,
-        /// The line.
-        line: usize,
-        /// The key.
-        key: String,
+        /// Where it was written: the built-in's or file's name, the line and the key.
+        at: Origin,
         /// Why.
         message: String,
     },

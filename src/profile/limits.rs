@@ -2,11 +2,32 @@
 //! with the line it was set on.
 #![forbid(unsafe_code)]
 
+use super::Profile;
+use crate::capability::LimitOrigins;
+
 /// One limit with where it was set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct LimitValue {
     pub(super) value: Option<u64>,
     pub(super) line: usize,
+}
+
+impl Profile {
+    /// Where each limit of the resolved set was set; the private tmpfs size, when `tmp_size`
+    /// is not set, is half of `memory` and comes from there.
+    pub(super) fn limit_origins(&self) -> LimitOrigins {
+        let o = |k: &str| self.limit_origin(k);
+        LimitOrigins {
+            timeout_ms: o("timeout"),
+            output_bytes: o("output"),
+            memory_bytes: o("memory"),
+            processes: o("processes"),
+            file_size_bytes: o("file_size"),
+            cpu_seconds: o("cpu_time"),
+            open_files: o("open_files"),
+            tmp_bytes: o("tmp_size").or_else(|| o("memory")),
+        }
+    }
 }
 
 /// Parses one limit's value: `None` is unlimited, `Err` names what is wrong.

@@ -5,7 +5,9 @@
 use super::limits::{LimitParser, LimitValue, parse_count, parse_duration_secs, parse_size};
 use super::raw::{RawEnv, RawFs, RawIsolation, RawLimits, RawProfile};
 use super::{PathPattern, Profile, ProfileError};
-use crate::capability::{EnvPolicy, Isolation, NetworkMode, Origin, ProtectedChange};
+use crate::capability::{
+    DeniedSyscall, EnvPolicy, Isolation, NetworkMode, Origin, ProtectedChange, Requirement,
+};
 use crate::environment::pattern_error;
 use crate::lines::LineIndex;
 use std::collections::BTreeMap;
@@ -206,8 +208,11 @@ impl Profile {
             for r in reqs {
                 let o = src.origin(r.span(), "requires");
                 let prot = *r.get_ref();
-                if !p.requires.iter().any(|(q, _)| *q == prot) {
-                    p.requires.push((prot, o));
+                if !p.requires.iter().any(|q| q.protection == prot) {
+                    p.requires.push(Requirement {
+                        protection: prot,
+                        origin: o,
+                    });
                 }
             }
         }
@@ -227,7 +232,10 @@ impl Profile {
         if let Some(s) = raw.syscalls {
             for name in s.deny {
                 let o = src.origin(name.span(), "syscalls.deny");
-                p.extra_denied_syscalls.push((name.into_inner(), o));
+                p.extra_denied_syscalls.push(DeniedSyscall {
+                    name: name.into_inner(),
+                    origin: o,
+                });
             }
         }
         if let Some(i) = raw.isolation {
@@ -388,9 +396,7 @@ fn record_fields(record: &str) -> Option<(usize, usize, &str)> {
 
 fn bad_record(src: &Source, record: &str) -> ProfileError {
     ProfileError::Invalid {
-        source_name: src.name.to_string(),
-        line: 0,
-        key: "filesystem".into(),
+        at: src.origin_at(0, "filesystem"),
         message: format!("malformed built-in record `{record}`"),
     }
 }
@@ -411,9 +417,7 @@ fn apply_limits(p: &mut Profile, l: RawLimits, src: &Source) -> Result<(), Profi
         if let Some(v) = v {
             let line = src.lines.line(v.span().start);
             let value = f(v.get_ref()).map_err(|message| ProfileError::Invalid {
-                source_name: src.name.to_string(),
-                line,
-                key: format!("limits.{key}"),
+                at: src.origin(v.span(), &format!("limits.{key}")),
                 message,
             })?;
             p.limits
@@ -451,9 +455,7 @@ fn apply_isolation(p: &mut Profile, i: RawIsolation, src: &Source) {
 fn refuse_plus_in_deny_write(p: &Profile) -> Result<(), ProfileError> {
     match p.deny_write.iter().find(|d| d.pattern.starts_with('+')) {
         Some(pat) => Err(ProfileError::Invalid {
-            source_name: pat.origin.source.to_string(),
-            line: pat.origin.line,
-            key: pat.origin.key.to_string(),
+            at: pat.origin.clone(),
             message: format!(
                 "`{}`: `+` is not allowed in deny_write (sbx makes no placeholders in the workspace; a protected path the command creates is moved to quarantine after the run)",
                 pat.pattern
@@ -489,12 +491,7 @@ fn apply_env(p: &mut Profile, e: RawEnv, src: &Source) -> Result<(), ProfileErro
             let o = src.origin(v.span(), key);
             let v = v.into_inner();
             if let Some(message) = pattern_error(&v) {
-                return Err(ProfileError::Invalid {
-                    source_name: o.source.to_string(),
-                    line: o.line,
-                    key: key.into(),
-                    message,
-                });
+                return Err(ProfileError::Invalid { at: o, message });
             }
             if !list.contains(&v) {
                 list.push(v.clone());
@@ -508,12 +505,7 @@ fn apply_env(p: &mut Profile, e: RawEnv, src: &Source) -> Result<(), ProfileErro
             k.ends_with('*')
                 .then(|| format!("`{k}`: a fixed value needs a whole name, not a prefix"))
         }) {
-            return Err(ProfileError::Invalid {
-                source_name: o.source.to_string(),
-                line: o.line,
-                key: "environment.set".into(),
-                message,
-            });
+            return Err(ProfileError::Invalid { at: o, message });
         }
         p.env_set_origins.insert(k.clone(), o);
         p.env.set.insert(k, v.into_inner());
@@ -559,9 +551,7 @@ fn validate_pattern(p: &PathPattern) -> Result<(), ProfileError> {
         || s.starts_with("{home}")
         || s.starts_with("{tmp}");
     let bad = |message: String| ProfileError::Invalid {
-        source_name: p.origin.source.to_string(),
-        line: p.origin.line,
-        key: p.origin.key.to_string(),
+        at: p.origin.clone(),
         message,
     };
     if !ok_start {

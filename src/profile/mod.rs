@@ -9,18 +9,19 @@ mod files;
 mod limits;
 mod load;
 mod network;
-mod protection;
 mod raw;
 mod resolve;
 
+pub use crate::capability::Protection;
 pub use error::ProfileError;
 pub use files::{FileKind, Files, RealFiles};
 pub use load::{BUILTIN, BUILTIN_NAMES, BUILTIN_POLICIES};
-pub use protection::Protection;
 pub(crate) use resolve::expand_glob;
 pub use resolve::{Vars, normalize};
 
-use crate::capability::{EnvPolicy, Isolation, NetworkMode, Origin, ProtectedChange};
+use crate::capability::{
+    DeniedSyscall, EnvPolicy, Isolation, NetworkMode, Origin, ProtectedChange, Requirement,
+};
 use limits::LimitValue;
 use std::collections::BTreeMap;
 
@@ -41,7 +42,7 @@ pub struct Profile {
     /// What the profile is for.
     pub description: String,
     /// Protections a run refuses to go without, and where each was asked for.
-    pub requires: Vec<(Protection, Origin)>,
+    pub requires: Vec<Requirement>,
     /// `filesystem.read`.
     pub read: Vec<PathPattern>,
     /// `filesystem.write`.
@@ -71,7 +72,7 @@ pub struct Profile {
     /// Where each `environment.set` name came from.
     pub env_set_origins: BTreeMap<String, Origin>,
     /// `syscalls.deny`, each with where.
-    pub extra_denied_syscalls: Vec<(String, Origin)>,
+    pub extra_denied_syscalls: Vec<DeniedSyscall>,
     /// The `[isolation]` switches.
     pub isolation: Isolation,
     /// Where each `isolation` switch set by a file came from; the others are defaults.

@@ -15,9 +15,7 @@ type OriginAt<'a> = &'a dyn Fn(Range<usize>, &str) -> Origin;
 
 fn invalid(o: &Origin, message: String) -> ProfileError {
     ProfileError::Invalid {
-        source_name: o.source.to_string(),
-        line: o.line,
-        key: o.key.to_string(),
+        at: o.clone(),
         message,
     }
 }
@@ -134,8 +132,8 @@ mod tests {
             ),
         ] {
             match Profile::parse("x.toml", text) {
-                Err(ProfileError::Invalid { line, key: k, .. }) => {
-                    assert_eq!((line, k.as_str()), (3, key), "{text}");
+                Err(ProfileError::Invalid { at, .. }) => {
+                    assert_eq!((at.line, &*at.key), (3, key), "{text}");
                 }
                 other => panic!("{text}: {other:?}"),
             }

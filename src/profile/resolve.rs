@@ -135,14 +135,12 @@ impl Profile {
                 cpu_seconds: lim("cpu_time"),
                 open_files: lim("open_files"),
                 tmp_bytes: self.tmp_size(),
+                origins: self.limit_origins(),
             },
             isolation: self.isolation,
             env: self.env.clone(),
-            extra_denied_syscalls: self
-                .extra_denied_syscalls
-                .iter()
-                .map(|(s, _)| s.clone())
-                .collect(),
+            extra_denied_syscalls: self.extra_denied_syscalls.clone(),
+            requires: self.requires.clone(),
         })
     }
 }
@@ -412,9 +410,7 @@ fn expand_all(
                 continue;
             }
             let found = files.glob(&s).map_err(|e| ProfileError::Invalid {
-                source_name: p.origin.source.to_string(),
-                line: p.origin.line,
-                key: p.origin.key.to_string(),
+                at: p.origin.clone(),
                 message: format!("bad glob `{s}`: {e}"),
             })?;
             for path in found {

@@ -46,6 +46,7 @@ pub fn profile_caps() -> CapabilitySet {
             ..EnvPolicy::default()
         },
         extra_denied_syscalls: vec![],
+        requires: vec![],
     }
 }
 

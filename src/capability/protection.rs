@@ -1,12 +1,11 @@
-//! The protections a profile can require, by name.
+//! The protections a profile can require, by name, and a requirement with where it was made.
 #![forbid(unsafe_code)]
 
-use serde::Deserialize;
+use super::Origin;
+use serde::{Deserialize, Serialize};
 
 /// The protections a profile can demand; a missing one is a setup error, not a warning.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Protection {
     /// Landlock file-system rules.
@@ -61,4 +60,31 @@ impl Protection {
             Protection::TreeLimits => "tree-limits",
         }
     }
+}
+
+/// A protection a run refuses to go without: planning fails when the host cannot give it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Requirement {
+    /// The protection required.
+    pub protection: Protection,
+    /// Where it was asked for (`requires` in a profile).
+    pub origin: Origin,
+}
+
+/// The requirements of both: each protection once, `a`'s origin first.
+pub(super) fn union(a: &[Requirement], b: &[Requirement]) -> Vec<Requirement> {
+    let mut out = a.to_vec();
+    for r in b {
+        if !out.iter().any(|o| o.protection == r.protection) {
+            out.push(r.clone());
+        }
+    }
+    out
+}
+
+/// Whether every protection `theirs` requires, `mine` requires too.
+pub(super) fn keeps_all(mine: &[Requirement], theirs: &[Requirement]) -> bool {
+    theirs
+        .iter()
+        .all(|t| mine.iter().any(|m| m.protection == t.protection))
 }
