@@ -75,16 +75,16 @@ impl Profile {
 
     /// The `deny_write` patterns inside the workspace, substituted but not expanded.
     fn watched(&self, vars: &Vars) -> Vec<PathEntry> {
-        let ws = escaped(&vars.workspace);
-        let ws: &str = &ws;
+        let values = Values::new(vars);
+        let ws: &str = &values.escaped[0];
+        // Always a glob, the variables escaped, so that it matches what it names.
+        let escaped = [ws, &values.homes[0].1, &values.escaped[1]];
         self.deny_write
             .iter()
             .map(|p| PathEntry {
-                // Always a glob, the variables escaped, so that it matches what it names.
-                path: normalize(Path::new(&substitute_escaped(
+                path: normalize(Path::new(&substitute_values(
                     p.pattern.strip_prefix('?').unwrap_or(&p.pattern),
-                    vars,
-                    &vars.home,
+                    escaped,
                 ))),
                 required: false,
                 origin: p.origin.clone(),
@@ -328,12 +328,6 @@ fn unescape(s: &str) -> String {
         .replace("[]]", "]")
         .replace("[*]", "*")
         .replace("[?]", "?")
-}
-
-/// [`substitute`] with each value escaped for a glob.
-fn substitute_escaped(s: &str, vars: &Vars, home: &Path) -> String {
-    let values = [escaped(&vars.workspace), escaped(home), escaped(&vars.tmp)];
-    substitute_values(s, [&values[0], &values[1], &values[2]])
 }
 
 fn plus_paths<'a>(pats: impl Iterator<Item = &'a PathPattern>, vars: &Vars) -> Vec<PathBuf> {
