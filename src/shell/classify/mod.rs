@@ -172,6 +172,8 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
                 reads: j.reads,
                 trees: j.trees,
                 links: j.links,
+                write_patterns: j.write_patterns,
+                read_patterns: j.read_patterns,
                 findings: j.findings,
                 via: cmd.via.to_string(),
             },
