@@ -257,7 +257,7 @@ fn discards(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
                 "--", ".", "-f", "--force", "-p", "--patch", "--ours", "--theirs",
             ]) || s.rest.iter().filter(|a| !a.value.starts_with('-')).count() > 1
         }
-        "restore" => !(s.has(&["--staged", "-S"]) && !s.has(&["--worktree", "-W"])),
+        "restore" => !s.has(&["--staged", "-S"]) || s.has(&["--worktree", "-W"]),
         _ => true,
     };
     let (why, write) = match s.name {
