@@ -142,13 +142,7 @@ impl Walker<'_> {
                 patterns,
                 redirects,
             } => {
-                self.words_nested(std::slice::from_ref(word.as_ref()), scope);
-                for p in patterns {
-                    self.words_nested(&p.patterns, scope);
-                    if let Some(b) = &p.body {
-                        self.node(b, &mut deeper);
-                    }
-                }
+                self.case(word, patterns, scope, &mut deeper);
                 redirects
             }
             _ => return false,
@@ -156,6 +150,24 @@ impl Walker<'_> {
         self.redirects_only(redirects, scope);
         settle(scope, &deeper);
         true
+    }
+
+    /// `case WORD in PATTERNS) BODY;; esac`: the word and patterns at this level, the bodies
+    /// one deeper.
+    fn case(
+        &mut self,
+        word: &Node,
+        patterns: &[rable::CasePattern],
+        scope: &Scope,
+        deeper: &mut Scope,
+    ) {
+        self.words_nested(std::slice::from_ref(word), scope);
+        for p in patterns {
+            self.words_nested(&p.patterns, scope);
+            if let Some(b) = &p.body {
+                self.node(b, deeper);
+            }
+        }
     }
 
     /// A function's body, walked where it is defined; one that calls itself is a fork bomb.
