@@ -245,6 +245,54 @@ fn sbx_run_runs_ordinary_ci_steps_with_no_terminal() {
     }
 }
 
+/// A glob target is judged by every path it could become when the shell expands it: `sbx run`
+/// refuses a pattern that can name a git hook or a protected name not made yet (by the floor
+/// or with the plan's reason), and runs one beside it that can name nothing protected.
+#[test]
+fn a_glob_target_that_could_become_a_protected_path_is_refused() {
+    for user in users() {
+        let s = Scratch::new(user);
+        std::fs::create_dir_all(s.ws.join(".git/hooks")).unwrap();
+        std::fs::create_dir_all(s.ws.join("src")).unwrap();
+        s.chown_all();
+        let run = |cmd: &str| {
+            s.sbx(&["run", "--profile", "workspace", "--", "sh", "-c", cmd])
+                .output()
+                .unwrap()
+        };
+        // By the floor, by the plan for a name that does not exist yet, by the plan for a
+        // pattern that can expand to a protected name.
+        for (cmd, why) in [
+            ("echo x > .git/hoo*/pre-commit", ""),
+            ("echo x > .e*rc", ""),
+            ("echo x > .env.l*", ""),
+            ("echo x > .{a,c}laude/settings.json", "builtin:workspace:"),
+            ("echo x > .vsc?de/tasks.json", "can expand to"),
+            ("echo x > .mcp.js*", "can expand to"),
+        ] {
+            let o = run(cmd);
+            let label = s.label();
+            assert_eq!(o.status.code(), Some(123), "{label}: {cmd}: {}", text(&o));
+            assert!(stderr(&o).contains(why), "{cmd}: {}", text(&o));
+        }
+        assert_eq!(
+            std::fs::read_dir(s.ws.join(".git/hooks")).unwrap().count(),
+            0
+        );
+        for harmless in ["echo x > src/*.rs", "echo x > *env"] {
+            let o = run(harmless);
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "{}: {harmless}: {}",
+                s.label(),
+                text(&o)
+            );
+        }
+        assert!(s.ws.join("src/*.rs").exists() && s.ws.join("*env").exists());
+    }
+}
+
 /// What the gate refuses, the kernel refuses too: the same commands with the gate skipped.
 #[test]
 fn the_kernel_agrees_with_the_gate() {

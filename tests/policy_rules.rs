@@ -18,6 +18,8 @@ fn seg(text: &str, verdict: Verdict) -> Segment {
         reads: vec![],
         trees: vec![],
         links: vec![],
+        write_patterns: vec![],
+        read_patterns: vec![],
         findings: vec![],
         via: String::new(),
     }

@@ -10,6 +10,7 @@
 use super::access::Access;
 use super::fold::{case_variant_within, fold, within_folded};
 use crate::capability::{CapabilitySet, Origin, PathEntry, path_within};
+use crate::shell::glob_match::{is_wild, meet, witness};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -249,12 +250,72 @@ pub fn refused_link(target: &Path, caps: &CapabilitySet) -> Option<PlanRefusal> 
     )
 }
 
+/// A path the shell's `pattern` could expand to, at or beneath `entry` (a path or a glob of
+/// the plan), made or not: each of the entry's components met by the pattern's, the rest of
+/// the pattern's by a plain name.
+fn instance(pattern: &Path, entry: &Path) -> Option<PathBuf> {
+    let comps = |p: &Path| -> Option<Vec<String>> {
+        p.components()
+            .map(|c| c.as_os_str().to_str().map(str::to_string))
+            .collect()
+    };
+    let (pat, ent) = (comps(pattern)?, comps(entry)?);
+    if pat.len() < ent.len() {
+        return None;
+    }
+    let mut out = PathBuf::new();
+    for (i, p) in pat.iter().enumerate() {
+        let name = match ent.get(i) {
+            Some(e) if p == e => p.clone(),
+            Some(e) => meet(p, e)?,
+            None if is_wild(p) => witness(p)?,
+            None => p.clone(),
+        };
+        out.push(name);
+    }
+    Some(out)
+}
+
+/// The first refusal among the paths a write `pattern` could become: each read-only or
+/// protected entry of the plan it could reach.
+fn refused_write_pattern(pattern: &Path, caps: &CapabilitySet) -> Option<PlanRefusal> {
+    caps.fs
+        .deny_write
+        .iter()
+        .chain(&caps.fs.watch)
+        .filter_map(|e| instance(pattern, &e.path))
+        .find_map(|p| refused_write(&p, caps))
+        .map(|r| for_pattern(r, pattern))
+}
+
+/// The first refusal among the paths a read `pattern` could become: each hidden entry.
+fn refused_read_pattern(pattern: &Path, caps: &CapabilitySet) -> Option<PlanRefusal> {
+    caps.fs
+        .deny_read
+        .iter()
+        .filter_map(|e| instance(pattern, &e.path))
+        .find_map(|p| refused_read(&p, caps))
+        .map(|r| for_pattern(r, pattern))
+}
+
+fn for_pattern(mut r: PlanRefusal, pattern: &Path) -> PlanRefusal {
+    r.reason = format!(
+        "`{}` can expand to {} when it runs: {}",
+        pattern.display(),
+        r.path.display(),
+        r.reason
+    );
+    r
+}
+
 /// The paths a call names, by how it touches them.
 struct Touched<'a> {
     reads: Vec<&'a PathBuf>,
     writes: Vec<&'a PathBuf>,
     trees: Vec<&'a PathBuf>,
     links: Vec<&'a PathBuf>,
+    write_patterns: Vec<&'a PathBuf>,
+    read_patterns: Vec<&'a PathBuf>,
 }
 
 fn touched(access: &Access) -> Touched<'_> {
@@ -263,6 +324,8 @@ fn touched(access: &Access) -> Touched<'_> {
         writes: Vec::new(),
         trees: Vec::new(),
         links: Vec::new(),
+        write_patterns: Vec::new(),
+        read_patterns: Vec::new(),
     };
     match access {
         Access::Bash(b) => {
@@ -271,6 +334,8 @@ fn touched(access: &Access) -> Touched<'_> {
                 t.writes.extend(&s.writes);
                 t.trees.extend(&s.trees);
                 t.links.extend(&s.links);
+                t.write_patterns.extend(&s.write_patterns);
+                t.read_patterns.extend(&s.read_patterns);
             }
         }
         Access::Read { paths, trees } => {
@@ -304,6 +369,14 @@ pub fn plan_refusal(access: &Access, caps: &CapabilitySet, confined: bool) -> Op
                 .into_iter()
                 .filter(abs)
                 .find_map(|p| refused_read(p, caps))
+        })
+        .or_else(|| {
+            let mut write = t.write_patterns.into_iter().filter(abs);
+            write.find_map(|p| refused_write_pattern(p, caps))
+        })
+        .or_else(|| {
+            let mut read = t.read_patterns.into_iter().filter(abs);
+            read.find_map(|p| refused_read_pattern(p, caps))
         });
     if direct.is_some() || confined {
         return direct;
@@ -417,5 +490,40 @@ mod tests {
         assert_eq!(out.rule, "plan:write");
         assert!(refused_write(Path::new("/dev/null"), &c).is_none());
         assert!(refused_write(Path::new("/tmp/x"), &c).is_none());
+    }
+
+    /// A glob is refused when any path it could become is, made or not; one that reaches
+    /// nothing the plan protects is not.
+    #[test]
+    fn glob_patterns_are_judged_by_every_protected_path_they_could_become() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let c = caps(dir.path());
+        let ws = Path::new("/nonexistent-sbx-plan/ws");
+        let home = Path::new("/nonexistent-sbx-plan/home");
+        for (p, rule) in [
+            (".e*rc", "plan:deny-write"),
+            (".[e]nvrc", "plan:deny-write"),
+            (".env.l*", "plan:protected-new"),
+            (".en?", "plan:protected-new"),
+            (".git/modules/*/hoo*/pre-commit", "plan:protected-new"),
+        ] {
+            let r = refused_write_pattern(&ws.join(p), &c).unwrap_or_else(|| panic!("{p}"));
+            assert_eq!(r.rule, rule, "{p}");
+            assert!(r.reason.contains("can expand to"), "{}", r.reason);
+        }
+        for p in [
+            "*env*",
+            "src/*.rs",
+            ".git/modules/*/config.d",
+            "notes*.md",
+            "?envrc",
+        ] {
+            assert_eq!(refused_write_pattern(&ws.join(p), &c), None, "{p}");
+        }
+        let r = refused_read_pattern(&home.join(".ss*/id_*"), &c).unwrap_or_else(|| panic!("ssh"));
+        assert_eq!(r.rule, "plan:deny-read");
+        assert_eq!(r.path, home.join(".ssh/id_"));
+        assert!(refused_read_pattern(&home.join("*/id_*"), &c).is_none());
+        assert!(refused_read_pattern(&home.join("notes/*"), &c).is_none());
     }
 }

@@ -61,97 +61,79 @@ fn has_component(p: &Path, name: &str) -> bool {
 
 /// The floor's verdict on one absolute, normalized write target.
 pub fn floor_for_write(path: &Path, env: &FloorEnv) -> Option<FloorHit> {
-    let hit = |decision, rule, reason: &str| {
-        Some(FloorHit {
-            decision,
-            rule,
-            reason: format!("{reason}: {}", path.display()),
-            path: path.to_path_buf(),
-        })
-    };
-    let in_home = |rel: &str| path.starts_with(env.home.join(rel));
-    let name = name_of(path);
+    let (decision, rule, reason) = malicious(path, env)
+        .map(|(rule, reason)| (Decision::Deny, rule, reason))
+        .or_else(|| risky(path, env).map(|(rule, reason)| (Decision::Ask, rule, reason)))?;
+    Some(FloorHit {
+        decision,
+        rule,
+        reason: format!("{reason}: {}", path.display()),
+        path: path.to_path_buf(),
+    })
+}
 
-    // Plainly malicious: deny.
+/// Plainly malicious writes, denied: git hooks, authorized keys, the home's shell start-up
+/// files, system directories.
+fn malicious(path: &Path, env: &FloorEnv) -> Option<(&'static str, &'static str)> {
+    let in_home = |rel: &str| path.starts_with(env.home.join(rel));
     if path
         .ancestors()
         .any(|a| name_of(a) == "hooks" && a.parent().is_some_and(|p| name_of(p) == ".git"))
     {
-        return hit(Decision::Deny, "floor:git-hooks", "write to git hooks");
+        return Some(("floor:git-hooks", "write to git hooks"));
     }
     if in_home(".ssh/authorized_keys") || in_home(".ssh/authorized_keys2") {
-        return hit(
-            Decision::Deny,
-            "floor:ssh-authorized-keys",
-            "write to ssh authorized keys",
-        );
+        return Some(("floor:ssh-authorized-keys", "write to ssh authorized keys"));
     }
-    if path.parent() == Some(env.home.as_path()) && RC_FILES.contains(&name)
+    if path.parent() == Some(env.home.as_path()) && RC_FILES.contains(&name_of(path))
         || in_home(".config/fish/config.fish")
     {
-        return hit(
-            Decision::Deny,
-            "floor:shell-rc",
-            "write to a shell startup file",
-        );
+        return Some(("floor:shell-rc", "write to a shell startup file"));
     }
     if SYSTEM_TREES.iter().any(|t| path.starts_with(t)) && !ordinary_device(path) {
-        return hit(
-            Decision::Deny,
-            "floor:system",
-            "write to a system directory",
-        );
+        return Some(("floor:system", "write to a system directory"));
     }
+    None
+}
 
-    // Risky: at least ask.
+/// Risky writes, asked about at least: git internals, CI workflows, environment files, ssh
+/// keys, shell start-up files anywhere, sbx's policy files, anything outside the workspace
+/// and the writable set.
+fn risky(path: &Path, env: &FloorEnv) -> Option<(&'static str, &'static str)> {
+    let in_home = |rel: &str| path.starts_with(env.home.join(rel));
+    let name = name_of(path);
     if has_component(path, ".git") {
-        return hit(Decision::Ask, "floor:git-internals", "write inside .git");
+        return Some(("floor:git-internals", "write inside .git"));
     }
     if path
         .ancestors()
         .any(|a| name_of(a) == "workflows" && a.parent().is_some_and(|p| name_of(p) == ".github"))
     {
-        return hit(Decision::Ask, "floor:ci-workflows", "write to CI workflows");
+        return Some(("floor:ci-workflows", "write to CI workflows"));
     }
     if name == ".env" || name.starts_with(".env.") {
-        return hit(
-            Decision::Ask,
-            "floor:dotenv",
-            "write to an environment file",
-        );
+        return Some(("floor:dotenv", "write to an environment file"));
     }
     if in_home(".ssh")
         || name.starts_with("id_rsa")
         || name.starts_with("id_ed25519")
         || name.starts_with("id_ecdsa")
     {
-        return hit(Decision::Ask, "floor:ssh", "write to ssh keys or config");
+        return Some(("floor:ssh", "write to ssh keys or config"));
     }
     if RC_FILES.contains(&name) {
-        return hit(
-            Decision::Ask,
-            "floor:shell-rc",
-            "write to a shell startup file",
-        );
+        return Some(("floor:shell-rc", "write to a shell startup file"));
     }
     if path.starts_with(env.workspace.join(".sbx")) || in_home(".config/sbx") {
-        return hit(
-            Decision::Ask,
-            "floor:policy-files",
-            "write to sbx policy files",
-        );
+        return Some(("floor:policy-files", "write to sbx policy files"));
     }
     let inside = path.starts_with(&env.workspace)
         || env.writable.iter().any(|w| path.starts_with(w))
         || ordinary_device(path);
-    if !inside {
-        return hit(
-            Decision::Ask,
-            "floor:outside-workspace",
-            "write outside the workspace and writable set",
-        );
-    }
-    None
+    (!inside).then_some((
+        "floor:outside-workspace",
+        "write outside the workspace and writable set",
+    ))
 }
 
 /// The strictest floor verdict over several write targets.

@@ -87,6 +87,76 @@ fn has_glob_syntax(s: &str) -> bool {
     s.contains(['*', '?', '[', ']', '{', '}', '\\'])
 }
 
+/// A specifier made absolute: `//abs`, `~` and `~/...` under the home, `/...`, `./...` and
+/// `dir/...` under the workspace, each root written by `root`. `None` for a bare name, which
+/// matches at any depth.
+fn anchored(spec: &str, env: &PolicyEnv, root: impl Fn(&Path) -> String) -> Option<String> {
+    let ws = |r: &str| format!("{}/{r}", root(&env.workspace));
+    if let Some(abs) = spec.strip_prefix("//") {
+        Some(format!("/{abs}"))
+    } else if let Some(r) = spec.strip_prefix("~/") {
+        Some(format!("{}/{r}", root(&env.home)))
+    } else if spec == "~" {
+        Some(root(&env.home))
+    } else if let Some(r) = spec.strip_prefix('/') {
+        Some(ws(r))
+    } else if let Some(r) = spec.strip_prefix("./") {
+        Some(ws(r))
+    } else if spec.contains('/') {
+        Some(ws(spec))
+    } else {
+        None
+    }
+}
+
+/// The same path without glob escaping, when the specifier itself has no glob syntax.
+fn literal(rest: &str, env: &PolicyEnv) -> Option<PathBuf> {
+    if has_glob_syntax(rest) {
+        return None;
+    }
+    let joined = anchored(rest, env, |p| p.to_string_lossy().into_owned())?;
+    clean(&joined).then(|| PathBuf::from(joined))
+}
+
+/// A matcher without a glob: an exact path, or everything beneath a directory.
+fn fast_matcher(trimmed: &str, env: &PolicyEnv) -> Option<PathMatcher> {
+    let clean_dir = |p: &Path| clean(&p.to_string_lossy()).then(|| p.to_path_buf());
+    match trimmed.strip_suffix("/**") {
+        _ if trimmed == "//**" => Some(PathMatcher::Exact(PathBuf::from("/"))),
+        _ if trimmed == "/**" => clean_dir(&env.workspace).map(PathMatcher::Beneath),
+        _ if trimmed == "~/**" => clean_dir(&env.home).map(PathMatcher::Beneath),
+        Some(base) => literal(base, env).map(PathMatcher::Beneath),
+        None => literal(trimmed, env).map(PathMatcher::Exact),
+    }
+}
+
+/// A matcher for a glob: the simple form when it has one, else the glob and everything
+/// beneath it, compiled on first use (or now, when it is long).
+fn glob_matcher(absolute: &str) -> Result<PathMatcher, String> {
+    if let Some(simple) = SimpleGlob::new(absolute) {
+        return Ok(PathMatcher::Simple(simple));
+    }
+    let mut globs = Vec::with_capacity(2);
+    for g in [absolute.to_string(), format!("{absolute}/**")] {
+        let glob = GlobBuilder::new(&g)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| e.to_string())?;
+        globs.push(glob);
+    }
+    let lazy = LazyGlobs {
+        globs,
+        set: OnceLock::new(),
+    };
+    // Compiling fails only past the regex size limit, far beyond a short glob; a long one
+    // is compiled now, so that such a failure is a load error rather than a rule that
+    // silently fails closed.
+    if absolute.len() > EAGER_GLOB_LEN && lazy.set().is_none() {
+        return Err(format!("glob `{absolute}` is too large to compile"));
+    }
+    Ok(PathMatcher::Glob(lazy))
+}
+
 impl PathPattern {
     /// Compile a specifier: `//abs`, `~/home-rel`, `/ws-rel`, `./ws-rel`, `ws/rel`, or `name` (any depth).
     pub fn new(spec: &str, env: &PolicyEnv) -> Result<Self, String> {
@@ -95,85 +165,15 @@ impl PathPattern {
             return Err("empty path pattern".into());
         }
         let trimmed = spec.strip_suffix('/').unwrap_or(spec);
-        let root = |p: &Path| globset::escape(&p.to_string_lossy());
-        let absolute = if let Some(abs) = trimmed.strip_prefix("//") {
-            format!("/{abs}")
-        } else if let Some(rest) = trimmed.strip_prefix("~/") {
-            format!("{}/{rest}", root(&env.home))
-        } else if trimmed == "~" {
-            root(&env.home)
-        } else if let Some(rest) = trimmed.strip_prefix('/') {
-            format!("{}/{rest}", root(&env.workspace))
-        } else if let Some(rest) = trimmed.strip_prefix("./") {
-            format!("{}/{rest}", root(&env.workspace))
-        } else if trimmed.contains('/') {
-            format!("{}/{trimmed}", root(&env.workspace))
-        } else {
-            format!("{}/**/{trimmed}", root(&env.workspace))
+        let escaped = |p: &Path| globset::escape(&p.to_string_lossy());
+        let absolute = anchored(trimmed, env, escaped)
+            .unwrap_or_else(|| format!("{}/**/{trimmed}", escaped(&env.workspace)))
+            .replace("//", "/");
+        let matcher = match fast_matcher(trimmed, env) {
+            Some(m) => m,
+            None => glob_matcher(&absolute)?,
         };
-        let absolute = absolute.replace("//", "/");
-        // The same path without glob escaping, when the specifier itself has no glob syntax.
-        let literal = |rest: &str| -> Option<PathBuf> {
-            if has_glob_syntax(rest) {
-                return None;
-            }
-            let root = |p: &Path| p.to_string_lossy().into_owned();
-            let joined = if let Some(abs) = rest.strip_prefix("//") {
-                format!("/{abs}")
-            } else if let Some(r) = rest.strip_prefix("~/") {
-                format!("{}/{r}", root(&env.home))
-            } else if rest == "~" {
-                root(&env.home)
-            } else if let Some(r) = rest.strip_prefix('/') {
-                format!("{}/{r}", root(&env.workspace))
-            } else if let Some(r) = rest.strip_prefix("./") {
-                format!("{}/{r}", root(&env.workspace))
-            } else if rest.contains('/') {
-                format!("{}/{rest}", root(&env.workspace))
-            } else {
-                return None;
-            };
-            clean(&joined).then(|| PathBuf::from(joined))
-        };
-        let clean_dir = |p: &Path| clean(&p.to_string_lossy()).then(|| p.to_path_buf());
-        let matcher = match trimmed.strip_suffix("/**") {
-            _ if trimmed == "//**" => Some(PathMatcher::Exact(PathBuf::from("/"))),
-            _ if trimmed == "/**" => clean_dir(&env.workspace).map(PathMatcher::Beneath),
-            _ if trimmed == "~/**" => clean_dir(&env.home).map(PathMatcher::Beneath),
-            Some(base) => literal(base).map(PathMatcher::Beneath),
-            None => literal(trimmed).map(PathMatcher::Exact),
-        };
-        if let Some(matcher) = matcher {
-            return Ok(Self { matcher, absolute });
-        }
-        if let Some(simple) = SimpleGlob::new(&absolute) {
-            return Ok(Self {
-                matcher: PathMatcher::Simple(simple),
-                absolute,
-            });
-        }
-        let mut globs = Vec::with_capacity(2);
-        for g in [absolute.clone(), format!("{absolute}/**")] {
-            let glob = GlobBuilder::new(&g)
-                .literal_separator(true)
-                .build()
-                .map_err(|e| e.to_string())?;
-            globs.push(glob);
-        }
-        let lazy = LazyGlobs {
-            globs,
-            set: OnceLock::new(),
-        };
-        // Compiling fails only past the regex size limit, far beyond a short glob; a long one
-        // is compiled now, so that such a failure is a load error rather than a rule that
-        // silently fails closed.
-        if absolute.len() > EAGER_GLOB_LEN && lazy.set().is_none() {
-            return Err(format!("glob `{absolute}` is too large to compile"));
-        }
-        Ok(Self {
-            matcher: PathMatcher::Glob(lazy),
-            absolute,
-        })
+        Ok(Self { matcher, absolute })
     }
 
     /// Does the absolute path, or a directory containing it, match? `None` when the pattern's

@@ -9,7 +9,19 @@ use super::words::Word;
 use super::{Class, paths, tables};
 
 pub(crate) fn classify(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
-    let ctx = c.w.ctx;
+    let (i, dir) = global_options(j, args);
+    let sub = Sub {
+        name: args.get(i).map(|a| a.value.as_str()).unwrap_or(""),
+        rest: args.get(i + 1..).unwrap_or(&[]),
+        outside_dir: dir.is_some_and(|d| outside(d, c)),
+        c,
+    };
+    subcommand(j, &sub);
+}
+
+/// Global options before the subcommand: `-c` pairs are judged, `-C DIR` is returned, options
+/// that point git elsewhere raise. Returns the subcommand's index.
+fn global_options<'w>(j: &mut Judge, args: &'w [Word]) -> (usize, Option<&'w Word>) {
     let mut i = 0;
     let mut dir: Option<&Word> = None;
     while let Some(a) = args.get(i) {
@@ -21,18 +33,19 @@ pub(crate) fn classify(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
                 }
                 i += 2;
             }
-            "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path" => {
-                if v == "-C" {
-                    dir = args.get(i + 1);
-                } else if v != "--namespace" {
-                    j.raise(
-                        Class::Opaque,
-                        format!(
-                            "[shell.git.{}] `git {v}` points git elsewhere",
-                            v.trim_start_matches('-')
-                        ),
-                    );
-                }
+            "-C" => {
+                dir = args.get(i + 1);
+                i += 2;
+            }
+            "--namespace" => i += 2,
+            "--git-dir" | "--work-tree" | "--exec-path" => {
+                j.raise(
+                    Class::Opaque,
+                    format!(
+                        "[shell.git.{}] `git {v}` points git elsewhere",
+                        v.trim_start_matches('-')
+                    ),
+                );
                 i += 2;
             }
             _ if v.starts_with("--git-dir=")
@@ -56,27 +69,65 @@ pub(crate) fn classify(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
             _ => break,
         }
     }
-    let sub = args.get(i).map(|a| a.value.as_str()).unwrap_or("");
-    let rest = args.get(i + 1..).unwrap_or(&[]);
-    let has = |f: &[&str]| rest.iter().any(|a| f.contains(&a.value.as_str()));
-    let short = |ch: char| {
-        rest.iter()
+    (i, dir)
+}
+
+/// `git -C DIR` names a directory outside the workspace, or one not known before running.
+fn outside(d: &Word, c: &Ctx<'_, '_, '_>) -> bool {
+    let ctx = c.w.ctx;
+    d.unknown || d.subst || {
+        let cwd = c
+            .cmd
+            .cwd
+            .as_ref()
+            .and_then(|v| v.first())
+            .cloned()
+            .unwrap_or_else(|| ctx.cwd.clone());
+        !paths::inside(&paths::resolve(&d.value, &cwd), ctx)
+    }
+}
+
+/// A subcommand with its arguments.
+struct Sub<'a, 'x, 'y, 'z> {
+    name: &'a str,
+    rest: &'a [Word],
+    /// `git -C` points outside the workspace.
+    outside_dir: bool,
+    c: &'a Ctx<'x, 'y, 'z>,
+}
+
+impl Sub<'_, '_, '_, '_> {
+    /// One of `flags` is among the arguments.
+    fn has(&self, flags: &[&str]) -> bool {
+        self.rest.iter().any(|a| flags.contains(&a.value.as_str()))
+    }
+
+    /// A bundle of short options holds `ch`.
+    fn short(&self, ch: char) -> bool {
+        self.rest
+            .iter()
             .any(|a| a.value.starts_with('-') && !a.value.starts_with("--") && a.value.contains(ch))
-    };
-    let outside_dir = dir.is_some_and(|d| {
-        d.unknown || d.subst || {
-            let cwd = c
-                .cmd
-                .cwd
-                .as_ref()
-                .and_then(|v| v.first())
-                .cloned()
-                .unwrap_or_else(|| ctx.cwd.clone());
-            !paths::inside(&paths::resolve(&d.value, &cwd), ctx)
-        }
-    });
-    let write = |j: &mut Judge, why: &str| {
-        if outside_dir {
+    }
+
+    /// The first argument that is not an option, or `default`.
+    fn verb<'s>(&'s self, default: &'s str) -> &'s str {
+        self.rest
+            .iter()
+            .find(|a| !a.value.starts_with('-'))
+            .map_or(default, |a| a.value.as_str())
+    }
+
+    /// The `n`th argument that is not an option.
+    fn operand(&self, n: usize) -> Option<&Word> {
+        self.rest
+            .iter()
+            .filter(|a| !a.value.starts_with('-'))
+            .nth(n)
+    }
+
+    /// A write to the repository: inside the workspace, or outside with `-C`.
+    fn write(&self, j: &mut Judge, why: &str) {
+        if self.outside_dir {
             j.raise(
                 Class::OutsideWrite,
                 format!("[shell.git.outside] `git -C` {why} outside the workspace"),
@@ -84,239 +135,237 @@ pub(crate) fn classify(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
         } else {
             j.raise(
                 Class::WorkspaceWrite,
-                format!("[shell.git.write] `git {sub}` {why}"),
+                format!("[shell.git.write] `git {}` {why}", self.name),
             );
         }
-    };
-    match sub {
+    }
+}
+
+/// Sort the subcommand into inspection, workspace writes, destructive, network or unknown.
+fn subcommand(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
+    match s.name {
         "" => {}
-        s if READ.contains(&s) => {
-            if s == "diff" && has(&["--ext-diff"]) {
-                j.raise(Class::Opaque, "[shell.git.ext-diff] external diff program");
-            }
-            if has(&["--output"]) || rest.iter().any(|a| a.value.starts_with("--output=")) {
-                write(j, "writes an output file");
-                output_files(j, c, rest);
-            }
+        n if READ.contains(&n) => inspect(j, s),
+        "branch" | "tag" => refs(j, s),
+        "remote" | "stash" | "worktree" => verbs(j, s),
+        "reset" | "clean" | "checkout" | "restore" | "rm" => discards(j, s),
+        "gc" | "prune" | "reflog" | "update-ref" | "filter-branch" | "filter-repo" | "replace" => {
+            rewrites(j, s)
         }
-        "branch" => {
-            if has(&["-D", "--delete", "-d"]) && (has(&["-D"]) || has(&["--force", "-f"])) {
-                j.raise(
-                    Class::Destructive,
-                    "[shell.git.destructive] `git branch -D` deletes unmerged work",
-                );
-            } else if has(&[
-                "-d",
-                "--delete",
-                "-m",
-                "-M",
-                "-c",
-                "-C",
-                "--move",
-                "--copy",
-                "--set-upstream-to",
-                "-u",
-                "--unset-upstream",
-            ]) || rest.iter().any(|a| !a.value.starts_with('-'))
-            {
-                write(j, "changes branches");
-            }
-        }
-        "tag" => {
-            if has(&["-d", "--delete"]) {
-                j.raise(Class::Destructive, "[shell.git.destructive] `git tag -d`");
-            } else if rest.iter().any(|a| !a.value.starts_with('-'))
-                && !has(&["-l", "--list", "--contains", "--points-at"])
-            {
-                write(j, "creates a tag");
-            }
-        }
-        "remote" => {
-            let verb = rest
-                .iter()
-                .find(|a| !a.value.starts_with('-'))
-                .map(|a| a.value.as_str())
-                .unwrap_or("");
-            match verb {
-                "" | "show" | "get-url" => {}
-                "update" | "prune" => {
-                    j.t.network = true;
-                    j.raise(
-                        Class::Network,
-                        "[shell.network.git] `git remote update` fetches",
-                    );
-                }
-                _ => j.raise(
-                    Class::ConfigChange,
-                    "[shell.git.config] `git remote` changes remotes",
-                ),
-            }
-        }
-        "stash" => {
-            let verb = rest
-                .iter()
-                .find(|a| !a.value.starts_with('-'))
-                .map(|a| a.value.as_str())
-                .unwrap_or("push");
-            match verb {
-                "list" | "show" => {}
-                "drop" | "clear" => j.raise(
-                    Class::Destructive,
-                    "[shell.git.destructive] `git stash drop/clear` discards work",
-                ),
-                _ => write(j, "stashes changes"),
-            }
-        }
-        "reset" => {
-            if has(&["--hard", "--merge", "--keep"]) {
-                j.raise(
-                    Class::Destructive,
-                    "[shell.git.destructive] `git reset --hard` discards work",
-                );
-            } else {
-                write(j, "moves HEAD or the index");
-            }
-        }
-        "clean" => {
-            if has(&["-n", "--dry-run"]) {
-                return;
-            }
-            j.raise(
-                Class::Destructive,
-                "[shell.git.destructive] `git clean` deletes untracked files",
-            );
-        }
-        "checkout" => {
-            let discards = has(&[
-                "--", ".", "-f", "--force", "-p", "--patch", "--ours", "--theirs",
-            ]) || rest.iter().filter(|a| !a.value.starts_with('-')).count() > 1;
-            if discards {
-                j.raise(
-                    Class::Destructive,
-                    "[shell.git.destructive] `git checkout` of paths discards changes",
-                );
-            } else {
-                write(j, "switches branches");
-            }
-        }
-        "restore" => {
-            if has(&["--staged", "-S"]) && !has(&["--worktree", "-W"]) {
-                write(j, "unstages changes");
-            } else {
-                j.raise(
-                    Class::Destructive,
-                    "[shell.git.destructive] `git restore` discards changes",
-                );
-            }
-        }
-        "rm" => j.raise(
-            Class::Destructive,
-            "[shell.git.destructive] `git rm` deletes files",
-        ),
-        "gc" | "prune" | "reflog"
-            if has(&["--prune=now", "expire", "delete", "--expire=now"]) || sub == "prune" =>
-        {
-            j.raise(
-                Class::Destructive,
-                format!("[shell.git.destructive] `git {sub}` drops unreachable objects"),
-            );
-        }
-        "reflog" | "gc" => {}
-        "update-ref" | "filter-branch" | "filter-repo" | "replace" => {
-            j.raise(
-                Class::Destructive,
-                format!("[shell.git.destructive] `git {sub}` rewrites refs or history"),
-            );
-        }
-        "worktree" => {
-            let verb = rest
-                .iter()
-                .find(|a| !a.value.starts_with('-'))
-                .map(|a| a.value.as_str())
-                .unwrap_or("");
-            match verb {
-                "list" | "" => {}
-                "remove" | "prune" => j.raise(
-                    Class::Destructive,
-                    "[shell.git.destructive] `git worktree remove`",
-                ),
-                _ => {
-                    let path = rest.iter().filter(|a| !a.value.starts_with('-')).nth(1);
-                    match path {
-                        Some(p) => j.write(p, c.cmd.cwd, ctx, "git worktree"),
-                        None => write(j, "changes worktrees"),
-                    }
-                }
-            }
-        }
-        "config" => config(j, rest),
-        "push" => {
-            j.t.network = true;
-            let force = has(&[
-                "--force",
-                "-f",
-                "--force-with-lease",
-                "--mirror",
-                "--delete",
-                "-d",
-                "--prune",
-            ]) || short('f')
-                || rest.iter().any(|a| {
-                    a.value.starts_with('+')
-                        || a.value.starts_with("--force-with-lease=")
-                        || a.value.starts_with(':')
-                });
-            if force {
-                j.raise(
-                    Class::Destructive,
-                    "[shell.git.destructive] `git push --force` overwrites remote history",
-                );
-            }
-            j.raise(
-                Class::Network,
-                "[shell.network.git] `git push` sends to a remote",
-            );
-        }
-        s if NETWORK.contains(&s) => {
-            j.t.network = true;
-            j.raise(
-                Class::Network,
-                format!("[shell.network.git] `git {s}` talks to a remote"),
-            );
-            if s == "clone"
-                && let Some(p) = rest.iter().filter(|a| !a.value.starts_with('-')).nth(1)
-            {
-                j.write(p, c.cmd.cwd, ctx, "git clone into");
-            }
-        }
-        s if WRITE.contains(&s) => {
-            if (s == "rebase" && (has(&["-i", "--interactive", "--exec", "-x"])))
-                || (s == "commit" && has(&["-e", "--edit"]))
-            {
-                j.raise(
-                    Class::Opaque,
-                    format!("[shell.git.exec] `git {s}` runs an editor or commands"),
-                );
-            }
-            if HOOKED.contains(&s) {
-                j.raise(
-                    Class::ScriptRun,
-                    format!("[shell.git.hooks] `git {s}` runs the repository's hooks"),
-                );
-            }
-            if s == "bisect" && has(&["run"]) {
-                j.raise(
-                    Class::ScriptRun,
-                    "[shell.git.exec] `git bisect run` runs a command",
-                );
-            }
-            write(j, "records changes");
-        }
-        s => j.raise(
+        "config" => config(j, s.rest),
+        "push" => push(j, s),
+        n if NETWORK.contains(&n) => network(j, s),
+        n if WRITE.contains(&n) => records(j, s),
+        n => j.raise(
             Class::Unknown,
-            format!("[shell.unknown] `git {s}` (may be an alias or an extension)"),
+            format!("[shell.unknown] `git {n}` (may be an alias or an extension)"),
         ),
     }
+}
+
+/// Inspection, unless it runs an external diff or writes an output file.
+fn inspect(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
+    if s.name == "diff" && s.has(&["--ext-diff"]) {
+        j.raise(Class::Opaque, "[shell.git.ext-diff] external diff program");
+    }
+    if s.has(&["--output"]) || s.rest.iter().any(|a| a.value.starts_with("--output=")) {
+        s.write(j, "writes an output file");
+        output_files(j, s.c, s.rest);
+    }
+}
+
+/// `git branch` and `git tag`: listing inspects, deleting is destructive, the rest writes.
+fn refs(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
+    let named = s.rest.iter().any(|a| !a.value.starts_with('-'));
+    if s.name == "tag" {
+        if s.has(&["-d", "--delete"]) {
+            j.raise(Class::Destructive, "[shell.git.destructive] `git tag -d`");
+        } else if named && !s.has(&["-l", "--list", "--contains", "--points-at"]) {
+            s.write(j, "creates a tag");
+        }
+        return;
+    }
+    if s.has(&["-D", "--delete", "-d"]) && (s.has(&["-D"]) || s.has(&["--force", "-f"])) {
+        j.raise(
+            Class::Destructive,
+            "[shell.git.destructive] `git branch -D` deletes unmerged work",
+        );
+    } else if named || s.has(BRANCH_CHANGES) {
+        s.write(j, "changes branches");
+    }
+}
+
+/// `git branch` options that change branches.
+const BRANCH_CHANGES: &[&str] = &[
+    "-d",
+    "--delete",
+    "-m",
+    "-M",
+    "-c",
+    "-C",
+    "--move",
+    "--copy",
+    "--set-upstream-to",
+    "-u",
+    "--unset-upstream",
+];
+
+/// `git remote`, `git stash` and `git worktree`, by their verb.
+fn verbs(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
+    match (s.name, s.verb(if s.name == "stash" { "push" } else { "" })) {
+        ("remote", "" | "show" | "get-url") | ("stash", "list" | "show") => {}
+        ("worktree", "list" | "") => {}
+        ("remote", "update" | "prune") => {
+            j.t.network = true;
+            j.raise(
+                Class::Network,
+                "[shell.network.git] `git remote update` fetches",
+            );
+        }
+        ("remote", _) => j.raise(
+            Class::ConfigChange,
+            "[shell.git.config] `git remote` changes remotes",
+        ),
+        ("stash", "drop" | "clear") => j.raise(
+            Class::Destructive,
+            "[shell.git.destructive] `git stash drop/clear` discards work",
+        ),
+        ("stash", _) => s.write(j, "stashes changes"),
+        (_, "remove" | "prune") => j.raise(
+            Class::Destructive,
+            "[shell.git.destructive] `git worktree remove`",
+        ),
+        (_, _) => match s.operand(1) {
+            Some(p) => j.write(p, s.c.cmd.cwd, s.c.w.ctx, "git worktree"),
+            None => s.write(j, "changes worktrees"),
+        },
+    }
+}
+
+/// Subcommands that discard work in the tree or the index, or move HEAD.
+fn discards(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
+    let discarding = match s.name {
+        "reset" => s.has(&["--hard", "--merge", "--keep"]),
+        "clean" => {
+            if s.has(&["-n", "--dry-run"]) {
+                return;
+            }
+            true
+        }
+        "checkout" => {
+            s.has(&[
+                "--", ".", "-f", "--force", "-p", "--patch", "--ours", "--theirs",
+            ]) || s.rest.iter().filter(|a| !a.value.starts_with('-')).count() > 1
+        }
+        "restore" => !s.has(&["--staged", "-S"]) || s.has(&["--worktree", "-W"]),
+        _ => true,
+    };
+    let (why, write) = match s.name {
+        "reset" => (
+            "`git reset --hard` discards work",
+            "moves HEAD or the index",
+        ),
+        "clean" => ("`git clean` deletes untracked files", ""),
+        "checkout" => (
+            "`git checkout` of paths discards changes",
+            "switches branches",
+        ),
+        "restore" => ("`git restore` discards changes", "unstages changes"),
+        _ => ("`git rm` deletes files", ""),
+    };
+    if discarding {
+        j.raise(Class::Destructive, format!("[shell.git.destructive] {why}"));
+    } else {
+        s.write(j, write);
+    }
+}
+
+/// Subcommands that drop unreachable objects or rewrite refs and history.
+fn rewrites(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
+    let n = s.name;
+    match n {
+        "gc" | "prune" | "reflog" => {
+            if s.has(&["--prune=now", "expire", "delete", "--expire=now"]) || n == "prune" {
+                j.raise(
+                    Class::Destructive,
+                    format!("[shell.git.destructive] `git {n}` drops unreachable objects"),
+                );
+            }
+        }
+        _ => j.raise(
+            Class::Destructive,
+            format!("[shell.git.destructive] `git {n}` rewrites refs or history"),
+        ),
+    }
+}
+
+/// `git push`: network, and destructive when it forces or deletes.
+fn push(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
+    j.t.network = true;
+    let force = s.has(&[
+        "--force",
+        "-f",
+        "--force-with-lease",
+        "--mirror",
+        "--delete",
+        "-d",
+        "--prune",
+    ]) || s.short('f')
+        || s.rest.iter().any(|a| {
+            a.value.starts_with('+')
+                || a.value.starts_with("--force-with-lease=")
+                || a.value.starts_with(':')
+        });
+    if force {
+        j.raise(
+            Class::Destructive,
+            "[shell.git.destructive] `git push --force` overwrites remote history",
+        );
+    }
+    j.raise(
+        Class::Network,
+        "[shell.network.git] `git push` sends to a remote",
+    );
+}
+
+/// Subcommands that talk to a remote; `git clone` also writes its target directory.
+fn network(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
+    j.t.network = true;
+    j.raise(
+        Class::Network,
+        format!("[shell.network.git] `git {}` talks to a remote", s.name),
+    );
+    if s.name == "clone"
+        && let Some(p) = s.operand(1)
+    {
+        j.write(p, s.c.cmd.cwd, s.c.w.ctx, "git clone into");
+    }
+}
+
+/// Subcommands that record changes; some run an editor, commands or the repository's hooks.
+fn records(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
+    let n = s.name;
+    if (n == "rebase" && s.has(&["-i", "--interactive", "--exec", "-x"]))
+        || (n == "commit" && s.has(&["-e", "--edit"]))
+    {
+        j.raise(
+            Class::Opaque,
+            format!("[shell.git.exec] `git {n}` runs an editor or commands"),
+        );
+    }
+    if HOOKED.contains(&n) {
+        j.raise(
+            Class::ScriptRun,
+            format!("[shell.git.hooks] `git {n}` runs the repository's hooks"),
+        );
+    }
+    if n == "bisect" && s.has(&["run"]) {
+        j.raise(
+            Class::ScriptRun,
+            "[shell.git.exec] `git bisect run` runs a command",
+        );
+    }
+    s.write(j, "records changes");
 }
 
 /// Subcommands that run hooks (`pre-commit`, `commit-msg`, `post-merge`, `pre-rebase`,

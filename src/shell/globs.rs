@@ -3,7 +3,8 @@
 //! dot unless the pattern writes it, as in sh. What cannot be expanded here with certainty (a
 //! `**`, a sequence brace, too many wildcards or matches) reads its whole literal directory.
 
-use super::paths;
+use super::glob_match::{is_wild, meet, witness};
+use super::{paths, tables};
 use std::path::{Path, PathBuf};
 
 /// Matches kept per word before the pattern counts as a directory read.
@@ -81,6 +82,120 @@ fn as_sh(pattern: &[&str], p: &Path) -> bool {
             let wild = pat.contains(['*', '?', '[']);
             !wild || !(n.starts_with('.') && (!pat.starts_with('.') || *n == "." || *n == ".."))
         })
+}
+
+/// Names the floor protects wherever they appear, tried against each wildcard component of a
+/// target that may not exist yet. Dot-names are only reached by a pattern with a leading dot;
+/// the others matter only beneath the dot-names (`.git/hooks`, `.github/workflows`).
+const FLOOR_NAMES: &[&str] = &[
+    ".git",
+    ".github",
+    ".gitea",
+    ".forgejo",
+    ".gitlab-ci.yml",
+    ".gitmodules",
+    ".env",
+    ".env.*",
+    ".ssh",
+    ".sbx",
+    ".config",
+    "hooks",
+    "workflows",
+    "config",
+    "sbx",
+    "fish",
+    "config.fish",
+];
+/// Key names, tried only inside a `.ssh` directory: anywhere else every bare `*` would meet
+/// them; existing keys elsewhere are found by the expansion itself.
+const KEY_NAMES: &[&str] = &[
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "authorized_keys",
+    "authorized_keys2",
+];
+/// Paths kept per pattern when candidates are multiplied out.
+const MAX_CANDIDATES: usize = 128;
+
+/// Paths a pattern could expand to when it runs, whether they exist now or not: for each
+/// wildcard component, every protected name of the floor it could match and one plain name
+/// it could match. Absolute, not resolved.
+pub(crate) fn candidates(pattern: &str, cwd: &Path) -> Vec<PathBuf> {
+    let alternatives = braces(pattern).unwrap_or_else(|| vec![pattern.to_string()]);
+    let mut out = Vec::new();
+    for alt in alternatives {
+        let full = absolute(&alt, cwd);
+        let mut partial = vec![PathBuf::from("/")];
+        for comp in full.split('/').filter(|c| !c.is_empty()) {
+            partial = extend(partial, comp);
+        }
+        for p in partial {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// Every partial path followed by each name `comp` could be.
+fn extend(partial: Vec<PathBuf>, comp: &str) -> Vec<PathBuf> {
+    if !is_wild(comp) {
+        return partial.into_iter().map(|p| p.join(comp)).collect();
+    }
+    let mut next = Vec::new();
+    for p in partial {
+        for name in names(comp, p.ends_with(".ssh")) {
+            if next.len() < MAX_CANDIDATES {
+                next.push(p.join(name));
+            }
+        }
+    }
+    next
+}
+
+/// The protected names one wildcard component could be, then one plain name.
+fn names(comp: &str, in_ssh: bool) -> Vec<String> {
+    let keys = if in_ssh { KEY_NAMES } else { &[] };
+    let rc = tables::RC_FILES;
+    let mut out: Vec<String> = Vec::new();
+    for n in FLOOR_NAMES.iter().chain(keys).chain(rc) {
+        if let Some(m) = meet(comp, n).filter(|m| !out.contains(m)) {
+            out.push(m);
+        }
+    }
+    out.extend(witness(comp).filter(|w| !out.contains(w)));
+    out
+}
+
+/// The pattern's alternatives as absolute patterns, their literal directories resolved
+/// (`~`, `..`, symbolic links) as the kernel will see them: what the plan's entries are
+/// compared with.
+pub(crate) fn absolute_patterns(pattern: &str, cwd: &Path) -> Vec<PathBuf> {
+    let alternatives = braces(pattern).unwrap_or_else(|| vec![pattern.to_string()]);
+    let mut out = Vec::new();
+    for alt in alternatives {
+        let full = absolute(&alt, cwd);
+        let comps: Vec<&str> = full.split('/').filter(|c| !c.is_empty()).collect();
+        let cut = comps.iter().position(|c| is_wild(c)).unwrap_or(comps.len());
+        let (literal, wild) = comps.split_at(cut);
+        let mut p = paths::resolve(&format!("/{}", literal.join("/")), cwd);
+        p.extend(wild);
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn absolute(pattern: &str, cwd: &Path) -> String {
+    if pattern.starts_with('/') {
+        pattern.to_string()
+    } else {
+        format!("{}/{pattern}", cwd.to_string_lossy())
+    }
 }
 
 /// Brace expansion of comma lists, nested; `None` for a sequence (`{1..9}`) or too many
@@ -215,6 +330,50 @@ mod tests {
         assert_eq!(expand("**/auth.json", h), Err(h.to_path_buf()));
         assert_eq!(expand("src/{1..3}", h), Err(h.join("src")));
         assert_eq!(expand("s*/a*/b*/c*/d*", h), Err(h.to_path_buf()));
+        Ok(())
+    }
+
+    #[test]
+    fn candidates_name_the_protected_paths_a_pattern_could_become() -> std::io::Result<()> {
+        let d = tempfile::tempdir()?;
+        let ws = d.path().canonicalize()?;
+        let has = |pattern: &str, want: &str| candidates(pattern, &ws).contains(&ws.join(want));
+        // Nothing exists: the names come from the floor's list.
+        assert!(has(".git/hoo*/pre-commit", ".git/hooks/pre-commit"));
+        assert!(has(".en?", ".env"));
+        assert!(has(".env.l*", ".env.l"));
+        assert!(has(".{a,g}it/config", ".git/config"));
+        assert!(has(".ssh/*", ".ssh/id_rsa"));
+        assert!(has(".gith*/work*/ci.yml", ".github/workflows/ci.yml"));
+        // bash without dotglob: a wildcard never starts a dot-name; keys only inside .ssh.
+        for harmless in ["*env", "src/*.rs", "*", "?git"] {
+            let c = candidates(harmless, &ws);
+            assert!(
+                c.iter().all(|p| {
+                    let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+                    name.is_some_and(|n| !n.starts_with('.') && !n.starts_with("id_"))
+                }),
+                "{harmless}: {c:?}"
+            );
+            assert!(!c.is_empty(), "{harmless}: one plain name at least");
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn absolute_patterns_resolve_their_literal_directory() -> std::io::Result<()> {
+        let d = tempfile::tempdir()?;
+        let root = d.path().canonicalize()?;
+        std::fs::create_dir_all(root.join("real/.git"))?;
+        std::os::unix::fs::symlink(root.join("real"), root.join("link"))?;
+        assert_eq!(
+            absolute_patterns("link/.git/hoo*/x", &root),
+            [root.join("real/.git/hoo*/x")]
+        );
+        assert_eq!(
+            absolute_patterns("{a,b}*", &root),
+            [root.join("a*"), root.join("b*")]
+        );
         Ok(())
     }
 

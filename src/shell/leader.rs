@@ -127,158 +127,14 @@ pub(crate) fn unwrap(argv: &[Word]) -> Unwrapped {
     let mut u = Unwrapped::default();
     let mut i = 0;
     // Each pass consumes at least one word, so this ends.
-    while let Some(w) = argv.get(i) {
-        if !w.exact {
-            break;
-        }
-        let name = base(w);
-        if !WRAPPERS.contains(&name) {
-            break;
-        }
-        if w.value.contains('/') && !w.value.starts_with("/usr/") && !w.value.starts_with("/bin/") {
-            break;
-        }
+    while let Some(name) = argv.get(i).and_then(wrapper) {
         i += 1;
-        if matches!(name, "sudo" | "doas" | "pkexec" | "su" | "runuser") {
-            u.privilege = Some(name.to_string());
-        }
-        if name == "xargs" {
-            u.xargs = true;
-        }
-        if matches!(name, "torsocks" | "proxychains" | "proxychains4") {
-            u.notes.push((
-                Class::Network,
-                format!("[shell.network.proxy] `{name}` routes traffic through a proxy"),
-            ));
-        }
-        // Options.
-        let mut positional_first: Option<usize> = None;
-        while let Some(a) = argv.get(i) {
-            let v = a.value.as_str();
-            if v == "--" {
-                i += 1;
-                break;
-            }
-            if name == "env" && v.contains('=') && !v.starts_with('-') {
-                let key = v.split('=').next().unwrap_or("");
-                if super::tables::EXEC_ENV.contains(&key) {
-                    u.notes.push((
-                        Class::Opaque,
-                        format!("[shell.env.exec] `{key}` changes which code runs"),
-                    ));
-                }
-                i += 1;
-                continue;
-            }
-            if !v.starts_with('-') || v == "-" {
-                if name == "su" && v == "-" {
-                    i += 1;
-                    continue;
-                }
-                break;
-            }
-            let (opt, attached) = match v.split_once('=') {
-                Some((o, _)) => (o, true),
-                None => (v, false),
-            };
-            match (name, opt) {
-                ("env", "-S" | "--split-string") | ("env", "-C" | "--chdir") => {
-                    u.notes.push((
-                        Class::Opaque,
-                        format!("[shell.wrapper.env] `env {opt}` changes how the command is found"),
-                    ));
-                }
-                ("command", "-v" | "-V") | ("xargs", "-a" | "--arg-file") => {}
-                ("time", "-o" | "--output") => {
-                    if let Some(f) = argv.get(i + 1).filter(|_| !attached) {
-                        u.writes.push(f.clone());
-                    }
-                }
-                ("su" | "runuser", "-c" | "--command") | ("flock", "-c" | "--command") => {
-                    if let Some(code) = argv.get(i + 1) {
-                        u.shell_code.push((
-                            code.clone(),
-                            if name == "flock" { "flock -c" } else { "su -c" },
-                        ));
-                    }
-                    u.leader = argv.len();
-                    return finish(u, argv);
-                }
-                ("sudo", "-s" | "-i" | "--shell" | "--login") | ("doas", "-s") => {
-                    u.notes.push((
-                        Class::Privilege,
-                        format!("[shell.privilege.shell] `{name} {opt}` starts a root shell"),
-                    ));
-                }
-                ("sudo", "-e" | "--edit") => {
-                    u.notes
-                        .push((Class::Privilege, "[shell.privilege.edit] sudoedit".into()));
-                }
-                ("watch", "-x" | "--exec") => positional_first = Some(0),
-                ("ionice", "-p" | "-P" | "-u") | ("taskset", "-p" | "--pid") => {
-                    u.notes.push((
-                        Class::Destructive,
-                        format!("[shell.wrapper.pid] `{name} {opt}` changes another process"),
-                    ));
-                }
-                _ => {}
-            }
-            if name == "command" && (opt == "-v" || opt == "-V") {
-                // `command -v NAME` only looks the name up.
-                u.leader = argv.len();
-                return finish(u, argv);
-            }
-            i += 1;
-            if !attached && takes_value(name, opt) {
-                i += 1;
-            }
-        }
-        // Positional arguments that belong to the wrapper.
-        match name {
-            "timeout" => i += 1,
-            "flock" => {
-                if let Some(f) = argv.get(i) {
-                    u.writes.push(f.clone());
-                }
-                i += 1;
-                if argv
-                    .get(i)
-                    .is_some_and(|a| a.value == "-c" || a.value == "--command")
-                {
-                    if let Some(code) = argv.get(i + 1) {
-                        u.shell_code.push((code.clone(), "flock -c"));
-                    }
-                    u.leader = argv.len();
-                    return finish(u, argv);
-                }
-            }
-            "chrt" => i += 1,
-            "taskset" => i += 1,
-            "watch" if positional_first.is_none() => {
-                // watch joins its arguments and runs them with `sh -c`.
-                let rest: Vec<&str> = argv
-                    .get(i..)
-                    .unwrap_or(&[])
-                    .iter()
-                    .map(|w| w.value.as_str())
-                    .collect();
-                let all_exact = argv.get(i..).unwrap_or(&[]).iter().all(|w| w.exact);
-                let mut code = Word::literal(&rest.join(" "));
-                code.exact = all_exact;
-                u.shell_code.push((code, "watch"));
-                u.leader = argv.len();
-                return finish(u, argv);
-            }
-            "su" => {
-                // `su [user]` without -c: an interactive root shell.
-                u.notes.push((
-                    Class::Privilege,
-                    "[shell.privilege.su] `su` starts a shell as another user".into(),
-                ));
-                u.leader = argv.len();
-                return finish(u, argv);
-            }
-            _ => {}
+        note(&mut u, name);
+        let Some(positional_first) = options(&mut u, name, argv, &mut i) else {
+            return finish(u, argv);
+        };
+        if !positionals(&mut u, name, argv, &mut i, positional_first) {
+            return finish(u, argv);
         }
         if name == "env" && argv.get(i).is_none() {
             u.dumps_env = true;
@@ -286,6 +142,176 @@ pub(crate) fn unwrap(argv: &[Word]) -> Unwrapped {
     }
     u.leader = i.min(argv.len());
     u
+}
+
+/// The wrapper a word names, if it is one: a literal name from the list, by itself or under
+/// `/usr/` or `/bin/`.
+fn wrapper(w: &Word) -> Option<&str> {
+    let name = base(w);
+    let elsewhere =
+        w.value.contains('/') && !w.value.starts_with("/usr/") && !w.value.starts_with("/bin/");
+    (w.exact && WRAPPERS.contains(&name) && !elsewhere).then_some(name)
+}
+
+/// What a wrapper says by its name alone: privilege, `xargs`, a proxy.
+fn note(u: &mut Unwrapped, name: &str) {
+    if matches!(name, "sudo" | "doas" | "pkexec" | "su" | "runuser") {
+        u.privilege = Some(name.to_string());
+    }
+    if name == "xargs" {
+        u.xargs = true;
+    }
+    if matches!(name, "torsocks" | "proxychains" | "proxychains4") {
+        u.notes.push((
+            Class::Network,
+            format!("[shell.network.proxy] `{name}` routes traffic through a proxy"),
+        ));
+    }
+}
+
+/// The wrapper's options, from `argv[*i]`. `None` when the wrapper ends the command line
+/// (`su -c CODE`, `command -v`); otherwise whether `watch -x` runs its arguments directly.
+fn options(u: &mut Unwrapped, name: &str, argv: &[Word], i: &mut usize) -> Option<Option<usize>> {
+    let mut positional_first: Option<usize> = None;
+    while let Some(a) = argv.get(*i) {
+        let v = a.value.as_str();
+        if v == "--" {
+            *i += 1;
+            break;
+        }
+        if name == "env" && v.contains('=') && !v.starts_with('-') {
+            env_assignment(u, v);
+            *i += 1;
+            continue;
+        }
+        if !v.starts_with('-') || v == "-" {
+            if name == "su" && v == "-" {
+                *i += 1;
+                continue;
+            }
+            break;
+        }
+        let (opt, attached) = match v.split_once('=') {
+            Some((o, _)) => (o, true),
+            None => (v, false),
+        };
+        match option(u, name, opt, argv.get(*i + 1), attached) {
+            Opt::Ends => {
+                u.leader = argv.len();
+                return None;
+            }
+            Opt::Direct => positional_first = Some(0),
+            Opt::Plain => {}
+        }
+        *i += 1;
+        if !attached && takes_value(name, opt) {
+            *i += 1;
+        }
+    }
+    Some(positional_first)
+}
+
+/// `env NAME=VALUE`: a variable that changes which code runs is opaque.
+fn env_assignment(u: &mut Unwrapped, v: &str) {
+    let key = v.split('=').next().unwrap_or("");
+    if super::tables::EXEC_ENV.contains(&key) {
+        u.notes.push((
+            Class::Opaque,
+            format!("[shell.env.exec] `{key}` changes which code runs"),
+        ));
+    }
+}
+
+/// What one option of a wrapper does.
+enum Opt {
+    Plain,
+    /// The rest of the command line belongs to the wrapper.
+    Ends,
+    /// `watch -x`: the arguments run directly, not through `sh -c`.
+    Direct,
+}
+
+/// One wrapper option `opt`; `next` is the word after it, `attached` whether the option
+/// carried its own value (`--output=FILE`).
+fn option(u: &mut Unwrapped, name: &str, opt: &str, next: Option<&Word>, attached: bool) -> Opt {
+    match (name, opt) {
+        ("env", "-S" | "--split-string") | ("env", "-C" | "--chdir") => u.notes.push((
+            Class::Opaque,
+            format!("[shell.wrapper.env] `env {opt}` changes how the command is found"),
+        )),
+        // `command -v NAME` only looks the name up.
+        ("command", "-v" | "-V") => return Opt::Ends,
+        ("xargs", "-a" | "--arg-file") => {}
+        ("time", "-o" | "--output") => u.writes.extend(next.filter(|_| !attached).cloned()),
+        ("su" | "runuser", "-c" | "--command") | ("flock", "-c" | "--command") => {
+            // The code is the next word even when the option's value looked attached.
+            let via = if name == "flock" { "flock -c" } else { "su -c" };
+            u.shell_code.extend(next.map(|code| (code.clone(), via)));
+            return Opt::Ends;
+        }
+        ("sudo", "-s" | "-i" | "--shell" | "--login") | ("doas", "-s") => u.notes.push((
+            Class::Privilege,
+            format!("[shell.privilege.shell] `{name} {opt}` starts a root shell"),
+        )),
+        ("sudo", "-e" | "--edit") => u
+            .notes
+            .push((Class::Privilege, "[shell.privilege.edit] sudoedit".into())),
+        ("watch", "-x" | "--exec") => return Opt::Direct,
+        ("ionice", "-p" | "-P" | "-u") | ("taskset", "-p" | "--pid") => u.notes.push((
+            Class::Destructive,
+            format!("[shell.wrapper.pid] `{name} {opt}` changes another process"),
+        )),
+        _ => {}
+    }
+    Opt::Plain
+}
+
+/// Positional arguments that belong to the wrapper, from `argv[*i]`. `false` when the
+/// wrapper ends the command line (`flock FILE -c CODE`, `watch CMD...`, `su USER`).
+fn positionals(
+    u: &mut Unwrapped,
+    name: &str,
+    argv: &[Word],
+    i: &mut usize,
+    positional_first: Option<usize>,
+) -> bool {
+    match name {
+        "timeout" | "chrt" | "taskset" => *i += 1,
+        "flock" => {
+            u.writes.extend(argv.get(*i).cloned());
+            *i += 1;
+            if argv
+                .get(*i)
+                .is_some_and(|a| a.value == "-c" || a.value == "--command")
+            {
+                u.shell_code
+                    .extend(argv.get(*i + 1).map(|code| (code.clone(), "flock -c")));
+                u.leader = argv.len();
+                return false;
+            }
+        }
+        "watch" if positional_first.is_none() => {
+            // watch joins its arguments and runs them with `sh -c`.
+            let rest = argv.get(*i..).unwrap_or(&[]);
+            let text: Vec<&str> = rest.iter().map(|w| w.value.as_str()).collect();
+            let mut code = Word::literal(&text.join(" "));
+            code.exact = rest.iter().all(|w| w.exact);
+            u.shell_code.push((code, "watch"));
+            u.leader = argv.len();
+            return false;
+        }
+        "su" => {
+            // `su [user]` without -c: an interactive root shell.
+            u.notes.push((
+                Class::Privilege,
+                "[shell.privilege.su] `su` starts a shell as another user".into(),
+            ));
+            u.leader = argv.len();
+            return false;
+        }
+        _ => {}
+    }
+    true
 }
 
 fn finish(mut u: Unwrapped, argv: &[Word]) -> Unwrapped {

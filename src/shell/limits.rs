@@ -102,6 +102,8 @@ pub(crate) fn opaque(text: &str, reason: &str) -> Segment {
         reads: Vec::new(),
         trees: Vec::new(),
         links: Vec::new(),
+        write_patterns: Vec::new(),
+        read_patterns: Vec::new(),
         findings: vec![reason.to_string()],
         via: String::new(),
     }

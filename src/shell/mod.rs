@@ -10,6 +10,7 @@ mod classify;
 mod commands;
 mod exec_args;
 mod git;
+pub(crate) mod glob_match;
 mod globs;
 mod leader;
 mod limits;
@@ -170,6 +171,13 @@ pub struct Segment {
     /// link neither reads nor writes them, but a later access through it in the same command
     /// lands there.
     pub links: Vec<PathBuf>,
+    /// Glob patterns among the write targets (`> .git/hoo*/pre-commit`), absolute, one per
+    /// brace alternative, their literal directories resolved: the shell expands them when it
+    /// runs, so the gate compares them with every protected path they could become, made or
+    /// not. Their existing matches are in `writes`.
+    pub write_patterns: Vec<PathBuf>,
+    /// Glob patterns among the paths read, as `write_patterns`; their matches are in `reads`.
+    pub read_patterns: Vec<PathBuf>,
     /// What the analysis found that no wildcard rule may lift: a secret read, a write outside
     /// the writable set or to a protected path, an executing argument, a substitution, a parse
     /// error, an obfuscated leader, inline code. Empty when the segment is plain.

@@ -89,76 +89,78 @@ pub(crate) fn copy_like(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[
 }
 
 pub(crate) fn destructive(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
-    let ctx = c.w.ctx;
-    let cwd = c.cmd.cwd;
     match name {
-        "kill" | "killall" | "pkill" => {
-            if args.iter().any(|a| a.value == "-1" || a.value == "1")
-                && name == "kill"
-                && args
-                    .iter()
-                    .any(|a| a.value.starts_with('-') && a.value.len() > 1)
+        "kill" | "killall" | "pkill" => signals(j, name, args),
+        "shutdown" | "reboot" | "halt" | "poweroff" => j.raise(
+            Class::Privilege,
+            format!("[shell.privilege] `{name}` stops the machine"),
+        ),
+        "crontab" => {
+            if !has(args, &["-l"]) {
+                j.raise(
+                    Class::ConfigChange,
+                    "[shell.persistence] `crontab` schedules commands",
+                );
+            }
+        }
+        "dd" => dd(j, c, args),
+        _ => removes(j, c, name, args),
+    }
+}
+
+/// `kill`, `killall`, `pkill`: destructive unless they only list signals; `kill -1` signals
+/// every process.
+fn signals(j: &mut Judge, name: &str, args: &[Word]) {
+    if args.iter().any(|a| a.value == "-1" || a.value == "1")
+        && name == "kill"
+        && args
+            .iter()
+            .any(|a| a.value.starts_with('-') && a.value.len() > 1)
+    {
+        j.raise(
+            Class::Malicious,
+            "[shell.malicious.kill-all] `kill -1` signals every process",
+        );
+    }
+    if args
+        .iter()
+        .all(|a| matches!(a.value.as_str(), "-l" | "-L" | "--list"))
+        && !args.is_empty()
+    {
+        return;
+    }
+    j.raise(
+        Class::Destructive,
+        format!("[shell.destructive] `{name}` signals processes"),
+    );
+}
+
+/// `dd of=FILE` writes its output, and wipes a device.
+fn dd(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
+    for a in args {
+        if let Some(of) = a.value.strip_prefix("of=") {
+            if of.starts_with("/dev/") && !matches!(of, "/dev/null" | "/dev/stdout" | "/dev/stderr")
             {
                 j.raise(
                     Class::Malicious,
-                    "[shell.malicious.kill-all] `kill -1` signals every process",
+                    format!("[shell.malicious.wipe] `dd` writes to device `{of}`"),
                 );
             }
-            if args
-                .iter()
-                .all(|a| matches!(a.value.as_str(), "-l" | "-L" | "--list"))
-                && !args.is_empty()
-            {
-                return;
-            }
-            j.raise(
-                Class::Destructive,
-                format!("[shell.destructive] `{name}` signals processes"),
-            );
-            return;
+            let mut w = a.clone();
+            w.value = of.to_string();
+            w.display = of.to_string();
+            j.write(&w, c.cmd.cwd, c.w.ctx, "dd output");
         }
-        "shutdown" | "reboot" | "halt" | "poweroff" => {
-            j.raise(
-                Class::Privilege,
-                format!("[shell.privilege] `{name}` stops the machine"),
-            );
-            return;
-        }
-        "crontab" => {
-            if has(args, &["-l"]) {
-                return;
-            }
-            j.raise(
-                Class::ConfigChange,
-                "[shell.persistence] `crontab` schedules commands",
-            );
-            return;
-        }
-        "dd" => {
-            for a in args {
-                if let Some(of) = a.value.strip_prefix("of=") {
-                    if of.starts_with("/dev/")
-                        && !matches!(of, "/dev/null" | "/dev/stdout" | "/dev/stderr")
-                    {
-                        j.raise(
-                            Class::Malicious,
-                            format!("[shell.malicious.wipe] `dd` writes to device `{of}`"),
-                        );
-                    }
-                    let mut w = a.clone();
-                    w.value = of.to_string();
-                    w.display = of.to_string();
-                    j.write(&w, cwd, ctx, "dd output");
-                }
-            }
-            j.raise(
-                Class::Destructive,
-                "[shell.destructive] `dd` overwrites data",
-            );
-            return;
-        }
-        _ => {}
     }
+    j.raise(
+        Class::Destructive,
+        "[shell.destructive] `dd` overwrites data",
+    );
+}
+
+/// `rm`, `chmod`, `shred` and the like over their operands: a recursive one over a critical
+/// path, or under `$HOME` when the path is not known, wipes.
+fn removes(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
     let recursive = short_flag(args, 'r') || short_flag(args, 'R') || has(args, &["--recursive"]);
     let ops = operands(args);
     let ops: Vec<&Word> = if matches!(name, "chmod" | "chown" | "chgrp" | "setfacl" | "chattr") {
@@ -173,25 +175,8 @@ pub(crate) fn destructive(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: 
         );
     }
     for o in &ops {
-        if is_critical_word(o, c) && (recursive || matches!(name, "shred" | "wipefs")) {
-            j.raise(
-                Class::Malicious,
-                format!("[shell.malicious.wipe] `{name}` over `{}`", o.display),
-            );
-        }
-        if (o.unknown || o.subst)
-            && recursive
-            && name == "rm"
-            && (o.raw.starts_with("$HOME")
-                || o.raw.starts_with("\"$HOME\"")
-                || o.raw.starts_with("${HOME}"))
-        {
-            j.raise(
-                Class::Malicious,
-                "[shell.malicious.wipe] `rm -r` under $HOME",
-            );
-        }
-        j.write(o, cwd, ctx, name);
+        wipes(j, c, name, o, recursive);
+        j.write(o, c.cmd.cwd, c.w.ctx, name);
     }
     if name != "chmod" || !ops.is_empty() {
         j.raise(
@@ -201,6 +186,25 @@ pub(crate) fn destructive(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: 
     }
     if ops.is_empty() {
         j.raise(Class::Destructive, format!("[shell.destructive] `{name}`"));
+    }
+}
+
+/// One operand of a remover that wipes: a critical path, or `$HOME` under `rm -r`.
+fn wipes(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, o: &Word, recursive: bool) {
+    if is_critical_word(o, c) && (recursive || matches!(name, "shred" | "wipefs")) {
+        j.raise(
+            Class::Malicious,
+            format!("[shell.malicious.wipe] `{name}` over `{}`", o.display),
+        );
+    }
+    let home = o.raw.starts_with("$HOME")
+        || o.raw.starts_with("\"$HOME\"")
+        || o.raw.starts_with("${HOME}");
+    if (o.unknown || o.subst) && recursive && name == "rm" && home {
+        j.raise(
+            Class::Malicious,
+            "[shell.malicious.wipe] `rm -r` under $HOME",
+        );
     }
 }
 

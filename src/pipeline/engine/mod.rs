@@ -11,7 +11,7 @@ use super::call::ToolCall;
 use super::decision::{Decision, Ruling, Stage};
 use super::exec::{Executor, ProfileCaps};
 use super::guard::Guard;
-use super::hooks::{Hook, run_hooks};
+use super::hooks::{Hook, HookVote, run_hooks};
 use super::listener::{CallContext, EnforcementOutlook, Listener, TraceStep, run_waterfall};
 use super::observer::{Observer, notify_call, notify_result};
 use super::plan_check::plan_refusal;
@@ -178,47 +178,13 @@ impl Pipeline {
             mut trace,
         } = self.decide_bounded(&call).await;
         let mut rewrites = Vec::new();
-
         if let Some(access) = access
             .as_ref()
             .filter(|_| ruling.decision != Decision::Deny)
         {
-            // Hooks: strictest wins; an allow only settles the default ask.
             let votes = run_hooks(&self.hooks, &call).await;
-            for v in &votes {
-                trace.push(TraceStep {
-                    stage: "hook",
-                    by: v.hook.clone(),
-                    outcome: v.decision.map_or("none", |d| d.as_str()),
-                    detail: v.reason.clone(),
-                });
-                if let Some(u) = &v.updated_input {
-                    rewrites.push(HookRewrite {
-                        hook: v.hook.clone(),
-                        updated_input: u.clone(),
-                    });
-                }
-            }
-            if let Some(top) = votes.first().filter(|v| v.decision.is_some()) {
-                let d = top.decision.unwrap_or(Decision::Ask);
-                let lifts_default = d == Decision::Allow
-                    && ruling.decision == Decision::Ask
-                    && ruling.stage == Stage::Default
-                    && votes
-                        .iter()
-                        .all(|v| v.decision.is_none_or(|x| x == Decision::Allow));
-                if d > ruling.decision || lifts_default {
-                    let reason = if top.reason.is_empty() {
-                        format!("hook answered {}", d.as_str())
-                    } else {
-                        top.reason.clone()
-                    };
-                    ruling = Ruling::new(d, Stage::Hook, &top.hook, reason);
-                    ruling.rule = Some(top.hook.clone());
-                    ruling.source = top.source.clone();
-                }
-            }
-
+            rewrites = hook_trace(&votes, &mut trace);
+            ruling = hooks_ruling(&votes, ruling);
             if ruling.decision == Decision::Ask {
                 ruling = self
                     .approve(&call, access, &canonical, ruling, &mut trace)
@@ -230,35 +196,88 @@ impl Pipeline {
                 ruling = denial;
             }
         }
-
-        let meta = tool_meta(call.tool());
-        let mut result = CallResult {
-            call_id: call.id().to_string(),
-            tool: call.tool().to_string(),
-            canonical,
-            meta,
-            is_error: true,
-            content: String::new(),
-            value: serde_json::Value::Null,
-            ruling: ruling.clone(),
-            trace,
-            exec: None,
-            hook_rewrites: rewrites,
-            post: Vec::new(),
-            duration: Duration::ZERO,
-        };
-        match (ruling.decision, access.as_ref()) {
-            (Decision::Allow, Some(access)) => {
-                self.execute(&call, access, &ruling, &mut result).await
-            }
-            (Decision::Allow | Decision::Ask | Decision::Deny, _) => {
-                result.content = ruling.denial_text();
-                result.value = serde_json::json!({ "error": result.content });
-            }
+        let mut result = unexecuted(&call, canonical, ruling.clone(), trace, rewrites);
+        if let (Decision::Allow, Some(access)) = (ruling.decision, access.as_ref()) {
+            self.execute(&call, access, &ruling, &mut result).await;
         }
         run_post(&self.post, &call, &mut result);
         result.duration = start.elapsed();
         notify_result(&self.observers, &call, &result);
         result
+    }
+}
+
+/// Each policy hook's vote in the trace; the inputs hooks would rewrite, recorded (never
+/// applied: the input is frozen).
+fn hook_trace(votes: &[HookVote], trace: &mut Vec<TraceStep>) -> Vec<HookRewrite> {
+    let mut rewrites = Vec::new();
+    for v in votes {
+        trace.push(TraceStep {
+            stage: "hook",
+            by: v.hook.clone(),
+            outcome: v.decision.map_or("none", |d| d.as_str()),
+            detail: v.reason.clone(),
+        });
+        if let Some(u) = &v.updated_input {
+            rewrites.push(HookRewrite {
+                hook: v.hook.clone(),
+                updated_input: u.clone(),
+            });
+        }
+    }
+    rewrites
+}
+
+/// The ruling after the policy hooks: strictest wins; an allow only settles the default ask,
+/// and only when every hook that answered allowed.
+fn hooks_ruling(votes: &[HookVote], ruling: Ruling) -> Ruling {
+    let Some(top) = votes.first().filter(|v| v.decision.is_some()) else {
+        return ruling;
+    };
+    let d = top.decision.unwrap_or(Decision::Ask);
+    let lifts_default = d == Decision::Allow
+        && ruling.decision == Decision::Ask
+        && ruling.stage == Stage::Default
+        && votes
+            .iter()
+            .all(|v| v.decision.is_none_or(|x| x == Decision::Allow));
+    if d <= ruling.decision && !lifts_default {
+        return ruling;
+    }
+    let reason = if top.reason.is_empty() {
+        format!("hook answered {}", d.as_str())
+    } else {
+        top.reason.clone()
+    };
+    let mut hooked = Ruling::new(d, Stage::Hook, &top.hook, reason);
+    hooked.rule = Some(top.hook.clone());
+    hooked.source = top.source.clone();
+    hooked
+}
+
+/// The result of a call before it runs: an error result with the denial text, which the
+/// executor replaces when the call is allowed.
+fn unexecuted(
+    call: &ToolCall,
+    canonical: String,
+    ruling: Ruling,
+    trace: Vec<TraceStep>,
+    rewrites: Vec<HookRewrite>,
+) -> CallResult {
+    let content = ruling.denial_text();
+    CallResult {
+        call_id: call.id().to_string(),
+        tool: call.tool().to_string(),
+        canonical,
+        meta: tool_meta(call.tool()),
+        is_error: true,
+        value: serde_json::json!({ "error": content }),
+        content,
+        ruling,
+        trace,
+        exec: None,
+        hook_rewrites: rewrites,
+        post: Vec::new(),
+        duration: Duration::ZERO,
     }
 }

@@ -19,6 +19,10 @@ pub(crate) struct Judge {
     pub trees: Vec<PathBuf>,
     /// Symbolic link targets (see [`Segment::links`]).
     pub links: Vec<PathBuf>,
+    /// Glob write targets (see [`Segment::write_patterns`]).
+    pub write_patterns: Vec<PathBuf>,
+    /// Glob paths read (see [`Segment::read_patterns`]).
+    pub read_patterns: Vec<PathBuf>,
     /// Why no wildcard rule may lift this segment (see [`Segment::findings`]).
     pub findings: Vec<String>,
     pub t: Traits,
@@ -39,7 +43,7 @@ pub(super) fn rank(c: Class) -> u8 {
 }
 
 impl Judge {
-    pub(super) fn new() -> Judge {
+    pub(crate) fn new() -> Judge {
         Judge {
             class: Class::ReadOnly,
             reason: "[shell.read-only] inspection only".into(),
@@ -47,6 +51,8 @@ impl Judge {
             reads: Vec::new(),
             trees: Vec::new(),
             links: Vec::new(),
+            write_patterns: Vec::new(),
+            read_patterns: Vec::new(),
             findings: Vec::new(),
             t: Traits::default(),
             reparse: Vec::new(),
@@ -74,27 +80,42 @@ impl Judge {
 
     /// Record the paths a word names for reading, from each candidate directory. A glob is
     /// expanded as the shell would and every match is recorded; one that cannot be expanded
-    /// reads its whole literal directory.
+    /// reads its whole literal directory. A protected name the glob could match when it runs
+    /// counts as read too, made or not.
     pub fn read(&mut self, w: &Word, cwd: &Cwd, ctx: &ShellContext) {
         self.descriptor(w);
         for p in read_paths(w, cwd) {
             push_new(&mut self.reads, p);
         }
-        if w.glob {
-            for m in self.expand(w, cwd) {
-                if paths::is_secret(&m.to_string_lossy(), ctx) {
-                    self.t.reads_secret = true;
-                    self.raise(
-                        Class::SecretRead,
-                        format!(
-                            "[shell.secret.read] `{}` matches `{}`",
-                            w.display,
-                            m.display()
-                        ),
-                    );
-                }
-                push_new(&mut self.reads, m);
+        if !w.glob {
+            return;
+        }
+        for m in self.expand(w, cwd) {
+            self.secret(w, &m, ctx);
+            push_new(&mut self.reads, m);
+        }
+        for (dir, pattern) in glob_dirs(w, cwd) {
+            for c in globs::candidates(&pattern, &dir) {
+                self.secret(w, &c, ctx);
             }
+            for p in globs::absolute_patterns(&pattern, &dir) {
+                push_new(&mut self.read_patterns, p);
+            }
+        }
+    }
+
+    /// A read of `path`, which `w` names, is a secret read if the path is a secret.
+    fn secret(&mut self, w: &Word, path: &std::path::Path, ctx: &ShellContext) {
+        if paths::is_secret(&path.to_string_lossy(), ctx) {
+            self.t.reads_secret = true;
+            self.raise(
+                Class::SecretRead,
+                format!(
+                    "[shell.secret.read] `{}` matches `{}`",
+                    w.display,
+                    path.display()
+                ),
+            );
         }
     }
 
@@ -127,18 +148,10 @@ impl Judge {
     /// The matches of a glob word from each candidate directory, resolved. A pattern that
     /// cannot be expanded here records its literal directory as read recursively.
     fn expand(&mut self, w: &Word, cwd: &Cwd) -> Vec<PathBuf> {
-        let Some(v) = glob_value(w) else {
-            return Vec::new();
-        };
-        let dirs: Vec<PathBuf> = if v.starts_with('/') {
-            vec![PathBuf::from("/")]
-        } else {
-            cwd.clone().unwrap_or_default()
-        };
         let mut out = Vec::new();
-        for d in &dirs {
-            match globs::expand(&v, d) {
-                Ok(ms) => out.extend(ms.iter().map(|m| paths::resolve(&m.to_string_lossy(), d))),
+        for (d, v) in glob_dirs(w, cwd) {
+            match globs::expand(&v, &d) {
+                Ok(ms) => out.extend(ms.iter().map(|m| paths::resolve(&m.to_string_lossy(), &d))),
                 Err(dir) => push_new(&mut self.trees, dir),
             }
         }
@@ -157,6 +170,18 @@ impl Judge {
                 "[shell.malicious.reverse-shell] redirection to a network socket",
             );
             return;
+        }
+        if w.glob && !w.unknown && !w.subst {
+            let dirs = match (w.value.starts_with('/'), cwd) {
+                (true, _) => vec![ctx.cwd.clone()],
+                (false, Some(cs)) => cs.clone(),
+                (false, None) => Vec::new(),
+            };
+            for d in dirs {
+                for p in globs::absolute_patterns(&w.value, &d) {
+                    push_new(&mut self.write_patterns, p);
+                }
+            }
         }
         for (zone, path) in walk::judge(w, cwd, ctx) {
             match zone {
@@ -251,6 +276,19 @@ fn glob_value(w: &Word) -> Option<String> {
         Operand::OtherHome(home) => Some(home),
         Operand::Text(v) => (!w.unknown).then(|| v.to_string()),
     }
+}
+
+/// The pattern of a glob word with each directory it is expanded from.
+fn glob_dirs(w: &Word, cwd: &Cwd) -> Vec<(PathBuf, String)> {
+    let Some(v) = glob_value(w) else {
+        return Vec::new();
+    };
+    let dirs: Vec<PathBuf> = if v.starts_with('/') {
+        vec![PathBuf::from("/")]
+    } else {
+        cwd.clone().unwrap_or_default()
+    };
+    dirs.into_iter().map(|d| (d, v.clone())).collect()
 }
 
 /// A word's operand text after an `--option=` or `@` prefix, or the home `~user` names.

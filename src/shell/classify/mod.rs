@@ -9,7 +9,7 @@ use super::leader;
 use super::paths;
 use super::walk::{Cwd, Scope, Seg, Walker};
 use super::words::Word;
-use super::{Class, Segment, Verdict, tables};
+use super::{Class, Segment, tables};
 use judge::rank;
 use rable::Node;
 use redirects::redirect_targets;
@@ -47,29 +47,10 @@ pub(crate) enum Stdin {
 pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outcome {
     let mut j = Judge::new();
     let stdin = redirect_targets(&mut j, w, cmd, scope);
-    for a in cmd.assigns {
-        let key = a.display.split('=').next().unwrap_or("");
-        if tables::EXEC_ENV.contains(&key) {
-            j.raise(
-                Class::Opaque,
-                format!("[shell.env.exec] `{key}` changes which code runs"),
-            );
-        }
-    }
+    assignments(&mut j, cmd);
     let mut new_cwd = None;
     let u = leader::unwrap(cmd.argv);
-    for (class, reason) in &u.notes {
-        j.raise(*class, reason.clone());
-    }
-    for f in &u.writes {
-        j.write(f, cmd.cwd, w.ctx, "wrapper output");
-    }
-    for (code, via) in &u.shell_code {
-        shell_string(&mut j, w, cmd, code, via);
-    }
-    if u.dumps_env {
-        j.t.dumps_env = true;
-    }
+    wrapped(&mut j, w, cmd, &u);
     let rest = cmd.argv.get(u.leader..).unwrap_or(&[]);
     if let Some((lead, args)) = rest.split_first() {
         trees(&mut j, lead, args, cmd.cwd);
@@ -97,25 +78,63 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
             format!("[shell.privilege] runs through `{p}`"),
         );
     }
-    let lead_name = cmd
-        .argv
-        .get(u.leader)
-        .map(|w| w.value.as_str())
-        .unwrap_or("");
+    substitutions(&mut j, cmd, u.leader);
+    arguments(&mut j, w, cmd, u.leader);
+    let reparse = std::mem::take(&mut j.reparse);
+    Outcome {
+        segment: Some(segment(j, cmd, u.leader)),
+        reparse,
+        new_cwd,
+    }
+}
+
+/// Leading assignments that change which code runs (`LD_PRELOAD=...`).
+fn assignments(j: &mut Judge, cmd: &Cmd<'_>) {
+    for a in cmd.assigns {
+        let key = a.display.split('=').next().unwrap_or("");
+        if tables::EXEC_ENV.contains(&key) {
+            j.raise(
+                Class::Opaque,
+                format!("[shell.env.exec] `{key}` changes which code runs"),
+            );
+        }
+    }
+}
+
+/// What the wrappers around the command say and do: notes, output files, shell code.
+fn wrapped(j: &mut Judge, w: &mut Walker<'_>, cmd: &Cmd<'_>, u: &leader::Unwrapped) {
+    for (class, reason) in &u.notes {
+        j.raise(*class, reason.clone());
+    }
+    for f in &u.writes {
+        j.write(f, cmd.cwd, w.ctx, "wrapper output");
+    }
+    for (code, via) in &u.shell_code {
+        shell_string(j, w, cmd, code, via);
+    }
+    if u.dumps_env {
+        j.t.dumps_env = true;
+    }
+}
+
+/// A command substitution among the arguments of a command that is not read-only (a commit
+/// message aside) is opaque, or a finding when the command already asks.
+fn substitutions(j: &mut Judge, cmd: &Cmd<'_>, leader: usize) {
+    let lead_name = cmd.argv.get(leader).map(|w| w.value.as_str()).unwrap_or("");
+    let message = |i: usize| {
+        lead_name == "git"
+            && i > 0
+            && cmd
+                .argv
+                .get(i - 1)
+                .is_some_and(|p| matches!(p.value.as_str(), "-m" | "--message"))
+    };
     let word_subst = cmd
         .argv
         .iter()
         .enumerate()
-        .skip(u.leader + 1)
-        .any(|(i, a)| {
-            a.subst
-                && !(lead_name == "git"
-                    && i > 0
-                    && cmd
-                        .argv
-                        .get(i - 1)
-                        .is_some_and(|p| matches!(p.value.as_str(), "-m" | "--message")))
-        });
+        .skip(leader + 1)
+        .any(|(i, a)| a.subst && !message(i));
     if (cmd.arg_subst || word_subst) && rank(j.class) > 0 {
         let why = "[shell.subst.arg] command substitution feeds a command that is not read-only";
         if rank(j.class) < 3 {
@@ -124,7 +143,12 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
             j.finding(why);
         }
     }
-    for a in cmd.argv.iter().skip(u.leader + 1) {
+}
+
+/// The arguments as paths: secrets they name, and what they read (a commit message aside).
+fn arguments(j: &mut Judge, w: &Walker<'_>, cmd: &Cmd<'_>, leader: usize) {
+    let lead_name = cmd.argv.get(leader).map(|w| w.value.as_str()).unwrap_or("");
+    for a in cmd.argv.iter().skip(leader + 1) {
         if looks_secret(a, w) {
             j.t.reads_secret = true;
             j.raise(
@@ -135,7 +159,7 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
     }
     if !PRINTS_ONLY.contains(&lead_name) {
         let mut message = false;
-        for a in cmd.argv.iter().skip(u.leader + 1) {
+        for a in cmd.argv.iter().skip(leader + 1) {
             if !message {
                 j.read(a, cmd.cwd, w.ctx);
             }
@@ -146,7 +170,11 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
     let links = std::mem::take(&mut j.links);
     j.reads.retain(|r| !links.contains(r));
     j.links = links;
-    let text_words = cmd.argv.get(u.leader..).unwrap_or(&[]);
+}
+
+/// The segment the judgement makes, with its canonical text.
+fn segment(j: Judge, cmd: &Cmd<'_>, leader: usize) -> Seg {
+    let text_words = cmd.argv.get(leader..).unwrap_or(&[]);
     let text = if text_words.is_empty() {
         match cmd.label {
             Some(l) => l.to_string(),
@@ -157,28 +185,25 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
         join(text_words)
     };
     let class = j.class;
-    let verdict: Verdict = class.default_verdict();
     let mut argv: Vec<String> = cmd.assigns.iter().map(|a| a.display.clone()).collect();
     argv.extend(cmd.argv.iter().map(|a| a.display.clone()));
-    Outcome {
-        segment: Some(Seg {
-            seg: Segment {
-                text,
-                argv,
-                class,
-                verdict,
-                reason: j.reason,
-                writes: j.writes,
-                reads: j.reads,
-                trees: j.trees,
-                links: j.links,
-                findings: j.findings,
-                via: cmd.via.to_string(),
-            },
-            t: j.t,
-        }),
-        reparse: j.reparse,
-        new_cwd,
+    Seg {
+        seg: Segment {
+            text,
+            argv,
+            class,
+            verdict: class.default_verdict(),
+            reason: j.reason,
+            writes: j.writes,
+            reads: j.reads,
+            trees: j.trees,
+            links: j.links,
+            write_patterns: j.write_patterns,
+            read_patterns: j.read_patterns,
+            findings: j.findings,
+            via: cmd.via.to_string(),
+        },
+        t: j.t,
     }
 }
 

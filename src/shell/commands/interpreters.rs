@@ -31,65 +31,10 @@ pub(super) fn interpreter(
         }
         if v == "-m" {
             let module = args.get(i + 1).map(|x| x.value.as_str()).unwrap_or("");
-            let rest = args.get(i + 2..).unwrap_or(&[]);
-            match module {
-                "pytest" | "unittest" | "mypy" | "ruff" | "black" | "flake8" | "pylint"
-                | "doctest" | "compileall" | "py_compile" | "tox" | "nox" => j.raise(
-                    Class::BuildTest,
-                    format!("[shell.build] `{name} -m {module}`"),
-                ),
-                "pip" | "ensurepip" => {
-                    if !matches!(
-                        first_op(rest),
-                        "list" | "show" | "freeze" | "check" | "--version"
-                    ) {
-                        j.raise(
-                            Class::PackageInstall,
-                            format!("[shell.package] `{name} -m pip`"),
-                        );
-                    }
-                }
-                "venv" | "virtualenv" => {
-                    for a in operands(rest) {
-                        j.write(a, c.cmd.cwd, c.w.ctx, "virtual environment");
-                    }
-                }
-                "json.tool" | "tabnanny" | "pydoc" | "site" | "platform" | "sysconfig" => {}
-                "http.server" | "smtpd" | "ftplib" => {
-                    j.t.network = true;
-                    j.raise(
-                        Class::Network,
-                        format!("[shell.network] `{name} -m {module}` serves on the network"),
-                    );
-                }
-                _ => j.raise(
-                    Class::ScriptRun,
-                    format!("[shell.script] `{name} -m {module}` runs a module"),
-                ),
-            }
+            module_run(j, c, name, module, args.get(i + 2..).unwrap_or(&[]));
             return;
         }
-        if matches!(v, "--version" | "-V" | "--help" | "-h") {
-            return;
-        }
-        if name == "deno" || name == "bun" {
-            match v {
-                "test" | "check" | "lint" | "fmt" | "bench" | "build" => {
-                    j.raise(Class::BuildTest, format!("[shell.build] `{name} {v}`"));
-                    return;
-                }
-                "install" | "add" | "i" => {
-                    j.raise(
-                        Class::PackageInstall,
-                        format!("[shell.package] `{name} {v}`"),
-                    );
-                    return;
-                }
-                _ => {}
-            }
-        }
-        if name.starts_with("node") && v == "--test" {
-            j.raise(Class::BuildTest, "[shell.build] `node --test`");
+        if matches!(v, "--version" | "-V" | "--help" | "-h") || subcommand(j, name, v) {
             return;
         }
         if v.starts_with('-') && v.len() > 1 {
@@ -99,18 +44,89 @@ pub(super) fn interpreter(
         if v == "-" {
             break;
         }
-        if a.subst {
-            classify::code_from_substitution(j, c.w, c.cmd, &format!("{name} <(...)"));
-            return;
-        }
-        j.raise(
-            Class::ScriptRun,
-            format!(
-                "[shell.script] `{name} {}` runs a program whose content is not analysed",
-                a.display
-            ),
-        );
+        script(j, c, name, a);
         return;
     }
     stdin_code(j, c, name);
+}
+
+/// `python -m MODULE`: tests and linters build, `pip` installs, `venv` writes its directory,
+/// a server uses the network, any other module runs.
+fn module_run(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, module: &str, rest: &[Word]) {
+    match module {
+        "pytest" | "unittest" | "mypy" | "ruff" | "black" | "flake8" | "pylint" | "doctest"
+        | "compileall" | "py_compile" | "tox" | "nox" => j.raise(
+            Class::BuildTest,
+            format!("[shell.build] `{name} -m {module}`"),
+        ),
+        "pip" | "ensurepip" => {
+            if !matches!(
+                first_op(rest),
+                "list" | "show" | "freeze" | "check" | "--version"
+            ) {
+                j.raise(
+                    Class::PackageInstall,
+                    format!("[shell.package] `{name} -m pip`"),
+                );
+            }
+        }
+        "venv" | "virtualenv" => {
+            for a in operands(rest) {
+                j.write(a, c.cmd.cwd, c.w.ctx, "virtual environment");
+            }
+        }
+        "json.tool" | "tabnanny" | "pydoc" | "site" | "platform" | "sysconfig" => {}
+        "http.server" | "smtpd" | "ftplib" => {
+            j.t.network = true;
+            j.raise(
+                Class::Network,
+                format!("[shell.network] `{name} -m {module}` serves on the network"),
+            );
+        }
+        _ => j.raise(
+            Class::ScriptRun,
+            format!("[shell.script] `{name} -m {module}` runs a module"),
+        ),
+    }
+}
+
+/// The runtimes' own subcommands (`deno test`, `bun add`, `node --test`); `true` when `v`
+/// is one of them.
+fn subcommand(j: &mut Judge, name: &str, v: &str) -> bool {
+    if name == "deno" || name == "bun" {
+        match v {
+            "test" | "check" | "lint" | "fmt" | "bench" | "build" => {
+                j.raise(Class::BuildTest, format!("[shell.build] `{name} {v}`"));
+                return true;
+            }
+            "install" | "add" | "i" => {
+                j.raise(
+                    Class::PackageInstall,
+                    format!("[shell.package] `{name} {v}`"),
+                );
+                return true;
+            }
+            _ => {}
+        }
+    }
+    if name.starts_with("node") && v == "--test" {
+        j.raise(Class::BuildTest, "[shell.build] `node --test`");
+        return true;
+    }
+    false
+}
+
+/// A script operand: a program whose content is not analysed, or code from a substitution.
+fn script(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, a: &Word) {
+    if a.subst {
+        classify::code_from_substitution(j, c.w, c.cmd, &format!("{name} <(...)"));
+        return;
+    }
+    j.raise(
+        Class::ScriptRun,
+        format!(
+            "[shell.script] `{name} {}` runs a program whose content is not analysed",
+            a.display
+        ),
+    );
 }

@@ -57,58 +57,15 @@ pub(crate) fn classify_named(
     args: &[Word],
     new_cwd: &mut Option<Cwd>,
 ) {
-    let ctx = c.w.ctx;
-    let cwd = c.cmd.cwd;
     if let Some((_, flags)) = tables::INTERPRETERS.iter().find(|(n, _)| *n == name) {
         interpreter(j, c, name, flags, args);
         return;
     }
+    if builtin(j, c, name, args, new_cwd) || file_writer(j, c, name, args) {
+        return;
+    }
+    // A table: each command name to the function that judges it.
     match name {
-        "cd" | "pushd" => {
-            let target = args
-                .iter()
-                .find(|a| !a.value.starts_with('-') || a.value == "-");
-            *new_cwd = Some(match target {
-                None => Some(vec![ctx.home.clone()]),
-                Some(t) if t.unknown || t.subst || t.value == "-" => None,
-                Some(t) => {
-                    let cs = cwd.clone().unwrap_or_default();
-                    if cs.is_empty() && !t.value.starts_with('/') {
-                        None
-                    } else if t.value.starts_with('/') {
-                        Some(vec![paths::resolve(&t.value, &ctx.cwd)])
-                    } else {
-                        Some(cs.iter().map(|d| paths::resolve(&t.value, d)).collect())
-                    }
-                }
-            });
-        }
-        "popd" => *new_cwd = Some(None),
-        "echo" | "printf" => {
-            if args.iter().all(|a| a.exact) {
-                let text: Vec<&str> = args
-                    .iter()
-                    .map(|a| a.value.as_str())
-                    .filter(|v| !matches!(*v, "-n" | "-e" | "-E"))
-                    .collect();
-                j.t.prints = Some(text.join(" "));
-            }
-        }
-        "env" | "printenv" | "set" if args.is_empty() => j.t.dumps_env = true,
-        "export" | "declare" | "typeset" | "local" | "readonly" => {
-            if has(args, &["-p"]) || args.is_empty() {
-                j.t.dumps_env = true;
-            }
-            for a in args {
-                let key = a.value.split('=').next().unwrap_or("");
-                if a.value.contains('=') && tables::EXEC_ENV.contains(&key) {
-                    j.raise(
-                        Class::Opaque,
-                        format!("[shell.env.exec] `{key}` changes which code runs"),
-                    );
-                }
-            }
-        }
         "git" => git::classify(j, c, args),
         "cargo" => cargo(j, args),
         "go" => go(j, args),
@@ -124,22 +81,99 @@ pub(crate) fn classify_named(
         | "buck" | "pants" => task_runner(j, name, args),
         n if tables::PACKAGE_MANAGERS.contains(&n) => package_manager(j, n, args),
         "cp" | "mv" | "ln" | "install" | "rsync" => super::writers::copy_like(j, c, name, args),
+        n if tables::DESTRUCTIVE.contains(&n) => super::writers::destructive(j, c, n, args),
+        "curl" | "wget" | "http" | "https" | "xh" | "aria2c" | "fetch" => {
+            super::writers::fetcher(j, c, name, args)
+        }
+        "nc" | "ncat" | "netcat" | "socat" | "telnet" => socket_client(j, name, args),
+        "systemctl" | "service" => services(j, name, args),
+        "journalctl" | "lsof" | "ss" | "netstat" => {}
+        "ip" => ip(j, args),
+        "dpkg" | "rpm" => system_packages(j, name, args),
+        "docker" | "podman" | "nerdctl" => containers(j, name, args),
+        "openssl" => openssl(j, args),
+        n => system(j, n, args),
+    }
+}
+
+/// Shell built-ins: `cd` and its kin move the working directory, `echo` prints what a pipe
+/// into a shell would run, `env` and `export` dump or change the environment.
+fn builtin(
+    j: &mut Judge,
+    c: &Ctx<'_, '_, '_>,
+    name: &str,
+    args: &[Word],
+    new_cwd: &mut Option<Cwd>,
+) -> bool {
+    match name {
+        "cd" | "pushd" => *new_cwd = Some(cd_target(c, args)),
+        "popd" => *new_cwd = Some(None),
+        "echo" | "printf" => {
+            if args.iter().all(|a| a.exact) {
+                let text: Vec<&str> = args
+                    .iter()
+                    .map(|a| a.value.as_str())
+                    .filter(|v| !matches!(*v, "-n" | "-e" | "-E"))
+                    .collect();
+                j.t.prints = Some(text.join(" "));
+            }
+        }
+        "env" | "printenv" | "set" if args.is_empty() => j.t.dumps_env = true,
+        "export" | "declare" | "typeset" | "local" | "readonly" => declare(j, args),
+        _ => return false,
+    }
+    true
+}
+
+/// Where `cd` goes: the home without an operand, unknown for `-` or a computed one.
+fn cd_target(c: &Ctx<'_, '_, '_>, args: &[Word]) -> Cwd {
+    let ctx = c.w.ctx;
+    let target = args
+        .iter()
+        .find(|a| !a.value.starts_with('-') || a.value == "-");
+    match target {
+        None => Some(vec![ctx.home.clone()]),
+        Some(t) if t.unknown || t.subst || t.value == "-" => None,
+        Some(t) => {
+            let cs = c.cmd.cwd.clone().unwrap_or_default();
+            if cs.is_empty() && !t.value.starts_with('/') {
+                None
+            } else if t.value.starts_with('/') {
+                Some(vec![paths::resolve(&t.value, &ctx.cwd)])
+            } else {
+                Some(cs.iter().map(|d| paths::resolve(&t.value, d)).collect())
+            }
+        }
+    }
+}
+
+/// `export`, `declare` and the like: `-p` dumps the environment; a variable that changes
+/// which code runs (`LD_PRELOAD=...`) is opaque.
+fn declare(j: &mut Judge, args: &[Word]) {
+    if has(args, &["-p"]) || args.is_empty() {
+        j.t.dumps_env = true;
+    }
+    for a in args {
+        let key = a.value.split('=').next().unwrap_or("");
+        if a.value.contains('=') && tables::EXEC_ENV.contains(&key) {
+            j.raise(
+                Class::Opaque,
+                format!("[shell.env.exec] `{key}` changes which code runs"),
+            );
+        }
+    }
+}
+
+/// Commands that write the files their operands or options name.
+fn file_writer(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) -> bool {
+    let (ctx, cwd) = (c.w.ctx, c.cmd.cwd);
+    match name {
         "mkdir" | "touch" | "mkfifo" | "mknod" | "tee" => {
             for a in operands(args) {
                 j.write(a, cwd, ctx, name);
             }
         }
-        "sort" => {
-            for (i, a) in args.iter().enumerate() {
-                if a.value == "-o" || a.value == "--output" {
-                    if let Some(f) = args.get(i + 1) {
-                        j.write(f, cwd, ctx, "sort -o");
-                    }
-                } else if let Some(f) = a.value.strip_prefix("--output=") {
-                    j.write(&Word::literal(f), cwd, ctx, "sort -o");
-                }
-            }
-        }
+        "sort" => sort_output(j, c, args),
         "uniq" | "xxd" => {
             if let Some(out) = operands(args).get(1) {
                 j.write(out, cwd, ctx, name);
@@ -154,81 +188,96 @@ pub(crate) fn classify_named(
             ),
         },
         "patch" | "unzip" | "gunzip" | "gzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "zstd"
-        | "split" | "csplit" | "7z" => {
-            if matches!(
-                name,
-                "gunzip" | "gzip" | "xz" | "unxz" | "bzip2" | "bunzip2" | "zstd"
-            ) && short_flag(args, 'c')
-            {
-                return;
+        | "split" | "csplit" | "7z" => unpacker(j, c, name, args),
+        _ => return false,
+    }
+    true
+}
+
+/// `sort -o FILE` and `--output=FILE`.
+fn sort_output(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
+    let (ctx, cwd) = (c.w.ctx, c.cmd.cwd);
+    for (i, a) in args.iter().enumerate() {
+        if a.value == "-o" || a.value == "--output" {
+            if let Some(f) = args.get(i + 1) {
+                j.write(f, cwd, ctx, "sort -o");
             }
-            let ops = operands(args);
-            if ops.is_empty() {
-                j.write(&Word::literal("."), cwd, ctx, name);
-            }
-            for a in ops {
-                j.write(a, cwd, ctx, name);
-            }
+        } else if let Some(f) = a.value.strip_prefix("--output=") {
+            j.write(&Word::literal(f), cwd, ctx, "sort -o");
         }
-        n if tables::DESTRUCTIVE.contains(&n) => super::writers::destructive(j, c, n, args),
-        n if n.starts_with("mkfs") => {
-            j.raise(
-                Class::Malicious,
-                format!("[shell.malicious.wipe] `{n}` formats a device"),
-            );
-        }
-        "curl" | "wget" | "http" | "https" | "xh" | "aria2c" | "fetch" => {
-            super::writers::fetcher(j, c, name, args)
-        }
-        "nc" | "ncat" | "netcat" | "socat" | "telnet" => socket_client(j, name, args),
-        n if tables::NETWORK.contains(&n) => {
+    }
+}
+
+/// Compressors, archivers and `patch` write beside their operands, or in the working
+/// directory without one; to standard output (`-c`) they write nothing.
+fn unpacker(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
+    let (ctx, cwd) = (c.w.ctx, c.cmd.cwd);
+    let streams = matches!(
+        name,
+        "gunzip" | "gzip" | "xz" | "unxz" | "bzip2" | "bunzip2" | "zstd"
+    );
+    if streams && short_flag(args, 'c') {
+        return;
+    }
+    let ops = operands(args);
+    if ops.is_empty() {
+        j.write(&Word::literal("."), cwd, ctx, name);
+    }
+    for a in ops {
+        j.write(a, cwd, ctx, name);
+    }
+}
+
+/// Commands by their kind in the tables: formatting a device, the network, privileges,
+/// editors, pagers that run commands, scheduling, inspection, and the unknown.
+fn system(j: &mut Judge, n: &str, args: &[Word]) {
+    match n {
+        _ if n.starts_with("mkfs") => j.raise(
+            Class::Malicious,
+            format!("[shell.malicious.wipe] `{n}` formats a device"),
+        ),
+        _ if tables::NETWORK.contains(&n) => {
             j.t.network = true;
             j.raise(
                 Class::Network,
                 format!("[shell.network] `{n}` uses the network"),
             );
         }
-        n if tables::PRIVILEGE.contains(&n) => {
-            if matches!(n, "mount" | "umount") && args.is_empty() {
-                return;
-            }
-            j.raise(
-                Class::Privilege,
-                format!("[shell.privilege] `{n}` needs or changes privileges"),
-            );
-        }
-        n if tables::EDITORS.contains(&n) => {
-            j.raise(
-                Class::Opaque,
-                format!("[shell.editor] `{n}` is interactive and can run commands"),
-            );
-        }
-        "man" | "less" | "more" | "most" => {
-            if args.iter().any(|a| {
-                matches!(a.value.as_str(), "-P" | "--pager" | "-H" | "--html")
-                    || a.value.starts_with("--pager=")
-                    || a.value.starts_with("+!")
-            }) {
+        _ if tables::PRIVILEGE.contains(&n) => {
+            if !(matches!(n, "mount" | "umount") && args.is_empty()) {
                 j.raise(
-                    Class::Opaque,
-                    format!("[shell.exec-arg.pager] `{name}` option runs a command"),
+                    Class::Privilege,
+                    format!("[shell.privilege] `{n}` needs or changes privileges"),
                 );
             }
         }
-        "systemctl" | "service" => services(j, name, args),
-        "journalctl" | "lsof" | "ss" | "netstat" => {}
-        "ip" => ip(j, args),
-        "dpkg" | "rpm" => system_packages(j, name, args),
-        "docker" | "podman" | "nerdctl" => containers(j, name, args),
-        "openssl" => openssl(j, args),
+        _ if tables::EDITORS.contains(&n) => j.raise(
+            Class::Opaque,
+            format!("[shell.editor] `{n}` is interactive and can run commands"),
+        ),
+        "man" | "less" | "more" | "most" => pager(j, n, args),
         "crontab" | "at" | "batch" => j.raise(
             Class::ConfigChange,
-            format!("[shell.persistence] `{name}` schedules commands"),
+            format!("[shell.persistence] `{n}` schedules commands"),
         ),
-        n if tables::READ_ONLY.contains(&n) => {}
-        n => j.raise(
+        _ if tables::READ_ONLY.contains(&n) => {}
+        _ => j.raise(
             Class::Unknown,
             format!("[shell.unknown] `{n}` is not a command this analysis knows"),
         ),
+    }
+}
+
+/// A pager option that runs a command.
+fn pager(j: &mut Judge, name: &str, args: &[Word]) {
+    if args.iter().any(|a| {
+        matches!(a.value.as_str(), "-P" | "--pager" | "-H" | "--html")
+            || a.value.starts_with("--pager=")
+            || a.value.starts_with("+!")
+    }) {
+        j.raise(
+            Class::Opaque,
+            format!("[shell.exec-arg.pager] `{name}` option runs a command"),
+        );
     }
 }

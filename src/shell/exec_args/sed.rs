@@ -75,101 +75,145 @@ pub(super) fn sed(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
 /// Does a sed script use `e`, `w`/`W`, or the `e`/`w` flags of `s`?
 /// Anything this scanner cannot follow counts as yes.
 pub(crate) fn sed_runs_or_writes(script: &str) -> bool {
-    let b: Vec<char> = script.chars().collect();
-    let mut i = 0;
-    let at = |k: usize| b.get(k).copied();
+    let mut s = Scan {
+        b: script.chars().collect(),
+        i: 0,
+    };
     loop {
-        // Skip blanks, separators and addresses.
-        while let Some(ch) = at(i) {
+        if !s.addresses() {
+            return true;
+        }
+        let Some(cmd) = s.at(s.i) else {
+            return false;
+        };
+        s.i += 1;
+        if s.command(cmd) {
+            return true;
+        }
+    }
+}
+
+/// A sed script, read one character at a time.
+struct Scan {
+    b: Vec<char>,
+    i: usize,
+}
+
+impl Scan {
+    fn at(&self, k: usize) -> Option<char> {
+        self.b.get(k).copied()
+    }
+
+    /// Skip blanks, separators and addresses; `false` when an address cannot be followed.
+    fn addresses(&mut self) -> bool {
+        while let Some(ch) = self.at(self.i) {
             match ch {
-                ' ' | '\t' | '\n' | ';' | '!' | '{' | '}' | ',' | '$' | '~' | '+' => i += 1,
-                '0'..='9' => i += 1,
+                ' ' | '\t' | '\n' | ';' | '!' | '{' | '}' | ',' | '$' | '~' | '+' => self.i += 1,
+                '0'..='9' => self.i += 1,
                 '/' | '\\' => {
-                    let delim = if ch == '\\' {
-                        i += 1;
-                        match at(i) {
-                            Some(d) => d,
-                            None => return true,
-                        }
-                    } else {
-                        '/'
-                    };
-                    i += 1;
-                    while let Some(x) = at(i) {
-                        if x == '\\' {
-                            i += 2;
-                            continue;
-                        }
-                        i += 1;
-                        if x == delim {
-                            break;
-                        }
-                    }
-                    if matches!(at(i), Some('I' | 'M')) {
-                        i += 1;
+                    if !self.regex_address(ch) {
+                        return false;
                     }
                 }
                 _ => break,
             }
         }
-        let Some(cmd) = at(i) else {
-            return false;
+        true
+    }
+
+    /// `/re/` or `\cREc`, with its `I` or `M` flag.
+    fn regex_address(&mut self, ch: char) -> bool {
+        let delim = if ch == '\\' {
+            self.i += 1;
+            match self.at(self.i) {
+                Some(d) => d,
+                None => return false,
+            }
+        } else {
+            '/'
         };
-        i += 1;
+        self.i += 1;
+        while let Some(x) = self.at(self.i) {
+            if x == '\\' {
+                self.i += 2;
+                continue;
+            }
+            self.i += 1;
+            if x == delim {
+                break;
+            }
+        }
+        if matches!(self.at(self.i), Some('I' | 'M')) {
+            self.i += 1;
+        }
+        true
+    }
+
+    /// One command and its arguments; `true` when it runs or writes, or cannot be followed.
+    fn command(&mut self, cmd: char) -> bool {
         match cmd {
             'e' | 'w' | 'W' => return true,
-            's' | 'y' => {
-                let Some(delim) = at(i) else {
-                    return true;
-                };
-                if delim == '\n' || delim == '\\' {
-                    return true;
-                }
-                i += 1;
-                let mut parts = 0;
-                while parts < 2 {
-                    match at(i) {
-                        None => return true,
-                        Some('\\') => i += 2,
-                        Some(x) => {
-                            i += 1;
-                            if x == delim {
-                                parts += 1;
-                            }
-                        }
-                    }
-                }
-                if cmd == 's' {
-                    while let Some(f) = at(i) {
-                        match f {
-                            'e' | 'w' | 'W' => return true,
-                            'g' | 'p' | 'i' | 'I' | 'm' | 'M' | '0'..='9' => i += 1,
-                            _ => break,
-                        }
-                    }
-                }
-            }
+            's' | 'y' => return self.replacement(cmd),
             'a' | 'i' | 'c' | 'r' | 'R' | 'b' | 't' | 'T' | ':' => {
-                while at(i).is_some_and(|x| x != '\n') {
-                    if matches!(cmd, 'b' | 't' | 'T' | ':') && at(i) == Some(';') {
+                while self.at(self.i).is_some_and(|x| x != '\n') {
+                    if matches!(cmd, 'b' | 't' | 'T' | ':') && self.at(self.i) == Some(';') {
                         break;
                     }
-                    i += 1;
+                    self.i += 1;
                 }
             }
             'p' | 'P' | 'd' | 'D' | 'n' | 'N' | 'g' | 'G' | 'h' | 'H' | 'x' | 'l' | '=' | 'q'
             | 'Q' | 'z' | 'F' => {
-                while at(i).is_some_and(|x| x.is_ascii_digit() || x == ' ') {
-                    i += 1;
+                while self
+                    .at(self.i)
+                    .is_some_and(|x| x.is_ascii_digit() || x == ' ')
+                {
+                    self.i += 1;
                 }
             }
             '#' => {
-                while at(i).is_some_and(|x| x != '\n') {
-                    i += 1;
+                while self.at(self.i).is_some_and(|x| x != '\n') {
+                    self.i += 1;
                 }
             }
             _ => return true,
         }
+        false
+    }
+
+    /// `s/re/text/flags` or `y/src/dst/`; `true` for the `e` and `w` flags, or when it cannot
+    /// be followed.
+    fn replacement(&mut self, cmd: char) -> bool {
+        let Some(delim) = self.at(self.i) else {
+            return true;
+        };
+        if delim == '\n' || delim == '\\' {
+            return true;
+        }
+        self.i += 1;
+        let mut parts = 0;
+        while parts < 2 {
+            match self.at(self.i) {
+                None => return true,
+                Some('\\') => self.i += 2,
+                Some(x) => {
+                    self.i += 1;
+                    if x == delim {
+                        parts += 1;
+                    }
+                }
+            }
+        }
+        if cmd == 's' {
+            while let Some(f) = self.at(self.i) {
+                match f {
+                    'e' | 'w' | 'W' => return true,
+                    'g' | 'p' | 'i' | 'I' | 'm' | 'M' | '0'..='9' => self.i += 1,
+                    _ => break,
+                }
+            }
+        }
+        false
     }
 }
 

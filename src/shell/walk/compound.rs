@@ -16,11 +16,9 @@ impl Walker<'_> {
             );
             return;
         }
-        let mut deeper = Scope {
-            cwd: scope.cwd.clone(),
-            depth: scope.depth + 1,
-            via: scope.via.clone(),
-        };
+        if self.control(n, scope) {
+            return;
+        }
         match &n.kind {
             NodeKind::Command {
                 assignments,
@@ -28,109 +26,8 @@ impl Walker<'_> {
                 redirects,
             } => self.simple(assignments, words, redirects, scope, None),
             NodeKind::Pipeline { commands, .. } => self.pipeline(commands, scope),
-            NodeKind::List { items } => {
-                for item in items {
-                    let before = scope.cwd.clone();
-                    self.node(&item.command, scope);
-                    let keep_only_new = matches!(item.operator, Some(ListOperator::And));
-                    if !keep_only_new && scope.cwd != before {
-                        scope.cwd = merge_cwd(&before, &scope.cwd);
-                    }
-                }
-            }
-            NodeKind::If {
-                condition,
-                then_body,
-                else_body,
-                redirects,
-            } => {
-                self.node(condition, &mut deeper);
-                self.node(then_body, &mut deeper);
-                if let Some(e) = else_body {
-                    self.node(e, &mut deeper);
-                }
-                self.redirects_only(redirects, scope);
-                settle(scope, &deeper);
-            }
-            NodeKind::While {
-                condition,
-                body,
-                redirects,
-            }
-            | NodeKind::Until {
-                condition,
-                body,
-                redirects,
-            } => {
-                self.node(condition, &mut deeper);
-                self.node(body, &mut deeper);
-                self.redirects_only(redirects, scope);
-                settle(scope, &deeper);
-            }
-            NodeKind::For {
-                words,
-                body,
-                redirects,
-                ..
-            }
-            | NodeKind::Select {
-                words,
-                body,
-                redirects,
-                ..
-            } => {
-                if let Some(ws) = words {
-                    self.words_nested(ws, scope);
-                }
-                self.node(body, &mut deeper);
-                self.redirects_only(redirects, scope);
-                settle(scope, &deeper);
-            }
-            NodeKind::ForArith {
-                init,
-                cond,
-                incr,
-                body,
-                redirects,
-            } => {
-                for t in [init, cond, incr] {
-                    self.arith_text(t, scope);
-                }
-                self.node(body, &mut deeper);
-                self.redirects_only(redirects, scope);
-                settle(scope, &deeper);
-            }
-            NodeKind::Case {
-                word,
-                patterns,
-                redirects,
-            } => {
-                self.words_nested(std::slice::from_ref(word.as_ref()), scope);
-                for p in patterns {
-                    self.words_nested(&p.patterns, scope);
-                    if let Some(b) = &p.body {
-                        self.node(b, &mut deeper);
-                    }
-                }
-                self.redirects_only(redirects, scope);
-                settle(scope, &deeper);
-            }
-            NodeKind::Function { name, body } => {
-                let start = self.out.len();
-                self.node(body, &mut deeper);
-                let recursive = self.out.get(start..).is_some_and(|segs| {
-                    segs.iter()
-                        .any(|s| s.seg.text == *name || s.seg.text.starts_with(&format!("{name} ")))
-                });
-                if recursive {
-                    self.push_class(
-                        name,
-                        Class::Malicious,
-                        format!("[shell.malicious.fork-bomb] function `{name}` calls itself"),
-                        &scope.via,
-                    );
-                }
-            }
+            NodeKind::List { items } => self.list(items, scope),
+            NodeKind::Function { name, body } => self.function(name, body, scope),
             NodeKind::Subshell { body, redirects } | NodeKind::BraceGroup { body, redirects } => {
                 let mut inner = scope.clone();
                 self.node(body, &mut inner);
@@ -139,7 +36,7 @@ impl Walker<'_> {
                     scope.cwd = inner.cwd;
                 }
             }
-            NodeKind::Coproc { command, .. } => self.node(command, &mut deeper),
+            NodeKind::Coproc { command, .. } => self.node(command, &mut deeper(scope)),
             NodeKind::Negation { pipeline } | NodeKind::Time { pipeline, .. } => {
                 self.node(pipeline, scope)
             }
@@ -161,6 +58,133 @@ impl Walker<'_> {
                 "[shell.unsupported] construct not understood by the analysis",
                 &scope.via,
             ),
+        }
+    }
+
+    /// A list: each command in turn, the working directory carried along; after `||` or `;`
+    /// the directory may be either.
+    fn list(&mut self, items: &[rable::ListItem], scope: &mut Scope) {
+        for item in items {
+            let before = scope.cwd.clone();
+            self.node(&item.command, scope);
+            let keep_only_new = matches!(item.operator, Some(ListOperator::And));
+            if !keep_only_new && scope.cwd != before {
+                scope.cwd = merge_cwd(&before, &scope.cwd);
+            }
+        }
+    }
+
+    /// Conditionals, loops and `case`: their parts walked one level deeper, their working
+    /// directory merged back. `false` for any other node.
+    fn control(&mut self, n: &Node, scope: &mut Scope) -> bool {
+        let mut deeper = deeper(scope);
+        let redirects = match &n.kind {
+            NodeKind::If {
+                condition,
+                then_body,
+                else_body,
+                redirects,
+            } => {
+                self.node(condition, &mut deeper);
+                self.node(then_body, &mut deeper);
+                if let Some(e) = else_body {
+                    self.node(e, &mut deeper);
+                }
+                redirects
+            }
+            NodeKind::While {
+                condition,
+                body,
+                redirects,
+            }
+            | NodeKind::Until {
+                condition,
+                body,
+                redirects,
+            } => {
+                self.node(condition, &mut deeper);
+                self.node(body, &mut deeper);
+                redirects
+            }
+            NodeKind::For {
+                words,
+                body,
+                redirects,
+                ..
+            }
+            | NodeKind::Select {
+                words,
+                body,
+                redirects,
+                ..
+            } => {
+                if let Some(ws) = words {
+                    self.words_nested(ws, scope);
+                }
+                self.node(body, &mut deeper);
+                redirects
+            }
+            NodeKind::ForArith {
+                init,
+                cond,
+                incr,
+                body,
+                redirects,
+            } => {
+                for t in [init, cond, incr] {
+                    self.arith_text(t, scope);
+                }
+                self.node(body, &mut deeper);
+                redirects
+            }
+            NodeKind::Case {
+                word,
+                patterns,
+                redirects,
+            } => {
+                self.case(word, patterns, scope, &mut deeper);
+                redirects
+            }
+            _ => return false,
+        };
+        self.redirects_only(redirects, scope);
+        settle(scope, &deeper);
+        true
+    }
+
+    /// `case WORD in PATTERNS) BODY;; esac`: the word and patterns at this level, the bodies
+    /// one deeper.
+    fn case(
+        &mut self,
+        word: &Node,
+        patterns: &[rable::CasePattern],
+        scope: &Scope,
+        deeper: &mut Scope,
+    ) {
+        self.words_nested(std::slice::from_ref(word), scope);
+        for p in patterns {
+            self.words_nested(&p.patterns, scope);
+            if let Some(b) = &p.body {
+                self.node(b, deeper);
+            }
+        }
+    }
+
+    /// A function's body, walked where it is defined; one that calls itself is a fork bomb.
+    fn function(&mut self, name: &str, body: &Node, scope: &Scope) {
+        let start = self.out.len();
+        self.node(body, &mut deeper(scope));
+        let recursive = self.out.get(start..).is_some_and(|segs| {
+            segs.iter()
+                .any(|s| s.seg.text == *name || s.seg.text.starts_with(&format!("{name} ")))
+        });
+        if recursive {
+            self.push_class(
+                name,
+                Class::Malicious,
+                format!("[shell.malicious.fork-bomb] function `{name}` calls itself"),
+                &scope.via,
+            );
         }
     }
 
@@ -230,6 +254,15 @@ fn merge_cwd(a: &Cwd, b: &Cwd) -> Cwd {
 }
 
 /// After a conditional or loop body: a `cd` inside may or may not have run.
+/// The scope one level down: the same directory and construct.
+fn deeper(scope: &Scope) -> Scope {
+    Scope {
+        cwd: scope.cwd.clone(),
+        depth: scope.depth + 1,
+        via: scope.via.clone(),
+    }
+}
+
 fn settle(scope: &mut Scope, inner: &Scope) {
     if inner.cwd != scope.cwd {
         scope.cwd = merge_cwd(&scope.cwd, &inner.cwd);

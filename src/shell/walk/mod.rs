@@ -6,6 +6,7 @@ mod compound;
 mod cross;
 
 use super::classify::{self, Cmd, Outcome};
+use super::globs;
 use super::limits::{deceptive_char, opaque, shape};
 use super::paths::{self, Zone};
 use super::words::{self, Env, Word};
@@ -142,6 +143,8 @@ impl Walker<'_> {
                 reads: Vec::new(),
                 trees: Vec::new(),
                 links: Vec::new(),
+                write_patterns: Vec::new(),
+                read_patterns: Vec::new(),
                 via: via.to_string(),
             },
             t: Traits::default(),
@@ -337,37 +340,44 @@ impl Walker<'_> {
 /// Judge one write target for every candidate working directory.
 pub(crate) fn judge(w: &Word, cwd: &Cwd, ctx: &ShellContext) -> Vec<(Zone, PathBuf)> {
     let known = !w.unknown && !w.subst;
-    let value = if w.glob {
-        glob_dir(&w.value)
-    } else {
-        w.value.clone()
-    };
-    let abs = std::path::Path::new(&value).is_absolute();
+    let abs = std::path::Path::new(&w.value).is_absolute();
     match (known, cwd, abs) {
-        (false, _, _) => vec![(Zone::Outside, PathBuf::from(&w.display))],
-        (true, _, true) => vec![paths::judge_write(&value, &ctx.cwd, ctx)],
-        (true, None, false) => vec![(Zone::Outside, PathBuf::from(&w.display))],
+        (false, _, _) | (true, None, false) => vec![(Zone::Outside, PathBuf::from(&w.display))],
+        (true, _, true) if w.glob => judge_glob(w, std::slice::from_ref(&ctx.cwd), ctx),
+        (true, _, true) => vec![paths::judge_write(&w.value, &ctx.cwd, ctx)],
+        (true, Some(cs), false) if w.glob => judge_glob(w, cs, ctx),
         (true, Some(cs), false) => cs
             .iter()
-            .map(|c| paths::judge_write(&value, c, ctx))
+            .map(|c| paths::judge_write(&w.value, c, ctx))
             .collect(),
     }
 }
 
-/// The directory a glob's matches live in, plus a marker file name when the
-/// pattern can match dotfiles (so the floor check sees `.git`, `.env`).
+/// A glob target, from each candidate directory: its literal directory, the matches that
+/// exist now, and the protected names it could match when it runs (see
+/// [`globs::candidates`]).
+fn judge_glob(w: &Word, dirs: &[PathBuf], ctx: &ShellContext) -> Vec<(Zone, PathBuf)> {
+    let mut out = Vec::new();
+    for d in dirs {
+        out.push(paths::judge_write(&glob_dir(&w.value), d, ctx));
+        let matches = globs::expand(&w.value, d).unwrap_or_default();
+        for p in matches.iter().chain(&globs::candidates(&w.value, d)) {
+            let j = paths::judge_write(&p.to_string_lossy(), d, ctx);
+            if !out.contains(&j) {
+                out.push(j);
+            }
+        }
+    }
+    out
+}
+
+/// The directory a glob's matches live in.
 fn glob_dir(v: &str) -> String {
     let cut = v.find(['*', '?', '[', '{']).unwrap_or(v.len());
     let prefix = v.get(..cut).unwrap_or("");
-    let dir = match prefix.rfind('/') {
+    match prefix.rfind('/') {
         Some(0) => "/".to_string(),
         Some(i) => prefix.get(..i).unwrap_or("").to_string(),
         None => ".".to_string(),
-    };
-    let last = v.rsplit('/').next().unwrap_or("");
-    if last.starts_with('.') || last.starts_with("{.") {
-        format!("{dir}/.git")
-    } else {
-        dir
     }
 }
