@@ -10,7 +10,6 @@
 use super::access::Access;
 use super::fold::{case_variant_within, fold, within_folded};
 use crate::capability::{CapabilitySet, Origin, PathEntry, path_within};
-use crate::shell::glob_match::{is_wild, meet, witness};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -250,52 +249,52 @@ pub fn refused_link(target: &Path, caps: &CapabilitySet) -> Option<PlanRefusal> 
     )
 }
 
-/// A path the shell's `pattern` could expand to, at or beneath `entry` (a path or a glob of
-/// the plan), made or not: each of the entry's components met by the pattern's, the rest of
-/// the pattern's by a plain name.
-fn instance(pattern: &Path, entry: &Path) -> Option<PathBuf> {
-    let comps = |p: &Path| -> Option<Vec<String>> {
-        p.components()
-            .map(|c| c.as_os_str().to_str().map(str::to_string))
-            .collect()
-    };
-    let (pat, ent) = (comps(pattern)?, comps(entry)?);
-    if pat.len() < ent.len() {
-        return None;
-    }
-    let mut out = PathBuf::new();
-    for (i, p) in pat.iter().enumerate() {
-        let name = match ent.get(i) {
-            Some(e) if p == e => p.clone(),
-            Some(e) => meet(p, e)?,
-            None if is_wild(p) => witness(p)?,
-            None => p.clone(),
-        };
-        out.push(name);
-    }
-    Some(out)
-}
-
-/// The first refusal among the paths a write `pattern` could become: each read-only or
-/// protected entry of the plan it could reach.
+/// The first refusal among the paths a write `pattern` becomes when it runs.
 fn refused_write_pattern(pattern: &Path, caps: &CapabilitySet) -> Option<PlanRefusal> {
-    caps.fs
-        .deny_write
-        .iter()
-        .chain(&caps.fs.watch)
-        .filter_map(|e| instance(pattern, &e.path))
+    existing(pattern)
         .find_map(|p| refused_write(&p, caps))
         .map(|r| for_pattern(r, pattern))
 }
 
-/// The first refusal among the paths a read `pattern` could become: each hidden entry.
+/// The first refusal among the paths a read `pattern` becomes when it runs.
 fn refused_read_pattern(pattern: &Path, caps: &CapabilitySet) -> Option<PlanRefusal> {
-    caps.fs
-        .deny_read
-        .iter()
-        .filter_map(|e| instance(pattern, &e.path))
+    existing(pattern)
         .find_map(|p| refused_read(&p, caps))
         .map(|r| for_pattern(r, pattern))
+}
+
+/// What a glob becomes when it runs: the paths that exist and match it, a leading dot only
+/// by a dot as bash matches without `dotglob` (a pattern that matches nothing stays as it
+/// is, no protected name). So `rm *.yml` is not refused for an `azure-pipelines.yml` the
+/// workspace does not have; one made between the check and the run is the sandbox's to
+/// refuse or undo. The shell analysis still flags the protected names a pattern could
+/// reach (see `shell::globs::candidates`).
+fn existing(pattern: &Path) -> impl Iterator<Item = PathBuf> {
+    // The glob crate's `require_literal_leading_dot` also refuses a literal `.name`
+    // directory on the way, so hidden names are filtered here instead.
+    let opts = glob::MatchOptions {
+        case_sensitive: true,
+        require_literal_separator: true,
+        require_literal_leading_dot: false,
+    };
+    let wild: Vec<bool> = pattern
+        .components()
+        .map(|c| {
+            let c = c.as_os_str().as_encoded_bytes();
+            c.first() != Some(&b'.') && c.iter().any(|b| matches!(b, b'*' | b'?' | b'['))
+        })
+        .collect();
+    let shown = move |p: &PathBuf| {
+        p.components()
+            .zip(&wild)
+            .all(|(c, wild)| !*wild || c.as_os_str().as_encoded_bytes().first() != Some(&b'.'))
+    };
+    glob::glob_with(&pattern.to_string_lossy(), opts)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(shown)
+        .take(4096)
 }
 
 fn for_pattern(mut r: PlanRefusal, pattern: &Path) -> PlanRefusal {
@@ -411,12 +410,17 @@ mod tests {
     }
 
     fn caps(existing: &Path) -> CapabilitySet {
-        let ws = "/nonexistent-sbx-plan/ws";
+        let root = Path::new("/nonexistent-sbx-plan");
+        caps_in(&root.join("ws"), &root.join("home"), existing)
+    }
+
+    fn caps_in(ws: &Path, home: &Path, existing: &Path) -> CapabilitySet {
+        let ws = ws.to_string_lossy();
         let mut c = crate::profile::Profile::load("workspace")
             .and_then(|p| {
                 p.resolve(&crate::profile::Vars {
-                    workspace: ws.into(),
-                    home: "/nonexistent-sbx-plan/home".into(),
+                    workspace: ws.as_ref().into(),
+                    home: home.into(),
                     tmp: "/tmp".into(),
                     other_homes: Vec::new(),
                 })
@@ -492,38 +496,41 @@ mod tests {
         assert!(refused_write(Path::new("/tmp/x"), &c).is_none());
     }
 
-    /// A glob is refused when any path it could become is, made or not; one that reaches
-    /// nothing the plan protects is not.
+    /// A glob is refused when a path it becomes when it runs (one that exists and matches
+    /// it) is; the same pattern with nothing protected there to match is not.
     #[test]
-    fn glob_patterns_are_judged_by_every_protected_path_they_could_become() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let c = caps(dir.path());
-        let ws = Path::new("/nonexistent-sbx-plan/ws");
-        let home = Path::new("/nonexistent-sbx-plan/home");
-        for (p, rule) in [
-            (".e*rc", "plan:deny-write"),
-            (".[e]nvrc", "plan:deny-write"),
-            (".env.l*", "plan:protected-new"),
-            (".en?", "plan:protected-new"),
-            (".git/modules/*/hoo*/pre-commit", "plan:protected-new"),
-        ] {
+    fn glob_patterns_are_judged_by_the_paths_they_become() {
+        let root = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let ws = root.path().join("ws");
+        let home = root.path().join("home");
+        let c = caps_in(&ws, &home, &root.path().join("none"));
+        let patterns = [".e*rc", ".[e]nvrc", ".git/modules/*/hoo*/pre-commit"];
+        std::fs::create_dir_all(ws.join(".git/modules/m/hooks")).unwrap_or_else(|e| panic!("{e}"));
+        for p in patterns {
+            assert_eq!(
+                refused_write_pattern(&ws.join(p), &c),
+                None,
+                "{p}: nothing there"
+            );
+        }
+        assert!(refused_read_pattern(&home.join(".ss*/id_*"), &c).is_none());
+        for f in [".envrc", ".git/modules/m/hooks/pre-commit", "notes.md"] {
+            std::fs::write(ws.join(f), "").unwrap_or_else(|e| panic!("{e}"));
+        }
+        for p in patterns {
             let r = refused_write_pattern(&ws.join(p), &c).unwrap_or_else(|| panic!("{p}"));
-            assert_eq!(r.rule, rule, "{p}");
             assert!(r.reason.contains("can expand to"), "{}", r.reason);
         }
-        for p in [
-            "*env*",
-            "src/*.rs",
-            ".git/modules/*/config.d",
-            "notes*.md",
-            "?envrc",
-        ] {
+        for p in ["*env*", "notes*.md", "?envrc", "*"] {
             assert_eq!(refused_write_pattern(&ws.join(p), &c), None, "{p}");
         }
+        std::fs::create_dir_all(home.join(".ssh")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(home.join(".ssh/id_rsa"), "").unwrap_or_else(|e| panic!("{e}"));
         let r = refused_read_pattern(&home.join(".ss*/id_*"), &c).unwrap_or_else(|| panic!("ssh"));
-        assert_eq!(r.rule, "plan:deny-read");
-        assert_eq!(r.path, home.join(".ssh/id_"));
+        assert_eq!(
+            (r.rule, r.path),
+            ("plan:deny-read", home.join(".ssh/id_rsa"))
+        );
         assert!(refused_read_pattern(&home.join("*/id_*"), &c).is_none());
-        assert!(refused_read_pattern(&home.join("notes/*"), &c).is_none());
     }
 }
