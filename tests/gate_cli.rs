@@ -246,29 +246,34 @@ fn sbx_run_runs_ordinary_ci_steps_with_no_terminal() {
 }
 
 /// A glob target is judged by every path it could become when the shell expands it: `sbx run`
-/// refuses a pattern that can name a git hook or a protected name not made yet (by the floor
-/// or with the plan's reason), and runs one beside it that can name nothing protected.
+/// refuses a pattern that can name a git hook or a protected name (by the floor), or that
+/// expands to an existing protected file (with the plan's reason), and runs one beside it that
+/// can name nothing protected.
 #[test]
 fn a_glob_target_that_could_become_a_protected_path_is_refused() {
     for user in users() {
         let s = Scratch::new(user);
         std::fs::create_dir_all(s.ws.join(".git/hooks")).unwrap();
         std::fs::create_dir_all(s.ws.join("src")).unwrap();
+        // What a glob becomes when it runs is what exists: these are there to be named.
+        std::fs::create_dir_all(s.ws.join(".vscode")).unwrap();
+        std::fs::write(s.ws.join(".vscode/tasks.json"), "{}").unwrap();
+        std::fs::write(s.ws.join(".mcp.json"), "{}").unwrap();
         s.chown_all();
         let run = |cmd: &str| {
             s.sbx(&["run", "--profile", "workspace", "--", "sh", "-c", cmd])
                 .output()
                 .unwrap()
         };
-        // By the floor, by the plan for a name that does not exist yet, by the plan for a
-        // pattern that can expand to a protected name.
+        // By the floor for a name the pattern could reach, by the plan for a literal
+        // protected name, by the plan for a pattern that expands to an existing protected file.
         for (cmd, why) in [
             ("echo x > .git/hoo*/pre-commit", ""),
             ("echo x > .e*rc", ""),
             ("echo x > .env.l*", ""),
             ("echo x > .{a,c}laude/settings.json", "builtin:workspace:"),
-            ("echo x > .vsc?de/tasks.json", "can expand to"),
-            ("echo x > .mcp.js*", "can expand to"),
+            ("echo x > .vsc?de/tasks.json", "read-only in the sandbox"),
+            ("echo x > .mcp.js*", "read-only in the sandbox"),
         ] {
             let o = run(cmd);
             let label = s.label();
