@@ -2,6 +2,9 @@
 //! escalation, signal forwarding, exit status and resource usage.
 mod fds;
 mod gitscan;
+mod kept;
+#[cfg(test)]
+mod kept_tests;
 mod output;
 mod prepare;
 mod protect;
@@ -79,6 +82,8 @@ pub struct Sandbox {
     host: Host,
     /// Tells this sandbox's [`Resolved`] snapshots from another's.
     id: u64,
+    /// Plans kept for the runs that follow (see [`kept`]).
+    kept: kept::Kept,
 }
 
 fn next_id() -> u64 {
@@ -129,6 +134,7 @@ impl Sandbox {
             profile,
             host: Host::detect(),
             id: next_id(),
+            kept: kept::Kept::default(),
         }
     }
 
@@ -138,6 +144,7 @@ impl Sandbox {
             profile,
             host,
             id: next_id(),
+            kept: kept::Kept::default(),
         }
     }
 
@@ -210,17 +217,19 @@ impl Sandbox {
         workspace: &Path,
         host: &Host,
     ) -> Result<(CapabilitySet, SandboxPlan), RunError> {
-        self.plan_with_vars(&self.vars(workspace, host, None), host, None, None)
+        self.plan_with_vars(&self.vars(workspace, host, None), host, None, None, false)
     }
 
     /// `narrow`, when given, is intersected with the profile's set: it can only take away.
-    /// `resolved` is used when it is this sandbox's, for the same variables.
+    /// `resolved` is used when it is this sandbox's, for the same variables. Without it, and
+    /// when `reuse`, a kept plan for the same inputs is used while it still holds.
     fn plan_with_vars(
         &self,
         vars: &Vars,
         host: &Host,
         narrow: Option<&CapabilitySet>,
         resolved: Option<Resolved>,
+        reuse: bool,
     ) -> Result<(CapabilitySet, SandboxPlan), RunError> {
         let resolved = resolved.filter(|r| r.sandbox == self.id && r.vars == *vars);
         let mut caps = match resolved {
@@ -233,12 +242,43 @@ impl Sandbox {
                 }
                 r.caps
             }
+            None if reuse => return self.plan_kept(vars, host, narrow),
             None => self.profile.resolve(vars)?,
         };
         if let Some(n) = narrow {
             caps = caps.intersect(n);
         }
         let plan = self.plan_caps(&caps, vars, host)?;
+        Ok((caps, plan))
+    }
+
+    /// The kept plan for these inputs while the file system still answers as it did when it
+    /// was made; else a fresh one, kept for the next run.
+    fn plan_kept(
+        &self,
+        vars: &Vars,
+        host: &Host,
+        narrow: Option<&CapabilitySet>,
+    ) -> Result<(CapabilitySet, SandboxPlan), RunError> {
+        if let Some(hit) = self.kept.find(vars, host, narrow) {
+            return Ok(hit);
+        }
+        let machine = kept::Recorder::default();
+        let mut caps = self.profile.resolve_in(vars, &machine)?;
+        if let Some(n) = narrow {
+            caps = caps.intersect(n);
+        }
+        let plan = plan::for_profile(&self.profile, &caps, &vars.tmp, host, &machine)?;
+        self.kept.keep(kept::Entry {
+            inputs: kept::Inputs {
+                vars: vars.clone(),
+                host: host.clone(),
+                narrow: narrow.cloned(),
+            },
+            caps: caps.clone(),
+            plan: plan.clone(),
+            asked: machine.into_asked(),
+        });
         Ok((caps, plan))
     }
 

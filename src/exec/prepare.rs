@@ -50,14 +50,17 @@ impl Sandbox {
             vars.add_home(Path::new(h));
         }
         let mut resolved = resolved;
+        // A per-run `{tmp}` makes every run's variables new: no kept plan would ever match.
+        let mut reuse = host_tmp.is_none();
         for dir in self.profile.dirs_to_create(&vars) {
             if !dir.exists() {
-                // The snapshot predates this directory: resolve afresh.
+                // The snapshot, or a kept plan, predates this directory: plan afresh.
                 resolved = None;
+                reuse = false;
                 make_dir(&dir, true)?;
             }
         }
-        let (caps, mut plan) = match self.plan_with_vars(&vars, host, caps, resolved) {
+        let (caps, mut plan) = match self.plan_with_vars(&vars, host, caps, resolved, reuse) {
             Ok(x) => x,
             Err(e) => {
                 if let Some(d) = &host_tmp {

@@ -1,0 +1,199 @@
+//! Plans kept for the calls that follow. A session (`sbx serve`, `sbx mcp`) runs many commands
+//! with the same profile, workspace and narrowing, and making each call's plan afresh
+//! (expanding globs, intersecting hundreds of denied paths, asking the file system about each
+//! of them) is most of what a warm call costs beyond its process tree.
+//!
+//! A plan is a pure function of its inputs (the profile, the variables, the host, the
+//! narrowing) and of the answers the file system gave while it was made. A kept plan is
+//! therefore reused only for the same inputs, and only after every question its making asked
+//! (a glob's matches, what is at a path, a directory's entries, a git config's text, one
+//! variable) has been asked again and answered the same: a fresh plan would then ask the same
+//! questions in the same order and come out the same. A secret file that appears between two
+//! calls changes an answer, and the next call plans afresh.
+#![forbid(unsafe_code)]
+
+use crate::capability::CapabilitySet;
+use crate::host::Host;
+use crate::plan::{DirLister, RealFs, SandboxPlan};
+use crate::profile::{FileKind, Files, RealFiles, Vars};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// How many plans a sandbox keeps (a session uses one per workspace and narrowing).
+const KEEP: usize = 4;
+
+/// One question planning asked of the machine.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Question {
+    Glob(String),
+    Kind(PathBuf),
+    Read(PathBuf),
+    Var(String),
+    List(PathBuf),
+    IsDir(PathBuf),
+    Exists(PathBuf),
+    IsSymlink(PathBuf),
+}
+
+/// The answer it got.
+#[derive(Clone, Debug, PartialEq)]
+enum Answer {
+    Paths(Vec<PathBuf>),
+    Kind(Option<FileKind>),
+    Text(Option<String>),
+    Var(Option<OsString>),
+    Yes(bool),
+}
+
+/// Every question one plan's making asked, with its answer.
+#[derive(Debug, Default)]
+pub(super) struct Asked(HashMap<Question, Answer>);
+
+impl Asked {
+    /// Whether the machine still answers every question the same (asked in one pass, as
+    /// planning asks them).
+    fn still_holds(&self) -> bool {
+        let files = RealFiles;
+        let fs = RealFs::default();
+        self.0
+            .iter()
+            .all(|(q, a)| answer(q, &files, &fs).as_ref() == Some(a))
+    }
+}
+
+/// The answer the machine gives now; `None` for a glob that no longer parses.
+fn answer(q: &Question, files: &dyn Files, fs: &dyn DirLister) -> Option<Answer> {
+    Some(match q {
+        Question::Glob(p) => Answer::Paths(files.glob(p).ok()?),
+        Question::Kind(p) => Answer::Kind(files.kind(p)),
+        Question::Read(p) => Answer::Text(files.read(p)),
+        Question::Var(n) => Answer::Var(files.var(n)),
+        Question::List(p) => Answer::Paths(fs.list(p)),
+        Question::IsDir(p) => Answer::Yes(fs.is_dir(p)),
+        Question::Exists(p) => Answer::Yes(fs.exists(p)),
+        Question::IsSymlink(p) => Answer::Yes(fs.is_symlink(p)),
+    })
+}
+
+/// The real machine, as resolving and planning see it, writing down what they ask.
+#[derive(Default)]
+pub(super) struct Recorder {
+    fs: RealFs,
+    asked: RefCell<Asked>,
+}
+
+impl Recorder {
+    fn note(&self, q: Question, a: Answer) {
+        self.asked.borrow_mut().0.entry(q).or_insert(a);
+    }
+
+    /// What was asked.
+    pub(super) fn into_asked(self) -> Asked {
+        self.asked.into_inner()
+    }
+}
+
+impl Files for Recorder {
+    fn glob(&self, pattern: &str) -> Result<Vec<PathBuf>, glob::PatternError> {
+        let found = RealFiles.glob(pattern)?;
+        self.note(Question::Glob(pattern.into()), Answer::Paths(found.clone()));
+        Ok(found)
+    }
+    fn kind(&self, path: &Path) -> Option<FileKind> {
+        let k = RealFiles.kind(path);
+        self.note(Question::Kind(path.into()), Answer::Kind(k));
+        k
+    }
+    fn read(&self, path: &Path) -> Option<String> {
+        let t = RealFiles.read(path);
+        self.note(Question::Read(path.into()), Answer::Text(t.clone()));
+        t
+    }
+    fn var(&self, name: &str) -> Option<OsString> {
+        let v = RealFiles.var(name);
+        self.note(Question::Var(name.into()), Answer::Var(v.clone()));
+        v
+    }
+}
+
+impl DirLister for Recorder {
+    fn list(&self, dir: &Path) -> Vec<PathBuf> {
+        let v = self.fs.list(dir);
+        self.note(Question::List(dir.into()), Answer::Paths(v.clone()));
+        v
+    }
+    fn is_dir(&self, path: &Path) -> bool {
+        let y = self.fs.is_dir(path);
+        self.note(Question::IsDir(path.into()), Answer::Yes(y));
+        y
+    }
+    fn exists(&self, path: &Path) -> bool {
+        let y = self.fs.exists(path);
+        self.note(Question::Exists(path.into()), Answer::Yes(y));
+        y
+    }
+    fn is_symlink(&self, path: &Path) -> bool {
+        let y = self.fs.is_symlink(path);
+        self.note(Question::IsSymlink(path.into()), Answer::Yes(y));
+        y
+    }
+}
+
+/// What a plan was made from, besides the profile (the sandbox's own).
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Inputs {
+    pub(super) vars: Vars,
+    pub(super) host: Host,
+    pub(super) narrow: Option<CapabilitySet>,
+}
+
+/// One kept plan: its inputs, the capability set it was made from, the plan, and what its
+/// making asked.
+pub(super) struct Entry {
+    pub(super) inputs: Inputs,
+    pub(super) caps: CapabilitySet,
+    pub(super) plan: SandboxPlan,
+    pub(super) asked: Asked,
+}
+
+/// The plans a sandbox keeps, newest last.
+#[derive(Default)]
+pub(super) struct Kept(Mutex<Vec<Arc<Entry>>>);
+
+impl Kept {
+    /// The kept set and plan for these inputs, when the machine still answers as it did.
+    /// A plan that no longer holds is dropped.
+    pub(super) fn find(
+        &self,
+        vars: &Vars,
+        host: &Host,
+        narrow: Option<&CapabilitySet>,
+    ) -> Option<(CapabilitySet, SandboxPlan)> {
+        let same = |e: &Entry| {
+            e.inputs.vars == *vars && e.inputs.host == *host && e.inputs.narrow.as_ref() == narrow
+        };
+        let entry = self.0.lock().ok()?.iter().find(|e| same(e)).cloned()?;
+        if entry.asked.still_holds() {
+            return Some((entry.caps.clone(), entry.plan.clone()));
+        }
+        if let Ok(mut v) = self.0.lock() {
+            v.retain(|e| !Arc::ptr_eq(e, &entry));
+        }
+        None
+    }
+
+    /// Keep `entry`, in place of one with the same inputs, and drop the oldest beyond
+    /// [`KEEP`].
+    pub(super) fn keep(&self, entry: Entry) {
+        if let Ok(mut v) = self.0.lock() {
+            v.retain(|e| e.inputs != entry.inputs);
+            v.push(Arc::new(entry));
+            if v.len() > KEEP {
+                v.remove(0);
+            }
+        }
+    }
+}
