@@ -154,8 +154,8 @@ pub(super) struct Inputs {
 /// making asked.
 pub(super) struct Entry {
     pub(super) inputs: Inputs,
-    pub(super) caps: CapabilitySet,
-    pub(super) plan: SandboxPlan,
+    pub(super) caps: Arc<CapabilitySet>,
+    pub(super) plan: Arc<SandboxPlan>,
     pub(super) asked: Asked,
 }
 
@@ -171,7 +171,7 @@ impl Kept {
         vars: &Vars,
         host: &Host,
         narrow: Option<&CapabilitySet>,
-    ) -> Option<(CapabilitySet, SandboxPlan)> {
+    ) -> Option<super::Planned> {
         let same = |e: &Entry| {
             e.inputs.vars == *vars && e.inputs.host == *host && e.inputs.narrow.as_ref() == narrow
         };

@@ -8,6 +8,7 @@ use crate::host::{Availability, Host};
 use crate::plan::{MountStep, SandboxPlan, capable_host};
 use crate::profile::{Profile, Vars};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 fn sandbox() -> Sandbox {
     Sandbox::with_host(Profile::load("workspace").unwrap(), capable_host(1000))
@@ -28,7 +29,7 @@ fn planned(
     v: &Vars,
     host: &Host,
     narrow: Option<&CapabilitySet>,
-) -> (CapabilitySet, SandboxPlan) {
+) -> (Arc<CapabilitySet>, Arc<SandboxPlan>) {
     let kept = sb.plan_with_vars(v, host, narrow, None, true).unwrap();
     let fresh = sb.plan_with_vars(v, host, narrow, None, false).unwrap();
     assert_eq!(kept, fresh, "a kept plan differs from a fresh one");
@@ -143,7 +144,7 @@ fn plans_are_kept_per_workspace_narrowing_and_host() {
     assert!(is_kept(&sb, &v1, &host, None) && is_kept(&sb, &v2, &host, None));
     assert_eq!(planned(&sb, &v1, &host, None).1, plan1);
     // A narrowing (no writes at all) is another plan, which a call without it never gets.
-    let mut narrow = caps1.clone();
+    let mut narrow = (*caps1).clone();
     narrow.fs.write.clear();
     let (narrowed, _) = planned(&sb, &v1, &host, Some(&narrow));
     assert!(!narrowed.fs.write.iter().any(|e| e.path == ws1));

@@ -34,7 +34,11 @@ use crate::plan::{self, RealFs, SandboxPlan};
 use crate::profile::{Profile, ProfileError, Vars};
 use prepare::cleanup;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use supervise::supervise;
+
+/// A capability set and its plan, shared with the plans a sandbox keeps.
+type Planned = (Arc<CapabilitySet>, Arc<SandboxPlan>);
 
 /// Why a run could not start. The CLI maps every variant to exit code 125.
 #[derive(Debug, thiserror::Error)]
@@ -217,7 +221,9 @@ impl Sandbox {
         workspace: &Path,
         host: &Host,
     ) -> Result<(CapabilitySet, SandboxPlan), RunError> {
-        self.plan_with_vars(&self.vars(workspace, host, None), host, None, None, false)
+        let (caps, plan) =
+            self.plan_with_vars(&self.vars(workspace, host, None), host, None, None, false)?;
+        Ok((Arc::unwrap_or_clone(caps), Arc::unwrap_or_clone(plan)))
     }
 
     /// `narrow`, when given, is intersected with the profile's set: it can only take away.
@@ -230,7 +236,7 @@ impl Sandbox {
         narrow: Option<&CapabilitySet>,
         resolved: Option<Resolved>,
         reuse: bool,
-    ) -> Result<(CapabilitySet, SandboxPlan), RunError> {
+    ) -> Result<Planned, RunError> {
         let resolved = resolved.filter(|r| r.sandbox == self.id && r.vars == *vars);
         let mut caps = match resolved {
             Some(r) => {
@@ -238,7 +244,7 @@ impl Sandbox {
                     && *host == self.host
                     && let Some(plan) = r.plan.into_inner()
                 {
-                    return Ok((r.caps, plan));
+                    return Ok((Arc::new(r.caps), Arc::new(plan)));
                 }
                 r.caps
             }
@@ -249,7 +255,7 @@ impl Sandbox {
             caps = caps.intersect(n);
         }
         let plan = self.plan_caps(&caps, vars, host)?;
-        Ok((caps, plan))
+        Ok((Arc::new(caps), Arc::new(plan)))
     }
 
     /// The kept plan for these inputs while the file system still answers as it did when it
@@ -259,7 +265,7 @@ impl Sandbox {
         vars: &Vars,
         host: &Host,
         narrow: Option<&CapabilitySet>,
-    ) -> Result<(CapabilitySet, SandboxPlan), RunError> {
+    ) -> Result<Planned, RunError> {
         if let Some(hit) = self.kept.find(vars, host, narrow) {
             return Ok(hit);
         }
@@ -269,6 +275,7 @@ impl Sandbox {
             caps = caps.intersect(n);
         }
         let plan = plan::for_profile(&self.profile, &caps, &vars.tmp, host, &machine)?;
+        let (caps, plan) = (Arc::new(caps), Arc::new(plan));
         self.kept.keep(kept::Entry {
             inputs: kept::Inputs {
                 vars: vars.clone(),

@@ -10,11 +10,13 @@ use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// One run's plan, its prepared enforcement, and what to clean up after it.
 pub(super) struct Launch {
-    pub(super) plan: SandboxPlan,
+    /// Shared with the plans the sandbox keeps; copied before a change of its own.
+    pub(super) plan: Arc<SandboxPlan>,
     pub(super) prepared: Prepared,
     pub(super) host_tmp: Option<PathBuf>,
     pub(super) timeout: Option<Duration>,
@@ -70,7 +72,8 @@ impl Sandbox {
             }
         };
         if let Some(dir) = &host_tmp {
-            plan.env
+            Arc::make_mut(&mut plan)
+                .env
                 .set
                 .insert("TMPDIR".into(), dir.display().to_string());
         }
@@ -139,7 +142,7 @@ impl Sandbox {
             host_tmp,
             timeout,
             writable: caps.fs.write.iter().map(|e| e.path.clone()).collect(),
-            watch: caps.fs.watch,
+            watch: caps.fs.watch.clone(),
             protected_change: caps.fs.protected_change,
             proxy_listener,
         })
