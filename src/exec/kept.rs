@@ -12,6 +12,7 @@
 //! calls changes an answer, and the next call plans afresh.
 #![forbid(unsafe_code)]
 
+use super::stamp::{Pass, Stamp, Witness};
 use crate::capability::CapabilitySet;
 use crate::host::Host;
 use crate::plan::{DirLister, RealFs, SandboxPlan};
@@ -48,20 +49,102 @@ enum Answer {
     Yes(bool),
 }
 
-/// Every question one plan's making asked, with its answer.
-#[derive(Debug, Default)]
-pub(super) struct Asked(HashMap<Question, Answer>);
+/// One question, its answer, and what decides it.
+#[derive(Debug)]
+struct Item {
+    question: Question,
+    answer: Answer,
+    witness: Option<Witness>,
+}
+
+/// Every question one plan's making asked, with its answer, and for each the stamp of its
+/// witness when its answer was last confirmed.
+#[derive(Debug)]
+pub(super) struct Asked {
+    items: Vec<Item>,
+    confirmed: Mutex<Vec<Option<Stamp>>>,
+}
 
 impl Asked {
-    /// Whether the machine still answers every question the same (asked in one pass, as
-    /// planning asks them).
+    fn new(asked: HashMap<Question, Answer>) -> Self {
+        let items: Vec<Item> = asked
+            .into_iter()
+            .map(|(question, answer)| Item {
+                witness: witness(&question, &answer),
+                question,
+                answer,
+            })
+            .collect();
+        let confirmed = Mutex::new(vec![None; items.len()]);
+        Self { items, confirmed }
+    }
+
+    /// Whether the machine still answers every question the same. A question whose witness
+    /// has the stamp it had when its answer was last confirmed is not asked again; the others
+    /// are, after every stamp is taken (so that each answer is as new as its stamp), by one
+    /// fresh view of the file system, as planning asks them.
     fn still_holds(&self) -> bool {
+        self.asked_again().is_some()
+    }
+
+    /// How many questions had to be asked again, or `None` when an answer changed.
+    pub(super) fn asked_again(&self) -> Option<usize> {
+        let Ok(mut confirmed) = self.confirmed.lock() else {
+            return None;
+        };
+        let mut pass = Pass::begin();
+        let again: Vec<(usize, Option<Stamp>)> = self
+            .items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, item)| {
+                let now = item.witness.as_ref().and_then(|w| pass.stamp(w));
+                (now.is_none() || now != confirmed[i]).then_some((i, now))
+            })
+            .collect();
         let files = RealFiles;
         let fs = RealFs::default();
-        self.0
-            .iter()
-            .all(|(q, a)| answer(q, &files, &fs).as_ref() == Some(a))
+        let n = again.len();
+        for (i, now) in again {
+            let item = &self.items[i];
+            if answer(&item.question, &files, &fs).as_ref() != Some(&item.answer) {
+                return None;
+            }
+            confirmed[i] = now;
+        }
+        Some(n)
     }
+
+    /// How many questions there are.
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.items.len()
+    }
+}
+
+/// What decides a question's answer, when one directory or file does.
+fn witness(q: &Question, a: &Answer) -> Option<Witness> {
+    let parent = |p: &Path| p.parent().map(|d| Witness::Entries(d.to_path_buf()));
+    match q {
+        Question::Kind(p) | Question::Exists(p) | Question::IsSymlink(p) => parent(p),
+        // Following a link: only "a directory" is kept by the directory it resolves to.
+        Question::IsDir(p) => (*a == Answer::Yes(true)).then(|| Witness::Directory(p.clone())),
+        Question::List(d) => Some(Witness::Entries(d.clone())),
+        Question::Read(p) => Some(Witness::Content(p.clone())),
+        Question::Glob(pattern) => glob_dir(pattern).map(Witness::Entries),
+        Question::Var(_) => None,
+    }
+}
+
+/// The directory whose entries a glob with a wildcard in its last component only is matched
+/// against (as `expand_glob` does it); `None` for other globs, asked again each time.
+fn glob_dir(pattern: &str) -> Option<PathBuf> {
+    let wild = |c: &str| c.contains(['*', '?', '[']);
+    let (dir, last) = pattern.rsplit_once('/')?;
+    if !wild(last) || wild(dir) {
+        return None;
+    }
+    Some(PathBuf::from(if dir.is_empty() { "/" } else { dir }))
 }
 
 /// The answer the machine gives now; `None` for a glob that no longer parses.
@@ -82,17 +165,17 @@ fn answer(q: &Question, files: &dyn Files, fs: &dyn DirLister) -> Option<Answer>
 #[derive(Default)]
 pub(super) struct Recorder {
     fs: RealFs,
-    asked: RefCell<Asked>,
+    asked: RefCell<HashMap<Question, Answer>>,
 }
 
 impl Recorder {
     fn note(&self, q: Question, a: Answer) {
-        self.asked.borrow_mut().0.entry(q).or_insert(a);
+        self.asked.borrow_mut().entry(q).or_insert(a);
     }
 
     /// What was asked.
     pub(super) fn into_asked(self) -> Asked {
-        self.asked.into_inner()
+        Asked::new(self.asked.into_inner())
     }
 }
 
@@ -172,10 +255,7 @@ impl Kept {
         host: &Host,
         narrow: Option<&CapabilitySet>,
     ) -> Option<super::Planned> {
-        let same = |e: &Entry| {
-            e.inputs.vars == *vars && e.inputs.host == *host && e.inputs.narrow.as_ref() == narrow
-        };
-        let entry = self.0.lock().ok()?.iter().find(|e| same(e)).cloned()?;
+        let entry = self.entry(vars, host, narrow)?;
         if entry.asked.still_holds() {
             return Some((entry.caps.clone(), entry.plan.clone()));
         }
@@ -183,6 +263,19 @@ impl Kept {
             v.retain(|e| !Arc::ptr_eq(e, &entry));
         }
         None
+    }
+
+    /// The kept entry for these inputs, whether it holds or not.
+    pub(super) fn entry(
+        &self,
+        vars: &Vars,
+        host: &Host,
+        narrow: Option<&CapabilitySet>,
+    ) -> Option<Arc<Entry>> {
+        let same = |e: &Entry| {
+            e.inputs.vars == *vars && e.inputs.host == *host && e.inputs.narrow.as_ref() == narrow
+        };
+        self.0.lock().ok()?.iter().find(|e| same(e)).cloned()
     }
 
     /// Keep `entry`, in place of one with the same inputs, and drop the oldest beyond

@@ -162,3 +162,39 @@ fn plans_are_kept_per_workspace_narrowing_and_host() {
     assert!(!plan.namespaces.mount);
     assert!(planned(&sb, &v1, &host, None).1.namespaces.mount);
 }
+
+/// Once its witnesses have been still for a while, a kept plan's questions are answered by
+/// their stamps, and a change under a stamped directory is still seen.
+#[test]
+fn settled_directories_spare_their_questions_and_still_show_a_change() {
+    let t = tempfile::tempdir().unwrap();
+    let (ws, home) = (t.path().join("ws"), t.path().join("home"));
+    std::fs::create_dir_all(ws.join(".git")).unwrap();
+    std::fs::create_dir_all(home.join(".config")).unwrap();
+    std::fs::write(ws.join(".git/config"), "").unwrap();
+    let sb = sandbox();
+    let host = sb.host().clone();
+    let v = vars(&ws, &home);
+    planned(&sb, &v, &host, None);
+    let entry = sb.kept.entry(&v, &host, None).unwrap();
+    // Let the directories settle past the margin, untouched since.
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    // The first check confirms each answer and stamps its witness; the next one asks only
+    // the questions nothing stamps (or whose witness lies on an untrusted file system).
+    let all = entry.asked.len();
+    assert_eq!(entry.asked.asked_again(), Some(all));
+    let again = entry.asked.asked_again().unwrap();
+    assert!(again < all / 2, "{again} of {all} asked again");
+    // A secret made in a stamped directory (`{home}/.config`) changes its stamp.
+    std::fs::create_dir_all(home.join(".config/gh")).unwrap();
+    assert_eq!(entry.asked.asked_again(), None);
+    let (_, plan) = planned(&sb, &v, &host, None);
+    assert!(hides(&plan, &home.join(".config/gh")));
+    // So does a git config's new text, under a settled stamp of its own.
+    let entry = sb.kept.entry(&v, &host, None).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    assert!(entry.asked.asked_again().is_some());
+    assert!(entry.asked.asked_again().is_some());
+    std::fs::write(ws.join(".git/config"), "[core]\n\thooksPath = h\n").unwrap();
+    assert_eq!(entry.asked.asked_again(), None);
+}

@@ -14,6 +14,7 @@ mod quarantine;
 mod relay;
 mod request;
 mod result;
+mod stamp;
 mod supervise;
 mod terminal;
 
