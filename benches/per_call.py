@@ -12,7 +12,9 @@ this one driver the same way: the time from sending a request (or starting a pro
 reading its answer (or reaping it). The rows are sampled round robin, one call of each per
 round, so that load from elsewhere on the machine weighs on every row alike. The `bash` tool
 runs `bash -c COMMAND`, so the baselines are given for `/bin/true` and for `bash -c /bin/true`.
-`job_list` runs no process: it is the cost of the protocol and the session alone.
+`job_list` runs no process: it is the cost of the protocol and the session alone. For the
+sessions, "sbx CPU" is the server process's own CPU time per call (its threads, not the
+processes it starts), which load from elsewhere does not inflate as much as the medians.
 """
 
 import json
@@ -41,6 +43,9 @@ class Spawn:
     def close(self):
         pass
 
+    def cpu(self):
+        return None
+
 
 class Lines:
     """A child speaking one JSON object per line on stdin/stdout."""
@@ -61,6 +66,12 @@ class Lines:
     def close(self):
         self.p.stdin.close()
         self.p.wait()
+
+    def cpu(self):
+        """The server's own CPU time so far (user and system, its threads, not its children)."""
+        with open(f"/proc/{self.p.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 class Serve(Lines):
@@ -114,14 +125,18 @@ def measure(rows, n, warm):
     """Round robin: each round takes one sample of every row, so that a load that comes and
     goes on the machine weighs on all rows alike."""
     times = {name: [] for name, _ in rows}
+    cpu = {}
     for i in range(n + warm):
+        if i == warm:
+            cpu = {name: r.cpu() for name, r in rows}
         for name, r in rows:
             took = r.once()
             if i >= warm:
                 times[name].append(took)
+    own = {name: (r.cpu() - cpu[name]) / n for name, r in rows if cpu[name] is not None}
     for _, r in rows:
         r.close()
-    return times
+    return times, own
 
 
 def main():
@@ -149,13 +164,14 @@ def main():
             ("base serve bash /bin/true", Serve(base, ws, policy, "bash", true)),
             ("base mcp bash /bin/true", Mcp(base, ws, policy, "bash", true)),
         ]
-    times = measure(rows, n, warm)
+    times, own = measure(rows, n, warm)
     med = {name: statistics.median(t) for name, t in times.items()}
     floor_bash = med["floor bash -c /bin/true"]
-    print(f"{'per call':<30} {'median':>9} {'p90':>9} {'/ floor bash':>13}")
+    print(f"{'per call':<30} {'median':>9} {'p90':>9} {'/ floor bash':>13} {'sbx CPU':>9}")
     for name, t in times.items():
         p90 = statistics.quantiles(t, n=10)[-1]
-        print(f"{name:<30} {med[name]*1e6:>7.0f}us {p90*1e6:>7.0f}us {med[name]/floor_bash:>12.2f}x")
+        mine = f"{own[name]*1e6:>7.0f}us" if name in own else ""
+        print(f"{name:<30} {med[name]*1e6:>7.0f}us {p90*1e6:>7.0f}us {med[name]/floor_bash:>12.2f}x {mine:>9}")
     print()
     for tool in ("serve", "mcp"):
         print(f"{tool} bash against the floor running the same bash -c: "

@@ -57,12 +57,34 @@ struct Item {
     witness: Option<Witness>,
 }
 
-/// Every question one plan's making asked, with its answer, and for each the stamp of its
-/// witness when its answer was last confirmed.
+impl Item {
+    /// The path, when the answer is that nothing is there.
+    fn absent(&self) -> Option<&Path> {
+        match (&self.question, &self.answer) {
+            (Question::Exists(p), Answer::Yes(false)) | (Question::Kind(p), Answer::Kind(None)) => {
+                Some(p)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The witness that vouched for an answer when it was last confirmed, with its stamp then.
+type Confirmed = Option<(Witness, Stamp)>;
+
+/// Every question one plan's making asked, with its answer, and what last confirmed each.
 #[derive(Debug)]
 pub(super) struct Asked {
     items: Vec<Item>,
-    confirmed: Mutex<Vec<Option<Stamp>>>,
+    confirmed: Mutex<Vec<Confirmed>>,
+}
+
+/// A question to ask again, and what may vouch for its answer from then on: a witness with
+/// its stamp now and, for an absent path, the entry that must be absent under that witness.
+struct Again {
+    item: usize,
+    vouch: Confirmed,
+    absent: Option<PathBuf>,
 }
 
 impl Asked {
@@ -79,38 +101,52 @@ impl Asked {
         Self { items, confirmed }
     }
 
-    /// Whether the machine still answers every question the same. A question whose witness
-    /// has the stamp it had when its answer was last confirmed is not asked again; the others
-    /// are, after every stamp is taken (so that each answer is as new as its stamp), by one
-    /// fresh view of the file system, as planning asks them.
+    /// Whether the machine still answers every question the same.
     fn still_holds(&self) -> bool {
         self.asked_again().is_some()
     }
 
-    /// How many questions had to be asked again, or `None` when an answer changed.
+    /// How many questions had to be asked again, or `None` when an answer changed. A question
+    /// whose witness has the stamp it had when the answer was last confirmed is not asked
+    /// again. The others are, after every stamp is taken (so that each answer is as new as the
+    /// stamp that will vouch for it), by one fresh view of the file system, as planning asks.
+    /// An absent path is vouched for by its nearest existing ancestor, once the entry below
+    /// that ancestor is seen absent too.
     pub(super) fn asked_again(&self) -> Option<usize> {
         let Ok(mut confirmed) = self.confirmed.lock() else {
             return None;
         };
         let mut pass = Pass::begin();
-        let again: Vec<(usize, Option<Stamp>)> = self
-            .items
-            .iter()
-            .enumerate()
-            .filter_map(|(i, item)| {
-                let now = item.witness.as_ref().and_then(|w| pass.stamp(w));
-                (now.is_none() || now != confirmed[i]).then_some((i, now))
-            })
-            .collect();
+        let mut again = Vec::new();
+        for (i, item) in self.items.iter().enumerate() {
+            if let Some((w, s)) = &confirmed[i]
+                && pass.stamp(w).as_ref() == Some(s)
+            {
+                continue;
+            }
+            let (vouch, absent) = match item.absent() {
+                Some(p) => pass.nearest(p),
+                None => {
+                    let w = item.witness.clone();
+                    (w.and_then(|w| pass.stamp(&w).map(|s| (w, s))), None)
+                }
+            };
+            again.push(Again {
+                item: i,
+                vouch,
+                absent,
+            });
+        }
         let files = RealFiles;
         let fs = RealFs::default();
         let n = again.len();
-        for (i, now) in again {
-            let item = &self.items[i];
+        for a in again {
+            let item = &self.items[a.item];
             if answer(&item.question, &files, &fs).as_ref() != Some(&item.answer) {
                 return None;
             }
-            confirmed[i] = now;
+            let below_absent = a.absent.is_none_or(|p| !fs.exists(&p));
+            confirmed[a.item] = a.vouch.filter(|_| below_absent);
         }
         Some(n)
     }

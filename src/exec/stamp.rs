@@ -83,6 +83,21 @@ impl Pass {
         s
     }
 
+    /// For a path that is absent: its nearest ancestor with a stamp, and the entry right
+    /// below that ancestor on the way to the path (which must be absent for the ancestor's
+    /// stamp to vouch that the path is).
+    pub(super) fn nearest(&mut self, path: &Path) -> (Option<(Witness, Stamp)>, Option<PathBuf>) {
+        let mut below = path;
+        while let Some(dir) = below.parent() {
+            let w = Witness::Entries(dir.to_path_buf());
+            if let Some(s) = self.stamp(&w) {
+                return (Some((w, s)), Some(below.to_path_buf()));
+            }
+            below = dir;
+        }
+        (None, None)
+    }
+
     fn take(&mut self, w: &Witness) -> Option<Stamp> {
         let (path, times) = match w {
             Witness::Entries(p) | Witness::Content(p) => (p, true),
