@@ -101,23 +101,7 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
     let rep_fd = async_fd(rep_r).map_err(spawn_io)?;
     let pid_fd = async_fd(pidfd).map_err(spawn_io)?;
     pty.started();
-    let mut signals = if req.forward_signals || pty.raw() {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut v = Vec::new();
-        for (n, k) in [
-            (libc::SIGINT, SignalKind::interrupt()),
-            (libc::SIGTERM, SignalKind::terminate()),
-            (libc::SIGHUP, SignalKind::hangup()),
-            (libc::SIGQUIT, SignalKind::quit()),
-        ] {
-            if let Ok(s) = signal(k) {
-                v.push((n, s));
-            }
-        }
-        Some(v)
-    } else {
-        None
-    };
+    let mut signals = forwarded_signals(req.forward_signals || pty.raw());
     let mut cancel = req.cancel.take();
     let mut caps = Caps {
         out: Capture::new(p.plan.output_bytes),
@@ -243,7 +227,42 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
     }
     // The caller's terminal gets its modes back once nothing more is relayed to it.
     pty.stop().await;
-    // Reap the init, now or (when it is still tearing its namespaces down) in the background.
+    let (status, ru) = reap(pid, pid_fd, exited);
+    let duration = start.elapsed();
+    let network = proxy.map(super::proxy::RunProxy::finish);
+    let mut result = result_of(p, &mut caps, &ru, timed_out, duration, network);
+    apply_messages(&mut result, &messages, status)?;
+    result.find_limits_reached(p.timeout);
+    Ok(result)
+}
+
+/// The signals sbx passes on to the tree, when it forwards them.
+fn forwarded_signals(on: bool) -> Option<Vec<(i32, tokio::signal::unix::Signal)>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    if !on {
+        return None;
+    }
+    let mut v = Vec::new();
+    for (n, k) in [
+        (libc::SIGINT, SignalKind::interrupt()),
+        (libc::SIGTERM, SignalKind::terminate()),
+        (libc::SIGHUP, SignalKind::hangup()),
+        (libc::SIGQUIT, SignalKind::quit()),
+    ] {
+        if let Ok(s) = signal(k) {
+            v.push((n, s));
+        }
+    }
+    Some(v)
+}
+
+/// Reap the init, now or (when it is still tearing its namespaces down) in the background:
+/// its wait status and usage, zero when not reaped yet.
+fn reap(
+    pid: libc::pid_t,
+    pid_fd: tokio::io::unix::AsyncFd<OwnedFd>,
+    exited: bool,
+) -> (libc::c_int, libc::rusage) {
     let mut status: libc::c_int = 0;
     // SAFETY: rusage is plain data filled by the kernel.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
@@ -258,10 +277,19 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
             unsafe { libc::waitpid(pid, &mut st, 0) };
         });
     }
-    let duration = start.elapsed();
-    let network = proxy.map(super::proxy::RunProxy::finish);
+    (status, ru)
+}
 
-    let mut result = RunResult {
+/// The result as supervision saw it, before the init's messages are read.
+fn result_of(
+    p: &Launch,
+    caps: &mut Caps,
+    ru: &libc::rusage,
+    timed_out: bool,
+    duration: Duration,
+    network: Option<Vec<crate::proxy::NetRecord>>,
+) -> RunResult {
+    RunResult {
         exit_code: None,
         signal: None,
         timed_out,
@@ -285,9 +313,18 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
         network,
         stdout: std::mem::take(&mut caps.out.kept),
         stderr: std::mem::take(&mut caps.err.kept),
-    };
+    }
+}
+
+/// Fold the init's messages into `result`: a setup failure is the run's error; the command's
+/// exit, or the init's own `status` when the init was killed before it could report it.
+fn apply_messages(
+    result: &mut RunResult,
+    messages: &[Message],
+    status: libc::c_int,
+) -> Result<(), RunError> {
     let mut got_exit = false;
-    for m in &messages {
+    for m in messages {
         match MessageKind::from_u32(m.kind) {
             Some(MessageKind::SetupFailed) => {
                 let step = Step::from_u32(m.step).unwrap_or(Step::Signals);
@@ -341,6 +378,5 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
             result.exit_code = Some(libc::WEXITSTATUS(status));
         }
     }
-    result.find_limits_reached(p.timeout);
-    Ok(result)
+    Ok(())
 }
