@@ -5,9 +5,10 @@
 //!
 //! A plan is a pure function of its inputs (the profile, the variables, the host, the
 //! narrowing) and of the answers the file system gave while it was made. A kept plan is
-//! therefore reused only for the same inputs, and only after every question its making asked
+//! therefore reused only for the same inputs, and only while every question its making asked
 //! (a glob's matches, what is at a path, a directory's entries, a git config's text, one
-//! variable) has been asked again and answered the same: a fresh plan would then ask the same
+//! variable) gets the answer it got: asked again, or vouched for by the unchanged stamp of the
+//! directory or file that decides it ([`super::stamp`]). A fresh plan would then ask the same
 //! questions in the same order and come out the same. A secret file that appears between two
 //! calls changes an answer, and the next call plans afresh.
 #![forbid(unsafe_code)]

@@ -10,6 +10,7 @@ use crate::enforce::report::{ChildFds, MESSAGE_LEN, Message, MessageKind, Step};
 use crate::plan::LayerStatus;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
+use tokio::io::unix::AsyncFd;
 
 /// Pass on one ready read from the command's stdout or stderr; `false` once the pipe has ended.
 fn relay(
@@ -153,16 +154,7 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
             }
             r = rep_fd.readable(), if rep_open => match read_ready(r, &mut buf) {
                 Some([]) => rep_open = false,
-                Some(b) => {
-                    rep_buf.extend_from_slice(b);
-                    while rep_buf.len() >= MESSAGE_LEN {
-                        let m: Vec<u8> = rep_buf.drain(..MESSAGE_LEN).collect();
-                        let w = |i: usize| u32::from_ne_bytes([m[i], m[i + 1], m[i + 2], m[i + 3]]);
-                        let m = Message { kind: w(0), step: w(4), value: w(8) as i32 };
-                        got_exit_msg |= MessageKind::from_u32(m.kind) == Some(MessageKind::Exited);
-                        messages.push(m);
-                    }
-                }
+                Some(b) => got_exit_msg |= take_messages(&mut rep_buf, b, &mut messages),
                 None => {}
             },
             r = pid_fd.readable(), if !exited => {
@@ -201,28 +193,9 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
             pty.settle();
         }
         if exited && !pid_ns && (out_open || err_open || pty.open) {
-            // A descendant that escaped the subreaper may hold the pipes open: read what is
-            // there until both end, but stop waiting for the end shortly. (Dropping the pipes
-            // at once lost output still in them when the init's exit was seen first.)
-            let grace = tokio::time::Instant::now() + Duration::from_millis(50);
-            while out_open || err_open || pty.open {
-                tokio::select! {
-                    r = readable(out_fd.as_ref()), if out_open => {
-                        out_open = relay(r, &mut buf, &mut req.output, &mut caps.out, Stream::Stdout);
-                    }
-                    r = readable(err_fd.as_ref()), if err_open => {
-                        err_open = relay(r, &mut buf, &mut req.output, &mut caps.err, Stream::Stderr);
-                    }
-                    r = readable(pty.primary()), if pty.open => {
-                        pty.open = relay_pty(r, &mut buf, &mut req.output, &mut caps, pty.sink);
-                    }
-                    _ = tokio::time::sleep_until(grace) => {
-                        out_open = false;
-                        err_open = false;
-                        pty.open = false;
-                    }
-                }
-            }
+            let fds = (out_fd.as_ref(), err_fd.as_ref());
+            let open = (&mut out_open, &mut err_open);
+            drain_briefly(fds, open, &mut pty, &mut buf, &mut req.output, &mut caps).await;
         }
     }
     // The caller's terminal gets its modes back once nothing more is relayed to it.
@@ -379,4 +352,56 @@ fn apply_messages(
         }
     }
     Ok(())
+}
+
+/// Whole messages from the init's report pipe (`read` added to what was pending); true when
+/// one says the command has exited.
+fn take_messages(pending: &mut Vec<u8>, read: &[u8], messages: &mut Vec<Message>) -> bool {
+    pending.extend_from_slice(read);
+    let mut exited = false;
+    while pending.len() >= MESSAGE_LEN {
+        let m: Vec<u8> = pending.drain(..MESSAGE_LEN).collect();
+        let w = |i: usize| u32::from_ne_bytes([m[i], m[i + 1], m[i + 2], m[i + 3]]);
+        let m = Message {
+            kind: w(0),
+            step: w(4),
+            value: w(8) as i32,
+        };
+        exited |= MessageKind::from_u32(m.kind) == Some(MessageKind::Exited);
+        messages.push(m);
+    }
+    exited
+}
+
+/// After the init's exit without a PID namespace, a descendant that escaped the subreaper may
+/// hold the pipes open: read what is there until both end, but stop waiting for the end
+/// shortly. (Dropping the pipes at once lost output still in them when the init's exit was
+/// seen first.)
+async fn drain_briefly(
+    (out_fd, err_fd): (Option<&AsyncFd<OwnedFd>>, Option<&AsyncFd<OwnedFd>>),
+    (out_open, err_open): (&mut bool, &mut bool),
+    pty: &mut PtyRelay,
+    buf: &mut ReadBuf,
+    output: &mut super::Output,
+    caps: &mut Caps,
+) {
+    let grace = tokio::time::Instant::now() + Duration::from_millis(50);
+    while *out_open || *err_open || pty.open {
+        tokio::select! {
+            r = readable(out_fd), if *out_open => {
+                *out_open = relay(r, buf, output, &mut caps.out, Stream::Stdout);
+            }
+            r = readable(err_fd), if *err_open => {
+                *err_open = relay(r, buf, output, &mut caps.err, Stream::Stderr);
+            }
+            r = readable(pty.primary()), if pty.open => {
+                pty.open = relay_pty(r, buf, output, caps, pty.sink);
+            }
+            _ = tokio::time::sleep_until(grace) => {
+                *out_open = false;
+                *err_open = false;
+                pty.open = false;
+            }
+        }
+    }
 }
