@@ -2,6 +2,9 @@
 //! escalation, signal forwarding, exit status and resource usage.
 mod fds;
 mod gitscan;
+mod kept;
+#[cfg(test)]
+mod kept_tests;
 mod output;
 mod prepare;
 mod protect;
@@ -11,6 +14,7 @@ mod quarantine;
 mod relay;
 mod request;
 mod result;
+mod stamp;
 mod supervise;
 mod terminal;
 
@@ -31,7 +35,11 @@ use crate::plan::{self, RealFs, SandboxPlan};
 use crate::profile::{Profile, ProfileError, Vars};
 use prepare::cleanup;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use supervise::supervise;
+
+/// A capability set and its plan, shared with the plans a sandbox keeps.
+type Planned = (Arc<CapabilitySet>, Arc<SandboxPlan>);
 
 /// Why a run could not start. The CLI maps every variant to exit code 125.
 #[derive(Debug, thiserror::Error)]
@@ -79,6 +87,8 @@ pub struct Sandbox {
     host: Host,
     /// Tells this sandbox's [`Resolved`] snapshots from another's.
     id: u64,
+    /// Plans kept for the runs that follow (see [`kept`]).
+    kept: kept::Kept,
 }
 
 fn next_id() -> u64 {
@@ -152,6 +162,7 @@ impl Sandbox {
             profile,
             host: Host::detect(),
             id: next_id(),
+            kept: kept::Kept::default(),
         }
     }
 
@@ -161,6 +172,7 @@ impl Sandbox {
             profile,
             host,
             id: next_id(),
+            kept: kept::Kept::default(),
         }
     }
 
@@ -233,18 +245,22 @@ impl Sandbox {
         workspace: &Path,
         host: &Host,
     ) -> Result<(CapabilitySet, SandboxPlan), RunError> {
-        self.plan_with_vars(&self.vars(workspace, host, None), host, None, None)
+        let (caps, plan) =
+            self.plan_with_vars(&self.vars(workspace, host, None), host, None, None, false)?;
+        Ok((Arc::unwrap_or_clone(caps), Arc::unwrap_or_clone(plan)))
     }
 
     /// `narrow`, when given, is intersected with the profile's set: it can only take away.
-    /// `resolved` is used when it is this sandbox's, for the same variables.
+    /// `resolved` is used when it is this sandbox's, for the same variables. Without it, and
+    /// when `reuse`, a kept plan for the same inputs is used while it still holds.
     fn plan_with_vars(
         &self,
         vars: &Vars,
         host: &Host,
         narrow: Option<&CapabilitySet>,
         resolved: Option<Resolved>,
-    ) -> Result<(CapabilitySet, SandboxPlan), RunError> {
+        reuse: bool,
+    ) -> Result<Planned, RunError> {
         let resolved = resolved.filter(|r| r.sandbox == self.id && r.vars == *vars);
         let mut caps = match resolved {
             Some(r) => {
@@ -252,16 +268,48 @@ impl Sandbox {
                     && *host == self.host
                     && let Some(plan) = r.plan.into_inner()
                 {
-                    return Ok((r.caps, plan));
+                    return Ok((Arc::new(r.caps), Arc::new(plan)));
                 }
                 r.caps
             }
+            None if reuse => return self.plan_kept(vars, host, narrow),
             None => self.profile.resolve(vars)?,
         };
         if let Some(n) = narrow {
             caps = caps.intersect(n);
         }
         let plan = self.plan_caps(&caps, vars, host)?;
+        Ok((Arc::new(caps), Arc::new(plan)))
+    }
+
+    /// The kept plan for these inputs while the file system still answers as it did when it
+    /// was made; else a fresh one, kept for the next run.
+    fn plan_kept(
+        &self,
+        vars: &Vars,
+        host: &Host,
+        narrow: Option<&CapabilitySet>,
+    ) -> Result<Planned, RunError> {
+        if let Some(hit) = self.kept.find(vars, host, narrow) {
+            return Ok(hit);
+        }
+        let machine = kept::Recorder::default();
+        let mut caps = self.profile.resolve_in(vars, &machine)?;
+        if let Some(n) = narrow {
+            caps = caps.intersect(n);
+        }
+        let plan = plan::for_profile(&self.profile, &caps, &vars.tmp, host, &machine)?;
+        let (caps, plan) = (Arc::new(caps), Arc::new(plan));
+        self.kept.keep(kept::Entry {
+            inputs: kept::Inputs {
+                vars: vars.clone(),
+                host: host.clone(),
+                narrow: narrow.cloned(),
+            },
+            caps: caps.clone(),
+            plan: plan.clone(),
+            asked: machine.into_asked(),
+        });
         Ok((caps, plan))
     }
 

@@ -10,11 +10,13 @@ use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// One run's plan, its prepared enforcement, and what to clean up after it.
 pub(super) struct Launch {
-    pub(super) plan: SandboxPlan,
+    /// Shared with the plans the sandbox keeps; copied before a change of its own.
+    pub(super) plan: Arc<SandboxPlan>,
     pub(super) prepared: Prepared,
     pub(super) host_tmp: Option<PathBuf>,
     pub(super) timeout: Option<Duration>,
@@ -50,14 +52,17 @@ impl Sandbox {
             vars.add_home(Path::new(h));
         }
         let mut resolved = resolved;
+        // A per-run `{tmp}` makes every run's variables new: no kept plan would ever match.
+        let mut reuse = host_tmp.is_none();
         for dir in self.profile.dirs_to_create(&vars) {
             if !dir.exists() {
-                // The snapshot predates this directory: resolve afresh.
+                // The snapshot, or a kept plan, predates this directory: plan afresh.
                 resolved = None;
+                reuse = false;
                 make_dir(&dir, true)?;
             }
         }
-        let (caps, mut plan) = match self.plan_with_vars(&vars, host, caps, resolved) {
+        let (caps, mut plan) = match self.plan_with_vars(&vars, host, caps, resolved, reuse) {
             Ok(x) => x,
             Err(e) => {
                 if let Some(d) = &host_tmp {
@@ -67,64 +72,14 @@ impl Sandbox {
             }
         };
         if let Some(dir) = &host_tmp {
-            plan.env
+            Arc::make_mut(&mut plan)
+                .env
                 .set
                 .insert("TMPDIR".into(), dir.display().to_string());
         }
         let proxy_listener =
             super::proxy::host_port(&mut plan).map_err(|source| RunError::Spawn { source })?;
-        // Environment: what the policy keeps of the caller's, then fixed values.
-        let mut env: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
-        for (k, v) in &req.env {
-            if plan.env.keeps_var(k.as_bytes(), v.as_bytes()) {
-                env.insert(k.as_bytes().to_vec(), v.as_bytes().to_vec());
-            }
-        }
-        for (k, v) in &plan.env.set {
-            env.insert(k.as_bytes().to_vec(), v.as_bytes().to_vec());
-        }
-        let path_var = env
-            .get(b"PATH".as_slice())
-            .cloned()
-            .unwrap_or_else(|| b"/usr/local/bin:/usr/bin:/bin".to_vec());
-        let argv0 = req.argv.first().ok_or(RunError::NoCommand)?;
-        let candidates: Vec<CString> = if argv0.as_bytes().contains(&b'/') {
-            vec![cstr(Path::new(argv0))?]
-        } else {
-            path_var
-                .split(|b| *b == b':')
-                .filter(|d| !d.is_empty())
-                .filter_map(|d| {
-                    let mut p = d.to_vec();
-                    p.push(b'/');
-                    p.extend_from_slice(argv0.as_bytes());
-                    CString::new(p).ok()
-                })
-                .collect()
-        };
-        let argv = req
-            .argv
-            .iter()
-            .map(|a| {
-                CString::new(a.as_bytes()).map_err(|_| EnforceError::Nul {
-                    path: PathBuf::from(a),
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let envp = env
-            .into_iter()
-            .filter_map(|(mut k, v)| {
-                k.push(b'=');
-                k.extend_from_slice(&v);
-                CString::new(k).ok()
-            })
-            .collect();
-        let exec = ExecSpec {
-            candidates,
-            argv: CStrArray::new(argv),
-            envp: CStrArray::new(envp),
-            cwd: cstr(cwd)?,
-        };
+        let exec = exec_spec(req, &plan, cwd)?;
         let timeout = match (plan.timeout_ms.map(Duration::from_millis), req.timeout) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -136,11 +91,68 @@ impl Sandbox {
             host_tmp,
             timeout,
             writable: caps.fs.write.iter().map(|e| e.path.clone()).collect(),
-            watch: caps.fs.watch,
+            watch: caps.fs.watch.clone(),
             protected_change: caps.fs.protected_change,
             proxy_listener,
         })
     }
+}
+
+/// The command's environment (what the plan keeps of the caller's, then its fixed values),
+/// the paths to try for its executable (a `PATH` search done here, before the fork), its
+/// arguments and its directory, as C strings.
+fn exec_spec(req: &RunRequest, plan: &SandboxPlan, cwd: &Path) -> Result<ExecSpec, RunError> {
+    let mut env: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+    for (k, v) in &req.env {
+        if plan.env.keeps_var(k.as_bytes(), v.as_bytes()) {
+            env.insert(k.as_bytes().to_vec(), v.as_bytes().to_vec());
+        }
+    }
+    for (k, v) in &plan.env.set {
+        env.insert(k.as_bytes().to_vec(), v.as_bytes().to_vec());
+    }
+    let path_var = env
+        .get(b"PATH".as_slice())
+        .cloned()
+        .unwrap_or_else(|| b"/usr/local/bin:/usr/bin:/bin".to_vec());
+    let argv0 = req.argv.first().ok_or(RunError::NoCommand)?;
+    let candidates: Vec<CString> = if argv0.as_bytes().contains(&b'/') {
+        vec![cstr(Path::new(argv0))?]
+    } else {
+        path_var
+            .split(|b| *b == b':')
+            .filter(|d| !d.is_empty())
+            .filter_map(|d| {
+                let mut p = d.to_vec();
+                p.push(b'/');
+                p.extend_from_slice(argv0.as_bytes());
+                CString::new(p).ok()
+            })
+            .collect()
+    };
+    let argv = req
+        .argv
+        .iter()
+        .map(|a| {
+            CString::new(a.as_bytes()).map_err(|_| EnforceError::Nul {
+                path: PathBuf::from(a),
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let envp = env
+        .into_iter()
+        .filter_map(|(mut k, v)| {
+            k.push(b'=');
+            k.extend_from_slice(&v);
+            CString::new(k).ok()
+        })
+        .collect();
+    Ok(ExecSpec {
+        candidates,
+        argv: CStrArray::new(argv),
+        envp: CStrArray::new(envp),
+        cwd: cstr(cwd)?,
+    })
 }
 
 static CALL_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

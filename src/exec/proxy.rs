@@ -143,7 +143,7 @@ impl Drop for RunProxy {
 /// Landlock lets the command connect to (and no other TCP port), and the variables that
 /// point the command at it.
 pub(super) fn host_port(
-    plan: &mut crate::plan::SandboxPlan,
+    plan: &mut std::sync::Arc<crate::plan::SandboxPlan>,
 ) -> std::io::Result<Option<std::net::TcpListener>> {
     if !matches!(
         plan.proxy.as_ref().map(|p| &p.bridge),
@@ -153,6 +153,7 @@ pub(super) fn host_port(
     }
     let l = std::net::TcpListener::bind(("127.0.0.1", 0))?;
     let port = l.local_addr()?.port();
+    let plan = std::sync::Arc::make_mut(plan);
     if let Some(ll) = &mut plan.landlock {
         ll.tcp_connect = vec![port];
     }

@@ -10,6 +10,7 @@ use crate::enforce::report::{ChildFds, MESSAGE_LEN, Message, MessageKind, Step};
 use crate::plan::LayerStatus;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
+use tokio::io::unix::AsyncFd;
 
 /// Pass on one ready read from the command's stdout or stderr; `false` once the pipe has ended.
 fn relay(
@@ -101,23 +102,7 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
     let rep_fd = async_fd(rep_r).map_err(spawn_io)?;
     let pid_fd = async_fd(pidfd).map_err(spawn_io)?;
     pty.started();
-    let mut signals = if req.forward_signals || pty.raw() {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut v = Vec::new();
-        for (n, k) in [
-            (libc::SIGINT, SignalKind::interrupt()),
-            (libc::SIGTERM, SignalKind::terminate()),
-            (libc::SIGHUP, SignalKind::hangup()),
-            (libc::SIGQUIT, SignalKind::quit()),
-        ] {
-            if let Ok(s) = signal(k) {
-                v.push((n, s));
-            }
-        }
-        Some(v)
-    } else {
-        None
-    };
+    let mut signals = forwarded_signals(req.forward_signals || pty.raw());
     let mut cancel = req.cancel.take();
     let mut caps = Caps {
         out: Capture::new(p.plan.output_bytes),
@@ -169,16 +154,7 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
             }
             r = rep_fd.readable(), if rep_open => match read_ready(r, &mut buf) {
                 Some([]) => rep_open = false,
-                Some(b) => {
-                    rep_buf.extend_from_slice(b);
-                    while rep_buf.len() >= MESSAGE_LEN {
-                        let m: Vec<u8> = rep_buf.drain(..MESSAGE_LEN).collect();
-                        let w = |i: usize| u32::from_ne_bytes([m[i], m[i + 1], m[i + 2], m[i + 3]]);
-                        let m = Message { kind: w(0), step: w(4), value: w(8) as i32 };
-                        got_exit_msg |= MessageKind::from_u32(m.kind) == Some(MessageKind::Exited);
-                        messages.push(m);
-                    }
-                }
+                Some(b) => got_exit_msg |= take_messages(&mut rep_buf, b, &mut messages),
                 None => {}
             },
             r = pid_fd.readable(), if !exited => {
@@ -217,33 +193,49 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
             pty.settle();
         }
         if exited && !pid_ns && (out_open || err_open || pty.open) {
-            // A descendant that escaped the subreaper may hold the pipes open: read what is
-            // there until both end, but stop waiting for the end shortly. (Dropping the pipes
-            // at once lost output still in them when the init's exit was seen first.)
-            let grace = tokio::time::Instant::now() + Duration::from_millis(50);
-            while out_open || err_open || pty.open {
-                tokio::select! {
-                    r = readable(out_fd.as_ref()), if out_open => {
-                        out_open = relay(r, &mut buf, &mut req.output, &mut caps.out, Stream::Stdout);
-                    }
-                    r = readable(err_fd.as_ref()), if err_open => {
-                        err_open = relay(r, &mut buf, &mut req.output, &mut caps.err, Stream::Stderr);
-                    }
-                    r = readable(pty.primary()), if pty.open => {
-                        pty.open = relay_pty(r, &mut buf, &mut req.output, &mut caps, pty.sink);
-                    }
-                    _ = tokio::time::sleep_until(grace) => {
-                        out_open = false;
-                        err_open = false;
-                        pty.open = false;
-                    }
-                }
-            }
+            let fds = (out_fd.as_ref(), err_fd.as_ref());
+            let open = (&mut out_open, &mut err_open);
+            drain_briefly(fds, open, &mut pty, &mut buf, &mut req.output, &mut caps).await;
         }
     }
     // The caller's terminal gets its modes back once nothing more is relayed to it.
     pty.stop().await;
-    // Reap the init, now or (when it is still tearing its namespaces down) in the background.
+    let (status, ru) = reap(pid, pid_fd, exited);
+    let duration = start.elapsed();
+    let network = proxy.map(super::proxy::RunProxy::finish);
+    let mut result = result_of(p, &mut caps, &ru, timed_out, duration, network);
+    apply_messages(&mut result, &messages, status)?;
+    result.find_limits_reached(p.timeout);
+    Ok(result)
+}
+
+/// The signals sbx passes on to the tree, when it forwards them.
+fn forwarded_signals(on: bool) -> Option<Vec<(i32, tokio::signal::unix::Signal)>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    if !on {
+        return None;
+    }
+    let mut v = Vec::new();
+    for (n, k) in [
+        (libc::SIGINT, SignalKind::interrupt()),
+        (libc::SIGTERM, SignalKind::terminate()),
+        (libc::SIGHUP, SignalKind::hangup()),
+        (libc::SIGQUIT, SignalKind::quit()),
+    ] {
+        if let Ok(s) = signal(k) {
+            v.push((n, s));
+        }
+    }
+    Some(v)
+}
+
+/// Reap the init, now or (when it is still tearing its namespaces down) in the background:
+/// its wait status and usage, zero when not reaped yet.
+fn reap(
+    pid: libc::pid_t,
+    pid_fd: tokio::io::unix::AsyncFd<OwnedFd>,
+    exited: bool,
+) -> (libc::c_int, libc::rusage) {
     let mut status: libc::c_int = 0;
     // SAFETY: rusage is plain data filled by the kernel.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
@@ -258,10 +250,19 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
             unsafe { libc::waitpid(pid, &mut st, 0) };
         });
     }
-    let duration = start.elapsed();
-    let network = proxy.map(super::proxy::RunProxy::finish);
+    (status, ru)
+}
 
-    let mut result = RunResult {
+/// The result as supervision saw it, before the init's messages are read.
+fn result_of(
+    p: &Launch,
+    caps: &mut Caps,
+    ru: &libc::rusage,
+    timed_out: bool,
+    duration: Duration,
+    network: Option<Vec<crate::proxy::NetRecord>>,
+) -> RunResult {
+    RunResult {
         exit_code: None,
         signal: None,
         timed_out,
@@ -285,9 +286,18 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
         network,
         stdout: std::mem::take(&mut caps.out.kept),
         stderr: std::mem::take(&mut caps.err.kept),
-    };
+    }
+}
+
+/// Fold the init's messages into `result`: a setup failure is the run's error; the command's
+/// exit, or the init's own `status` when the init was killed before it could report it.
+fn apply_messages(
+    result: &mut RunResult,
+    messages: &[Message],
+    status: libc::c_int,
+) -> Result<(), RunError> {
     let mut got_exit = false;
-    for m in &messages {
+    for m in messages {
         match MessageKind::from_u32(m.kind) {
             Some(MessageKind::SetupFailed) => {
                 let step = Step::from_u32(m.step).unwrap_or(Step::Signals);
@@ -341,6 +351,57 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
             result.exit_code = Some(libc::WEXITSTATUS(status));
         }
     }
-    result.find_limits_reached(p.timeout);
-    Ok(result)
+    Ok(())
+}
+
+/// Whole messages from the init's report pipe (`read` added to what was pending); true when
+/// one says the command has exited.
+fn take_messages(pending: &mut Vec<u8>, read: &[u8], messages: &mut Vec<Message>) -> bool {
+    pending.extend_from_slice(read);
+    let mut exited = false;
+    while pending.len() >= MESSAGE_LEN {
+        let m: Vec<u8> = pending.drain(..MESSAGE_LEN).collect();
+        let w = |i: usize| u32::from_ne_bytes([m[i], m[i + 1], m[i + 2], m[i + 3]]);
+        let m = Message {
+            kind: w(0),
+            step: w(4),
+            value: w(8) as i32,
+        };
+        exited |= MessageKind::from_u32(m.kind) == Some(MessageKind::Exited);
+        messages.push(m);
+    }
+    exited
+}
+
+/// After the init's exit without a PID namespace, a descendant that escaped the subreaper may
+/// hold the pipes open: read what is there until both end, but stop waiting for the end
+/// shortly. (Dropping the pipes at once lost output still in them when the init's exit was
+/// seen first.)
+async fn drain_briefly(
+    (out_fd, err_fd): (Option<&AsyncFd<OwnedFd>>, Option<&AsyncFd<OwnedFd>>),
+    (out_open, err_open): (&mut bool, &mut bool),
+    pty: &mut PtyRelay,
+    buf: &mut ReadBuf,
+    output: &mut super::Output,
+    caps: &mut Caps,
+) {
+    let grace = tokio::time::Instant::now() + Duration::from_millis(50);
+    while *out_open || *err_open || pty.open {
+        tokio::select! {
+            r = readable(out_fd), if *out_open => {
+                *out_open = relay(r, buf, output, &mut caps.out, Stream::Stdout);
+            }
+            r = readable(err_fd), if *err_open => {
+                *err_open = relay(r, buf, output, &mut caps.err, Stream::Stderr);
+            }
+            r = readable(pty.primary()), if pty.open => {
+                pty.open = relay_pty(r, buf, output, caps, pty.sink);
+            }
+            _ = tokio::time::sleep_until(grace) => {
+                *out_open = false;
+                *err_open = false;
+                pty.open = false;
+            }
+        }
+    }
 }

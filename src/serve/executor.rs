@@ -201,33 +201,7 @@ impl Executor for SandboxExecutor {
                 return self.start_job(req, caps);
             }
             let collected = Arc::new(Mutex::new(Collected::default()));
-            let sink = self.sink.clone();
-            let id = req.call_id.clone();
-            let mut out = Utf8Chunks::default();
-            let mut err = Utf8Chunks::default();
-            let keep = collected.clone();
-            let callback = move |stream: Stream, bytes: &[u8]| {
-                if let Ok(mut c) = keep.lock() {
-                    let buf = match stream {
-                        Stream::Stdout => &mut c.stdout,
-                        Stream::Stderr => &mut c.stderr,
-                    };
-                    let room = OUTCOME_BYTES.saturating_sub(buf.len());
-                    buf.extend_from_slice(&bytes[..bytes.len().min(room)]);
-                    if bytes.len() > room {
-                        c.cut = true;
-                    }
-                }
-                if let Some(sink) = &sink {
-                    let text = match stream {
-                        Stream::Stdout => out.push(bytes),
-                        Stream::Stderr => err.push(bytes),
-                    };
-                    if !text.is_empty() {
-                        sink(&id, stream, text);
-                    }
-                }
-            };
+            let callback = collector(collected.clone(), self.sink.clone(), req.call_id.clone());
             let mut run = self.run_request(req, Output::Callback(Box::new(callback)));
             run.cancel = cancel;
             let result =
@@ -241,24 +215,60 @@ impl Executor for SandboxExecutor {
                 .lock()
                 .map(|mut c| std::mem::take(&mut *c))
                 .unwrap_or_default();
-            let killed = result.signal.filter(|_| !result.timed_out);
-            Ok(ExecOutcome {
-                exit_status: if killed.is_some() {
-                    None
-                } else {
-                    Some(result.code())
-                },
-                signal: killed,
-                stdout: String::from_utf8_lossy(&c.stdout).into_owned(),
-                stderr: String::from_utf8_lossy(&c.stderr).into_owned(),
-                truncated: c.cut || result.stdout_truncated || result.stderr_truncated,
-                timed_out: result.timed_out,
-                duration: Duration::from_millis(result.duration_ms),
-                enforcement: serde_json::to_value(&result.enforcement)
-                    .unwrap_or(serde_json::Value::Null),
-                job: None,
-                network: result.network.clone(),
-            })
+            Ok(outcome(&result, c))
         })
+    }
+}
+
+/// Keeps a run's output (up to [`OUTCOME_BYTES`] a stream) and streams it to `sink` as text.
+fn collector(
+    keep: Arc<Mutex<Collected>>,
+    sink: Option<OutputSink>,
+    id: String,
+) -> impl FnMut(Stream, &[u8]) + Send + 'static {
+    let mut out = Utf8Chunks::default();
+    let mut err = Utf8Chunks::default();
+    move |stream: Stream, bytes: &[u8]| {
+        if let Ok(mut c) = keep.lock() {
+            let buf = match stream {
+                Stream::Stdout => &mut c.stdout,
+                Stream::Stderr => &mut c.stderr,
+            };
+            let room = OUTCOME_BYTES.saturating_sub(buf.len());
+            buf.extend_from_slice(&bytes[..bytes.len().min(room)]);
+            if bytes.len() > room {
+                c.cut = true;
+            }
+        }
+        if let Some(sink) = &sink {
+            let text = match stream {
+                Stream::Stdout => out.push(bytes),
+                Stream::Stderr => err.push(bytes),
+            };
+            if !text.is_empty() {
+                sink(&id, stream, text);
+            }
+        }
+    }
+}
+
+/// What the pipeline gets back from a run and the output kept of it.
+fn outcome(result: &crate::exec::RunResult, c: Collected) -> ExecOutcome {
+    let killed = result.signal.filter(|_| !result.timed_out);
+    ExecOutcome {
+        exit_status: if killed.is_some() {
+            None
+        } else {
+            Some(result.code())
+        },
+        signal: killed,
+        stdout: String::from_utf8_lossy(&c.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&c.stderr).into_owned(),
+        truncated: c.cut || result.stdout_truncated || result.stderr_truncated,
+        timed_out: result.timed_out,
+        duration: Duration::from_millis(result.duration_ms),
+        enforcement: serde_json::to_value(&result.enforcement).unwrap_or(serde_json::Value::Null),
+        job: None,
+        network: result.network.clone(),
     }
 }

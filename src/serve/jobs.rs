@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 use super::protocol::{JobInfo, JobStatus};
+use super::runs::{Owned, Runs};
 use super::unread::Unread;
 use crate::capability::CapabilitySet;
 use crate::exec::{Output, RunRequest, RunResult, Sandbox, Stream};
@@ -16,7 +17,6 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::sync::{oneshot, watch};
-use tokio::task::JoinHandle;
 
 /// The longest a `job_output` call waits for new output or the job's end.
 pub const MAX_JOB_WAIT: Duration = Duration::from_secs(60);
@@ -161,24 +161,25 @@ impl Default for JobInfo {
     }
 }
 
-struct Entry {
-    job: Arc<Job>,
-    /// Sending or dropping it kills the job's process tree.
-    cancel: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<()>>,
-}
-
-#[derive(Default)]
-struct Registry {
-    entries: Vec<Entry>,
-    started: u64,
-    closed: bool,
-}
-
 /// The background jobs of one session.
 #[derive(Default)]
 pub struct Jobs {
-    registry: Mutex<Registry>,
+    runs: Runs<Job>,
+}
+
+impl Owned for Job {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn owned_by(&self, owner: &str) -> bool {
+        self.state()
+            .is_some_and(|s| s.owner.as_deref() == Some(owner))
+    }
+    fn set_owner(&self, owner: &str) {
+        if let Some(mut s) = self.state() {
+            s.owner = Some(owner.to_string());
+        }
+    }
 }
 
 fn status_of(r: &RunResult) -> JobStatus {
@@ -194,10 +195,6 @@ fn status_of(r: &RunResult) -> JobStatus {
 }
 
 impl Jobs {
-    fn registry(&self) -> Option<MutexGuard<'_, Registry>> {
-        self.registry.lock().ok()
-    }
-
     /// Start `run` in `sandbox`, narrowed to `caps`, and return the new job's id at once.
     pub fn start(
         &self,
@@ -213,11 +210,11 @@ impl Jobs {
             .map_err(|e| JobError::Start {
                 message: e.to_string(),
             })?;
-        let mut reg = self.registry().ok_or(JobError::Closed)?;
+        let mut reg = self.runs.lock().ok_or(JobError::Closed)?;
         if reg.closed {
             return Err(JobError::Closed);
         }
-        let running = reg.entries.iter().filter(|e| !e.job.ended()).count();
+        let running = reg.entries.iter().filter(|e| !e.run.ended()).count();
         if running >= MAX_RUNNING_JOBS {
             return Err(JobError::TooMany {
                 max: MAX_RUNNING_JOBS,
@@ -225,7 +222,7 @@ impl Jobs {
         }
         let ended = reg.entries.len() - running;
         if ended >= MAX_KEPT_JOBS
-            && let Some(i) = reg.entries.iter().position(|e| e.job.ended())
+            && let Some(i) = reg.entries.iter().position(|e| e.run.ended())
         {
             reg.entries.remove(i);
         }
@@ -268,52 +265,25 @@ impl Jobs {
             }
         });
         let id = job.id.clone();
-        reg.entries.push(Entry {
-            job,
-            cancel: Some(cancel),
-            task: Some(task),
-        });
+        reg.push(job, cancel, task);
         Ok(id)
     }
 
     /// Let the agent session `owner` use the job tools on job `id`.
     pub fn set_owner(&self, id: &str, owner: &str) {
-        if let Ok(job) = self.find(id, None)
-            && let Some(mut s) = job.state()
-        {
-            s.owner = Some(owner.to_string());
-        }
+        self.runs.set_owner(id, owner);
     }
 
     /// The job `id`; with `owner`, only when that agent session owns it.
     fn find(&self, id: &str, owner: Option<&str>) -> Result<Arc<Job>, JobError> {
-        let unknown = || JobError::Unknown { id: id.to_string() };
-        let job = self
-            .registry()
-            .and_then(|r| {
-                r.entries
-                    .iter()
-                    .find(|e| e.job.id == id)
-                    .map(|e| e.job.clone())
-            })
-            .ok_or_else(unknown)?;
-        let allowed = match owner {
-            None => true,
-            Some(o) => job.state().is_some_and(|s| s.owner.as_deref() == Some(o)),
-        };
-        if allowed { Ok(job) } else { Err(unknown()) }
+        self.runs
+            .find(id, owner)
+            .ok_or_else(|| JobError::Unknown { id: id.to_string() })
     }
 
     /// The jobs `owner` may see, oldest first.
     pub fn list(&self, owner: &str) -> Vec<JobInfo> {
-        let jobs: Vec<Arc<Job>> = self
-            .registry()
-            .map(|r| r.entries.iter().map(|e| e.job.clone()).collect())
-            .unwrap_or_default();
-        jobs.iter()
-            .filter(|j| j.state().is_some_and(|s| s.owner.as_deref() == Some(owner)))
-            .map(|j| j.info())
-            .collect()
+        self.runs.owned(owner).iter().map(|j| j.info()).collect()
     }
 
     /// Output since the last read and the status. When there is neither new output nor an
@@ -339,18 +309,7 @@ impl Jobs {
     /// Signal the job `id` to die (any owner: the client's `cancel` request). False when
     /// there is no such job.
     pub fn signal_kill(&self, id: &str) -> bool {
-        let Some(mut reg) = self.registry() else {
-            return false;
-        };
-        match reg.entries.iter_mut().find(|e| e.job.id == id) {
-            Some(e) => {
-                if let Some(c) = e.cancel.take() {
-                    let _ended = c.send(());
-                }
-                true
-            }
-            None => false,
-        }
+        self.runs.stop(id)
     }
 
     /// Kill the job `id` of `owner` and wait until its process tree is gone, or until `stop`.
@@ -381,24 +340,11 @@ impl Jobs {
 
     /// Start no more jobs and kill every running one (the session is ending).
     pub fn close(&self) {
-        if let Some(mut reg) = self.registry() {
-            reg.closed = true;
-            for e in &mut reg.entries {
-                if let Some(c) = e.cancel.take() {
-                    let _ended = c.send(());
-                }
-            }
-        }
+        self.runs.close();
     }
 
     /// Wait until every job's run has returned (after [`Jobs::close`]: until every tree is gone).
     pub async fn wait_all(&self) {
-        let tasks: Vec<JoinHandle<()>> = self
-            .registry()
-            .map(|mut r| r.entries.iter_mut().filter_map(|e| e.task.take()).collect())
-            .unwrap_or_default();
-        for t in tasks {
-            let _joined = t.await;
-        }
+        self.runs.wait_all().await;
     }
 }

@@ -8,6 +8,7 @@ mod job_tools;
 mod jobs;
 mod lines;
 mod protocol;
+mod runs;
 mod server;
 mod term;
 mod term_tools;

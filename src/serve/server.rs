@@ -356,15 +356,45 @@ pub async fn serve<R, W>(
     opts: &ServeOptions,
     observers: Vec<Arc<dyn Observer>>,
     input: R,
-    mut output: W,
+    output: W,
 ) -> std::io::Result<()>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (tx, mut rx) = mpsc::unbounded_channel::<Event>();
-    let (stop_tx, mut stop_rx) = oneshot::channel::<()>();
-    let writer = tokio::spawn(async move {
+    let (tx, rx) = mpsc::unbounded_channel::<Event>();
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let writer = spawn_writer(output, rx, stop_rx);
+    let mut session = open_session(loaded, opts, observers, &tx);
+    let _closed = tx.send(Event::Ready {
+        protocol: PROTOCOL_VERSION,
+        profile: opts.profile.clone(),
+        workspace: loaded.workspace.clone(),
+        max_line_bytes: opts.max_line_bytes,
+        approval_timeout_ms: u64::try_from(opts.approval_timeout.as_millis()).unwrap_or(u64::MAX),
+    });
+    let read_error = read_requests(&mut session, input, opts.max_line_bytes).await;
+    session.shutdown().await;
+    let _stopped = stop_tx.send(());
+    drop(tx);
+    let _joined = writer.await;
+    match read_error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Write each event as one line, flushed, until the events end or `stop` fires (then what
+/// is queued is written first).
+fn spawn_writer<W>(
+    mut output: W,
+    mut rx: mpsc::UnboundedReceiver<Event>,
+    mut stop_rx: oneshot::Receiver<()>,
+) -> tokio::task::JoinHandle<()>
+where
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    tokio::spawn(async move {
         let write = |ev: Event| {
             let mut line = serde_json::to_vec(&ev).unwrap_or_else(|_| b"{}".to_vec());
             line.push(b'\n');
@@ -389,8 +419,17 @@ where
                 }
             }
         }
-    });
+    })
+}
 
+/// The session: the executor over the sandbox (output, network approvals and terminals
+/// reported as events) and the pipeline over it.
+fn open_session(
+    loaded: &Loaded,
+    opts: &ServeOptions,
+    observers: Vec<Arc<dyn Observer>>,
+    tx: &mpsc::UnboundedSender<Event>,
+) -> Session {
     let sink_tx = tx.clone();
     let sink: OutputSink = Arc::new(move |id: &str, stream: Stream, data: String| {
         let id = id.to_string();
@@ -428,7 +467,7 @@ where
     }
     let jobs = executor.jobs();
     let terminals = executor.terminals();
-    let mut session = Session {
+    Session {
         pipeline: Arc::new(builder.build()),
         executor,
         events: tx.clone(),
@@ -438,39 +477,28 @@ where
         terminals,
         workspace: loaded.workspace.clone(),
         tasks: tokio::task::JoinSet::new(),
-    };
-    let _closed = tx.send(Event::Ready {
-        protocol: PROTOCOL_VERSION,
-        profile: opts.profile.clone(),
-        workspace: loaded.workspace.clone(),
-        max_line_bytes: opts.max_line_bytes,
-        approval_timeout_ms: u64::try_from(opts.approval_timeout.as_millis()).unwrap_or(u64::MAX),
-    });
+    }
+}
 
+/// Handle request lines until the input ends (`None`) or cannot be read.
+async fn read_requests<R: AsyncRead + Unpin>(
+    session: &mut Session,
+    input: R,
+    max_line_bytes: usize,
+) -> Option<std::io::Error> {
     let mut reader = BufReader::new(input);
-    let read_error = loop {
-        match next_line(&mut reader, opts.max_line_bytes).await {
-            Ok(Line::Eof) => break None,
+    loop {
+        match next_line(&mut reader, max_line_bytes).await {
+            Ok(Line::Eof) => return None,
             Ok(Line::TooLong { len }) => session.error(
                 None,
-                format!(
-                    "request line of {len} bytes refused: the limit is {} bytes",
-                    opts.max_line_bytes
-                ),
+                format!("request line of {len} bytes refused: the limit is {max_line_bytes} bytes"),
             ),
             Ok(Line::Line(l)) if l.iter().all(u8::is_ascii_whitespace) => {}
             Ok(Line::Line(l)) => session.handle(&l),
-            Err(e) => break Some(e),
+            Err(e) => return Some(e),
         }
         // Reap finished calls as we go.
         while session.tasks.try_join_next().is_some() {}
-    };
-    session.shutdown().await;
-    let _stopped = stop_tx.send(());
-    drop(tx);
-    let _joined = writer.await;
-    match read_error {
-        Some(e) => Err(e),
-        None => Ok(()),
     }
 }

@@ -7,15 +7,15 @@
 #![forbid(unsafe_code)]
 
 use super::protocol::JobInfo;
+use super::runs::{Owned, Runs};
 pub use super::term::TermRead;
 use super::term::{Term, drive, size};
 use crate::capability::CapabilitySet;
 use crate::exec::{Output, RunRequest, Sandbox, Terminal};
 use std::future::Future;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
 /// By default, a terminal that receives no key and is not read for this long is closed.
 pub const TERMINAL_IDLE: Duration = Duration::from_secs(30 * 60);
@@ -68,25 +68,25 @@ pub enum TerminalError {
         message: String,
     },
 }
-struct Entry {
-    term: Arc<Term>,
-    /// Sending or dropping it kills the terminal's process tree.
-    stop: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<()>>,
-}
-
-#[derive(Default)]
-struct Registry {
-    entries: Vec<Entry>,
-    opened: u64,
-    closed: bool,
-}
-
 /// The terminals of one session.
 pub struct Terminals {
-    registry: Mutex<Registry>,
+    runs: Runs<Term>,
     /// How long a terminal may sit unused before it is closed.
     idle: Duration,
+}
+
+impl Owned for Term {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn owned_by(&self, owner: &str) -> bool {
+        Term::owned_by(self, owner)
+    }
+    fn set_owner(&self, owner: &str) {
+        if let Some(mut s) = self.state() {
+            s.owner = Some(owner.to_string());
+        }
+    }
 }
 
 impl Default for Terminals {
@@ -99,13 +99,9 @@ impl Terminals {
     /// Terminals that close after `idle` without use.
     pub fn new(idle: Duration) -> Self {
         Self {
-            registry: Mutex::new(Registry::default()),
+            runs: Runs::default(),
             idle,
         }
-    }
-
-    fn registry(&self) -> Option<MutexGuard<'_, Registry>> {
-        self.registry.lock().ok()
     }
 
     /// Open a terminal running `run` (the shell) in `sandbox`, narrowed to `caps`, and return
@@ -128,22 +124,22 @@ impl Terminals {
                 .map_err(|e| TerminalError::Start {
                     message: e.to_string(),
                 })?;
-        let mut reg = self.registry().ok_or(TerminalError::Closed)?;
+        let mut reg = self.runs.lock().ok_or(TerminalError::Closed)?;
         if reg.closed {
             return Err(TerminalError::Closed);
         }
-        reg.entries.retain(|e| e.term.info().status.is_running());
+        reg.entries.retain(|e| e.run.info().status.is_running());
         if reg.entries.len() >= MAX_TERMINALS {
             return Err(TerminalError::TooMany { max: MAX_TERMINALS });
         }
-        reg.opened += 1;
+        reg.started += 1;
         let (r, c) = size(rows, cols);
         let command = run
             .argv
             .last()
             .map(|a| a.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let term = Arc::new(Term::new(format!("term-{}", reg.opened), command, (r, c)));
+        let term = Arc::new(Term::new(format!("term-{}", reg.started), command, (r, c)));
         let (kill, killed) = oneshot::channel();
         let (control_tx, control_rx) = oneshot::channel();
         let (stop, stopped) = oneshot::channel();
@@ -159,11 +155,7 @@ impl Terminals {
             drive(held, fut, kill, stopped, control_rx, dims, limit).await;
         });
         let id = term.id.clone();
-        reg.entries.push(Entry {
-            term,
-            stop: Some(stop),
-            task: Some(task),
-        });
+        reg.push(term, stop, task);
         Ok(id)
     }
 
@@ -174,31 +166,17 @@ impl Terminals {
 
     /// Give terminal `id` to `owner`.
     pub fn set_owner(&self, id: &str, owner: &str) {
-        if let Ok(t) = self.find(id, None)
-            && let Some(mut s) = t.state()
-        {
-            s.owner = Some(owner.to_string());
-        }
+        self.runs.set_owner(id, owner);
     }
 
+    /// Terminal `id` (with `owner`, only when that agent owns it), marked as used.
     fn find(&self, id: &str, owner: Option<&str>) -> Result<Arc<Term>, TerminalError> {
-        let unknown = || TerminalError::Unknown { id: id.to_string() };
         let term = self
-            .registry()
-            .and_then(|r| {
-                r.entries
-                    .iter()
-                    .find(|e| e.term.id == id)
-                    .map(|e| e.term.clone())
-            })
-            .ok_or_else(unknown)?;
-        match owner {
-            Some(o) if !term.owned_by(o) => Err(unknown()),
-            Some(_) | None => {
-                term.touch();
-                Ok(term)
-            }
-        }
+            .runs
+            .find(id, owner)
+            .ok_or_else(|| TerminalError::Unknown { id: id.to_string() })?;
+        term.touch();
+        Ok(term)
     }
 
     /// Type `bytes` into terminal `id`.
@@ -273,11 +251,7 @@ impl Terminals {
     ) -> Result<TermRead, TerminalError> {
         let t = self.find(id, Some(owner))?;
         let mut changed = t.changed.subscribe();
-        if let Some(mut reg) = self.registry()
-            && let Some(e) = reg.entries.iter_mut().find(|e| e.term.id == id)
-        {
-            drop(e.stop.take());
-        }
+        self.runs.stop(id);
         let ended = async {
             while t.info().status.is_running() {
                 if changed.changed().await.is_err() {
@@ -294,36 +268,17 @@ impl Terminals {
 
     /// The terminals `owner` may see, oldest first.
     pub fn list(&self, owner: &str) -> Vec<JobInfo> {
-        let terms: Vec<Arc<Term>> = self
-            .registry()
-            .map(|r| r.entries.iter().map(|e| e.term.clone()).collect())
-            .unwrap_or_default();
-        terms
-            .iter()
-            .filter(|t| t.owned_by(owner))
-            .map(|t| t.info())
-            .collect()
+        self.runs.owned(owner).iter().map(|t| t.info()).collect()
     }
 
     /// Open no more terminals and kill every open one (the session is ending).
     pub fn close(&self) {
-        if let Some(mut reg) = self.registry() {
-            reg.closed = true;
-            for e in &mut reg.entries {
-                drop(e.stop.take());
-            }
-        }
+        self.runs.close();
     }
 
     /// Wait until every terminal's run has returned (after [`Terminals::close`]: until every
     /// tree is gone).
     pub async fn wait_all(&self) {
-        let tasks: Vec<JoinHandle<()>> = self
-            .registry()
-            .map(|mut r| r.entries.iter_mut().filter_map(|e| e.task.take()).collect())
-            .unwrap_or_default();
-        for t in tasks {
-            let _joined = t.await;
-        }
+        self.runs.wait_all().await;
     }
 }

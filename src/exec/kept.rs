@@ -1,0 +1,329 @@
+//! Plans kept for the calls that follow. A session (`sbx serve`, `sbx mcp`) runs many commands
+//! with the same profile, workspace and narrowing, and making each call's plan afresh
+//! (expanding globs, intersecting hundreds of denied paths, asking the file system about each
+//! of them) is most of what a warm call costs beyond its process tree.
+//!
+//! A plan is a pure function of its inputs (the profile, the variables, the host, the
+//! narrowing) and of the answers the file system gave while it was made. A kept plan is
+//! therefore reused only for the same inputs, and only while every question its making asked
+//! (a glob's matches, what is at a path, a directory's entries, a git config's text, one
+//! variable) gets the answer it got: asked again, or vouched for by the unchanged stamp of the
+//! directory or file that decides it ([`super::stamp`]). A fresh plan would then ask the same
+//! questions in the same order and come out the same. A secret file that appears between two
+//! calls changes an answer, and the next call plans afresh.
+#![forbid(unsafe_code)]
+
+use super::stamp::{Pass, Stamp, Witness};
+use crate::capability::CapabilitySet;
+use crate::host::Host;
+use crate::plan::{DirLister, RealFs, SandboxPlan};
+use crate::profile::{FileKind, Files, RealFiles, Vars};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// How many plans a sandbox keeps (a session uses one per workspace and narrowing).
+const KEEP: usize = 4;
+
+/// One question planning asked of the machine.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Question {
+    Glob(String),
+    Kind(PathBuf),
+    Read(PathBuf),
+    Var(String),
+    List(PathBuf),
+    IsDir(PathBuf),
+    Exists(PathBuf),
+    IsSymlink(PathBuf),
+}
+
+/// The answer it got.
+#[derive(Clone, Debug, PartialEq)]
+enum Answer {
+    Paths(Vec<PathBuf>),
+    Kind(Option<FileKind>),
+    Text(Option<String>),
+    Var(Option<OsString>),
+    Yes(bool),
+}
+
+/// One question, its answer, and what decides it.
+#[derive(Debug)]
+struct Item {
+    question: Question,
+    answer: Answer,
+    witness: Option<Witness>,
+}
+
+impl Item {
+    /// The path, when the answer is that nothing is there.
+    fn absent(&self) -> Option<&Path> {
+        match (&self.question, &self.answer) {
+            (Question::Exists(p), Answer::Yes(false)) | (Question::Kind(p), Answer::Kind(None)) => {
+                Some(p)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The witness that vouched for an answer when it was last confirmed, with its stamp then.
+type Confirmed = Option<(Witness, Stamp)>;
+
+/// Every question one plan's making asked, with its answer, and what last confirmed each.
+#[derive(Debug)]
+pub(super) struct Asked {
+    items: Vec<Item>,
+    confirmed: Mutex<Vec<Confirmed>>,
+}
+
+/// A question to ask again, and what may vouch for its answer from then on: a witness with
+/// its stamp now and, for an absent path, the entry that must be absent under that witness.
+struct Again {
+    item: usize,
+    vouch: Confirmed,
+    absent: Option<PathBuf>,
+}
+
+impl Asked {
+    fn new(asked: HashMap<Question, Answer>) -> Self {
+        let items: Vec<Item> = asked
+            .into_iter()
+            .map(|(question, answer)| Item {
+                witness: witness(&question, &answer),
+                question,
+                answer,
+            })
+            .collect();
+        let confirmed = Mutex::new(vec![None; items.len()]);
+        Self { items, confirmed }
+    }
+
+    /// Whether the machine still answers every question the same.
+    fn still_holds(&self) -> bool {
+        self.asked_again().is_some()
+    }
+
+    /// How many questions had to be asked again, or `None` when an answer changed. A question
+    /// whose witness has the stamp it had when the answer was last confirmed is not asked
+    /// again. The others are, after every stamp is taken (so that each answer is as new as the
+    /// stamp that will vouch for it), by one fresh view of the file system, as planning asks.
+    /// An absent path is vouched for by its nearest existing ancestor, once the entry below
+    /// that ancestor is seen absent too.
+    pub(super) fn asked_again(&self) -> Option<usize> {
+        let Ok(mut confirmed) = self.confirmed.lock() else {
+            return None;
+        };
+        let mut pass = Pass::begin();
+        let mut again = Vec::new();
+        for (i, item) in self.items.iter().enumerate() {
+            if let Some((w, s)) = &confirmed[i]
+                && pass.stamp(w).as_ref() == Some(s)
+            {
+                continue;
+            }
+            let (vouch, absent) = match item.absent() {
+                Some(p) => pass.nearest(p),
+                None => {
+                    let w = item.witness.clone();
+                    (w.and_then(|w| pass.stamp(&w).map(|s| (w, s))), None)
+                }
+            };
+            again.push(Again {
+                item: i,
+                vouch,
+                absent,
+            });
+        }
+        let files = RealFiles;
+        let fs = RealFs::default();
+        let n = again.len();
+        for a in again {
+            let item = &self.items[a.item];
+            if answer(&item.question, &files, &fs).as_ref() != Some(&item.answer) {
+                return None;
+            }
+            let below_absent = a.absent.is_none_or(|p| !fs.exists(&p));
+            confirmed[a.item] = a.vouch.filter(|_| below_absent);
+        }
+        Some(n)
+    }
+
+    /// How many questions there are.
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.items.len()
+    }
+}
+
+/// What decides a question's answer, when one directory or file does.
+fn witness(q: &Question, a: &Answer) -> Option<Witness> {
+    let parent = |p: &Path| p.parent().map(|d| Witness::Entries(d.to_path_buf()));
+    match q {
+        Question::Kind(p) | Question::Exists(p) | Question::IsSymlink(p) => parent(p),
+        // Following a link: only "a directory" is kept by the directory it resolves to.
+        Question::IsDir(p) => (*a == Answer::Yes(true)).then(|| Witness::Directory(p.clone())),
+        Question::List(d) => Some(Witness::Entries(d.clone())),
+        Question::Read(p) => Some(Witness::Content(p.clone())),
+        Question::Glob(pattern) => glob_dir(pattern).map(Witness::Entries),
+        Question::Var(_) => None,
+    }
+}
+
+/// The directory whose entries a glob with a wildcard in its last component only is matched
+/// against (as `expand_glob` does it); `None` for other globs, asked again each time.
+fn glob_dir(pattern: &str) -> Option<PathBuf> {
+    let wild = |c: &str| c.contains(['*', '?', '[']);
+    let (dir, last) = pattern.rsplit_once('/')?;
+    if !wild(last) || wild(dir) {
+        return None;
+    }
+    Some(PathBuf::from(if dir.is_empty() { "/" } else { dir }))
+}
+
+/// The answer the machine gives now; `None` for a glob that no longer parses.
+fn answer(q: &Question, files: &dyn Files, fs: &dyn DirLister) -> Option<Answer> {
+    Some(match q {
+        Question::Glob(p) => Answer::Paths(files.glob(p).ok()?),
+        Question::Kind(p) => Answer::Kind(files.kind(p)),
+        Question::Read(p) => Answer::Text(files.read(p)),
+        Question::Var(n) => Answer::Var(files.var(n)),
+        Question::List(p) => Answer::Paths(fs.list(p)),
+        Question::IsDir(p) => Answer::Yes(fs.is_dir(p)),
+        Question::Exists(p) => Answer::Yes(fs.exists(p)),
+        Question::IsSymlink(p) => Answer::Yes(fs.is_symlink(p)),
+    })
+}
+
+/// The real machine, as resolving and planning see it, writing down what they ask.
+#[derive(Default)]
+pub(super) struct Recorder {
+    fs: RealFs,
+    asked: RefCell<HashMap<Question, Answer>>,
+}
+
+impl Recorder {
+    fn note(&self, q: Question, a: Answer) {
+        self.asked.borrow_mut().entry(q).or_insert(a);
+    }
+
+    /// What was asked.
+    pub(super) fn into_asked(self) -> Asked {
+        Asked::new(self.asked.into_inner())
+    }
+}
+
+impl Files for Recorder {
+    fn glob(&self, pattern: &str) -> Result<Vec<PathBuf>, glob::PatternError> {
+        let found = RealFiles.glob(pattern)?;
+        self.note(Question::Glob(pattern.into()), Answer::Paths(found.clone()));
+        Ok(found)
+    }
+    fn kind(&self, path: &Path) -> Option<FileKind> {
+        let k = RealFiles.kind(path);
+        self.note(Question::Kind(path.into()), Answer::Kind(k));
+        k
+    }
+    fn read(&self, path: &Path) -> Option<String> {
+        let t = RealFiles.read(path);
+        self.note(Question::Read(path.into()), Answer::Text(t.clone()));
+        t
+    }
+    fn var(&self, name: &str) -> Option<OsString> {
+        let v = RealFiles.var(name);
+        self.note(Question::Var(name.into()), Answer::Var(v.clone()));
+        v
+    }
+}
+
+impl DirLister for Recorder {
+    fn list(&self, dir: &Path) -> Vec<PathBuf> {
+        let v = self.fs.list(dir);
+        self.note(Question::List(dir.into()), Answer::Paths(v.clone()));
+        v
+    }
+    fn is_dir(&self, path: &Path) -> bool {
+        let y = self.fs.is_dir(path);
+        self.note(Question::IsDir(path.into()), Answer::Yes(y));
+        y
+    }
+    fn exists(&self, path: &Path) -> bool {
+        let y = self.fs.exists(path);
+        self.note(Question::Exists(path.into()), Answer::Yes(y));
+        y
+    }
+    fn is_symlink(&self, path: &Path) -> bool {
+        let y = self.fs.is_symlink(path);
+        self.note(Question::IsSymlink(path.into()), Answer::Yes(y));
+        y
+    }
+}
+
+/// What a plan was made from, besides the profile (the sandbox's own).
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Inputs {
+    pub(super) vars: Vars,
+    pub(super) host: Host,
+    pub(super) narrow: Option<CapabilitySet>,
+}
+
+/// One kept plan: its inputs, the capability set it was made from, the plan, and what its
+/// making asked.
+pub(super) struct Entry {
+    pub(super) inputs: Inputs,
+    pub(super) caps: Arc<CapabilitySet>,
+    pub(super) plan: Arc<SandboxPlan>,
+    pub(super) asked: Asked,
+}
+
+/// The plans a sandbox keeps, newest last.
+#[derive(Default)]
+pub(super) struct Kept(Mutex<Vec<Arc<Entry>>>);
+
+impl Kept {
+    /// The kept set and plan for these inputs, when the machine still answers as it did.
+    /// A plan that no longer holds is dropped.
+    pub(super) fn find(
+        &self,
+        vars: &Vars,
+        host: &Host,
+        narrow: Option<&CapabilitySet>,
+    ) -> Option<super::Planned> {
+        let entry = self.entry(vars, host, narrow)?;
+        if entry.asked.still_holds() {
+            return Some((entry.caps.clone(), entry.plan.clone()));
+        }
+        if let Ok(mut v) = self.0.lock() {
+            v.retain(|e| !Arc::ptr_eq(e, &entry));
+        }
+        None
+    }
+
+    /// The kept entry for these inputs, whether it holds or not.
+    pub(super) fn entry(
+        &self,
+        vars: &Vars,
+        host: &Host,
+        narrow: Option<&CapabilitySet>,
+    ) -> Option<Arc<Entry>> {
+        let same = |e: &Entry| {
+            e.inputs.vars == *vars && e.inputs.host == *host && e.inputs.narrow.as_ref() == narrow
+        };
+        self.0.lock().ok()?.iter().find(|e| same(e)).cloned()
+    }
+
+    /// Keep `entry`, in place of one with the same inputs, and drop the oldest beyond
+    /// [`KEEP`].
+    pub(super) fn keep(&self, entry: Entry) {
+        if let Ok(mut v) = self.0.lock() {
+            v.retain(|e| e.inputs != entry.inputs);
+            v.push(Arc::new(entry));
+            if v.len() > KEEP {
+                v.remove(0);
+            }
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! What spares a kept plan most of its questions: the directory (or file) whose state decides
+//! a question's answer, and a stamp of that state. While the stamp is unchanged the answer is
+//! too, so the question need not be asked again.
+//!
+//! A directory's entries change only with its change time (`ctime`, which no program can set
+//! back, unlike `mtime`), and a path resolves to another directory only with another device
+//! and inode. Two limits are kept: a stamp counts only once its change time is older than a
+//! margin before it was taken (a change within the same clock tick would leave the time as
+//! it was), and only on file systems that keep these times for their directories (not
+//! `/proc`, `/sys` or network file systems).
+#![forbid(unsafe_code)]
+
+use nix::sys::statfs::{self, FsType};
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Changes this recent are not trusted to have moved a change time.
+const MARGIN: Duration = Duration::from_secs(1);
+
+/// File systems whose directories' change times follow every change of their entries.
+const TRUSTED: [FsType; 5] = [
+    statfs::EXT4_SUPER_MAGIC, // ext2, ext3 and ext4 share it
+    statfs::XFS_SUPER_MAGIC,
+    statfs::BTRFS_SUPER_MAGIC,
+    statfs::TMPFS_MAGIC,
+    statfs::F2FS_SUPER_MAGIC,
+];
+
+/// Where an answer comes from.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Witness {
+    /// A directory's entries (and what the path resolves to).
+    Entries(PathBuf),
+    /// A file's content.
+    Content(PathBuf),
+    /// Which directory a path resolves to, whatever its entries.
+    Directory(PathBuf),
+}
+
+/// The state of a witness: its device and inode, type, and for entries and content its
+/// times and size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Stamp {
+    dev: u64,
+    ino: u64,
+    mode: u32,
+    ctime: (i64, i64),
+    mtime: (i64, i64),
+    size: u64,
+}
+
+/// Stamps taken in one pass, each witness once.
+pub(super) struct Pass {
+    /// When the pass began, less [`MARGIN`], in nanoseconds: a witness changed since does
+    /// not count.
+    settled: i128,
+    stamps: HashMap<Witness, Option<Stamp>>,
+    trusted_fs: HashMap<u64, bool>,
+}
+
+impl Pass {
+    pub(super) fn begin() -> Self {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        Self {
+            settled: i128::try_from(now.saturating_sub(MARGIN.as_nanos())).unwrap_or(0),
+            stamps: HashMap::new(),
+            trusted_fs: HashMap::new(),
+        }
+    }
+
+    /// The witness's stamp now, or `None` when it cannot vouch for an answer (missing, on a
+    /// file system without reliable times, or changed too recently).
+    pub(super) fn stamp(&mut self, w: &Witness) -> Option<Stamp> {
+        if let Some(s) = self.stamps.get(w) {
+            return *s;
+        }
+        let s = self.take(w);
+        self.stamps.insert(w.clone(), s);
+        s
+    }
+
+    /// For a path that is absent: its nearest ancestor with a stamp, and the entry right
+    /// below that ancestor on the way to the path (which must be absent for the ancestor's
+    /// stamp to vouch that the path is).
+    pub(super) fn nearest(&mut self, path: &Path) -> (Option<(Witness, Stamp)>, Option<PathBuf>) {
+        let mut below = path;
+        while let Some(dir) = below.parent() {
+            let w = Witness::Entries(dir.to_path_buf());
+            if let Some(s) = self.stamp(&w) {
+                return (Some((w, s)), Some(below.to_path_buf()));
+            }
+            below = dir;
+        }
+        (None, None)
+    }
+
+    fn take(&mut self, w: &Witness) -> Option<Stamp> {
+        let (path, times) = match w {
+            Witness::Entries(p) | Witness::Content(p) => (p, true),
+            Witness::Directory(p) => (p, false),
+        };
+        let m = std::fs::metadata(path).ok()?;
+        if !self.trusted(m.dev(), path) {
+            return None;
+        }
+        if !times {
+            return m.is_dir().then_some(Stamp {
+                dev: m.dev(),
+                ino: m.ino(),
+                mode: m.mode() & libc::S_IFMT,
+                ctime: (0, 0),
+                mtime: (0, 0),
+                size: 0,
+            });
+        }
+        let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
+        if ns(m.ctime(), m.ctime_nsec()) >= self.settled
+            || ns(m.mtime(), m.mtime_nsec()) >= self.settled
+        {
+            return None;
+        }
+        Some(Stamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            mode: m.mode(),
+            ctime: (m.ctime(), m.ctime_nsec()),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            size: m.size(),
+        })
+    }
+
+    fn trusted(&mut self, dev: u64, path: &Path) -> bool {
+        *self.trusted_fs.entry(dev).or_insert_with(|| {
+            statfs::statfs(path).is_ok_and(|s| TRUSTED.contains(&s.filesystem_type()))
+        })
+    }
+}
