@@ -38,6 +38,7 @@ pub fn run(
         Output::Inherit
     };
     req.forward_signals = true;
+    req.relay_stdin = true;
     // A terminal on stdin or stdout reaches the command only as a pseudo-terminal sbx relays.
     req.terminal = Terminal::from_stdio();
     let rt = match tokio::runtime::Builder::new_current_thread()
@@ -108,7 +109,7 @@ fn print_json(result: &sbx::exec::RunResult, json_out: Option<PathBuf>, open_lin
     let text = v.to_string();
     match json_out {
         Some(path) => {
-            if let Err(e) = std::fs::write(&path, text + "\n") {
+            if let Err(e) = write_report(&path, &(text + "\n")) {
                 eprintln!("sbx: cannot write {}: {e}", path.display());
             }
         }
@@ -163,4 +164,22 @@ fn relay_tracking_lines(open_line: Arc<AtomicBool>) -> Output {
             let _ = std::io::stderr().write_all(chunk);
         }
     }))
+}
+
+/// Write the report to `path`, which may lie where the command could write: a symbolic link
+/// (which would send sbx's write, made outside the sandbox, anywhere the command chose) or
+/// anything but a regular file (a FIFO would block) is refused.
+fn write_report(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    f.set_len(0)?;
+    f.write_all(text.as_bytes())
 }

@@ -99,6 +99,45 @@ fn json_out_gets_the_report_and_a_signal_death_is_named() {
     assert_eq!(v["code"], 128 + libc::SIGUSR1, "{v}");
 }
 
+/// `--json-out` inside the workspace: a symbolic link the command leaves there is not
+/// followed by sbx's write (made outside the sandbox); the same path as a file gets the report.
+#[test]
+fn json_out_does_not_follow_a_link_the_command_planted() {
+    if !kernel_ready() {
+        return;
+    }
+    let s = Scratch::new(None);
+    let victim = s.root.path().join("victim");
+    std::fs::write(&victim, "ORIGINAL").unwrap();
+    let report = s.ws.join("r.json");
+    let run = |cmd: &str| {
+        s.sbx(&[
+            "run",
+            "--no-policy",
+            "--json-out",
+            report.to_str().unwrap(),
+            "--",
+        ])
+        .args(["sh", "-c", cmd])
+        .output()
+        .unwrap()
+    };
+    let o = run(&format!("ln -s {} r.json", victim.display()));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("cannot write"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "ORIGINAL");
+    std::fs::remove_file(&report).unwrap();
+    let o = run("true");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(v["code"], 0, "{v}");
+}
+
 #[test]
 fn the_command_starts_in_the_current_directory_inside_the_workspace_else_in_the_workspace() {
     if !kernel_ready() {

@@ -79,6 +79,73 @@ fn metadata_outside_the_writable_set_cannot_change() {
     }
 }
 
+/// A file given on stdin is relayed, not handed over: through `/proc/self/fd/0` the command
+/// cannot change the host file's mode or times, and a directory on stdin opens nothing the
+/// plan hides; the command still reads the file's content. Paired: the same file passed as a
+/// path the profile makes writable changes.
+#[test]
+fn stdin_is_no_way_to_host_files() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let target = s.home.join("stdin-target");
+        std::fs::write(&target, "content\n").unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::write(s.home.join(".netrc"), "SECRET\n").unwrap();
+        s.chown_all();
+        let script = "chmod 777 /proc/self/fd/0; touch -d @1 /proc/self/fd/0; cat; \
+                      cat /proc/self/fd/0/.netrc 2>/dev/null";
+        let mut c = s.sbx(&[
+            "run",
+            "--no-policy",
+            "--profile",
+            "workspace",
+            "--",
+            "sh",
+            "-c",
+        ]);
+        c.arg(script);
+        c.stdin(std::fs::File::open(&target).unwrap());
+        let o = c.output().unwrap();
+        assert_eq!(stdout(&o), "content\n", "{}: {}", s.label(), text(&o));
+        let meta = std::fs::metadata(&target).unwrap();
+        assert_eq!(meta.mode() & 0o7777, 0o644, "{}", s.label());
+        assert_ne!(meta.mtime(), 1, "{}", s.label());
+        let mut c = s.sbx(&[
+            "run",
+            "--no-policy",
+            "--profile",
+            "workspace",
+            "--",
+            "sh",
+            "-c",
+        ]);
+        c.arg("cat /proc/self/fd/0/.netrc");
+        c.stdin(std::fs::File::open(&s.home).unwrap());
+        let o = c.output().unwrap();
+        assert!(
+            !stdout(&o).contains("SECRET"),
+            "{}: {}",
+            s.label(),
+            text(&o)
+        );
+        // Paired: the workspace is writable, so the same change by path goes through.
+        let inside = s.ws.join("stdin-target");
+        std::fs::write(&inside, "x").unwrap();
+        s.chown_all();
+        let o = s.run(
+            "workspace",
+            "chmod 777 stdin-target; touch -d @1 stdin-target",
+        );
+        assert_eq!(o.status.code(), Some(0), "{}: {}", s.label(), text(&o));
+        assert_eq!(
+            std::fs::metadata(&inside).unwrap().mtime(),
+            1,
+            "{}",
+            s.label()
+        );
+    }
+}
+
 #[test]
 fn device_nodes_and_hidden_files_are_not_host_inodes_the_command_can_change() {
     for u in users() {

@@ -160,6 +160,9 @@ unsafe fn init(p: &mut Prepared, mut f: ChildFds) -> ! {
     let rep = f.report;
     // SAFETY: raw syscalls on prepared data; see module docs.
     unsafe {
+        if f.stdin_feed >= 0 {
+            libc::close(f.stdin_feed);
+        }
         tie_to_parent(p, &mut f);
         identity_and_cgroups(p, rep);
         namespace_setup(p, &mut f, rep);
@@ -170,7 +173,7 @@ unsafe fn init(p: &mut Prepared, mut f: ChildFds) -> ! {
         let cmd = start_command(p, f);
         or_fail!(rep, Step::ForkCommand, cmd);
         // Only the command keeps the replica: once its tree is gone, sbx reads the end of it.
-        for fd in [f.stdout, f.stderr, f.ctty] {
+        for fd in [f.stdin, f.stdout, f.stderr, f.ctty] {
             if fd >= 0 {
                 libc::close(fd);
             }

@@ -159,6 +159,9 @@ pub struct ChildFds {
     /// A pidfd of the process that starts the sandbox (or -1): closes the window between
     /// `clone` and `PR_SET_PDEATHSIG` in which its death would go unnoticed.
     pub parent: c_int,
+    /// sbx's end of the pipe it relays stdin through (or -1), which the init closes at once:
+    /// the command sees the end of its input only when sbx's copy is the last one.
+    pub stdin_feed: c_int,
 }
 
 pub(super) fn errno() -> c_int {

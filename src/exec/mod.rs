@@ -15,6 +15,7 @@ mod relay;
 mod request;
 mod result;
 mod stamp;
+mod stdin;
 mod supervise;
 mod terminal;
 

@@ -35,6 +35,10 @@ pub struct RunRequest {
     /// follows its window size; once the init has opened the pseudo-terminal, a
     /// [`PtyControl`](super::PtyControl) on it is sent here.
     pub pty_primary: Option<tokio::sync::oneshot::Sender<super::PtyControl>>,
+    /// Relay this process's stdin to the command (`sbx run`): a pipe or socket is passed as
+    /// it is, anything else (a file, a directory, a device) is read by sbx and relayed. Unset,
+    /// the command reads an empty stdin unless a pseudo-terminal feeds it.
+    pub relay_stdin: bool,
 }
 
 impl RunRequest {
@@ -58,6 +62,7 @@ impl RunRequest {
             terminal: None,
             net_approver: None,
             pty_primary: None,
+            relay_stdin: false,
         }
     }
 }

@@ -75,8 +75,14 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
     let parent_pidfd = (parent_pidfd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(parent_pidfd) });
     let raw_fd = |fd: &Option<OwnedFd>| fd.as_ref().map_or(-1, AsRawFd::as_raw_fd);
     let bridge = super::proxy::Bridge::new(p).map_err(spawn_err)?;
+    let mut stdin =
+        super::stdin::child_stdin(req.relay_stdin && !on_pty(|t| t.stdin)).map_err(spawn_err)?;
+    if on_pty(|t| t.stdin) {
+        stdin.fd = None;
+    }
+    let stdin_feed = stdin.feed_fd();
     let fds = ChildFds {
-        stdin: -1,
+        stdin: raw_fd(&stdin.fd),
         stdout: raw_fd(&out_w),
         stderr: raw_fd(&err_w),
         ctty: -1,
@@ -84,13 +90,16 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
         report: rep_w.as_raw_fd(),
         proxy: bridge.as_ref().map_or(-1, super::proxy::Bridge::child_fd),
         parent: parent_pidfd.as_ref().map_or(-1, AsRawFd::as_raw_fd),
+        stdin_feed,
     };
     // SAFETY: everything the child uses is in `p.prepared` and `fds`, prepared above.
     let (pid, pidfd) =
         unsafe { crate::enforce::child::spawn(&mut p.prepared, fds) }.map_err(spawn_err)?;
     // SAFETY: CLONE_PIDFD gave us a new fd that nobody else owns.
     let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
-    drop((out_w, err_w, rep_w, parent_pidfd));
+    let stdin_fd = stdin.fd.take();
+    drop((out_w, err_w, rep_w, parent_pidfd, stdin_fd));
+    stdin.start().map_err(spawn_err)?;
     let proxy = bridge
         .map(|b| b.start(req.net_approver.clone()))
         .transpose()
