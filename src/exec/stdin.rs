@@ -57,6 +57,11 @@ pub(super) fn child_stdin(relay: bool) -> io::Result<ChildStdin> {
         return Ok(empty);
     };
     let kind = st.st_mode & libc::S_IFMT;
+    // `< /dev/null`, the usual stdin of a script or CI step: the same end of input, without a
+    // thread to relay nothing.
+    if kind == libc::S_IFCHR && st.st_rdev == libc::makedev(1, 3) {
+        return Ok(empty);
+    }
     let anonymous_pipe = kind == libc::S_IFIFO
         && nix::sys::statfs::fstatfs(stdin.as_fd())
             .is_ok_and(|fs| fs.filesystem_type().0 == PIPEFS_MAGIC);
