@@ -39,6 +39,7 @@ pub fn run(
     };
     req.forward_signals = true;
     req.relay_stdin = true;
+    req.keep_plan = false;
     // A terminal on stdin or stdout reaches the command only as a pseudo-terminal sbx relays.
     req.terminal = Terminal::from_stdio();
     let rt = match tokio::runtime::Builder::new_current_thread()

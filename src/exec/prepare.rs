@@ -53,7 +53,7 @@ impl Sandbox {
         }
         let mut resolved = resolved;
         // A per-run `{tmp}` makes every run's variables new: no kept plan would ever match.
-        let mut reuse = host_tmp.is_none();
+        let mut reuse = req.keep_plan && host_tmp.is_none();
         for dir in self.profile.dirs_to_create(&vars) {
             if !dir.exists() {
                 // The snapshot, or a kept plan, predates this directory: plan afresh.

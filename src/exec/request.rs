@@ -39,6 +39,9 @@ pub struct RunRequest {
     /// it is, anything else (a file, a directory, a device) is read by sbx and relayed. Unset,
     /// the command reads an empty stdin unless a pseudo-terminal feeds it.
     pub relay_stdin: bool,
+    /// Keep the plan for a later run with the same inputs (see `exec::kept`); on by default.
+    /// A one-shot run (`sbx run`) has no later run: it plans without recording its questions.
+    pub keep_plan: bool,
 }
 
 impl RunRequest {
@@ -63,6 +66,7 @@ impl RunRequest {
             net_approver: None,
             pty_primary: None,
             relay_stdin: false,
+            keep_plan: true,
         }
     }
 }
