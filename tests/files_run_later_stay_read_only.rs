@@ -170,3 +170,26 @@ fn ci_writes_caches_but_not_programs_or_build_config_in_home() {
         }
     }
 }
+
+/// A FIFO the command leaves where git's files are looked for after the run (`.git` of a
+/// nested repository) neither hangs that check nor stops it: the run ends, and the `.envrc`
+/// made beside it is still moved out. Paired: a plain file there is left alone.
+#[test]
+fn a_fifo_left_for_the_after_run_check_does_not_stop_it() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let o = s.run(
+            "workspace",
+            "echo 'touch /tmp/x' > .envrc; mkdir zz; mkfifo zz/.git; echo ok > zz/notes",
+        );
+        assert!(o.status.code().is_some(), "{}: {}", s.label(), text(&o));
+        assert!(!s.ws.join(".envrc").exists(), "{}: {}", s.label(), text(&o));
+        assert!(
+            !s.ws.join("zz/.git").exists(),
+            "{}: {}",
+            s.label(),
+            text(&o)
+        );
+        assert!(s.ws.join("zz/notes").exists(), "{}", s.label());
+    }
+}

@@ -116,7 +116,7 @@ fn check_dot_git(dot_git: &Path, workspace: &Path, since: &Since, out: &mut Vec<
 
 /// The directory a `.git` file's `gitdir:` names, when it lies inside the workspace.
 fn gitdir_inside(dot_git: &Path, workspace: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(dot_git).ok()?;
+    let text = read_text(dot_git).ok()?;
     let dir = text.trim().strip_prefix("gitdir:").map(str::trim)?;
     let base = dot_git.parent().unwrap_or(workspace);
     std::fs::canonicalize(base.join(dir))
@@ -178,7 +178,7 @@ fn is_worktree_of(git: &Path) -> bool {
     else {
         return false;
     };
-    let Ok(text) = std::fs::read_to_string(git.join("commondir")) else {
+    let Ok(text) = read_text(git.join("commondir")) else {
         return false;
     };
     let (Ok(to), Ok(repo)) = (
@@ -215,7 +215,7 @@ fn check_hooks(hooks: &Path, since: &Since, out: &mut Vec<Finding>) {
 
 /// Whether a git config file holds only plain keys. Anything not understood is not plain.
 fn config_is_plain(path: &Path) -> bool {
-    match std::fs::read(path) {
+    match read_file(path) {
         Ok(bytes) if bytes.len() <= 64 * 1024 => {
             std::str::from_utf8(&bytes).is_ok_and(crate::gitconfig::text_is_plain)
         }
@@ -291,7 +291,7 @@ fn check_index_gitlinks(workspace: &Path, since: &Since, out: &mut Vec<Finding>)
     if !since.changed(&index) {
         return;
     }
-    let sha256 = std::fs::read_to_string(git.join("config"))
+    let sha256 = read_text(git.join("config"))
         .ok()
         .and_then(|t| crate::gitconfig::entries(&t))
         .is_some_and(|es| {
@@ -299,7 +299,7 @@ fn check_index_gitlinks(workspace: &Path, since: &Since, out: &mut Vec<Finding>)
                 e.section == "extensions" && e.key == "objectformat" && e.value == "sha256"
             })
         });
-    let Ok(bytes) = std::fs::read(&index) else {
+    let Ok(bytes) = read_file(&index) else {
         return;
     };
     let Some(links) = index_gitlinks(&bytes, if sha256 { 32 } else { 20 }) else {
@@ -362,4 +362,26 @@ mod tests {
         assert_eq!(varint(&[0x80, 0x00]), Some((128, 2)));
         assert!(index_gitlinks(b"NOPE", 20).is_none());
     }
+}
+
+/// A file's bytes, only when it is a regular file: a FIFO the command left as `.git` or
+/// `.git/config` would block the check after the run for ever (opened without blocking, and
+/// refused), and a device would never end.
+fn read_file(path: impl AsRef<Path>) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut out = Vec::new();
+    f.read_to_end(&mut out)?;
+    Ok(out)
+}
+
+fn read_text(path: impl AsRef<Path>) -> std::io::Result<String> {
+    String::from_utf8(read_file(path)?).map_err(std::io::Error::other)
 }
