@@ -316,6 +316,28 @@ fn check_index_gitlinks(workspace: &Path, since: &Since, out: &mut Vec<Finding>)
     }
 }
 
+/// A file's bytes, only when it is a regular file: a FIFO the command left as `.git` or
+/// `.git/config` would block the check after the run for ever (opened without blocking, and
+/// refused), and a device would never end.
+fn read_file(path: impl AsRef<Path>) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut out = Vec::new();
+    f.read_to_end(&mut out)?;
+    Ok(out)
+}
+
+fn read_text(path: impl AsRef<Path>) -> std::io::Result<String> {
+    String::from_utf8(read_file(path)?).map_err(std::io::Error::other)
+}
+
 #[cfg(test)]
 mod tests {
     use super::{index_gitlinks, varint};
@@ -362,26 +384,4 @@ mod tests {
         assert_eq!(varint(&[0x80, 0x00]), Some((128, 2)));
         assert!(index_gitlinks(b"NOPE", 20).is_none());
     }
-}
-
-/// A file's bytes, only when it is a regular file: a FIFO the command left as `.git` or
-/// `.git/config` would block the check after the run for ever (opened without blocking, and
-/// refused), and a device would never end.
-fn read_file(path: impl AsRef<Path>) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
-    if !f.metadata()?.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    let mut out = Vec::new();
-    f.read_to_end(&mut out)?;
-    Ok(out)
-}
-
-fn read_text(path: impl AsRef<Path>) -> std::io::Result<String> {
-    String::from_utf8(read_file(path)?).map_err(std::io::Error::other)
 }
