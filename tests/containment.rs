@@ -94,32 +94,14 @@ fn stdin_is_no_way_to_host_files() {
         s.chown_all();
         let script = "chmod 777 /proc/self/fd/0; touch -d @1 /proc/self/fd/0; cat; \
                       cat /proc/self/fd/0/.netrc 2>/dev/null";
-        let mut c = s.sbx(&[
-            "run",
-            "--no-policy",
-            "--profile",
-            "workspace",
-            "--",
-            "sh",
-            "-c",
-        ]);
-        c.arg(script);
+        let mut c = s.command("workspace", script);
         c.stdin(std::fs::File::open(&target).unwrap());
         let o = c.output().unwrap();
         assert_eq!(stdout(&o), "content\n", "{}: {}", s.label(), text(&o));
         let meta = std::fs::metadata(&target).unwrap();
         assert_eq!(meta.mode() & 0o7777, 0o644, "{}", s.label());
         assert_ne!(meta.mtime(), 1, "{}", s.label());
-        let mut c = s.sbx(&[
-            "run",
-            "--no-policy",
-            "--profile",
-            "workspace",
-            "--",
-            "sh",
-            "-c",
-        ]);
-        c.arg("cat /proc/self/fd/0/.netrc");
+        let mut c = s.command("workspace", "cat /proc/self/fd/0/.netrc");
         c.stdin(std::fs::File::open(&s.home).unwrap());
         let o = c.output().unwrap();
         assert!(
