@@ -35,7 +35,11 @@ fn setsid_daemon_does_not_survive() {
         s.outside(&format!(
             "setsid -f sleep {marker} </dev/null >/dev/null 2>&1"
         ));
-        assert!(alive_with_arg(&marker));
+        assert!(
+            becomes_alive_with_arg(&marker),
+            "{}: the daemon did not start outside",
+            s.label()
+        );
         s.outside(&format!("pkill -f 'sleep {marker}'"));
     }
 }
@@ -62,7 +66,7 @@ fn killing_sbx_with_sigkill_kills_the_tree() {
         let mut buf = [0u8; 3];
         child.stdout.take().unwrap().read_exact(&mut buf).unwrap();
         assert!(
-            alive_with_arg(&marker),
+            becomes_alive_with_arg(&marker),
             "{}: daemon did not start",
             s.label()
         );

@@ -50,6 +50,18 @@ pub fn tcp_hello_server() -> u16 {
     port
 }
 
+/// Waits (up to about five seconds) for a process whose command line holds `marker`: a
+/// daemonising command such as `setsid -f` returns before its child has executed.
+pub fn becomes_alive_with_arg(marker: &str) -> bool {
+    (0..200).any(|_| {
+        let alive = alive_with_arg(marker);
+        if !alive {
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        alive
+    })
+}
+
 pub fn alive_with_arg(marker: &str) -> bool {
     std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
         std::fs::read(e.path().join("cmdline"))
