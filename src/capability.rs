@@ -6,11 +6,18 @@
 //! widen it.
 #![forbid(unsafe_code)]
 
+mod addr;
 mod limits;
+mod net;
 mod protection;
 
 pub use crate::environment::{EnvPolicy, Inherit};
+pub use addr::special_kind;
 pub use limits::{LimitOrigins, Limits};
+pub use net::{
+    Cidr, HostRule, NameVerdict, NetRules, PrivateRange, RuleError, UNLISTED, normalize_host,
+    parse_cidr, parse_host_rule,
+};
 pub use protection::{Protection, Requirement};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -161,7 +168,7 @@ pub struct CapabilitySet {
     pub network: NetworkMode,
     /// The proxy's rules; used only in [`NetworkMode::Proxy`].
     #[serde(default)]
-    pub net_rules: crate::proxy::NetRules,
+    pub net_rules: NetRules,
     /// Time, output and resource limits.
     pub limits: Limits,
     /// Namespaces and Landlock scopes beyond the paths.
@@ -236,7 +243,7 @@ impl Isolation {
 impl CapabilitySet {
     /// The proxy rules of the intersection: one side's when only it is a proxy, else names
     /// both allow, denials of either, ranges both admit, the smaller limits.
-    fn net_rules_meet(&self, other: &Self) -> crate::proxy::NetRules {
+    fn net_rules_meet(&self, other: &Self) -> NetRules {
         match (self.network, other.network) {
             (NetworkMode::Proxy, NetworkMode::Proxy) => self.net_rules.meet(&other.net_rules),
             (NetworkMode::Proxy, NetworkMode::None | NetworkMode::Loopback | NetworkMode::Host) => {
@@ -248,7 +255,7 @@ impl CapabilitySet {
             (
                 NetworkMode::None | NetworkMode::Loopback | NetworkMode::Host,
                 NetworkMode::None | NetworkMode::Loopback | NetworkMode::Host,
-            ) => crate::proxy::NetRules::default(),
+            ) => NetRules::default(),
         }
     }
 

@@ -61,9 +61,42 @@ async fn futures_select_all<F: std::future::Future<Output = i32> + Unpin>(
     .await
 }
 
+/// The launched tree as supervision holds it: the init's pid and pidfd, the readable ends of
+/// its output and report pipes, the terminal relay and the proxy.
+struct Tree {
+    pid: libc::pid_t,
+    pid_fd: AsyncFd<OwnedFd>,
+    out_fd: Option<AsyncFd<OwnedFd>>,
+    err_fd: Option<AsyncFd<OwnedFd>>,
+    rep_fd: AsyncFd<OwnedFd>,
+    pty: PtyRelay,
+    proxy: Option<super::proxy::RunProxy>,
+    start: Instant,
+}
+
 pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<RunResult, RunError> {
+    let mut tree = launch(p, req)?;
+    let mut caps = Caps {
+        out: Capture::new(p.plan.output_bytes),
+        err: Capture::new(p.plan.output_bytes),
+        echo: Capture::new(p.plan.output_bytes),
+    };
+    let watched = watch(p, req, &mut tree, &mut caps).await;
+    // The caller's terminal gets its modes back once nothing more is relayed to it.
+    tree.pty.stop().await;
+    let (status, ru) = reap(tree.pid, tree.pid_fd, watched.exited);
+    let duration = tree.start.elapsed();
+    let network = tree.proxy.map(super::proxy::RunProxy::finish);
+    let mut result = result_of(p, &mut caps, &ru, watched.timed_out, duration, network);
+    apply_messages(&mut result, &watched.messages, status)?;
+    result.find_limits_reached(p.timeout);
+    Ok(result)
+}
+
+/// Make the pipes, clone the init with them, and keep sbx's ends.
+fn launch(p: &mut Launch, req: &mut RunRequest) -> Result<Tree, RunError> {
     let spawn_err = |source| RunError::Spawn { source };
-    let mut pty = PtyRelay::new(req.terminal, req.pty_primary.take()).map_err(spawn_err)?;
+    let pty = PtyRelay::new(req.terminal, req.pty_primary.take()).map_err(spawn_err)?;
     let on_pty = |on: fn(&Terminal) -> bool| req.terminal.as_ref().is_some_and(on);
     let (out_r, out_w) = pipe_unless(on_pty(|t| t.stdout)).map_err(spawn_err)?;
     let (err_r, err_w) = pipe_unless(on_pty(|t| t.stderr)).map_err(spawn_err)?;
@@ -80,7 +113,6 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
     if on_pty(|t| t.stdin) {
         stdin.fd = None;
     }
-    let stdin_feed = stdin.feed_fd();
     let fds = ChildFds {
         stdin: raw_fd(&stdin.fd),
         stdout: raw_fd(&out_w),
@@ -89,8 +121,8 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
         pty: pty.spec(),
         report: rep_w.as_raw_fd(),
         proxy: bridge.as_ref().map_or(-1, super::proxy::Bridge::child_fd),
-        parent: parent_pidfd.as_ref().map_or(-1, AsRawFd::as_raw_fd),
-        stdin_feed,
+        parent: raw_fd(&parent_pidfd),
+        stdin_feed: stdin.feed_fd(),
     };
     // SAFETY: everything the child uses is in `p.prepared` and `fds`, prepared above.
     let (pid, pidfd) =
@@ -105,36 +137,92 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
         .transpose()
         .map_err(spawn_err)?;
     set_nonblocking(rep_r.as_raw_fd());
-    let spawn_io = |source| RunError::Spawn { source };
-    let out_fd = out_r.map(async_fd).transpose().map_err(spawn_io)?;
-    let err_fd = err_r.map(async_fd).transpose().map_err(spawn_io)?;
-    let rep_fd = async_fd(rep_r).map_err(spawn_io)?;
-    let pid_fd = async_fd(pidfd).map_err(spawn_io)?;
-    pty.started();
-    let mut signals = forwarded_signals(req.forward_signals || pty.raw());
-    let mut cancel = req.cancel.take();
-    let mut caps = Caps {
-        out: Capture::new(p.plan.output_bytes),
-        err: Capture::new(p.plan.output_bytes),
-        echo: Capture::new(p.plan.output_bytes),
+    let mut tree = Tree {
+        pid,
+        pid_fd: async_fd(pidfd).map_err(spawn_err)?,
+        out_fd: out_r.map(async_fd).transpose().map_err(spawn_err)?,
+        err_fd: err_r.map(async_fd).transpose().map_err(spawn_err)?,
+        rep_fd: async_fd(rep_r).map_err(spawn_err)?,
+        pty,
+        proxy,
+        start,
     };
-    let mut buf = ReadBuf::new();
-    let mut out_open = out_fd.is_some();
-    let mut err_open = err_fd.is_some();
-    let mut rep_open = true;
-    let mut exited = false;
-    let mut messages: Vec<Message> = Vec::new();
-    let mut rep_buf: Vec<u8> = Vec::new();
-    let mut timed_out = false;
-    let mut term_sent: Option<Instant> = None;
-    let mut killed = false;
-    let deadline = p.timeout.map(|t| tokio::time::Instant::now() + t);
-    let pid_ns = p.plan.namespaces.pid;
-    let kill = |sig: i32| {
-        // SAFETY: pid is our child; while unreaped (pidfd open, not waited) it cannot be reused.
-        unsafe { libc::kill(pid, sig) };
-    };
+    tree.pty.started();
+    Ok(tree)
+}
 
+/// What watching the tree found: whether the init exited (and can be reaped now), whether the
+/// timeout fired, and the init's messages.
+#[derive(Default)]
+struct Watched {
+    exited: bool,
+    timed_out: bool,
+    messages: Vec<Message>,
+}
+
+/// The escalation from a polite stop to SIGKILL: when SIGTERM went out, and whether SIGKILL
+/// has.
+struct Stop {
+    pid: libc::pid_t,
+    pid_ns: bool,
+    term_sent: Option<Instant>,
+    killed: bool,
+}
+
+impl Stop {
+    fn signal(&self, sig: i32) {
+        // SAFETY: pid is our child; while unreaped (pidfd open, not waited) it cannot be reused.
+        unsafe { libc::kill(self.pid, sig) };
+    }
+
+    /// Pass `sig` on; it starts the grace period unless one has started.
+    fn forward(&mut self, sig: i32) {
+        self.signal(sig);
+        self.term_sent.get_or_insert_with(Instant::now);
+    }
+
+    /// SIGTERM, and the grace period from now.
+    fn terminate(&mut self) {
+        self.signal(libc::SIGTERM);
+        self.term_sent = Some(Instant::now());
+    }
+
+    /// SIGKILL once the grace period is over; without a PID namespace the init first gets
+    /// SIGUSR2 to kill the descendants it adopted.
+    async fn kill(&mut self) {
+        self.killed = true;
+        if !self.pid_ns {
+            self.signal(libc::SIGUSR2);
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        self.signal(libc::SIGKILL);
+    }
+}
+
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Relay output and the init's report until both have ended and the init has exited (or has
+/// reported the command's end and needs no waiting for), applying the timeout, forwarded
+/// signals and cancellation on the way.
+async fn watch(p: &Launch, req: &mut RunRequest, t: &mut Tree, caps: &mut Caps) -> Watched {
+    let mut signals = forwarded_signals(req.forward_signals || t.pty.raw());
+    let mut cancel = req.cancel.take();
+    let mut buf = ReadBuf::new();
+    let mut w = Watched::default();
+    let (mut out_open, mut err_open, mut rep_open) = (t.out_fd.is_some(), t.err_fd.is_some(), true);
+    let mut rep_buf: Vec<u8> = Vec::new();
+    let mut stop = Stop {
+        pid: t.pid,
+        pid_ns: p.plan.namespaces.pid,
+        term_sent: None,
+        killed: false,
+    };
+    let deadline = p.timeout.map(|d| tokio::time::Instant::now() + d);
     // Once the init has reported the command's end (the tree is dead by then), its own exit,
     // which tears the namespaces down, need not be waited for, unless a cgroup must be
     // removed after it.
@@ -142,80 +230,60 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
     let mut got_exit_msg = false;
     while out_open
         || err_open
-        || pty.waiting()
+        || t.pty.waiting()
         || (rep_open && !got_exit_msg)
-        || !(exited || (got_exit_msg && can_detach))
+        || !(w.exited || (got_exit_msg && can_detach))
     {
-        let grace_deadline = term_sent.map(|t| tokio::time::Instant::from_std(t + req.grace));
+        let grace = stop
+            .term_sent
+            .map(|at| tokio::time::Instant::from_std(at + req.grace));
         tokio::select! {
-            r = readable(out_fd.as_ref()), if out_open => {
+            r = readable(t.out_fd.as_ref()), if out_open => {
                 out_open = relay(r, &mut buf, &mut req.output, &mut caps.out, Stream::Stdout);
             }
-            r = readable(err_fd.as_ref()), if err_open => {
+            r = readable(t.err_fd.as_ref()), if err_open => {
                 err_open = relay(r, &mut buf, &mut req.output, &mut caps.err, Stream::Stderr);
             }
-            r = readable(pty.sock()), if pty.receiving() => {
+            r = readable(t.pty.sock()), if t.pty.receiving() => {
                 let got = receive_ready(r);
-                pty.accept(got);
+                t.pty.accept(got);
             }
-            r = readable(pty.primary()), if pty.open => {
-                pty.open = relay_pty(r, &mut buf, &mut req.output, &mut caps, pty.sink);
+            r = readable(t.pty.primary()), if t.pty.open => {
+                t.pty.open = relay_pty(r, &mut buf, &mut req.output, caps, t.pty.sink);
             }
-            r = rep_fd.readable(), if rep_open => match read_ready(r, &mut buf) {
+            r = t.rep_fd.readable(), if rep_open => match read_ready(r, &mut buf) {
                 Some([]) => rep_open = false,
-                Some(b) => got_exit_msg |= take_messages(&mut rep_buf, b, &mut messages),
+                Some(b) => got_exit_msg |= take_messages(&mut rep_buf, b, &mut w.messages),
                 None => {}
             },
-            r = pid_fd.readable(), if !exited => {
+            r = t.pid_fd.readable(), if !w.exited => {
                 if let Ok(mut g) = r {
                     g.clear_ready();
-                    exited = true;
+                    w.exited = true;
                 }
             }
-            _ = async { match deadline { Some(d) => tokio::time::sleep_until(d).await, None => std::future::pending().await } }, if !timed_out && !exited => {
-                timed_out = true;
-                kill(libc::SIGTERM);
-                term_sent = Some(Instant::now());
+            _ = sleep_until(deadline), if !w.timed_out && !w.exited => {
+                w.timed_out = true;
+                stop.terminate();
             }
-            _ = async { match grace_deadline { Some(d) => tokio::time::sleep_until(d).await, None => std::future::pending().await } }, if !killed && !exited => {
-                killed = true;
-                if !pid_ns {
-                    kill(libc::SIGUSR2);
-                    tokio::time::sleep(Duration::from_millis(200)).await;
-                }
-                kill(libc::SIGKILL);
-            }
-            sig = wait_signal(&mut signals), if !exited => {
-                kill(sig);
-                if term_sent.is_none() {
-                    term_sent = Some(Instant::now());
-                }
-            }
-            _ = async { match cancel.as_mut() { Some(c) => { let _ = c.await; } None => std::future::pending().await } }, if cancel.is_some() && !exited => {
+            _ = sleep_until(grace), if !stop.killed && !w.exited => stop.kill().await,
+            sig = wait_signal(&mut signals), if !w.exited => stop.forward(sig),
+            _ = async { if let Some(c) = cancel.as_mut() { let _ = c.await; } }, if cancel.is_some() && !w.exited => {
                 cancel = None;
-                kill(libc::SIGTERM);
-                term_sent = Some(Instant::now());
+                stop.terminate();
             }
         }
-        if exited || got_exit_msg {
+        if w.exited || got_exit_msg {
             // The init has sent the primary end by now, or never will.
-            pty.settle();
+            t.pty.settle();
         }
-        if exited && !pid_ns && (out_open || err_open || pty.open) {
-            let fds = (out_fd.as_ref(), err_fd.as_ref());
+        if w.exited && !stop.pid_ns && (out_open || err_open || t.pty.open) {
+            let fds = (t.out_fd.as_ref(), t.err_fd.as_ref());
             let open = (&mut out_open, &mut err_open);
-            drain_briefly(fds, open, &mut pty, &mut buf, &mut req.output, &mut caps).await;
+            drain_briefly(fds, open, &mut t.pty, &mut buf, &mut req.output, caps).await;
         }
     }
-    // The caller's terminal gets its modes back once nothing more is relayed to it.
-    pty.stop().await;
-    let (status, ru) = reap(pid, pid_fd, exited);
-    let duration = start.elapsed();
-    let network = proxy.map(super::proxy::RunProxy::finish);
-    let mut result = result_of(p, &mut caps, &ru, timed_out, duration, network);
-    apply_messages(&mut result, &messages, status)?;
-    result.find_limits_reached(p.timeout);
-    Ok(result)
+    w
 }
 
 /// The signals sbx passes on to the tree, when it forwards them.

@@ -4,7 +4,7 @@
 //! again before a byte is relayed.
 #![forbid(unsafe_code)]
 
-use super::rules::{NetRules, normalize_host};
+use crate::capability::{NetRules, normalize_host};
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 use tokio::net::TcpStream;

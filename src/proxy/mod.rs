@@ -4,13 +4,9 @@
 //! namespace's loopback and hands to sbx. The proxy resolves names itself and checks the
 //! address of every socket it connects before relaying a byte.
 
-mod addr;
-mod rules;
-
-pub use addr::special_kind;
-pub use rules::{
+pub use crate::capability::{
     Cidr, HostRule, NameVerdict, NetRules, PrivateRange, RuleError, UNLISTED, normalize_host,
-    parse_cidr, parse_host_rule,
+    parse_cidr, parse_host_rule, special_kind,
 };
 
 mod connect;

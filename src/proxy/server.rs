@@ -6,7 +6,7 @@
 
 use super::connect::{Hosts, Refused, Upstream, open};
 use super::record::{Ledger, Live, NetDecision, NetProtocol, NetRecord};
-use super::rules::{NameVerdict, NetRules, UNLISTED};
+use crate::capability::{NameVerdict, NetRules, UNLISTED};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -43,7 +43,7 @@ impl Ctx {
             NameVerdict::Deny(why) => Err(Refused(why)),
             NameVerdict::Unlisted => match &self.approver {
                 None => Err(Refused(UNLISTED.into())),
-                Some(ask) => match ask(super::rules::normalize_host(host), port).await {
+                Some(ask) => match ask(crate::capability::normalize_host(host), port).await {
                     HostAnswer::Allow(rule) => Ok(rule),
                     HostAnswer::Deny(why) => Err(Refused(format!("{UNLISTED}; {why}"))),
                 },
@@ -67,7 +67,7 @@ impl Ctx {
             Err(r) => Err(r),
         };
         let mut rec = NetRecord {
-            host: super::rules::normalize_host(host),
+            host: crate::capability::normalize_host(host),
             port,
             protocol,
             decision: NetDecision::Deny,

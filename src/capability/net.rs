@@ -2,7 +2,7 @@
 //! address ranges the proxy may connect to, and the per-run limits. Pure data and matching.
 #![forbid(unsafe_code)]
 
-use crate::capability::Origin;
+use super::Origin;
 use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
 use std::path::PathBuf;
