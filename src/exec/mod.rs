@@ -32,7 +32,7 @@ use crate::capability::CapabilitySet;
 use crate::enforce::EnforceError;
 use crate::enforce::report::Step;
 use crate::host::{Availability, Host};
-use crate::plan::{self, RealFs, SandboxPlan};
+use crate::plan::{self, PlanInput, RealFs, SandboxPlan};
 use crate::profile::{Profile, ProfileError, Vars};
 use prepare::cleanup;
 use std::path::{Path, PathBuf};
@@ -299,7 +299,12 @@ impl Sandbox {
         if let Some(n) = narrow {
             caps = caps.intersect(n);
         }
-        let plan = plan::for_profile(&self.profile, &caps, &vars.tmp, host, &machine)?;
+        let input = PlanInput {
+            caps: &caps,
+            host,
+            tmp: &vars.tmp,
+        };
+        let plan = plan::plan(&input, &machine)?;
         let (caps, plan) = (Arc::new(caps), Arc::new(plan));
         self.kept.keep(kept::Entry {
             inputs: kept::Inputs {
@@ -320,13 +325,12 @@ impl Sandbox {
         vars: &Vars,
         host: &Host,
     ) -> Result<SandboxPlan, RunError> {
-        Ok(plan::for_profile(
-            &self.profile,
+        let input = PlanInput {
             caps,
-            &vars.tmp,
             host,
-            &RealFs::default(),
-        )?)
+            tmp: &vars.tmp,
+        };
+        Ok(plan::plan(&input, &RealFs::default())?)
     }
 
     /// Prepare `req` as [`Sandbox::run`] would, and start nothing: an error is the one `run`

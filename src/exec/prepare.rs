@@ -71,12 +71,6 @@ impl Sandbox {
                 return Err(e);
             }
         };
-        if let Some(dir) = &host_tmp {
-            Arc::make_mut(&mut plan)
-                .env
-                .set
-                .insert("TMPDIR".into(), dir.display().to_string());
-        }
         let proxy_listener =
             super::proxy::host_port(&mut plan).map_err(|source| RunError::Spawn { source })?;
         let exec = exec_spec(req, &plan, cwd)?;

@@ -11,7 +11,6 @@ mod fs;
 mod landlock;
 mod limits;
 mod mounts;
-mod profile;
 mod seccomp;
 mod types;
 
@@ -21,7 +20,6 @@ pub use fs::{DirLister, RealFs};
 pub use landlock::{EXEC, FsRight, LandlockPlan, LandlockRule, READ, WRITE};
 pub use limits::{PID_MAX_MIN, Rlimit, RlimitStep};
 pub use mounts::MountStep;
-pub use profile::for_profile;
 pub use seccomp::{BASE_DENIED_SYSCALLS, SeccompPlan};
 pub use types::{
     Layer, LayerStatus, Namespaces, PROXY_PORT, PlanError, ProxyBridge, ProxyPlan, SandboxPlan,
