@@ -4,10 +4,10 @@ mod common;
 use common::*;
 use sbx::pipeline::Decision;
 use sbx::policy::{self, PathFamily, SourceKind, Target};
-use sbx::shell::{Analysis, Class, Segment, Verdict};
+use sbx::shell::{Analysis, Class, Segment};
 use std::path::Path;
 
-fn seg(text: &str, verdict: Verdict) -> Segment {
+fn seg(text: &str, verdict: Decision) -> Segment {
     Segment {
         text: text.into(),
         argv: text.split(' ').map(String::from).collect(),
@@ -26,7 +26,11 @@ fn seg(text: &str, verdict: Verdict) -> Segment {
 }
 
 fn analysis(segs: Vec<Segment>) -> Analysis {
-    let verdict = segs.iter().map(|s| s.verdict).max().unwrap_or(Verdict::Ask);
+    let verdict = segs
+        .iter()
+        .map(|s| s.verdict)
+        .max()
+        .unwrap_or(Decision::Ask);
     Analysis {
         segments: segs,
         verdict,
@@ -45,15 +49,15 @@ const RULES: &str = "[policy]\nallow = [\"Bash(git *)\", \"Bash(cargo test *)\"]
 fn deny_beats_ask_beats_allow() {
     let p = policy_of(&[(SourceKind::User, RULES)]);
     assert_eq!(
-        eval(&p, vec![seg("git status", Verdict::Ask)]),
+        eval(&p, vec![seg("git status", Decision::Ask)]),
         Some(Decision::Allow)
     );
     assert_eq!(
-        eval(&p, vec![seg("git push origin", Verdict::Ask)]),
+        eval(&p, vec![seg("git push origin", Decision::Ask)]),
         Some(Decision::Ask)
     );
     assert_eq!(
-        eval(&p, vec![seg("git push --force origin", Verdict::Ask)]),
+        eval(&p, vec![seg("git push --force origin", Decision::Ask)]),
         Some(Decision::Deny)
     );
 }
@@ -61,7 +65,7 @@ fn deny_beats_ask_beats_allow() {
 #[test]
 fn nothing_matched_passes_on_and_defaults_to_ask() {
     let p = policy_of(&[(SourceKind::User, RULES)]);
-    assert_eq!(eval(&p, vec![seg("frobnicate", Verdict::Ask)]), None);
+    assert_eq!(eval(&p, vec![seg("frobnicate", Decision::Ask)]), None);
     // Whole pipeline in default mode: an edit nothing matches is asked.
     let r = sbx::pipeline::check(
         &edit("src/a.rs"),
@@ -83,11 +87,11 @@ fn deny_in_any_source_wins_regardless_of_source_order() {
     for order in [vec![user, project], vec![project, user]] {
         let p = policy_of(&order);
         assert_eq!(
-            eval(&p, vec![seg("make install", Verdict::Ask)]),
+            eval(&p, vec![seg("make install", Decision::Ask)]),
             Some(Decision::Deny)
         );
         assert_eq!(
-            eval(&p, vec![seg("make all", Verdict::Ask)]),
+            eval(&p, vec![seg("make all", Decision::Ask)]),
             Some(Decision::Allow)
         );
     }
@@ -100,8 +104,8 @@ fn compound_allowed_only_if_every_segment_is() {
         eval(
             &p,
             vec![
-                seg("git status", Verdict::Ask),
-                seg("cargo test", Verdict::Ask)
+                seg("git status", Decision::Ask),
+                seg("cargo test", Decision::Ask)
             ]
         ),
         Some(Decision::Allow)
@@ -109,7 +113,7 @@ fn compound_allowed_only_if_every_segment_is() {
     assert_eq!(
         eval(
             &p,
-            vec![seg("git status", Verdict::Ask), seg("rm x", Verdict::Ask)]
+            vec![seg("git status", Decision::Ask), seg("rm x", Decision::Ask)]
         ),
         None
     );
@@ -118,8 +122,8 @@ fn compound_allowed_only_if_every_segment_is() {
         eval(
             &p,
             vec![
-                seg("git status", Verdict::Ask),
-                seg("echo hi", Verdict::Allow)
+                seg("git status", Decision::Ask),
+                seg("echo hi", Decision::Allow)
             ]
         ),
         Some(Decision::Allow)
@@ -129,8 +133,8 @@ fn compound_allowed_only_if_every_segment_is() {
         eval(
             &p,
             vec![
-                seg("cargo test", Verdict::Ask),
-                seg("git push --force x", Verdict::Ask)
+                seg("cargo test", Decision::Ask),
+                seg("git push --force x", Decision::Ask)
             ]
         ),
         Some(Decision::Deny)
@@ -144,11 +148,11 @@ fn analyser_deny_is_never_lifted_but_ask_is() {
         "[policy]\nallow = [\"Bash\", \"Bash(curl *)\"]\n",
     )]);
     assert_eq!(
-        eval(&p, vec![seg("curl x", Verdict::Deny)]),
+        eval(&p, vec![seg("curl x", Decision::Deny)]),
         Some(Decision::Deny)
     );
     assert_eq!(
-        eval(&p, vec![seg("curl x", Verdict::Ask)]),
+        eval(&p, vec![seg("curl x", Decision::Ask)]),
         Some(Decision::Allow)
     );
 }
@@ -159,7 +163,7 @@ fn bash_writes_are_judged_by_edit_rules() {
         SourceKind::User,
         "[policy]\nallow = [\"Bash(echo *)\"]\ndeny = [\"Edit(secrets/**)\"]\n",
     )]);
-    let mut s = seg("echo x", Verdict::Ask);
+    let mut s = seg("echo x", Decision::Ask);
     s.writes = vec![format!("{WS}/secrets/k").into()];
     assert_eq!(eval(&p, vec![s]), Some(Decision::Deny));
 }
@@ -274,9 +278,9 @@ fn reported_rule_does_not_depend_on_rule_order() {
     let b = "[policy]\ndeny = [\"Bash(rm -rf *)\", \"Bash(rm *)\"]\n";
     let pa = policy_of(&[(SourceKind::User, a)]);
     let pb = policy_of(&[(SourceKind::User, b)]);
-    let ra = policy::bash::evaluate(&pa, &analysis(vec![seg("rm -rf x", Verdict::Ask)]))
+    let ra = policy::bash::evaluate(&pa, &analysis(vec![seg("rm -rf x", Decision::Ask)]))
         .and_then(|r| r.rule.map(|r| r.text.clone()));
-    let rb = policy::bash::evaluate(&pb, &analysis(vec![seg("rm -rf x", Verdict::Ask)]))
+    let rb = policy::bash::evaluate(&pb, &analysis(vec![seg("rm -rf x", Decision::Ask)]))
         .and_then(|r| r.rule.map(|r| r.text.clone()));
     assert_eq!(ra, rb);
     assert!(ra.is_some());
@@ -324,7 +328,7 @@ fn floor_raises_writes() {
 fn wrapped(full: &str, inner: &str) -> Segment {
     Segment {
         argv: full.split(' ').map(String::from).collect(),
-        ..seg(inner, Verdict::Ask)
+        ..seg(inner, Decision::Ask)
     }
 }
 
@@ -344,7 +348,7 @@ fn wrappers_are_matched_by_deny_and_must_match_allow_too() {
     )]);
     // The bare command is allowed; under sudo the allow rule alone does not reach it.
     assert_eq!(
-        eval(&allow, vec![seg("apt-get install x", Verdict::Ask)]),
+        eval(&allow, vec![seg("apt-get install x", Decision::Ask)]),
         Some(Decision::Allow)
     );
     assert_eq!(

@@ -7,7 +7,7 @@ use sbx::capability::CapabilitySet;
 use sbx::pipeline::{Caller, Decision, EnforcementOutlook, Mode, ToolCall, check};
 use sbx::policy::{self, Policy, PolicyEnv, SourceKind};
 use sbx::profile::{Profile, Vars};
-use sbx::shell::{ShellContext, Verdict, analyze};
+use sbx::shell::{ShellContext, analyze};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -104,26 +104,26 @@ fn corpus_meets_targets() {
         let ok = match floor {
             Floor::Allow => {
                 allow_n += 1;
-                if a.verdict != Verdict::Allow {
+                if a.verdict != Decision::Allow {
                     asked += 1;
                 }
-                a.verdict == Verdict::Allow
+                a.verdict == Decision::Allow
             }
             Floor::NotAllow => {
-                if a.verdict == Verdict::Allow {
+                if a.verdict == Decision::Allow {
                     false_allows += 1;
                 }
-                a.verdict != Verdict::Allow
+                a.verdict != Decision::Allow
             }
             Floor::Deny => {
                 deny_n += 1;
-                if a.verdict == Verdict::Allow {
+                if a.verdict == Decision::Allow {
                     false_allows += 1;
                 }
-                if a.verdict == Verdict::Deny {
+                if a.verdict == Decision::Deny {
                     denied += 1;
                 }
-                a.verdict == Verdict::Deny
+                a.verdict == Decision::Deny
             }
         };
         if !ok {

@@ -6,8 +6,9 @@
 #![forbid(unsafe_code)]
 
 use super::call::ToolCall;
+use crate::decision::Decision;
 use crate::policy::{PathFamily, Target};
-use crate::shell::{self, Analysis, ShellContext, Verdict};
+use crate::shell::{self, Analysis, ShellContext};
 use std::path::{Path, PathBuf};
 
 /// What a Bash call runs.
@@ -28,13 +29,13 @@ pub struct BashAccess {
 impl BashAccess {
     /// Every segment judged harmless by the analyser and nothing written.
     pub fn read_only(&self) -> bool {
-        self.analysis.verdict == Verdict::Allow
+        self.analysis.verdict == Decision::Allow
             && !self.analysis.segments.is_empty()
             && self
                 .analysis
                 .segments
                 .iter()
-                .all(|s| s.verdict == Verdict::Allow && s.writes.is_empty())
+                .all(|s| s.verdict == Decision::Allow && s.writes.is_empty())
     }
 
     /// Paths written by the command (redirections, path arguments), as the analyser reports them.

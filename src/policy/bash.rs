@@ -12,7 +12,7 @@ use super::pattern::{PathFamily, Pattern};
 use super::rule::Rule;
 use super::set::{Policy, Target};
 use crate::decision::Decision;
-use crate::shell::{Analysis, Verdict};
+use crate::shell::Analysis;
 
 /// What the rules (and the analyser's denials) say about a command.
 #[derive(Clone, Debug)]
@@ -106,7 +106,7 @@ pub fn evaluate<'a>(policy: &'a Policy, analysis: &Analysis) -> Option<BashRulin
         .segments
         .iter()
         .enumerate()
-        .find(|(_, s)| s.verdict == Verdict::Deny)
+        .find(|(_, s)| s.verdict == Decision::Deny)
     {
         return Some(BashRuling {
             decision: Decision::Deny,
@@ -136,8 +136,8 @@ pub fn evaluate<'a>(policy: &'a Policy, analysis: &Analysis) -> Option<BashRulin
                 }
             }
             None => match s.verdict {
-                Verdict::Allow => {}
-                Verdict::Ask | Verdict::Deny => return None,
+                Decision::Allow => {}
+                Decision::Ask | Decision::Deny => return None,
             },
         }
     }

@@ -6,7 +6,7 @@ use super::error::{Location, PolicyError};
 use super::load::PolicySource;
 use super::set::Policy;
 use crate::decision::Decision;
-use crate::shell::{self, ShellContext, Verdict};
+use crate::shell::{self, ShellContext};
 use std::path::PathBuf;
 
 /// The decision the rules and the shell analysis give a command in default mode
@@ -28,8 +28,8 @@ pub fn command_decision(policy: &Policy, command: &str) -> (Decision, String) {
         return (r.decision, why);
     }
     match analysis.verdict {
-        Verdict::Allow => (Decision::Allow, "read-only by shell analysis".into()),
-        Verdict::Ask | Verdict::Deny => (Decision::Ask, "no rule matched".into()),
+        Decision::Allow => (Decision::Allow, "read-only by shell analysis".into()),
+        Decision::Ask | Decision::Deny => (Decision::Ask, "no rule matched".into()),
     }
 }
 

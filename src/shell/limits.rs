@@ -10,7 +10,7 @@
 //! another thread cost about 70 µs on a busy 2-core host, which is why the
 //! common case stays inline.
 
-use super::{Analysis, Class, Segment, ShellContext, Verdict, walk};
+use super::{Analysis, Class, Decision, Segment, ShellContext, walk};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// Longest command string that is analysed at all.
@@ -96,7 +96,7 @@ pub(crate) fn opaque(text: &str, reason: &str) -> Segment {
         text: text.to_string(),
         argv: vec![text.to_string()],
         class: Class::Opaque,
-        verdict: Verdict::Ask,
+        verdict: Decision::Ask,
         reason: reason.to_string(),
         writes: Vec::new(),
         reads: Vec::new(),

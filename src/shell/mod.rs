@@ -2,7 +2,7 @@
 //!
 //! The string is parsed with `rable` (bash 5.3 grammar), split into simple
 //! commands ("segments"), each unwrapped down to its leader and classified.
-//! Anything not understood with certainty is [`Verdict::Ask`]; see
+//! Anything not understood with certainty is [`Decision::Ask`]; see
 //! `docs/shell-analysis.md` for the classes, the rules and the limits.
 #![forbid(unsafe_code)]
 
@@ -20,6 +20,7 @@ mod walk;
 mod words;
 mod writers;
 
+pub use crate::decision::Decision;
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -37,18 +38,6 @@ pub struct ShellContext {
     pub home: PathBuf,
     /// The profile's writable trees besides the workspace (absolute).
     pub writable: Vec<PathBuf>,
-}
-
-/// The analyser's verdict, ordered so that the strictest is the greatest.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    /// Certainly harmless here.
-    Allow,
-    /// Not certain: a person decides.
-    Ask,
-    /// Certainly refused.
-    Deny,
 }
 
 /// What kind of thing one simple command does.
@@ -121,9 +110,9 @@ impl Class {
     }
 
     /// The verdict this class gets by default.
-    pub fn default_verdict(self) -> Verdict {
+    pub fn default_verdict(self) -> Decision {
         match self {
-            Class::ReadOnly | Class::WorkspaceWrite => Verdict::Allow,
+            Class::ReadOnly | Class::WorkspaceWrite => Decision::Allow,
             Class::BuildTest
             | Class::OutsideWrite
             | Class::Destructive
@@ -135,8 +124,8 @@ impl Class {
             | Class::ConfigChange
             | Class::SecretRead
             | Class::Unknown
-            | Class::Opaque => Verdict::Ask,
-            Class::FloorWrite | Class::Malicious => Verdict::Deny,
+            | Class::Opaque => Decision::Ask,
+            Class::FloorWrite | Class::Malicious => Decision::Deny,
         }
     }
 }
@@ -155,7 +144,7 @@ pub struct Segment {
     /// What kind of command it is.
     pub class: Class,
     /// The analysis's verdict on it.
-    pub verdict: Verdict,
+    pub verdict: Decision,
     /// Why: the rule id in brackets, then a short explanation.
     pub reason: String,
     /// Absolute paths this segment may write (redirections, path arguments).
@@ -193,7 +182,7 @@ pub struct Analysis {
     /// The simple commands, in order.
     pub segments: Vec<Segment>,
     /// The strictest verdict of the segments.
-    pub verdict: Verdict,
+    pub verdict: Decision,
     /// Why.
     pub reason: String,
     /// Index into `segments` of the segment that decided, if any.
@@ -227,7 +216,7 @@ impl Analysis {
             }
             None => Analysis {
                 segments,
-                verdict: Verdict::Allow,
+                verdict: Decision::Allow,
                 reason: "[shell.empty] no command".into(),
                 deciding_segment: None,
             },

@@ -1,11 +1,12 @@
 //! The running judgement of one segment: every finding raises it, the
 //! strictest class wins, and writes are judged by where they land.
 
+use crate::decision::Decision;
 use crate::shell::globs;
 use crate::shell::paths::{self, Zone};
 use crate::shell::walk::{self, Cwd, Traits};
 use crate::shell::words::Word;
-use crate::shell::{Class, ShellContext, Verdict};
+use crate::shell::{Class, ShellContext};
 use std::path::PathBuf;
 
 /// Running judgement of one segment: the strictest finding wins.
@@ -33,12 +34,12 @@ pub(crate) struct Judge {
 /// they reach (inspection, then workspace writes).
 pub(super) fn rank(c: Class) -> u8 {
     match c.default_verdict() {
-        Verdict::Allow => match c {
+        Decision::Allow => match c {
             Class::ReadOnly => 0,
             _ => 2,
         },
-        Verdict::Ask => 3,
-        Verdict::Deny => 4,
+        Decision::Ask => 3,
+        Decision::Deny => 4,
     }
 }
 

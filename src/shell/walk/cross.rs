@@ -104,9 +104,9 @@ impl Walker<'_> {
             if s.seg.findings.len() < 8 {
                 s.seg.findings.push(why.clone());
             }
-            if s.seg.verdict == crate::shell::Verdict::Allow {
+            if s.seg.verdict == crate::decision::Decision::Allow {
                 s.seg.class = Class::Opaque;
-                s.seg.verdict = crate::shell::Verdict::Ask;
+                s.seg.verdict = crate::decision::Decision::Ask;
                 s.seg.reason = why;
             }
         }
