@@ -248,10 +248,15 @@ pub fn render_result(output: &str, truncated: bool, total_bytes: u64, code: i32)
     if !s.is_empty() && !s.ends_with('\n') {
         s.push('\n');
     }
-    if truncated {
+    let shown = output.len();
+    if truncated && total_bytes > shown as u64 {
         s.push_str(&format!(
-            "[output truncated: {} of {total_bytes} bytes shown]\n",
-            output.len()
+            "[output truncated: {shown} of {total_bytes} bytes shown]\n"
+        ));
+    } else if truncated {
+        // The rest was cut before it was counted: its size is not known.
+        s.push_str(&format!(
+            "[output truncated: only the first {shown} bytes shown]\n"
         ));
     }
     s.push_str(&format!("[exit code: {code}]"));
@@ -293,6 +298,10 @@ mod tests {
         assert_eq!(render_result("hi\n", false, 3, 0), "hi\n[exit code: 0]");
         assert_eq!(render_result("", false, 0, 2), "[exit code: 2]");
         assert_eq!(
+            render_result("abc", true, 3, 0),
+            "abc\n[output truncated: only the first 3 bytes shown]\n[exit code: 0]"
+        );
+        assert_eq!(
             render_result("abc", true, 10, 137),
             "abc\n[output truncated: 3 of 10 bytes shown]\n[exit code: 137]"
         );
@@ -307,4 +316,73 @@ mod tests {
             "b\n[output truncated: 7 earlier bytes dropped]\n[exit code: 143]"
         );
     }
+}
+
+/// Check `input` against the input schema of the served tool `tool`: `None` when sbx does
+/// not serve a tool of that name, else why the input does not fit, naming the field. Hosts
+/// validate against the schema too, but a client that does not must get an error, not a
+/// silent default (a terminal of 65535 by 65535 cells, a timeout ignored).
+pub fn check_input(
+    tool: &str,
+    input: &serde_json::Map<String, Value>,
+) -> Option<Result<(), String>> {
+    let (_, _, schema) = tools().into_iter().find(|(name, _, _)| *name == tool)?;
+    Some(check_object(&schema, input).map_err(|e| format!("invalid input for {tool}: {e}")))
+}
+
+/// The part of JSON Schema that sbx's own tool schemas use: an object's `properties`,
+/// `required` and `additionalProperties: false`; each property's `type` (string, integer,
+/// boolean, array of strings), `minimum` and `maximum`.
+fn check_object(schema: &Value, input: &serde_json::Map<String, Value>) -> Result<(), String> {
+    let empty = serde_json::Map::new();
+    let props = schema["properties"].as_object().unwrap_or(&empty);
+    for name in schema["required"].as_array().into_iter().flatten() {
+        if let Some(name) = name.as_str()
+            && !input.contains_key(name)
+        {
+            return Err(format!("missing field `{name}`"));
+        }
+    }
+    for (name, value) in input {
+        let Some(prop) = props.get(name) else {
+            return Err(format!("unknown field `{name}`"));
+        };
+        check_value(prop, value).map_err(|e| format!("`{name}` {e}"))?;
+    }
+    Ok(())
+}
+
+fn check_value(prop: &Value, value: &Value) -> Result<(), String> {
+    let fits = match prop["type"].as_str() {
+        Some("string") => value.is_string(),
+        Some("boolean") => value.is_boolean(),
+        Some("integer") => value.is_u64() || value.is_i64(),
+        Some("array") => value
+            .as_array()
+            .is_some_and(|a| a.iter().all(Value::is_string)),
+        _ => true,
+    };
+    if !fits {
+        return Err(format!("must be of type {}", prop["type"]));
+    }
+    if let Some(allowed) = prop["enum"].as_array()
+        && !allowed.contains(value)
+    {
+        return Err(format!("must be one of {}", prop["enum"]));
+    }
+    let n = value
+        .as_i64()
+        .map(i128::from)
+        .or(value.as_u64().map(i128::from));
+    if let (Some(n), Some(min)) = (n, prop["minimum"].as_i64())
+        && n < i128::from(min)
+    {
+        return Err(format!("must be at least {min}"));
+    }
+    if let (Some(n), Some(max)) = (n, prop["maximum"].as_i64())
+        && n > i128::from(max)
+    {
+        return Err(format!("must be at most {max}"));
+    }
+    Ok(())
 }

@@ -203,3 +203,51 @@ fn allow_for_session_is_remembered_for_that_session_only() {
     assert_eq!(r["decision"], "deny");
     assert_eq!(r["reason"], "not now");
 }
+
+/// A served tool's input that does not fit its schema (a size past the bound, a timeout of the
+/// wrong type, an unknown field, a `workdir` outside the workspace) is refused before anything
+/// runs; the same calls with fitting inputs run.
+#[test]
+fn inputs_that_do_not_fit_the_tool_are_refused() {
+    let mut s = Server::start(&[]);
+    std::fs::create_dir(s.ws.path().join("sub")).unwrap_or_else(|e| panic!("{e}"));
+    let refused = [
+        json!({"tool": "terminal_open", "input": {"rows": 65535, "cols": 65535}}),
+        json!({"tool": "terminal_open", "input": {"rows": 0}}),
+        json!({"tool": "terminal_resize", "input": {"terminal_id": "term-1", "rows": 30, "cols": 100000}}),
+        json!({"tool": "bash", "input": {"command": "pwd", "timeout_ms": "9000"}}),
+        json!({"tool": "bash", "input": {"command": "pwd", "timeout_ms": -5}}),
+        json!({"tool": "bash", "input": {"command": "pwd", "run_in_background": "yes"}}),
+        json!({"tool": "bash", "input": {"command": "pwd", "extra": 1}}),
+        json!({"tool": "bash", "input": {"command": "pwd", "workdir": "/etc"}}),
+        json!({"tool": "bash", "input": {"command": "pwd", "workdir": "../.."}}),
+        json!({"tool": "bash", "input": {"command": "pwd", "workdir": "missing"}}),
+    ];
+    for (i, c) in refused.iter().enumerate() {
+        let id = format!("r{i}");
+        let mut req = c.clone();
+        req["type"] = "call".into();
+        req["id"] = id.clone().into();
+        s.send(req);
+        let (evs, r) = s.result_of(&id);
+        assert_eq!(types(&evs), ["decision"], "{c}: {evs:?}");
+        assert_eq!(r["decision"], "deny", "{c}: {r}");
+        assert_eq!(r["is_error"], true, "{c}: {r}");
+        assert!(
+            r["content"]
+                .as_str()
+                .is_some_and(|t| t.contains("invalid input")),
+            "{c}: {r}"
+        );
+    }
+    // The fitting twins run.
+    let mut ok = call("w", "pwd");
+    ok["input"]["workdir"] = "sub".into();
+    ok["input"]["timeout_ms"] = 9000.into();
+    s.send(ok);
+    let (evs, r) = s.result_of("w");
+    assert_ran_to(&r, 0);
+    let out: String = evs.iter().filter_map(|v| v["data"].as_str()).collect();
+    assert!(out.trim_end().ends_with("/sub"), "{out}");
+    // Terminals of fitting sizes open and resize in tests/serve_terminals.rs.
+}

@@ -98,6 +98,30 @@ fn pipeline_call(tool: &str, input: Map<String, Value>) -> (String, Value) {
     ("Bash".to_string(), Value::Object(m))
 }
 
+/// Whether a served tool's input fits its schema, and its `workdir`, when it names one, is a
+/// directory inside the workspace (a typo must not run the command somewhere else).
+fn served_input_fits(
+    tool: &str,
+    input: &Map<String, Value>,
+    base: &std::path::Path,
+    workspace: &std::path::Path,
+) -> Result<(), String> {
+    crate::tools::check_input(tool, input).unwrap_or(Ok(()))?;
+    let Some(dir) = input.get("workdir").and_then(Value::as_str) else {
+        return Ok(());
+    };
+    let inside = std::fs::canonicalize(base.join(dir))
+        .ok()
+        .filter(|d| d.is_dir())
+        .zip(std::fs::canonicalize(workspace).ok());
+    match inside {
+        Some((d, ws)) if d.starts_with(&ws) => Ok(()),
+        _ => Err(format!(
+            "invalid input for {tool}: workdir `{dir}` is not a directory inside the workspace"
+        )),
+    }
+}
+
 struct Session {
     pipeline: Arc<Pipeline>,
     executor: Arc<SandboxExecutor>,
@@ -195,6 +219,12 @@ impl Session {
         if busy {
             return self.error(Some(id), "a call with this id is already in flight");
         }
+        let base = cwd
+            .as_ref()
+            .map_or_else(|| self.workspace.clone(), |c| self.workspace.join(c));
+        if let Err(why) = served_input_fits(tool, &input, &base, &self.workspace) {
+            return self.refuse_input(id, why);
+        }
         let session = session.unwrap_or_default();
         let agent = agent.unwrap_or_default();
         let owner = owner_key(&session, &agent);
@@ -245,6 +275,20 @@ impl Session {
             }
             let _closed = events.send(result_event(id, &r));
         });
+    }
+
+    /// A served tool's call whose input does not fit the tool: refused before anything runs.
+    fn refuse_input(&self, id: String, why: String) {
+        let by = ("input", "the input does not fit the tool's schema");
+        let mut decision = job_tools::decision(&id, by);
+        let mut result = job_tools::Answer::error(&why).into_event(id, Duration::ZERO, by);
+        for ev in [&mut decision, &mut result] {
+            if let Event::Decision { decision, .. } | Event::Result { decision, .. } = ev {
+                *decision = "deny".into();
+            }
+        }
+        let _closed = self.events.send(decision);
+        let _closed = self.events.send(result);
     }
 
     /// A job tool call: answered by the session from its jobs, never by the executor.
