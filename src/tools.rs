@@ -289,35 +289,6 @@ pub fn render_refusal(content: &str) -> String {
     content.to_string()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rendering_ends_with_the_exit_code() {
-        assert_eq!(render_result("hi\n", false, 3, 0), "hi\n[exit code: 0]");
-        assert_eq!(render_result("", false, 0, 2), "[exit code: 2]");
-        assert_eq!(
-            render_result("abc", true, 3, 0),
-            "abc\n[output truncated: only the first 3 bytes shown]\n[exit code: 0]"
-        );
-        assert_eq!(
-            render_result("abc", true, 10, 137),
-            "abc\n[output truncated: 3 of 10 bytes shown]\n[exit code: 137]"
-        );
-    }
-
-    #[test]
-    fn job_output_ends_with_the_exit_code_or_still_running() {
-        assert_eq!(render_job_output("a", 0, None), "a\n[still running]");
-        assert_eq!(render_job_output("", 0, Some(0)), "[exit code: 0]");
-        assert_eq!(
-            render_job_output("b\n", 7, Some(143)),
-            "b\n[output truncated: 7 earlier bytes dropped]\n[exit code: 143]"
-        );
-    }
-}
-
 /// Check `input` against the input schema of the served tool `tool`: `None` when sbx does
 /// not serve a tool of that name, else why the input does not fit, naming the field. Hosts
 /// validate against the schema too, but a client that does not must get an error, not a
@@ -385,4 +356,33 @@ fn check_value(prop: &Value, value: &Value) -> Result<(), String> {
         return Err(format!("must be at most {max}"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rendering_ends_with_the_exit_code() {
+        assert_eq!(render_result("hi\n", false, 3, 0), "hi\n[exit code: 0]");
+        assert_eq!(render_result("", false, 0, 2), "[exit code: 2]");
+        assert_eq!(
+            render_result("abc", true, 3, 0),
+            "abc\n[output truncated: only the first 3 bytes shown]\n[exit code: 0]"
+        );
+        assert_eq!(
+            render_result("abc", true, 10, 137),
+            "abc\n[output truncated: 3 of 10 bytes shown]\n[exit code: 137]"
+        );
+    }
+
+    #[test]
+    fn job_output_ends_with_the_exit_code_or_still_running() {
+        assert_eq!(render_job_output("a", 0, None), "a\n[still running]");
+        assert_eq!(render_job_output("", 0, Some(0)), "[exit code: 0]");
+        assert_eq!(
+            render_job_output("b\n", 7, Some(143)),
+            "b\n[output truncated: 7 earlier bytes dropped]\n[exit code: 143]"
+        );
+    }
 }
