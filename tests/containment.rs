@@ -79,6 +79,49 @@ fn metadata_outside_the_writable_set_cannot_change() {
     }
 }
 
+/// The sandbox's /proc is read-only: root's chmod on a kernel-wide entry such as
+/// `/proc/version` would change its mode for every later proc mount on the host. Paired: the
+/// entry is there and readable, and the same change on a workspace file goes through.
+#[test]
+fn kernel_wide_proc_entries_keep_their_mode() {
+    for u in users() {
+        let s = Scratch::new(u);
+        std::fs::write(s.ws.join("own"), "x").unwrap();
+        s.chown_all();
+        let before = std::fs::metadata("/proc/version").unwrap().mode();
+        for profile in ["workspace", "strict"] {
+            let o = s.run(
+                profile,
+                &format!(
+                    "head -c 5 /proc/version; echo; {META}/proc/version; {META}{}/own",
+                    s.ws.display()
+                ),
+            );
+            let out = stdout(&o);
+            assert!(
+                out.starts_with("Linux\n"),
+                "{} {profile}: {}",
+                s.label(),
+                text(&o)
+            );
+            let got = answers(&out);
+            let chmods: Vec<&str> = got
+                .iter()
+                .filter(|(op, _)| op == "chmod")
+                .map(|(_, e)| e.as_str())
+                .collect();
+            assert_eq!(
+                chmods,
+                [EROFS, "0"],
+                "{} {profile}: {}",
+                s.label(),
+                text(&o)
+            );
+            assert_eq!(std::fs::metadata("/proc/version").unwrap().mode(), before);
+        }
+    }
+}
+
 /// A file given on stdin is relayed, not handed over: through `/proc/self/fd/0` the command
 /// cannot change the host file's mode or times, and a directory on stdin opens nothing the
 /// plan hides; the command still reads the file's content. Paired: the same file passed as a

@@ -175,7 +175,7 @@ unsafe fn session_and_stdio(p: &Prepared, f: &ChildFds) {
     }
 }
 
-/// The OOM score the init gave up, and the rlimits (never above the hard limit it has).
+/// The OOM score the init gave up, /proc read-only from then on, and the rlimits (never above the hard limit it has).
 unsafe fn limits(p: &Prepared, rep: c_int) {
     // SAFETY: a literal path; rlimit structures on the stack.
     unsafe {
@@ -185,6 +185,9 @@ unsafe fn limits(p: &Prepared, rep: c_int) {
                 Step::Cgroup,
                 write_file(c"/proc/self/oom_score_adj", b"0")
             );
+        }
+        if p.proc_read_only {
+            super::setup::set_attr(c"/proc", super::mounts::MOUNT_ATTR_RDONLY, rep);
         }
         for &(res, v) in &p.rlimits {
             let mut cur: libc::rlimit = std::mem::zeroed();

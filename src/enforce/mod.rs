@@ -102,6 +102,9 @@ pub struct Prepared {
     /// its memory limit loses the process that grew, not its init; the command resets its own
     /// score.
     pub protect_init: bool,
+    /// The sandbox's own /proc turns read-only once the command has set its OOM score: root's
+    /// chmod on a kernel-wide entry (`/proc/version`) would change it for the whole host.
+    pub proc_read_only: bool,
     pub rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
     pub ruleset: Option<std::os::fd::OwnedFd>,
     pub late_rules: Vec<landlock::LateRule>,
@@ -227,6 +230,10 @@ impl Prepared {
             loopback_up: ns.net && loopback,
             proxy_port: proxy_port(plan),
             protect_init: protect_init(&cgroups),
+            proc_read_only: plan
+                .mounts
+                .iter()
+                .any(|m| matches!(m, crate::plan::MountStep::Proc)),
             cgroups,
             rlimits: plan
                 .rlimits

@@ -309,7 +309,7 @@ impl<'a> Compiler<'a> {
         Ok(())
     }
 
-    /// A fresh procfs with the namespace's pid_max set, and /proc/sys read-only.
+    /// A fresh procfs with the namespace's pid_max set.
     fn proc(&mut self) {
         self.ops.push(Op::Proc);
         if let Some(n) = self.pid_max {
@@ -319,10 +319,8 @@ impl<'a> Compiler<'a> {
                 data: c(&(n + 1).to_string()),
             });
         }
-        self.ops.push(Op::BindSelf {
-            path: c("/proc/sys"),
-        });
-        self.ops.push(read_only(c("/proc/sys")));
+        // The command turns the whole /proc read-only (`Prepared::proc_read_only`), /proc/sys
+        // with it, once it has written its own OOM score there.
     }
 
     /// A tmpfs /dev with the harmless devices copied from the host's, a private devpts,

@@ -213,7 +213,7 @@ unsafe fn touch(path: &CStr, rep: c_int) {
 }
 
 /// Set mount attributes `attr` on the mounts at and beneath `path` (mount_setattr).
-unsafe fn set_attr(path: &CStr, attr: u64, rep: c_int) {
+pub(super) unsafe fn set_attr(path: &CStr, attr: u64, rep: c_int) {
     let attr = MountAttr {
         attr_set: attr,
         attr_clr: 0,
