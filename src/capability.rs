@@ -57,6 +57,13 @@ impl std::fmt::Display for Origin {
     }
 }
 
+/// Both sets' homes: more homes keep more secrets out of the Landlock rules, never fewer.
+fn union_homes(a: &[PathBuf], b: &[PathBuf]) -> Vec<PathBuf> {
+    let mut v = a.to_vec();
+    v.extend(b.iter().filter(|h| !a.contains(h)).cloned());
+    v
+}
+
 /// One absolute path with its provenance and whether it must exist.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PathEntry {
@@ -89,6 +96,12 @@ pub struct FsCaps {
     /// What a protected path created or changed during the run does to the run.
     #[serde(default)]
     pub protected_change: ProtectedChange,
+    /// The homes the command's secrets live in. Host programs replace files there by rename
+    /// while a run goes on (an agent's state and token files, credential stores, shell
+    /// history), and a rename over a file detaches the mount that hides it in the sandbox:
+    /// the `deny_read` entries below a home are also kept out of the Landlock rules.
+    #[serde(default)]
+    pub homes: Vec<PathBuf>,
 }
 
 /// What a protected path created or changed during a run does to the run, after it has been
@@ -277,6 +290,7 @@ impl CapabilitySet {
                 deny_write: union_denials(&self.fs.deny_write, &other.fs.deny_write),
                 watch: union_denials(&self.fs.watch, &other.fs.watch),
                 protected_change: self.fs.protected_change.max(other.fs.protected_change),
+                homes: union_homes(&self.fs.homes, &other.fs.homes),
             },
             network: self.network.min(other.network),
             net_rules: self.net_rules_meet(other),

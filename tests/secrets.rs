@@ -252,3 +252,76 @@ fn the_documented_lists_name_every_entry() {
         );
     }
 }
+
+/// Host programs save a home's secrets by writing a new file and renaming it over the old one
+/// (agents' state and token files, credential stores, shell history); a rename over a file
+/// detaches the mount that hides it in another namespace. Replaced that way during the run,
+/// a file or a directory of secrets stays unreadable under every built-in, as root and as uid
+/// 65534. Paired: a profile that does not hide them sees the new content the same way.
+#[test]
+fn secrets_the_host_replaces_by_rename_during_the_run_stay_hidden() {
+    const OPEN: &str =
+        "[filesystem]\nread = [\"/\"]\nexecute = [\"/\"]\nwrite = [\"{workspace}\"]\n";
+    for u in users() {
+        let s = Scratch::new(u);
+        std::fs::create_dir_all(s.home.join(".claude")).unwrap();
+        std::fs::write(s.home.join(".claude.json"), "OLD").unwrap();
+        std::fs::write(s.home.join(".claude/.credentials.json"), "OLD").unwrap();
+        s.chown_all();
+        let open = s.write_profile("open", OPEN);
+        let mut profiles: Vec<String> = BUILTIN_NAMES.iter().map(|p| p.to_string()).collect();
+        profiles.push(open.display().to_string());
+        for (i, profile) in profiles.iter().enumerate() {
+            let go = s.ws.join(format!("go{i}"));
+            let script = format!(
+                "echo started; while [ ! -e {go} ]; do sleep 0.02; done; \
+                 cat ~/.claude.json ~/.claude/.credentials.json ~/.ssh/id_rsa ~/notes.txt",
+                go = go.display()
+            );
+            let mut child = s
+                .command(profile, &script)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            // The command is running once it says so (a line, whatever the profile writes).
+            let mut started = [0u8; 8];
+            std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut started).unwrap();
+            assert_eq!(&started, b"started\n", "{} {profile}", s.label());
+            let replace = |path: &Path, text: &str| {
+                let tmp = path.with_extension("sbx-new");
+                std::fs::write(&tmp, text).unwrap();
+                std::fs::rename(&tmp, path).unwrap();
+            };
+            let new = format!("NEW-{i}-c0ffee");
+            replace(&s.home.join(".claude.json"), &new);
+            replace(&s.home.join(".claude/.credentials.json"), &new);
+            let ssh_new = s.home.join("ssh-new");
+            std::fs::create_dir_all(&ssh_new).unwrap();
+            std::fs::write(ssh_new.join("id_rsa"), &new).unwrap();
+            std::fs::remove_dir_all(s.home.join(".ssh")).unwrap();
+            std::fs::rename(&ssh_new, s.home.join(".ssh")).unwrap();
+            s.chown_all();
+            std::fs::write(&go, "").unwrap();
+            let o = child.wait_with_output().unwrap();
+            let out = stdout(&o);
+            if *profile == open.display().to_string() {
+                assert!(
+                    out.contains("SENTINEL-NOTES-91b2"),
+                    "{}: {}",
+                    s.label(),
+                    text(&o)
+                );
+                assert_eq!(
+                    out.matches(&new).count(),
+                    3,
+                    "{} {profile}: {}",
+                    s.label(),
+                    text(&o)
+                );
+            } else {
+                assert!(!out.contains(&new), "{} {profile}: {}", s.label(), text(&o));
+            }
+        }
+    }
+}

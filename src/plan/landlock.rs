@@ -195,9 +195,16 @@ fn grant_rules(
     fs: &dyn DirLister,
 ) -> Vec<LandlockRule> {
     let mut rules = Vec::new();
-    // Secrets hidden by a mount need no Landlock rules around them; the others (and all of
-    // them when there is no mount namespace) are kept out by granting around them.
+    // Secrets hidden by a mount need no Landlock rules around them, but for those in a home,
+    // where host programs replace files by rename and so detach the mount; the others (and
+    // all of them when there is no mount namespace) are kept out by granting around them.
     let hidden = hidden_by_mounts(mounts);
+    let in_home = |p: &Path| {
+        caps.fs
+            .homes
+            .iter()
+            .any(|h| h.as_os_str().len() > 1 && p.starts_with(h))
+    };
     // Without a mount namespace there is no minimal /dev to mount: reads are granted around
     // the host's /dev instead, and the harmless devices are granted one by one.
     let host_dev_only = !namespaces.mount && caps.isolation.minimal_dev;
@@ -212,7 +219,8 @@ fn grant_rules(
         .fs
         .deny_read
         .iter()
-        .filter(|d| !hidden.contains(d.path.as_path()) && fs.exists(&d.path))
+        .filter(|d| !hidden.contains(d.path.as_path()) || in_home(&d.path))
+        .filter(|d| fs.exists(&d.path))
         .collect();
     if host_dev_only {
         deny_r.push(&host_dev);

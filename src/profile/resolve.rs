@@ -119,6 +119,7 @@ impl Profile {
                 ),
                 watch: self.watched(vars),
                 protected_change: self.protected_change.0,
+                homes: vars.homes().map(Path::to_path_buf).collect(),
             },
             network: self.network.0,
             net_rules: if self.network.0 == NetworkMode::Proxy {
