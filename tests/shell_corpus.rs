@@ -56,6 +56,9 @@ fn fixture() -> Fixture {
     std::os::unix::fs::symlink(&out, ws.join("link-out")).unwrap();
     std::os::unix::fs::symlink(ws.join(".git"), ws.join("link-git")).unwrap();
     std::os::unix::fs::symlink(ws.join(".git/hooks"), ws.join("link-hooks")).unwrap();
+    std::fs::write(home.join(".netrc"), "secret\n").unwrap();
+    std::os::unix::fs::symlink(home.join(".netrc"), ws.join("lnk_netrc")).unwrap();
+    std::os::unix::fs::symlink(&home, ws.join("lnk_home")).unwrap();
     let s = |p: &Path| p.to_string_lossy().into_owned();
     Fixture {
         vars: vec![("{ws}", s(&ws)), ("{out}", s(&out)), ("{tmp}", s(&tmp))],

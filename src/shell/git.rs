@@ -143,6 +143,7 @@ impl Sub<'_, '_, '_, '_> {
 
 /// Sort the subcommand into inspection, workspace writes, destructive, network or unknown.
 fn subcommand(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
+    super::git_exec::program_args(j, s.name, s.rest);
     match s.name {
         "" => {}
         n if READ.contains(&n) => inspect(j, s),
@@ -433,7 +434,7 @@ fn output_files(j: &mut Judge, c: &Ctx<'_, '_, '_>, rest: &[Word]) {
             None => None,
         };
         if let Some(f) = file {
-            j.write(&f, c.cmd.cwd, c.w.ctx, "git output file");
+            j.output(&f, c.cmd.cwd, c.w.ctx, "git output file");
         }
     }
 }

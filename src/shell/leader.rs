@@ -19,6 +19,8 @@ pub(crate) struct Unwrapped {
     pub notes: Vec<(Class, String)>,
     /// Files the wrappers write (`time -o`, `flock FILE`).
     pub writes: Vec<Word>,
+    /// Files the wrappers read (`xargs -a FILE`).
+    pub reads: Vec<Word>,
     /// A wrapper that lists the environment and runs nothing (`env` alone).
     pub dumps_env: bool,
 }
@@ -195,6 +197,15 @@ fn options(u: &mut Unwrapped, name: &str, argv: &[Word], i: &mut usize) -> Optio
             Some((o, _)) => (o, true),
             None => (v, false),
         };
+        if name == "xargs" && (attached && opt == "--arg-file" || short_attached(v, "-a")) {
+            // `--arg-file=FILE` and `-aFILE`: the option's own value is the file.
+            let mut f = a.clone();
+            f.value = v
+                .trim_start_matches("--arg-file=")
+                .trim_start_matches("-a")
+                .to_string();
+            u.reads.push(f);
+        }
         match option(u, name, opt, argv.get(*i + 1), attached) {
             Opt::Ends => {
                 u.leader = argv.len();
@@ -209,6 +220,11 @@ fn options(u: &mut Unwrapped, name: &str, argv: &[Word], i: &mut usize) -> Optio
         }
     }
     Some(positional_first)
+}
+
+/// A short option with its value attached (`-aFILE`).
+fn short_attached(v: &str, opt: &str) -> bool {
+    v.len() > opt.len() && v.starts_with(opt) && !v.starts_with("--")
 }
 
 /// `env NAME=VALUE`: a variable that changes which code runs is opaque.
@@ -241,7 +257,7 @@ fn option(u: &mut Unwrapped, name: &str, opt: &str, next: Option<&Word>, attache
         )),
         // `command -v NAME` only looks the name up.
         ("command", "-v" | "-V") => return Opt::Ends,
-        ("xargs", "-a" | "--arg-file") => {}
+        ("xargs", "-a" | "--arg-file") if !attached => u.reads.extend(next.cloned()),
         ("time", "-o" | "--output") => u.writes.extend(next.filter(|_| !attached).cloned()),
         ("su" | "runuser", "-c" | "--command") | ("flock", "-c" | "--command") => {
             // The code is the next word even when the option's value looked attached.

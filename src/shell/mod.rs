@@ -10,6 +10,7 @@ mod classify;
 mod commands;
 mod exec_args;
 mod git;
+mod git_exec;
 pub(crate) mod glob_match;
 mod globs;
 mod leader;
@@ -59,6 +60,9 @@ pub enum Class {
     /// Writes to the safety floor: `.git` internals, CI workflows, `.env*`,
     /// `~/.ssh`, private keys, shell start-up files.
     FloorWrite,
+    /// Writes the safety floor asks about rather than denies: `.git` internals other than
+    /// hooks and config (`.git/info/exclude`, `.git/HEAD`), as the Write tool is judged.
+    GuardedWrite,
     /// Deletes or irreversibly changes data or processes (`rm`, `git reset --hard`).
     Destructive,
     /// Runs with other privileges (`sudo`, `su`, `pkexec`).
@@ -92,6 +96,7 @@ impl Class {
         match self {
             Class::OutsideWrite
             | Class::FloorWrite
+            | Class::GuardedWrite
             | Class::SecretRead
             | Class::Opaque
             | Class::InlineCode
@@ -115,6 +120,7 @@ impl Class {
             Class::ReadOnly | Class::WorkspaceWrite => Decision::Allow,
             Class::BuildTest
             | Class::OutsideWrite
+            | Class::GuardedWrite
             | Class::Destructive
             | Class::Privilege
             | Class::Network

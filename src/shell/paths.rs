@@ -15,6 +15,8 @@ pub(crate) enum Zone {
     Outside,
     /// The safety floor; the string names the protected kind.
     Floor(&'static str),
+    /// A path the safety floor asks about (git internals other than hooks and config).
+    Guarded(&'static str),
 }
 
 /// Fold `.` and `..` without touching the file system.
@@ -210,7 +212,7 @@ pub(crate) fn floor_kind(p: &Path, ctx: &ShellContext) -> Option<&'static str> {
         .collect();
     for (i, c) in comps.iter().enumerate() {
         if *c == ".git" {
-            return Some(".git internals");
+            return Some(git_kind(comps.get(i + 1..).unwrap_or(&[])));
         }
         if (*c == ".github" || *c == ".gitea" || *c == ".forgejo")
             && comps.get(i + 1).is_some_and(|n| *n == "workflows")
@@ -243,6 +245,28 @@ pub(crate) fn floor_kind(p: &Path, ctx: &ShellContext) -> Option<&'static str> {
     None
 }
 
+/// What a path inside a `.git` directory is: hooks and the repository's configuration run
+/// programs (`core.hooksPath`, `core.pager`, aliases), so writing them is persistence; the
+/// rest (`HEAD`, `info/exclude`, `description`, refs) is ordinary repository state.
+fn git_kind(below: &[&str]) -> &'static str {
+    let hooks = below.contains(&"hooks");
+    // The directory itself holds the hooks and the configuration.
+    if below.is_empty() {
+        return GIT_PROGRAMS;
+    }
+    let config = below.last().is_some_and(|n| *n == "config")
+        && (below.len() == 1 || below.first().is_some_and(|m| *m == "modules"));
+    if hooks || config {
+        GIT_PROGRAMS
+    } else {
+        GIT_STATE
+    }
+}
+
+/// Floor kinds for `.git`: the parts that run programs (denied) and the rest (asked).
+pub(crate) const GIT_PROGRAMS: &str = ".git hooks or config";
+pub(crate) const GIT_STATE: &str = ".git internals";
+
 fn is_env_template(name: &str) -> bool {
     matches!(
         name,
@@ -261,8 +285,12 @@ pub(crate) fn judge_write(value: &str, cwd: &Path, ctx: &ShellContext) -> (Zone,
     };
     let lexical = normalize(&joined);
     let real = canonical_prefix(&normalize_keeping_proc(&joined), cwd);
-    if let Some(k) = floor_kind(&real, ctx).or_else(|| floor_kind(&lexical, ctx)) {
+    let kinds = [floor_kind(&real, ctx), floor_kind(&lexical, ctx)];
+    if let Some(k) = kinds.iter().flatten().find(|k| **k != GIT_STATE) {
         return (Zone::Floor(k), real);
+    }
+    if let Some(k) = kinds.iter().flatten().next() {
+        return (Zone::Guarded(k), real);
     }
     if inside(&real, ctx) {
         (Zone::Inside, real)
@@ -276,6 +304,11 @@ pub(crate) fn inside(real: &Path, ctx: &ShellContext) -> bool {
         .chain(ctx.writable.iter())
         .filter(|r| !r.as_os_str().is_empty())
         .any(|r| real.starts_with(canon_root(r)))
+}
+
+/// Inside the workspace itself, the writable set aside.
+pub(crate) fn in_workspace(real: &Path, ctx: &ShellContext) -> bool {
+    !ctx.workspace.as_os_str().is_empty() && real.starts_with(canon_root(&ctx.workspace))
 }
 
 /// Paths whose recursive removal or wiping is plainly malicious: `/`, the
@@ -322,7 +355,8 @@ pub(crate) fn is_secret(value: &str, ctx: &ShellContext) -> bool {
     let lowered = value.to_ascii_lowercase();
     if floor_kind(&normalize(p), ctx).is_some_and(|k| {
         k != "CI workflow"
-            && k != ".git internals"
+            && k != GIT_STATE
+            && k != GIT_PROGRAMS
             && k != "shell start-up file"
             && k != "CI or git configuration"
     }) {

@@ -24,6 +24,11 @@ pub(crate) struct Word {
     pub subst: bool,
     /// Contains an expansion whose value is not known.
     pub unknown: bool,
+    /// Contains a variable expansion whose value is not known (`$X`, `${X:-...}`, `${a[0]}`):
+    /// a path built from it cannot be compared with anything before running.
+    pub var_unknown: bool,
+    /// Contains a variable the analysis substituted (see `walk::vars`).
+    pub var: bool,
 }
 
 impl Word {
@@ -38,10 +43,12 @@ impl Word {
     }
 }
 
-/// Known values of the few variables a path check expands.
+/// Known values of the variables a path check expands: `$HOME`, `$PWD`, and those assigned
+/// a literal earlier on the line.
 pub(crate) struct Env<'a> {
     pub home: &'a str,
     pub pwd: &'a str,
+    pub vars: Option<&'a crate::shell::walk::Vars>,
 }
 
 pub(crate) fn convert(node: &Node, env: &Env<'_>) -> Word {
@@ -81,11 +88,18 @@ pub(crate) fn convert(node: &Node, env: &Env<'_>) -> Word {
                 };
                 w.display.push_str(&shown);
                 w.exact = false;
-                match (param.as_str(), op) {
-                    ("HOME", None) => w.value.push_str(env.home),
-                    ("PWD", None) => w.value.push_str(env.pwd),
+                let known = env.vars.and_then(|v| v.get(param.as_str()));
+                match (param.as_str(), op, known) {
+                    ("HOME", None, _) => w.value.push_str(env.home),
+                    ("PWD", None, _) => w.value.push_str(env.pwd),
+                    (_, None, Some(k)) => {
+                        w.var = true;
+                        w.glob |= k.glob;
+                        w.value.push_str(&k.value);
+                    }
                     _ => {
                         w.unknown = true;
+                        w.var_unknown = true;
                         w.value.push_str(&shown);
                     }
                 }
@@ -103,8 +117,15 @@ pub(crate) fn convert(node: &Node, env: &Env<'_>) -> Word {
                 w.display.push_str(content);
                 w.value.push_str(content);
             }
+            NodeKind::ParamIndirect { .. } => {
+                w.unknown = true;
+                w.var_unknown = true;
+                w.exact = false;
+                w.display.push('?');
+                w.value.push('?');
+            }
             _ => {
-                // Arithmetic, indirect expansion, lengths and anything new.
+                // Arithmetic, lengths and anything new.
                 w.unknown = true;
                 w.exact = false;
                 w.display.push('?');
@@ -198,6 +219,7 @@ mod tests {
         let env = Env {
             home: "/h",
             pwd: "/w",
+            vars: None,
         };
         let Ok(nodes) = rable::parse(src, false) else {
             return Vec::new();

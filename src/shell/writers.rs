@@ -108,18 +108,13 @@ pub(crate) fn destructive(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: 
     }
 }
 
-/// `kill`, `killall`, `pkill`: destructive unless they only list signals; `kill -1` signals
-/// every process.
+/// `kill`, `killall`, `pkill`: destructive unless they only list signals; `kill` of pid -1
+/// signals every process.
 fn signals(j: &mut Judge, name: &str, args: &[Word]) {
-    if args.iter().any(|a| a.value == "-1" || a.value == "1")
-        && name == "kill"
-        && args
-            .iter()
-            .any(|a| a.value.starts_with('-') && a.value.len() > 1)
-    {
+    if name == "kill" && kills_all(args) {
         j.raise(
             Class::Malicious,
-            "[shell.malicious.kill-all] `kill -1` signals every process",
+            "[shell.malicious.kill-all] `kill` of pid -1 signals every process",
         );
     }
     if args
@@ -133,6 +128,34 @@ fn signals(j: &mut Judge, name: &str, args: &[Word]) {
         Class::Destructive,
         format!("[shell.destructive] `{name}` signals processes"),
     );
+}
+
+/// Whether `kill ARGS` names pid -1. The first option is the signal (`-1` there is SIGHUP,
+/// `-0` and `-15` are signals too); a `-1` after `--` or after the signal is the pid that
+/// means every process. A pid of `1` is init, which is destructive, not kill-all.
+fn kills_all(args: &[Word]) -> bool {
+    let mut signal_seen = false;
+    let mut options_done = false;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let v = a.value.as_str();
+        if options_done || (signal_seen && v.starts_with('-')) {
+            if v == "-1" {
+                return true;
+            }
+            continue;
+        }
+        match v {
+            "--" => options_done = true,
+            "-s" | "-n" => {
+                it.next();
+                signal_seen = true;
+            }
+            _ if v.starts_with('-') && v.len() > 1 => signal_seen = true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// `dd of=FILE` writes its output, and wipes a device.

@@ -85,7 +85,9 @@ impl Judge {
     /// counts as read too, made or not.
     pub fn read(&mut self, w: &Word, cwd: &Cwd, ctx: &ShellContext) {
         self.descriptor(w);
-        for p in read_paths(w, cwd) {
+        for p in read_paths(w, cwd).into_iter().chain(bare_links(w, cwd)) {
+            // Resolved: a link to a secret is a read of the secret.
+            self.secret(w, &p, ctx);
             push_new(&mut self.reads, p);
         }
         if !w.glob {
@@ -186,7 +188,7 @@ impl Judge {
         }
         for (zone, path) in walk::judge(w, cwd, ctx) {
             match zone {
-                Zone::Inside => self.raise(Class::WorkspaceWrite, format!("[shell.write.workspace] {what} inside the workspace")),
+                Zone::Inside => self.raise(Class::WorkspaceWrite, format!("[shell.write.workspace] {what} inside the workspace or the writable set")),
                 Zone::Outside if !w.unknown && !w.subst => self.raise(
                     Class::OutsideWrite,
                     format!("[shell.write.outside] {what} `{}` outside the workspace and the writable set", path.display()),
@@ -199,10 +201,38 @@ impl Judge {
                     Class::FloorWrite,
                     format!("[shell.floor] {what} `{}` touches the safety floor ({k})", path.display()),
                 ),
+                Zone::Guarded(k) => self.raise(
+                    Class::GuardedWrite,
+                    format!("[shell.floor.ask] {what} `{}` writes {k}, which the safety floor asks about", path.display()),
+                ),
             }
             if !self.writes.contains(&path) {
                 self.writes.push(path);
             }
+        }
+    }
+
+    /// Record an output a tool's option names (`-o`, `--target-dir`, `--prefix`): a write, and
+    /// one outside the workspace is a finding even inside the writable set, so that a wildcard
+    /// rule for the tool does not let it place files elsewhere.
+    pub fn output(&mut self, w: &Word, cwd: &Cwd, ctx: &ShellContext, what: &str) {
+        let before = self.writes.len();
+        self.write(w, cwd, ctx, what);
+        let elsewhere = self
+            .writes
+            .get(before..)
+            .unwrap_or(&[])
+            .iter()
+            .find(|p| p.is_absolute() && paths::inside(p, ctx) && !paths::in_workspace(p, ctx))
+            .cloned();
+        if let Some(p) = elsewhere {
+            self.raise(
+                Class::OutsideWrite,
+                format!(
+                    "[shell.write.outside-workspace] {what} `{}` is outside the workspace",
+                    p.display()
+                ),
+            );
         }
     }
 
@@ -327,6 +357,29 @@ fn tree_paths(w: &Word, cwd: &Cwd) -> Vec<PathBuf> {
         };
     }
     read_paths(w, cwd)
+}
+
+/// A bare name (`lnk`, no `/`) that is a symbolic link in a candidate directory, resolved: the
+/// command opens the link's target, as the Read tool's path would be followed. Other bare
+/// names are not recorded (most are not paths at all), so this costs one `lstat` per word.
+fn bare_links(w: &Word, cwd: &Cwd) -> Vec<PathBuf> {
+    let v = match w.value.strip_prefix("--").and_then(|o| o.split_once('=')) {
+        Some((_, value)) => value,
+        None => w.value.as_str(),
+    };
+    let bare = !v.is_empty() && !v.starts_with(['-', '.', '/', '~', '@']) && !v.contains('/');
+    if !bare || w.subst || w.unknown || w.glob {
+        return Vec::new();
+    }
+    cwd.iter()
+        .flatten()
+        .filter(|c| {
+            c.join(v)
+                .symlink_metadata()
+                .is_ok_and(|m| m.file_type().is_symlink())
+        })
+        .map(|c| paths::resolve(v, c))
+        .collect()
 }
 
 fn read_paths(w: &Word, cwd: &Cwd) -> Vec<PathBuf> {

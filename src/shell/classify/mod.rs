@@ -3,6 +3,7 @@
 
 mod judge;
 mod redirects;
+mod variables;
 
 use super::exec_args;
 use super::leader;
@@ -79,6 +80,7 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
         );
     }
     substitutions(&mut j, cmd, u.leader);
+    variables::variables(&mut j, cmd, u.leader);
     arguments(&mut j, w, cmd, u.leader);
     let reparse = std::mem::take(&mut j.reparse);
     Outcome {
@@ -108,6 +110,16 @@ fn wrapped(j: &mut Judge, w: &mut Walker<'_>, cmd: &Cmd<'_>, u: &leader::Unwrapp
     }
     for f in &u.writes {
         j.write(f, cmd.cwd, w.ctx, "wrapper output");
+    }
+    for f in &u.reads {
+        if looks_secret(f, w) {
+            j.t.reads_secret = true;
+            j.raise(
+                Class::SecretRead,
+                format!("[shell.secret.read] reads `{}`", f.display),
+            );
+        }
+        j.read(f, cmd.cwd, w.ctx);
     }
     for (code, via) in &u.shell_code {
         shell_string(j, w, cmd, code, via);
@@ -214,6 +226,14 @@ fn trees(j: &mut Judge, lead: &Word, args: &[Word], cwd: &Cwd) {
     let Some(r) = super::commands::tree_roots(name, args) else {
         return;
     };
+    if super::commands::follows_links(name, args) {
+        j.raise(
+            Class::Opaque,
+            format!(
+                "[shell.tree.follow] `{name}` follows symbolic links while it walks: a link in the tree can lead to a path the profile hides"
+            ),
+        );
+    }
     for root in r.roots {
         j.tree(root, cwd);
     }
@@ -293,7 +313,7 @@ fn leader_word(
     new_cwd: &mut Option<Cwd>,
     scope: &Scope,
 ) {
-    if !lead.exact && (lead.unknown || lead.subst || lead.glob) {
+    if !lead.exact && (lead.unknown || lead.subst || lead.glob || lead.var) {
         if lead.subst {
             code_from_substitution(j, w, cmd, "command name from $(...)");
         }
@@ -364,6 +384,7 @@ pub(crate) fn child(w: &mut Walker<'_>, argv: &[Word], cwd: &Cwd, via: &str, sco
             cwd: cwd.clone(),
             depth: scope.depth + 1,
             via,
+            vars: super::walk::Vars::new(),
         };
         w.source(&code, &mut inner);
     }

@@ -40,6 +40,12 @@ pub(super) fn redirect_targets(
                                 format!("[shell.secret.read] reads `{}`", t.display),
                             );
                         }
+                        if t.var_unknown {
+                            j.raise(
+                                Class::Opaque,
+                                format!("[shell.var.unknown] input `{}` depends on a variable whose value is not known before running", t.display),
+                            );
+                        }
                         j.read(&t, cmd.cwd, w.ctx);
                         stdin = Stdin::File;
                     }

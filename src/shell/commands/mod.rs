@@ -2,6 +2,9 @@
 //! destructive commands, network clients, privilege, and inspection.
 
 mod interpreters;
+mod outputs;
+mod pm_config;
+mod program_options;
 mod system;
 mod toolchains;
 mod trees;
@@ -15,7 +18,7 @@ use super::{Class, paths, tables};
 use interpreters::interpreter;
 use system::{containers, ip, openssl, services, socket_client, system_packages};
 use toolchains::{build_tool, cargo, go, js_pm, package_manager, task_runner};
-pub(crate) use trees::{lists_paths, tree_roots};
+pub(crate) use trees::{follows_links, lists_paths, tree_roots};
 
 pub(crate) fn operands(args: &[Word]) -> Vec<&Word> {
     let mut out = Vec::new();
@@ -67,9 +70,9 @@ pub(crate) fn classify_named(
     // A table: each command name to the function that judges it.
     match name {
         "git" => git::classify(j, c, args),
-        "cargo" => cargo(j, args),
-        "go" => go(j, args),
-        "npm" | "pnpm" | "yarn" | "bun" => js_pm(j, name, args),
+        "cargo" => cargo(j, c, args),
+        "go" => go(j, c, args),
+        "npm" | "pnpm" | "yarn" | "bun" => js_pm(j, c, name, args),
         "pytest" | "py.test" | "tox" | "nox" | "mypy" | "pyright" | "jest" | "vitest" | "mocha"
         | "tsc" | "eslint" | "prettier" | "ruff" | "black" | "isort" | "flake8" | "pylint"
         | "rustc" | "rustfmt" | "clippy-driver" | "gcc" | "g++" | "cc" | "c++" | "clang"
@@ -77,9 +80,19 @@ pub(crate) fn classify_named(
         | "ninja" | "meson" | "cmake" | "swift" | "swiftc" | "zig" | "ghc" | "stack-test"
         | "shellcheck" | "golangci-lint" | "staticcheck" | "cargo-nextest" | "phpunit"
         | "rspec" | "nextest" => build_tool(j, c, name, args),
-        "make" | "gmake" | "just" | "task" | "rake" | "invoke" | "nx" | "turbo" | "bazel"
-        | "buck" | "pants" => task_runner(j, name, args),
-        n if tables::PACKAGE_MANAGERS.contains(&n) => package_manager(j, n, args),
+        "make" | "gmake" => {
+            program_options::make(j, c, name, args);
+            task_runner(j, name, args);
+        }
+        "just" | "task" | "rake" | "invoke" | "nx" | "turbo" | "bazel" | "buck" | "pants" => {
+            task_runner(j, name, args)
+        }
+        "npx" | "pnpx" | "bunx" => {
+            program_options::runs_package(j, name);
+            package_manager(j, c, name, args);
+        }
+        "mktemp" => outputs::mktemp(j, c, args),
+        n if tables::PACKAGE_MANAGERS.contains(&n) => package_manager(j, c, n, args),
         "cp" | "mv" | "ln" | "install" | "rsync" => super::writers::copy_like(j, c, name, args),
         n if tables::DESTRUCTIVE.contains(&n) => super::writers::destructive(j, c, n, args),
         "curl" | "wget" | "http" | "https" | "xh" | "aria2c" | "fetch" => {
@@ -109,7 +122,11 @@ fn builtin(
         "cd" | "pushd" => *new_cwd = Some(cd_target(c, args)),
         "popd" => *new_cwd = Some(None),
         "echo" | "printf" => {
-            if args.iter().all(|a| a.exact) {
+            // A word whose value is known prints that value (`~` expanded, as the shell does).
+            if args
+                .iter()
+                .all(|a| a.exact || (!a.unknown && !a.subst && !a.glob))
+            {
                 let text: Vec<&str> = args
                     .iter()
                     .map(|a| a.value.as_str())
@@ -173,7 +190,10 @@ fn file_writer(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) ->
                 j.write(a, cwd, ctx, name);
             }
         }
-        "sort" => sort_output(j, c, args),
+        "sort" => {
+            program_options::sort(j, args);
+            sort_output(j, c, args);
+        }
         "uniq" | "xxd" => {
             if let Some(out) = operands(args).get(1) {
                 j.write(out, cwd, ctx, name);

@@ -1,7 +1,7 @@
 //! Toolchains, task runners and package managers: builds and tests run project code and are
 //! asked about outside the sandbox, like project scripts; installs are asked about.
 
-use super::{first_op, has};
+use super::{first_op, has, outputs, pm_config, program_options};
 use crate::shell::Class;
 use crate::shell::classify::Judge;
 use crate::shell::exec_args::Ctx;
@@ -35,8 +35,11 @@ fn runner_options(j: &mut Judge, name: &str, args: &[Word]) {
     }
 }
 
-pub(super) fn go(j: &mut Judge, args: &[Word]) {
+pub(super) fn go(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
     runner_options(j, "go", args);
+    if matches!(first_op(args), "build" | "test") {
+        outputs::judge(j, c, args, &["-o"], "go output");
+    }
     match first_op(args) {
         "version" | "env" | "list" | "doc" | "help" | "" => {}
         "fmt" => j.raise(
@@ -82,6 +85,7 @@ pub(super) fn build_tool(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &
         );
     }
     runner_options(j, name, args);
+    program_options::compiler(j, name, args);
     for (i, a) in args.iter().enumerate() {
         let out = match a.value.strip_prefix("--output=") {
             Some(v) => Some(Word {
@@ -95,7 +99,7 @@ pub(super) fn build_tool(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &
             None => None,
         };
         if let Some(out) = out {
-            j.write(&out, cwd, ctx, "compiler output");
+            j.output(&out, cwd, ctx, "compiler output");
         }
     }
 }
@@ -119,8 +123,17 @@ pub(super) fn task_runner(j: &mut Judge, name: &str, args: &[Word]) {
     }
 }
 
-pub(super) fn package_manager(j: &mut Judge, n: &str, args: &[Word]) {
+pub(super) fn package_manager(j: &mut Judge, c: &Ctx<'_, '_, '_>, n: &str, args: &[Word]) {
     let verb = first_op(args);
+    if matches!(n, "pip" | "pip3") {
+        if pm_config::config_change(j, c, "pip", args) {
+            return;
+        }
+        if verb == "install" {
+            let dirs = ["--target", "-t", "--prefix", "--root"];
+            outputs::judge(j, c, args, &dirs, "pip install into");
+        }
+    }
     let read = matches!(
         verb,
         "list"
@@ -170,8 +183,10 @@ pub(super) fn package_manager(j: &mut Judge, n: &str, args: &[Word]) {
     );
 }
 
-pub(super) fn cargo(j: &mut Judge, args: &[Word]) {
+pub(super) fn cargo(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
     runner_options(j, "cargo", args);
+    let dirs = ["--target-dir", "--root", "--artifact-dir", "--out-dir"];
+    outputs::judge(j, c, args, &dirs, "cargo output");
     let sub = args
         .iter()
         .map(|a| a.value.as_str())
@@ -218,8 +233,19 @@ pub(super) fn cargo(j: &mut Judge, args: &[Word]) {
     }
 }
 
-pub(super) fn js_pm(j: &mut Judge, name: &str, args: &[Word]) {
+pub(super) fn js_pm(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
     let sub = first_op(args);
+    program_options::js(j, name, sub, args);
+    outputs::judge(
+        j,
+        c,
+        args,
+        &["--prefix", "-C", "--dir"],
+        "package directory",
+    );
+    if pm_config::config_change(j, c, name, args) {
+        return;
+    }
     match sub {
         "test" | "t" | "tst" => j.raise(
             Class::BuildTest,

@@ -104,6 +104,39 @@ pub(crate) fn tree_roots<'a>(name: &str, args: &'a [Word]) -> Option<Roots<'a>> 
     })
 }
 
+/// The recursive reader follows symbolic links while it walks: a link inside the tree can
+/// lead anywhere, hidden paths included, and finding out would mean walking the tree on every
+/// decision. Called only for a command `tree_roots` says recurses.
+pub(crate) fn follows_links(name: &str, args: &[Word]) -> bool {
+    let f = |short: &[char], long: &[&str]| flag(args, short, long);
+    match name {
+        "grep" | "egrep" | "fgrep" => f(&['R'], &["--dereference-recursive"]),
+        "rg" | "fd" | "fdfind" => f(&['L'], &["--follow"]),
+        "ag" => f(&['f'], &["--follow"]),
+        "ack" | "ack-grep" => f(&[], &["--follow"]),
+        "find" | "bfs" => args.iter().any(|a| a.value == "-L" || a.value == "-follow"),
+        "tree" => f(&['l'], &[]),
+        "du" | "ls" | "dir" => f(&['L'], &["--dereference"]),
+        "cp" => f(&['L'], &["--dereference"]),
+        "rsync" => f(
+            &['L', 'k'],
+            &["--copy-links", "--copy-dirlinks", "--copy-unsafe-links"],
+        ),
+        // These follow links unless told not to.
+        "diff" => !f(&[], &["--no-dereference"]),
+        "scp" => true,
+        "zip" => !f(&['y'], &["--symlinks"]),
+        "7z" | "7za" | "7zr" => !args.iter().any(|a| a.value == "-snl"),
+        "tar" | "gtar" | "bsdtar" => {
+            let bundle = args
+                .first()
+                .is_some_and(|a| !a.value.starts_with('-') && a.value.contains('h'));
+            bundle || f(&['h'], &["--dereference"])
+        }
+        _ => false,
+    }
+}
+
 /// The command prints paths under roots this analysis checks, one per line: `find`, `fd`,
 /// `rg --files`, `rg -l`, `grep -rl`, `git ls-files`, `git diff --name-only`.
 pub(crate) fn lists_paths(name: &str, args: &[Word]) -> bool {

@@ -71,7 +71,7 @@ pub(super) fn find(j: &mut Judge, c: Ctx<'_, '_, '_>, args: &[Word]) {
             }
             "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
                 if let Some(f) = args.get(i) {
-                    j.write(f, c.cmd.cwd, c.w.ctx, "find output file");
+                    j.output(f, c.cmd.cwd, c.w.ctx, "find output file");
                 }
             }
             _ => {}

@@ -2,7 +2,7 @@
 //! `[[ ]]` tests, walked down to their simple commands while the working
 //! directory is carried from one command to the next.
 
-use super::{Cwd, Scope, Walker};
+use super::{Cwd, Scope, Walker, vars};
 use crate::shell::Class;
 use rable::{ListOperator, Node, NodeKind};
 
@@ -34,6 +34,7 @@ impl Walker<'_> {
                 self.redirects_only(redirects, scope);
                 if matches!(n.kind, NodeKind::BraceGroup { .. }) {
                     scope.cwd = inner.cwd;
+                    scope.vars = inner.vars;
                 }
             }
             NodeKind::Coproc { command, .. } => self.node(command, &mut deeper(scope)),
@@ -63,14 +64,24 @@ impl Walker<'_> {
 
     /// A list: each command in turn, the working directory carried along; after `||` or `;`
     /// the directory may be either.
+    /// Variables set by an item that may not run (after `&&` or `||`) are forgotten unless
+    /// unchanged; a background item (`&`) runs in a subshell and sets none here.
     fn list(&mut self, items: &[rable::ListItem], scope: &mut Scope) {
+        let mut conditional = false;
         for item in items {
             let before = scope.cwd.clone();
+            let vars_before = scope.vars.clone();
             self.node(&item.command, scope);
             let keep_only_new = matches!(item.operator, Some(ListOperator::And));
             if !keep_only_new && scope.cwd != before {
                 scope.cwd = merge_cwd(&before, &scope.cwd);
             }
+            match item.operator {
+                Some(ListOperator::Background) => scope.vars = vars_before,
+                _ if conditional => vars::merge(&mut scope.vars, &vars_before),
+                _ => {}
+            }
+            conditional = matches!(item.operator, Some(ListOperator::And | ListOperator::Or));
         }
     }
 
@@ -107,20 +118,25 @@ impl Walker<'_> {
                 redirects
             }
             NodeKind::For {
+                var,
                 words,
                 body,
                 redirects,
-                ..
+            } => {
+                self.for_loop(var, words.as_deref(), body, scope, &mut deeper);
+                redirects
             }
-            | NodeKind::Select {
+            NodeKind::Select {
+                var,
                 words,
                 body,
                 redirects,
-                ..
             } => {
                 if let Some(ws) = words {
                     self.words_nested(ws, scope);
                 }
+                // The user picks the value.
+                deeper.vars.remove(var);
                 self.node(body, &mut deeper);
                 redirects
             }
@@ -150,6 +166,44 @@ impl Walker<'_> {
         self.redirects_only(redirects, scope);
         settle(scope, &deeper);
         true
+    }
+
+    /// `for VAR in WORDS`: the body once per word with the variable set to it, when the words
+    /// are known and few; once with the variable unknown otherwise. The variable is unknown
+    /// after the loop.
+    fn for_loop(
+        &mut self,
+        var: &str,
+        words: Option<&[Node]>,
+        body: &Node,
+        scope: &Scope,
+        deeper: &mut Scope,
+    ) {
+        let env = self.env(scope);
+        let values = words.and_then(|ws| {
+            let converted: Vec<_> = ws
+                .iter()
+                .map(|n| crate::shell::words::convert(n, &env))
+                .collect();
+            vars::loop_values(&converted)
+        });
+        if let Some(ws) = words {
+            self.words_nested(ws, scope);
+        }
+        match values {
+            Some(vs) if !vs.is_empty() => {
+                for v in vs {
+                    deeper.vars.insert(var.to_string(), v);
+                    self.node(body, deeper);
+                }
+            }
+            Some(_) => {}
+            None => {
+                deeper.vars.remove(var);
+                self.node(body, deeper);
+            }
+        }
+        deeper.vars.remove(var);
     }
 
     /// `case WORD in PATTERNS) BODY;; esac`: the word and patterns at this level, the bodies
@@ -196,6 +250,7 @@ impl Walker<'_> {
                         cwd: scope.cwd.clone(),
                         depth: scope.depth + 1,
                         via: "[[ ]]".into(),
+                        vars: scope.vars.clone(),
                     };
                     self.source(&format!(": {value}"), &mut inner);
                 }
@@ -260,6 +315,7 @@ fn deeper(scope: &Scope) -> Scope {
         cwd: scope.cwd.clone(),
         depth: scope.depth + 1,
         via: scope.via.clone(),
+        vars: scope.vars.clone(),
     }
 }
 
@@ -267,4 +323,5 @@ fn settle(scope: &mut Scope, inner: &Scope) {
     if inner.cwd != scope.cwd {
         scope.cwd = merge_cwd(&scope.cwd, &inner.cwd);
     }
+    vars::merge(&mut scope.vars, &inner.vars);
 }

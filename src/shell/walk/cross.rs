@@ -56,6 +56,7 @@ impl Walker<'_> {
                         cwd: scope.cwd.clone(),
                         depth: scope.depth + 1,
                         via: "piped into a shell".into(),
+                        vars: super::Vars::new(),
                     };
                     self.source(&code, &mut inner);
                 }
@@ -84,9 +85,14 @@ impl Walker<'_> {
             for s in self.out.get_mut(stage.0..stage.1).unwrap_or(&mut []) {
                 if s.t.xargs_reader {
                     s.t.xargs_reader = false;
+                    // A recursive reader (it has trees) walks what it is given.
+                    let walks = !s.seg.trees.is_empty();
                     for p in &printed {
                         if !s.seg.reads.contains(p) {
                             s.seg.reads.push(p.clone());
+                        }
+                        if walks && !s.seg.trees.contains(p) {
+                            s.seg.trees.push(p.clone());
                         }
                     }
                 }

@@ -4,6 +4,7 @@
 
 mod compound;
 mod cross;
+mod vars;
 
 use super::classify::{self, Cmd, Outcome};
 use super::globs;
@@ -13,6 +14,7 @@ use super::words::{self, Env, Word};
 use super::{Analysis, Class, Segment, ShellContext};
 use rable::{Node, NodeKind};
 use std::path::PathBuf;
+pub(crate) use vars::Vars;
 
 /// Facts about a segment that rules spanning several segments need.
 #[derive(Clone, Debug, Default)]
@@ -48,6 +50,8 @@ pub(crate) struct Scope {
     pub cwd: Cwd,
     pub depth: usize,
     pub via: String,
+    /// Variables known at this point (see `vars`).
+    pub vars: Vars,
 }
 
 pub(crate) struct Walker<'c> {
@@ -74,6 +78,7 @@ pub(crate) fn analyze_top(command: &str, ctx: &ShellContext, budget: usize) -> A
         cwd: Some(vec![ctx.cwd.clone()]),
         depth: 0,
         via: String::new(),
+        vars: Vars::new(),
     };
     w.source(command, &mut scope);
     w.cross_rules();
@@ -212,6 +217,7 @@ impl Walker<'_> {
             cwd: scope.cwd.clone(),
             depth: scope.depth + 1,
             via: via.to_string(),
+            vars: scope.vars.clone(),
         };
         self.node(node, &mut inner);
         start
@@ -250,6 +256,7 @@ impl Walker<'_> {
                         cwd: scope.cwd.clone(),
                         depth: scope.depth + 1,
                         via: "${...}".into(),
+                        vars: scope.vars.clone(),
                     };
                     self.source(&format!(": {a}"), &mut inner);
                 }
@@ -278,6 +285,7 @@ impl Walker<'_> {
                 .and_then(|c| c.first())
                 .and_then(|p| p.to_str())
                 .unwrap_or("$PWD"),
+            vars: Some(&scope.vars),
         }
     }
 
@@ -317,6 +325,12 @@ impl Walker<'_> {
         };
         let outcome = classify::classify(self, &cmd, scope);
         self.finish(outcome, scope);
+        if argv.is_empty() {
+            let home = self.ctx.home.to_string_lossy().into_owned();
+            vars::assign(scope, &assigns, &home);
+        } else {
+            vars::forget(scope, &argv);
+        }
     }
 
     fn finish(&mut self, o: Outcome, scope: &mut Scope) {
@@ -324,10 +338,12 @@ impl Walker<'_> {
             scope.cwd = new_cwd;
         }
         for (code, via) in &o.reparse {
+            // Another shell: the variables of this one are not its own.
             let mut inner = Scope {
                 cwd: scope.cwd.clone(),
                 depth: scope.depth + 1,
                 via: via.clone(),
+                vars: Vars::new(),
             };
             self.source(code, &mut inner);
         }
