@@ -44,7 +44,8 @@ pub struct EnvPolicy {
 }
 
 /// Secret-shaped names, matched without regard to case: `*X*` anywhere in the name, `X*` at its
-/// start, `X` the whole name. With the reason each is dropped; docs/environment.md lists them.
+/// start, `X` the whole name, `A*B*` a name that starts with A and holds B after it. With the
+/// reason each is dropped; docs/environment.md lists them.
 pub const SECRET_NAMES: &[(&str, &str)] = &[
     (
         "*KEY*",
@@ -72,6 +73,15 @@ pub const SECRET_NAMES: &[(&str, &str)] = &[
         "auth headers, OAuth tokens, agent sockets (SSH_AUTH_SOCK); not AUTHOR (GIT_AUTHOR_NAME)",
     ),
     ("*COOKIE*", "session cookies"),
+    ("*BEARER*", "bearer tokens for HTTP APIs"),
+    ("*SIGNATURE*", "request-signing secrets"),
+    ("PW", "a password spelled shortest"),
+    ("*_PW", "passwords spelled short (SMTP_PW)"),
+    (
+        "BUNDLE_*__*",
+        "Bundler's per-host registry credentials (BUNDLE_GEMS__EXAMPLE__COM); other BUNDLE_ settings are kept",
+    ),
+    ("HEROKU_*", "Heroku API settings and keys"),
     (
         "*SESSION*",
         "session ids, the desktop session bus (DBUS_SESSION_BUS_ADDRESS)",
@@ -155,6 +165,14 @@ pub const SECRET_VALUES: &[(&str, &str)] = &[
         "a PEM private key or certificate passed as a value",
     ),
     ("\"PRIVATE_KEY\"", "a service-account JSON key (GCP_SA)"),
+    (
+        "^GHP_ ^GHO_ ^GHU_ ^GHS_ ^GHR_ ^GITHUB_PAT_",
+        "a GitHub token under any name",
+    ),
+    ("^GLPAT-", "a GitLab personal access token"),
+    ("^XOXB- ^XOXP- ^XOXA-", "a Slack token"),
+    ("^SK-ANT- ^SK-PROJ-", "an Anthropic or OpenAI API key"),
+    ("^NPM_ ^PYPI-AGE", "an npm or PyPI publishing token"),
 ];
 
 /// The entry of [`SECRET_VALUES`] that `value` matches, if any.
@@ -162,6 +180,12 @@ pub fn secret_value(value: &[u8]) -> Option<&'static str> {
     let upper = String::from_utf8_lossy(value).to_ascii_uppercase();
     SECRET_VALUES.iter().map(|(p, _)| *p).find(|p| match *p {
         "://USER:PASSWORD@" => url_has_password(&upper),
+        // Token prefixes: the value starts with one of them and is long enough to be a token.
+        _ if p.starts_with('^') => {
+            upper.len() >= 20
+                && p.split(' ')
+                    .any(|q| upper.starts_with(q.trim_start_matches('^')))
+        }
         _ => upper.contains(p),
     })
 }
@@ -194,6 +218,12 @@ pub fn secret_rule(name: &[u8]) -> Option<&'static str> {
     // AUTHOR (GIT_AUTHOR_NAME, XAUTHORITY) is not AUTH.
     let scrubbed = upper.replace("AUTHOR", "-");
     SECRET_NAMES.iter().map(|(p, _)| *p).find(|p| {
+        if let Some((prefix, inner)) = p.trim_end_matches('*').split_once('*')
+            && !prefix.is_empty()
+        {
+            // `A*B*`: starts with A, and B somewhere after it.
+            return upper.starts_with(prefix) && upper[prefix.len()..].contains(inner);
+        }
         match (p.strip_prefix('*'), p.strip_suffix('*')) {
             (Some(inner), Some(_)) => scrubbed.contains(inner.trim_end_matches('*')),
             (None, Some(prefix)) => upper.starts_with(prefix),

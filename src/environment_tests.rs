@@ -44,6 +44,12 @@ fn secret_shaped_names_are_recognised_in_any_case() {
         "tmux",
         "SLACK_WEBHOOK_URL",
         "CLAUDE_CODE_OAUTH_TOKEN",
+        "BUNDLE_RUBYGEMS__PKG__GITHUB__COM",
+        "API_BEARER",
+        "PW",
+        "SMTP_PW",
+        "HEROKU_API",
+        "REQUEST_SIGNATURE",
     ] {
         assert!(
             secret_shaped(name.as_bytes()),
@@ -87,6 +93,10 @@ fn toolchain_and_ci_names_are_not_secret_shaped() {
         "XAUTHORITY",
         "SSL_CERT_FILE",
         "NODE_EXTRA_CA_CERTS",
+        "BUNDLE_PATH",
+        "BUNDLE_WITHOUT",
+        "BUNDLE_GEMFILE",
+        "POWERSHELL_TELEMETRY_OPTOUT",
     ] {
         assert!(
             !secret_shaped(name.as_bytes()),
@@ -237,5 +247,28 @@ fn values_that_carry_a_credential_are_dropped_whatever_the_name() {
         "DOCKER_HOST",
     ] {
         assert!(!p.keeps(name.as_bytes()), "{name}");
+    }
+}
+
+#[test]
+fn token_shaped_values_are_secret_under_any_name() {
+    for v in [
+        "ghp_0123456789abcdefghijABCDEFGHIJ012345",
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
+        "glpat-0123456789abcdefghij",
+        "xoxb-1234567890-abcdefghijkl",
+        "sk-ant-api03-0123456789abcdef",
+        "npm_0123456789abcdefghijABCDEFGHIJ0123",
+    ] {
+        assert!(secret_value(v.as_bytes()).is_some(), "{v} should be secret");
+    }
+    for v in [
+        "ghp_",
+        "npm_config",
+        "sk-",
+        "/usr/bin:/bin",
+        "skeleton-key-of-a-dir",
+    ] {
+        assert_eq!(secret_value(v.as_bytes()), None, "{v} should pass");
     }
 }
