@@ -170,6 +170,22 @@ fn walk_around(
     }
 }
 
+/// Whether `path` lies on a tmpfs the sandbox mounts afresh (its private /tmp) and not in a
+/// tree carried over into it: the host's file there is out of the sandbox's sight anyway.
+fn on_fresh_tmpfs(path: &Path, mounts: &[MountStep]) -> bool {
+    mounts.iter().any(|m| match m {
+        MountStep::Tmpfs { target, keep, .. } => {
+            path.starts_with(target) && !keep.iter().any(|k| path.starts_with(k))
+        }
+        MountStep::Hide { .. }
+        | MountStep::Proc
+        | MountStep::MinimalDev
+        | MountStep::Pin { .. }
+        | MountStep::ReadOnly { .. }
+        | MountStep::ReadOnlyHost { .. } => false,
+    })
+}
+
 /// The paths mounted over (hidden) in the sandbox: no Landlock rules are needed around them.
 fn hidden_by_mounts(mounts: &[MountStep]) -> HashSet<&Path> {
     mounts
@@ -204,6 +220,7 @@ fn grant_rules(
             .homes
             .iter()
             .any(|h| h.as_os_str().len() > 1 && p.starts_with(h))
+            && !on_fresh_tmpfs(p, mounts)
     };
     // Without a mount namespace there is no minimal /dev to mount: reads are granted around
     // the host's /dev instead, and the harmless devices are granted one by one.
