@@ -214,3 +214,59 @@ fn json_report_starts_its_own_line_whatever_the_command_printed() {
         assert_eq!(stdout(&o), "partial", "{}: {}", s.label(), text(&o));
     }
 }
+
+/// A cache directory a profile creates when missing (`+` in `ci`) that cannot be made (the
+/// home's `.cargo` belongs to another user, as on images where root installed Rust) is skipped
+/// and reported, not a setup failure. Paired: in a home of its own the directory is made.
+#[test]
+fn a_cache_directory_that_cannot_be_made_is_skipped_and_reported() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let run = |s: &Scratch| {
+            s.sbx(&[
+                "run",
+                "--no-policy",
+                "--json",
+                "--profile",
+                "ci",
+                "--",
+                "true",
+            ])
+            .output()
+            .unwrap()
+        };
+        let made = run(&s);
+        assert_eq!(
+            made.status.code(),
+            Some(0),
+            "{}: {}",
+            s.label(),
+            text(&made)
+        );
+        assert!(s.home.join(".cargo/git").is_dir(), "{}", s.label());
+        if u.is_none() {
+            continue; // root can make any directory
+        }
+        std::fs::remove_dir_all(s.home.join(".cargo")).unwrap();
+        std::fs::create_dir(s.home.join(".cargo")).unwrap(); // root's, in the user's home
+        let skipped = run(&s);
+        assert_eq!(
+            skipped.status.code(),
+            Some(0),
+            "{}: {}",
+            s.label(),
+            text(&skipped)
+        );
+        let report = stdout(&skipped);
+        assert!(
+            report
+                .lines()
+                .last()
+                .is_some_and(|l| l.contains(".cargo/git") && l.contains("skipped_paths")),
+            "{}: {}",
+            s.label(),
+            text(&skipped)
+        );
+        assert!(!s.home.join(".cargo/git").exists());
+    }
+}

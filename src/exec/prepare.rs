@@ -59,7 +59,9 @@ impl Sandbox {
                 // The snapshot, or a kept plan, predates this directory: plan afresh.
                 resolved = None;
                 reuse = false;
-                make_dir(&dir, true)?;
+                // A `+` entry is optional: one that cannot be made (a home whose cache
+                // directory another user owns) is skipped and listed in `skipped_paths`.
+                let _skipped = make_dir(&dir, true);
             }
         }
         let (caps, mut plan) = match self.plan_with_vars(&vars, host, caps, resolved, reuse) {
