@@ -7,6 +7,7 @@ mod common;
 mod sandbox_common;
 use common::*;
 use sandbox_common::*;
+use std::os::unix::fs::PermissionsExt;
 
 #[test]
 fn tcp_to_host_loopback_is_unreachable() {
@@ -96,6 +97,52 @@ fn abstract_unix_socket_outside_is_unreachable() {
             s.label(),
             text(&allowed)
         );
+    }
+}
+
+/// Landlock below ABI 9 does not govern `connect()` on a path socket: under `strict`, which
+/// grants nothing in `/run` or `/var`, a socket there that the user's permissions allow is out
+/// of reach because those trees are covered in the sandbox. Paired: `workspace`, which reads
+/// them, reaches the same socket (a limit docs/sandbox.md names).
+#[test]
+fn path_unix_sockets_in_trees_strict_grants_nothing_in_are_unreachable() {
+    // Top-level trees: the scratch workspace lies under /var/tmp, which keeps /var in sight.
+    for parent in ["/run", "/srv"] {
+        let dir = tempfile::Builder::new()
+            .prefix("sbx-sock")
+            .tempdir_in(parent)
+            .unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        let path = dir.path().join("s.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o777)).unwrap();
+        std::thread::spawn(move || {
+            for c in listener.incoming().flatten() {
+                let mut c = c;
+                let _ = std::io::Write::write_all(&mut c, b"HELLO-PATH");
+            }
+        });
+        let probe = format!(
+            "python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\"{}\"); print(\"CONNECTED\", s.recv(16).decode())'",
+            path.display()
+        );
+        for u in users() {
+            let s = Scratch::new(u);
+            let blocked = s.run("strict", &probe);
+            assert!(
+                !stdout(&blocked).contains("CONNECTED") && text(&blocked).contains("Error"),
+                "{} {parent}: {}",
+                s.label(),
+                text(&blocked)
+            );
+            let allowed = s.run("workspace", &probe);
+            assert!(
+                stdout(&allowed).contains("CONNECTED HELLO-PATH"),
+                "{} {parent}: {}",
+                s.label(),
+                text(&allowed)
+            );
+        }
     }
 }
 

@@ -202,6 +202,39 @@ fn hidden_by_mounts(mounts: &[MountStep]) -> HashSet<&Path> {
         .collect()
 }
 
+/// The secrets that Landlock must keep out of read grants and of write grants: those no
+/// mount hides (all of them without a mount namespace), and for reads also the hidden ones in
+/// a home, where host programs replace files by rename and so detach the mount. Writes leave
+/// those to the mount: a home the profile makes writable keeps its own rule.
+fn denials<'a>(
+    caps: &'a CapabilitySet,
+    mounts: &[MountStep],
+    fs: &dyn DirLister,
+) -> (Vec<&'a PathEntry>, Vec<&'a PathEntry>) {
+    let hidden = hidden_by_mounts(mounts);
+    let in_home = |p: &Path| {
+        caps.fs
+            .homes
+            .iter()
+            .any(|h| h.as_os_str().len() > 1 && p.starts_with(h))
+            && !on_fresh_tmpfs(p, mounts)
+    };
+    // A denied path that does not exist needs no rules (looked up once here, not once per
+    // grant it lies under).
+    let (mut reads, mut writes) = (Vec::new(), Vec::new());
+    for d in &caps.fs.deny_read {
+        let mounted = hidden.contains(d.path.as_path());
+        if (mounted && !in_home(&d.path)) || !fs.exists(&d.path) {
+            continue;
+        }
+        reads.push(d);
+        if !mounted {
+            writes.push(d);
+        }
+    }
+    (reads, writes)
+}
+
 /// The rules of the set's read, execute and write grants, each granted around the denials
 /// beneath it.
 fn grant_rules(
@@ -211,17 +244,7 @@ fn grant_rules(
     fs: &dyn DirLister,
 ) -> Vec<LandlockRule> {
     let mut rules = Vec::new();
-    // Secrets hidden by a mount need no Landlock rules around them, but for those in a home,
-    // where host programs replace files by rename and so detach the mount; the others (and
-    // all of them when there is no mount namespace) are kept out by granting around them.
-    let hidden = hidden_by_mounts(mounts);
-    let in_home = |p: &Path| {
-        caps.fs
-            .homes
-            .iter()
-            .any(|h| h.as_os_str().len() > 1 && p.starts_with(h))
-            && !on_fresh_tmpfs(p, mounts)
-    };
+    let (mut deny_r, mut deny_r_for_writes) = denials(caps, mounts, fs);
     // Without a mount namespace there is no minimal /dev to mount: reads are granted around
     // the host's /dev instead, and the harmless devices are granted one by one.
     let host_dev_only = !namespaces.mount && caps.isolation.minimal_dev;
@@ -230,17 +253,9 @@ fn grant_rules(
         required: false,
         origin: Origin::builtin("isolation.minimal_dev (no mount namespace)"),
     };
-    // A denied path that does not exist needs no rules (looked up once here, not once per
-    // grant it lies under).
-    let mut deny_r: Vec<&PathEntry> = caps
-        .fs
-        .deny_read
-        .iter()
-        .filter(|d| !hidden.contains(d.path.as_path()) || in_home(&d.path))
-        .filter(|d| fs.exists(&d.path))
-        .collect();
     if host_dev_only {
         deny_r.push(&host_dev);
+        deny_r_for_writes.push(&host_dev);
     }
     // With a mount namespace, read-only mounts keep deny_write; without one, go around.
     let deny_w: Vec<&PathEntry> = if namespaces.mount {
@@ -259,7 +274,7 @@ fn grant_rules(
     }
     for e in caps.fs.write.iter().filter(|e| !host_dev_grant(e)) {
         let mut denials = deny_w.clone();
-        denials.extend(deny_r.iter().copied());
+        denials.extend(deny_r_for_writes.iter().copied());
         grant_around(&mut rules, e, WRITE, &denials, WRITE, fs);
     }
     rules

@@ -103,6 +103,29 @@ fn hide_steps(caps: &CapabilitySet, fs: &dyn DirLister) -> Vec<MountStep> {
         .collect()
 }
 
+/// Cover each top-level directory beneath which the profile grants nothing, and that holds
+/// no grant, with an empty tmpfs: Landlock below ABI 9 does not govern `connect()` on a path
+/// socket, so a socket the user's permissions allow in `/run` or `/var/tmp` would otherwise
+/// be reachable from a profile that cannot even list those trees (`strict`). `/sys` holds no
+/// sockets and stays as it is; /proc, /dev and the private tmp are mounted afresh anyway.
+fn ungranted_top_dirs(caps: &CapabilitySet, tmp: &Path, fs: &dyn DirLister) -> Vec<PathBuf> {
+    let grants: Vec<&Path> = caps
+        .fs
+        .read
+        .iter()
+        .chain(&caps.fs.write)
+        .chain(&caps.fs.execute)
+        .map(|e| e.path.as_path())
+        .collect();
+    let fresh = ["/proc", "/dev", "/sys"].map(Path::new);
+    fs.list(Path::new("/"))
+        .into_iter()
+        .filter(|c| !fresh.contains(&c.as_path()) && c.as_path() != tmp)
+        .filter(|c| !grants.iter().any(|g| g.starts_with(c) || c.starts_with(g)))
+        .filter(|c| fs.is_dir(c) && !fs.is_symlink(c))
+        .collect()
+}
+
 /// For each denied write that exists beneath a writable root: pins on the directories between
 /// the outermost such root and it (outer first), then the read-only bind of the path itself.
 fn pin_and_read_only_steps(caps: &CapabilitySet, fs: &dyn DirLister) -> Vec<MountStep> {
@@ -176,7 +199,17 @@ pub(super) fn mount_layout(
     if !namespaces.mount {
         return Vec::new();
     }
-    let mut mounts = hide_steps(caps, fs);
+    let tops = ungranted_top_dirs(caps, tmp, fs);
+    // A secret inside a covered tree needs no mount of its own.
+    let mut mounts: Vec<MountStep> = hide_steps(caps, fs)
+        .into_iter()
+        .filter(|m| !matches!(m, MountStep::Hide { target, .. } if tops.iter().any(|t| target.starts_with(t))))
+        .collect();
+    mounts.extend(tops.into_iter().map(|target| MountStep::Hide {
+        target,
+        is_dir: true,
+        origin: Origin::builtin("filesystem.read (nothing granted beneath)"),
+    }));
     mounts.push(MountStep::ReadOnlyHost {
         writable: writable_roots(caps, tmp, fs),
     });
