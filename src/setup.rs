@@ -149,7 +149,7 @@ fn outlook(sandbox: &Sandbox, workspace: &Path, resolved: Option<&Resolved>) -> 
     };
     match planned {
         Ok(plan) => {
-            // Memory kept per process (RLIMIT_AS) where no cgroup can bound the tree is how
+            // Memory kept per process (RLIMIT_DATA) where no cgroup can bound the tree is how
             // every run was bounded before cgroups: the report says `partial`, but it does not
             // make each command wait for an approval.
             let missing: Vec<String> = plan

@@ -649,12 +649,12 @@ fn a_profile_file_without_extends_keeps_the_built_in_limits_unless_it_lifts_one(
     assert!(nofile(&lifted));
 }
 
-/// The plan's memory limit and its origin: a cgroup's, or RLIMIT_AS where no cgroup is made.
+/// The plan's memory limit and its origin: a cgroup's, or RLIMIT_DATA where no cgroup is made.
 fn memory_limit(plan: &serde_json::Value) -> Option<(u64, serde_json::Value)> {
     let rlimit = plan["rlimits"]
         .as_array()?
         .iter()
-        .find(|r| r["resource"] == "AS")
+        .find(|r| r["resource"] == "DATA")
         .map(|r| (r["value"].as_u64().unwrap(), r["origin"].clone()));
     let cgroup = plan["cgroups"]
         .as_array()?

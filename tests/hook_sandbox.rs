@@ -148,10 +148,10 @@ fn the_rewritten_command_runs_inside_the_sandbox() {
     let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let outside = outside_dir();
     let target = outside.path().join("escaped");
-    // The outside target goes through a variable: a path the gate can read is denied by the
+    // The outside target comes out of a command substitution: a path the gate can read is denied by the
     // plan before anything runs, so only one it cannot know is left for the kernel to refuse.
     let command = format!(
-        "echo 'in'\"side\" > inside.txt; T='{}'; echo out > \"$T\"; echo \"outside-rc=$?\"; echo \"$(printf '%s' \"it's\")\"",
+        "echo 'in'\"side\" > inside.txt; T=$(printf %s '{}'); echo out > \"$T\"; echo \"outside-rc=$?\"; echo \"$(printf '%s' \"it's\")\"",
         target.display()
     );
     let event = json!({
@@ -236,7 +236,7 @@ fn the_redirect_denies_the_raw_command_and_decides_exactly_the_sandboxed_one() {
     let outside = outside_dir();
     let target = outside.path().join("escaped");
     let command = format!(
-        "echo in > inside.txt; T='{}'; echo out > \"$T\"",
+        "echo in > inside.txt; T=$(printf %s '{}'); echo out > \"$T\"",
         target.display()
     );
     let (w, h) = (ws.path(), home.path());

@@ -252,12 +252,12 @@ fn a_background_job_cannot_write_outside_the_workspace() {
         tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap_or_else(|e| panic!("{e}"));
     let mut s = Server::start(&[]);
     let blocked = outside.path().join("escaped");
-    // Through a variable: a target the gate can read is denied by the plan before anything
+    // Out of a command substitution: a target the gate can read is denied by the plan before anything
     // runs; this one is left for the kernel.
     let job = start(
         &mut s,
         "out",
-        &format!("T='{}'; echo no > \"$T\"", blocked.display()),
+        &format!("T=$(printf %s '{}'); echo no > \"$T\"", blocked.display()),
     );
     let (_, r) = read_until(&mut s, &job, ended);
     assert_ne!(r["exit_code"], 0, "{r}");

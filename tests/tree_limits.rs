@@ -198,7 +198,7 @@ fn expect_cgroup(who: &Who, s: &Scratch, r: &Run) -> bool {
     let (status, detail) = r.layer("memory");
     assert_eq!(status, "partial", "{label}: {}", r.report);
     assert!(
-        detail.contains("RLIMIT_AS") && detail.contains("not the whole tree"),
+        detail.contains("RLIMIT_DATA") && detail.contains("not the whole tree"),
         "{label}: {detail}"
     );
     false
@@ -622,7 +622,7 @@ fn explain_and_doctor_say_how_the_tree_is_bounded() {
         .as_array()
         .unwrap()
         .iter()
-        .any(|r| r["resource"] == "AS");
+        .any(|r| r["resource"] == "DATA");
     // Memory is bounded one way or the other, never both and never neither.
     let mem_cgroup = v["plan"]["cgroups"].to_string().contains("memory");
     assert!(mem_cgroup != rlimit_as, "{v}");

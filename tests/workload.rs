@@ -93,7 +93,7 @@ const SCRIPTS: &[(&str, &str, &[&str])] = &[
     (
         "limits",
         include_str!("workload/limits.sh"),
-        &["processes", "open-files", "threads", "memory"],
+        &["processes", "open-files", "threads", "memory", "reserve"],
     ),
     (
         "etc",

@@ -12,7 +12,7 @@ pub struct Limits {
     /// Bytes per output stream before it is truncated.
     pub output_bytes: Option<u64>,
     /// Memory of the whole tree in bytes (a cgroup), or of each process's address space
-    /// (RLIMIT_AS) where no cgroup can be made.
+    /// (RLIMIT_DATA) where no cgroup can be made.
     pub memory_bytes: Option<u64>,
     /// Processes and threads of the whole tree.
     pub processes: Option<u64>,

@@ -123,7 +123,7 @@ pub struct Prepared {
 
 fn rlimit_resource(r: Rlimit) -> libc::__rlimit_resource_t {
     match r {
-        Rlimit::As => libc::RLIMIT_AS,
+        Rlimit::Data => libc::RLIMIT_DATA,
         Rlimit::Nproc => libc::RLIMIT_NPROC,
         Rlimit::Fsize => libc::RLIMIT_FSIZE,
         Rlimit::Cpu => libc::RLIMIT_CPU,

@@ -12,8 +12,10 @@ use serde::Serialize;
 #[serde(rename_all = "UPPERCASE")]
 /// A resource limit set with setrlimit.
 pub enum Rlimit {
-    /// RLIMIT_AS: address space per process.
-    As,
+    /// RLIMIT_DATA: private writable memory per process (heap, anonymous mappings), the
+    /// fallback for a memory cgroup. Not RLIMIT_AS, which also counts what programs only
+    /// reserve (JVM heaps, V8's cages, WebAssembly memories) and fails them far below the budget.
+    Data,
     /// RLIMIT_NPROC: processes of the user.
     Nproc,
     /// RLIMIT_FSIZE: largest file written.
@@ -185,7 +187,7 @@ pub(super) fn limits_plan(
     }
 }
 
-/// The rlimits: RLIMIT_AS and RLIMIT_NPROC only as fallbacks for a missing cgroup.
+/// The rlimits: RLIMIT_DATA and RLIMIT_NPROC only as fallbacks for a missing cgroup.
 fn rlimit_steps(input: &PlanInput<'_>, memory_as: bool, nproc: bool) -> Vec<RlimitStep> {
     let l = &input.caps.limits;
     let o = &l.origins;
@@ -200,7 +202,7 @@ fn rlimit_steps(input: &PlanInput<'_>, memory_as: bool, nproc: bool) -> Vec<Rlim
         }
     };
     let memory = l.memory_bytes.filter(|_| memory_as);
-    push(Rlimit::As, memory, &o.memory_bytes, "memory");
+    push(Rlimit::Data, memory, &o.memory_bytes, "memory");
     let processes = l.processes.filter(|_| nproc);
     push(Rlimit::Nproc, processes, &o.processes, "processes");
     push(
@@ -273,11 +275,11 @@ fn memory_layer(
             gaps.push(missing(Protection::TreeLimits, &reason, &fix));
             let value = rlimits
                 .iter()
-                .find(|r| r.resource == Rlimit::As)
+                .find(|r| r.resource == Rlimit::Data)
                 .map_or(0, |r| r.value);
             (
                 LayerStatus::Partial,
-                format!("RLIMIT_AS={value} per process, not the whole tree: {reason}"),
+                format!("RLIMIT_DATA={value} per process, not the whole tree: {reason}"),
             )
         }
     };

@@ -107,7 +107,7 @@ fn cgroup_v2_always_bounds_the_tree_and_no_rlimit_as_is_set() {
         let (c, r, layers, gaps) = plan_for(&host(euid, cgroups(CgroupVersion::V2)), 1024, &[]);
         assert_eq!(c, [Controller::Memory, Controller::Pids], "euid {euid}");
         assert!(
-            !r.contains(&Rlimit::As) && !r.contains(&Rlimit::Nproc),
+            !r.contains(&Rlimit::Data) && !r.contains(&Rlimit::Nproc),
             "{r:?}"
         );
         assert_eq!(status(&layers, "memory"), LayerStatus::Enforced);
@@ -121,27 +121,27 @@ fn cgroup_v1_is_joined_when_required_or_for_root_below_pid_max() {
     // Not required, processes kept for free: memory per process, reported partial.
     let (c, r, layers, gaps) = plan_for(&host(0, v1.clone()), 1024, &[]);
     assert!(c.is_empty(), "{c:?}");
-    assert!(r.contains(&Rlimit::As));
+    assert!(r.contains(&Rlimit::Data));
     assert_eq!(status(&layers, "memory"), LayerStatus::Partial);
     assert_eq!(status(&layers, "processes"), LayerStatus::Enforced);
     assert_eq!(gaps, [Protection::TreeLimits]);
     // Required: joined.
     let (c, r, _, gaps) = plan_for(&host(0, v1.clone()), 1024, &[Protection::TreeLimits]);
     assert_eq!(c, [Controller::Memory, Controller::Pids]);
-    assert!(!r.contains(&Rlimit::As) && gaps.is_empty());
+    assert!(!r.contains(&Rlimit::Data) && gaps.is_empty());
     // Root below 301: only a pids cgroup keeps the limit, and memory comes along.
     let (c, _, _, _) = plan_for(&host(0, v1.clone()), 32, &[]);
     assert_eq!(c, [Controller::Memory, Controller::Pids]);
     // Not root: RLIMIT_NPROC keeps the limit; nothing is joined.
     let (c, r, _, _) = plan_for(&host(1000, v1), 32, &[]);
-    assert!(c.is_empty() && r.contains(&Rlimit::Nproc) && r.contains(&Rlimit::As));
+    assert!(c.is_empty() && r.contains(&Rlimit::Nproc) && r.contains(&Rlimit::Data));
 }
 
 #[test]
 fn without_cgroups_root_below_pid_max_is_unbound_and_says_so() {
     let none = CgroupHost::none("no cgroups in this test");
     let (c, r, layers, gaps) = plan_for(&host(0, none.clone()), 32, &[]);
-    assert!(c.is_empty() && r.contains(&Rlimit::As) && !r.contains(&Rlimit::Nproc));
+    assert!(c.is_empty() && r.contains(&Rlimit::Data) && !r.contains(&Rlimit::Nproc));
     assert_eq!(status(&layers, "processes"), LayerStatus::Partial);
     assert!(gaps.contains(&Protection::ProcessLimit) && gaps.contains(&Protection::TreeLimits));
     // Paired: 301 or more, the PID namespace's pid_max keeps it.

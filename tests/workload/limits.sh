@@ -36,3 +36,18 @@ for off in range(0, size, 4096): m[off] = 1
 assert sum(m[off] for off in range(0, size, 1 << 20)) == 300
 m.close()
 PY
+# Reserving far more address space than the memory budget and using little of it, as JVM heaps,
+# V8's cages and WebAssembly memories do: 64 GiB reserved, 16 MiB of it made writable and used.
+python3 - <<'PY' && echo "OK reserve"
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+PROT_NONE, PROT_RW, MAP_PRIVATE, MAP_ANON, MAP_NORESERVE = 0, 3, 0x02, 0x20, 0x4000
+base = libc.mmap(None, 64 << 30, PROT_NONE, MAP_PRIVATE | MAP_ANON | MAP_NORESERVE, -1, 0)
+assert base not in (None, ctypes.c_void_p(-1).value), ctypes.get_errno()
+assert libc.mprotect(base, 16 << 20, PROT_RW) == 0, ctypes.get_errno()
+ctypes.memset(base, 7, 16 << 20)
+assert ctypes.string_at(base + (8 << 20), 1) == b"\x07"
+PY
