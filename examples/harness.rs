@@ -25,7 +25,10 @@ impl Observer for PrintObserver {
             call.id(),
             r.ruling.decision.as_str(),
             r.ruling.rule.as_deref().unwrap_or(&r.ruling.by),
-            r.ruling.source.as_deref().unwrap_or("-"),
+            r.ruling
+                .source
+                .as_ref()
+                .map_or_else(|| "-".to_string(), ToString::to_string),
             r.content
         );
     }

@@ -70,6 +70,7 @@ pub mod decision;
 pub mod environment;
 pub mod pipeline;
 pub mod policy;
+pub mod provenance;
 pub mod shell;
 
 pub use capability::{

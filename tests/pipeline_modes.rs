@@ -182,7 +182,7 @@ fn read_only_fast_path_and_readable_set() {
     assert_eq!((r.decision, r.stage), (Decision::Deny, "plan"));
     assert_eq!(r.rule.as_deref(), Some("plan:deny-read"));
     assert!(
-        r.source.is_some_and(|s| s.contains("test")),
+        r.source.is_some_and(|s| s.to_string().contains("test")),
         "the origin is named"
     );
     // Outside the readable set altogether.
@@ -321,7 +321,14 @@ async fn hooks_fold_strictest_wins_in_any_order() {
         (a.ruling.decision, a.ruling.stage, a.ruling.reason.as_str()),
         (Decision::Deny, Stage::Hook, "hook says no")
     );
-    assert_eq!(a.ruling.source.as_deref(), Some("user:user.toml:7"));
+    assert_eq!(
+        a.ruling.source,
+        Some(sbx::provenance::Provenance::Rule(sbx::policy::RuleSource {
+            kind: sbx::policy::SourceKind::User,
+            file: "user.toml".into(),
+            line: 7
+        }))
+    );
     assert_eq!(ea.runs(), 0);
 }
 

@@ -137,10 +137,8 @@ async fn default_waterfall_order_and_rules() {
         "denied: no force push (Bash(git push --force *))"
     );
     assert!(
-        r.ruling
-            .source
-            .as_deref()
-            .is_some_and(|s| s.starts_with("user:user.toml:"))
+        matches!(&r.ruling.source, Some(sbx::provenance::Provenance::Rule(s))
+            if s.kind == sbx::policy::SourceKind::User && s.file == "user.toml")
     );
     let r = p.run(bash("cargo test --all")).await;
     assert_eq!(

@@ -93,7 +93,7 @@ mod tests {
     fn v(decision: Decision) -> Ruling {
         let mut r = Ruling::new(decision, Stage::Rules, "rules", "r");
         r.rule = Some("Bash(git push *)".into());
-        r.source = Some("builtin".into());
+        r.source = Some(crate::provenance::Provenance::Sbx("builtin"));
         r
     }
 

@@ -57,7 +57,7 @@ pub struct AuditRecord<'a> {
     pub rule: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     /// Where that rule was written.
-    pub source: Option<&'a str>,
+    pub source: Option<&'a crate::provenance::Provenance>,
     #[serde(skip_serializing_if = "Option::is_none")]
     /// Why it was decided so.
     pub reason: Option<&'a str>,
@@ -168,7 +168,7 @@ impl Observer for AuditLog {
         rec.stage = Some(r.ruling.stage.as_str());
         rec.by = Some(&r.ruling.by);
         rec.rule = r.ruling.rule.as_deref();
-        rec.source = r.ruling.source.as_deref();
+        rec.source = r.ruling.source.as_ref();
         rec.reason = Some(&r.ruling.reason);
         rec.is_error = Some(r.is_error);
         rec.duration_ms = Some(r.duration.as_millis());

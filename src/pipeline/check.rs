@@ -30,7 +30,7 @@ pub struct CheckReport {
     /// The deciding rule as written.
     pub rule: Option<String>,
     /// Where that rule was written.
-    pub source: Option<String>,
+    pub source: Option<crate::provenance::Provenance>,
     /// The tool called.
     pub tool: String,
     /// The call in one canonical line.

@@ -2,6 +2,7 @@
 #![forbid(unsafe_code)]
 
 use crate::capability::CapabilitySet;
+use crate::provenance::Provenance;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -79,8 +80,8 @@ pub struct Ruling {
     pub by: String,
     /// The deciding rule as written, when a rule decided.
     pub rule: Option<String>,
-    /// Where that rule (or hook) was written.
-    pub source: Option<String>,
+    /// Where that rule (or hook) was written, or the profile line the plan refused by.
+    pub source: Option<Provenance>,
     /// A narrower capability set this call must run under; only ever intersected with the profile's.
     #[serde(skip)]
     pub narrow: Option<Arc<CapabilitySet>>,
@@ -119,7 +120,7 @@ impl Ruling {
     /// The same ruling, naming `rule` and where it was written.
     pub fn with_rule(mut self, rule: &crate::policy::Rule) -> Self {
         self.rule = Some(rule.text.clone());
-        self.source = Some(rule.source.to_string());
+        self.source = Some(Provenance::Rule(rule.source.clone()));
         self
     }
 

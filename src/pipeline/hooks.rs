@@ -11,6 +11,7 @@ use super::call::ToolCall;
 use super::decision::Decision;
 use super::stage_error::StageError;
 use crate::policy::HookSpec;
+use crate::provenance::Provenance;
 use futures_util::FutureExt;
 use futures_util::future::join_all;
 use serde_json::{Value, json};
@@ -35,7 +36,7 @@ pub trait Hook: Send + Sync {
     /// The hook's name, in traces.
     fn name(&self) -> String;
     /// Where the hook was configured, for provenance.
-    fn source(&self) -> Option<String> {
+    fn source(&self) -> Option<Provenance> {
         None
     }
     /// How long it may take; past that, the call is denied.
@@ -96,8 +97,8 @@ impl Hook for CommandHook {
         self.spec.command.join(" ")
     }
 
-    fn source(&self) -> Option<String> {
-        Some(self.spec.source.to_string())
+    fn source(&self) -> Option<Provenance> {
+        Some(Provenance::Rule(self.spec.source.clone()))
     }
 
     fn timeout(&self) -> Duration {
@@ -152,7 +153,7 @@ pub struct HookVote {
     /// The hook's name.
     pub hook: String,
     /// Where it was configured.
-    pub source: Option<String>,
+    pub source: Option<Provenance>,
     /// Its decision; `None` is no opinion.
     pub decision: Option<Decision>,
     /// Why.

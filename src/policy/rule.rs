@@ -3,61 +3,8 @@
 
 use super::pattern::Pattern;
 use crate::decision::Decision;
-use serde::Serialize;
-use std::fmt;
 
-/// Which kind of source a rule came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SourceKind {
-    /// Compiled into sbx.
-    Builtin,
-    /// Installed by an administrator; its deny rules run in the managed-deny listener.
-    Managed,
-    /// A profile's `[policy]` table.
-    Profile,
-    /// `~/.config/sbx/policy.toml`.
-    User,
-    /// `.sbx/policy.toml` in the workspace.
-    Project,
-    /// `--policy FILE`.
-    File,
-}
-
-impl SourceKind {
-    /// The kind's name in provenance (`project`, `user`, ...).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SourceKind::Builtin => "builtin",
-            SourceKind::Managed => "managed",
-            SourceKind::Profile => "profile",
-            SourceKind::User => "user",
-            SourceKind::Project => "project",
-            SourceKind::File => "file",
-        }
-    }
-}
-
-/// Where one rule (or hook, or mode setting) was written.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub struct RuleSource {
-    /// What kind of source.
-    pub kind: SourceKind,
-    /// The file as given, or `sbx` for built-in rules.
-    pub file: String,
-    /// 1-based line, 0 for built-in rules.
-    pub line: usize,
-}
-
-impl fmt::Display for RuleSource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line > 0 {
-            write!(f, "{}:{}:{}", self.kind.as_str(), self.file, self.line)
-        } else {
-            write!(f, "{}:{}", self.kind.as_str(), self.file)
-        }
-    }
-}
+pub use crate::provenance::{RuleSource, SourceKind};
 
 /// A compiled rule: which list it is in, what it matches, and where it came from.
 #[derive(Clone, Debug)]

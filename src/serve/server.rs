@@ -259,7 +259,7 @@ impl Session {
                 by: d.ruling.by.clone(),
                 reason: d.ruling.reason.clone(),
                 rule: d.ruling.rule.clone(),
-                source: d.ruling.source.clone(),
+                source: d.ruling.source.as_ref().map(ToString::to_string),
             });
             let r = pipeline.run(call).await;
             executor.forget(&id);
@@ -378,7 +378,7 @@ fn result_event(id: String, r: &CallResult) -> Event {
         stage: r.ruling.stage.as_str().into(),
         reason: r.ruling.reason.clone(),
         rule: r.ruling.rule.clone(),
-        source: r.ruling.source.clone(),
+        source: r.ruling.source.as_ref().map(ToString::to_string),
         is_error: r.is_error,
         exit_code,
         signal,

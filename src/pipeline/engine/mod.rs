@@ -21,6 +21,7 @@ use super::tool::tool_meta;
 use super::wrappers::ExecWrapper;
 use crate::decision::Mode;
 use crate::policy::{FloorEnv, Policy, floor_for_writes};
+use crate::provenance::Provenance;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -133,7 +134,7 @@ impl Pipeline {
             if hit.decision > ruling.decision {
                 *ruling = Ruling::new(hit.decision, Stage::Floor, hit.rule, hit.reason);
                 ruling.rule = Some(hit.rule.to_string());
-                ruling.source = Some("floor".into());
+                ruling.source = Some(Provenance::Sbx("floor"));
             }
         }
         if let Some(refusal) = plan_refusal(access, self.profile.get(), self.confined(access)) {
@@ -151,7 +152,7 @@ impl Pipeline {
                 ruling.source = Some(
                     refusal
                         .origin
-                        .map_or_else(|| "plan".into(), |o| o.to_string()),
+                        .map_or(Provenance::Sbx("plan"), Provenance::Profile),
                 );
             }
         }
