@@ -125,10 +125,17 @@ pub(super) fn answer_of(id: &str, responses: Option<&InputResponses>) -> Request
     // Anything but an explicit accept (decline, cancel, a future action) denies.
     match r.action {
         ElicitationAction::Accept => {
-            let form: ApprovalForm = r
+            // As on the 2025 protocol, where the SDK checks the form: an accept whose content
+            // does not fill the form is no approval.
+            let form = r
                 .content
-                .and_then(|c| serde_json::from_value(c).ok())
-                .unwrap_or_default();
+                .and_then(|c| serde_json::from_value::<ApprovalForm>(c).ok());
+            let Some(form) = form else {
+                return deny(
+                    id,
+                    "the client's answer does not fill the approval form".into(),
+                );
+            };
             let answer = if form.remember_for_session {
                 ApprovalReply::AllowForSession
             } else {
@@ -137,5 +144,47 @@ pub(super) fn answer_of(id: &str, responses: Option<&InputResponses>) -> Request
             reply(id, answer, None)
         }
         _ => deny(id, "the user declined".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    fn answer(v: serde_json::Value) -> Request {
+        let r: InputResponses =
+            serde_json::from_value(serde_json::json!({ APPROVAL_KEY: v })).unwrap();
+        answer_of("c1", Some(&r))
+    }
+
+    fn approved(r: &Request) -> Option<ApprovalReply> {
+        match r {
+            Request::Approval { answer, .. } => Some(*answer),
+            _ => None,
+        }
+    }
+
+    /// Only an accept that fills the form approves; the same as the SDK's check on 2025.
+    #[test]
+    fn an_accept_approves_only_with_a_filled_form() {
+        let once = answer(serde_json::json!({"action": "accept", "content": {}}));
+        assert_eq!(approved(&once), Some(ApprovalReply::AllowOnce));
+        let session = answer(
+            serde_json::json!({"action": "accept", "content": {"remember_for_session": true}}),
+        );
+        assert_eq!(approved(&session), Some(ApprovalReply::AllowForSession));
+        for bad in [
+            serde_json::json!({"action": "accept"}),
+            serde_json::json!({"action": "accept", "content": {"remember_for_session": "yes"}}),
+            serde_json::json!({"action": "decline"}),
+            serde_json::json!({"action": "cancel"}),
+        ] {
+            assert_eq!(
+                approved(&answer(bad.clone())),
+                Some(ApprovalReply::Deny),
+                "{bad}"
+            );
+        }
     }
 }
