@@ -85,6 +85,9 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
     }
     substitutions(&mut j, cmd, u.leader);
     variables::variables(&mut j, cmd, u.leader);
+    let nested = w.out.get(cmd.nested.clone()).unwrap_or(&[]);
+    variables::substituted(&mut j, cmd, u.leader, nested);
+    variables::path_lists(&mut j, w, cmd, u.leader);
     arguments(&mut j, w, cmd, u.leader);
     let reparse = std::mem::take(&mut j.reparse);
     Outcome {
