@@ -144,7 +144,9 @@ impl Sub<'_, '_, '_, '_> {
 /// Sort the subcommand into inspection, workspace writes, destructive, network or unknown.
 fn subcommand(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
     super::git_exec::program_args(j, s.name, s.rest);
+    super::git_outputs::judge(j, s.c, s.name, s.rest);
     match s.name {
+        "bundle" => bundle(j, s),
         "" => {}
         n if READ.contains(&n) => inspect(j, s),
         "branch" | "tag" => refs(j, s),
@@ -340,6 +342,19 @@ fn network(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
         && let Some(p) = s.operand(1)
     {
         j.write(p, s.c.cmd.cwd, s.c.w.ctx, "git clone into");
+    }
+}
+
+/// `git bundle`: `create` and `unbundle` write (the bundle file, the repository's objects);
+/// `verify` and `list-heads` read the bundle.
+fn bundle(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
+    match s.verb("") {
+        "verify" | "list-heads" => {}
+        "create" | "unbundle" => s.write(j, "writes a bundle or its objects"),
+        v => j.raise(
+            Class::Unknown,
+            format!("[shell.unknown] `git bundle {v}` is not a known verb"),
+        ),
     }
 }
 

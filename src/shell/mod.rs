@@ -11,6 +11,7 @@ mod commands;
 mod exec_args;
 mod git;
 mod git_exec;
+mod git_outputs;
 pub(crate) mod glob_match;
 mod globs;
 mod leader;

@@ -362,7 +362,11 @@ pub(crate) fn is_secret(value: &str, ctx: &ShellContext) -> bool {
     }) {
         return true;
     }
-    tables::SECRET_NAMES.contains(&name)
+    // Names compare without case, as the parts do: on a case-sensitive file system
+    // `~/.Netrc` is another file, but one named to pass for a secret is asked about (the plan
+    // denies it only where the directory folds case, see `pipeline::fold`).
+    let name_lowered = name.to_ascii_lowercase();
+    tables::SECRET_NAMES.contains(&name_lowered.as_str())
         || tables::SECRET_PARTS.iter().any(|s| lowered.contains(s))
         || name.ends_with(".pem")
         || name.ends_with(".key")

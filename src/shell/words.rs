@@ -29,6 +29,9 @@ pub(crate) struct Word {
     pub var_unknown: bool,
     /// Contains a variable the analysis substituted (see `walk::vars`).
     pub var: bool,
+    /// Contains a command substitution whose output is not known before running (anything
+    /// but `$(pwd)`): a path built from it cannot be compared with the plan.
+    pub subst_output: bool,
 }
 
 impl Word {
@@ -105,6 +108,20 @@ pub(crate) fn convert(node: &Node, env: &Env<'_>) -> Word {
                 }
             }
             NodeKind::CommandSubstitution { .. } | NodeKind::ProcessSubstitution { .. } => {
+                let pwd = match &part.kind {
+                    NodeKind::CommandSubstitution { command, .. } => is_pwd(command),
+                    _ => false,
+                };
+                if pwd {
+                    // Judged as `$PWD`, so `"$(pwd)/../x"` is the path it names.
+                    w.exact = false;
+                    w.var = true;
+                    w.display.push_str("$(pwd)");
+                    w.value.push_str(env.pwd);
+                    first = false;
+                    continue;
+                }
+                w.subst_output |= matches!(part.kind, NodeKind::CommandSubstitution { .. });
                 w.subst = true;
                 w.unknown = true;
                 w.exact = false;
@@ -138,6 +155,20 @@ pub(crate) fn convert(node: &Node, env: &Env<'_>) -> Word {
         w.exact = false;
     }
     w
+}
+
+/// `pwd` alone, whose output is the working directory the analysis already tracks.
+fn is_pwd(n: &Node) -> bool {
+    let NodeKind::Command {
+        assignments,
+        words,
+        redirects,
+    } = &n.kind
+    else {
+        return false;
+    };
+    let plain = |w: &Node| matches!(&w.kind, NodeKind::Word { value, .. } if value == "pwd");
+    assignments.is_empty() && redirects.is_empty() && words.len() == 1 && words.iter().all(plain)
 }
 
 fn literal_part(text: &str, dq: &mut bool, w: &mut Word, first: bool, env: &Env<'_>) {

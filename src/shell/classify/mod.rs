@@ -66,7 +66,11 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
             &mut new_cwd,
             scope,
         );
-    } else if cmd.argv.is_empty() && cmd.assigns.is_empty() && cmd.label.is_none() {
+    } else if cmd.argv.is_empty()
+        && cmd.assigns.is_empty()
+        && cmd.redirects.is_empty()
+        && cmd.label.is_none()
+    {
         return Outcome {
             segment: None,
             reparse: j.reparse,
@@ -81,6 +85,9 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
     }
     substitutions(&mut j, cmd, u.leader);
     variables::variables(&mut j, cmd, u.leader);
+    let nested = w.out.get(cmd.nested.clone()).unwrap_or(&[]);
+    variables::substituted(&mut j, cmd, u.leader, nested);
+    variables::path_lists(&mut j, w, cmd, u.leader);
     arguments(&mut j, w, cmd, u.leader);
     let reparse = std::mem::take(&mut j.reparse);
     Outcome {
@@ -190,6 +197,7 @@ fn segment(j: Judge, cmd: &Cmd<'_>, leader: usize) -> Seg {
     let text = if text_words.is_empty() {
         match cmd.label {
             Some(l) => l.to_string(),
+            None if cmd.argv.is_empty() && cmd.assigns.is_empty() => redirections_text(cmd),
             None if cmd.argv.is_empty() => join(cmd.assigns),
             None => join(cmd.argv),
         }
@@ -217,6 +225,22 @@ fn segment(j: Judge, cmd: &Cmd<'_>, leader: usize) -> Seg {
         },
         t: j.t,
     }
+}
+
+/// The text of a command made only of redirections (`$(<FILE)`, `> out`): its operators and
+/// targets, so a rule or a person sees which file it opens.
+fn redirections_text(cmd: &Cmd<'_>) -> String {
+    let mut parts = Vec::new();
+    for r in cmd.redirects {
+        if let rable::NodeKind::Redirect { op, target, .. } = &r.kind {
+            let t = match &target.kind {
+                rable::NodeKind::Word { value, .. } => value.as_str(),
+                _ => "",
+            };
+            parts.push(format!("{op} {t}"));
+        }
+    }
+    parts.join(" ")
 }
 
 /// Record the directories a recursive reader walks (see `commands::tree_roots`).

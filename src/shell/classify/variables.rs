@@ -6,6 +6,8 @@
 
 use super::{Cmd, Judge};
 use crate::shell::Class;
+use crate::shell::commands::outputs::values;
+use crate::shell::walk::{Seg, Walker};
 
 /// Commands whose arguments are text, not paths, or that only set or test variables.
 const TEXT_ONLY: &[&str] = &[
@@ -34,5 +36,83 @@ pub(super) fn variables(j: &mut Judge, cmd: &Cmd<'_>, leader: usize) {
             return;
         }
         message = name == "git" && matches!(a.value.as_str(), "-m" | "--message");
+    }
+}
+
+/// Commands that take no path from their arguments, or only a directory they move to.
+const NO_PATHS: &[&str] = &[
+    "cd", "pushd", "kill", "seq", "expr", "basename", "dirname", "wait",
+];
+
+/// An argument built from a command substitution (`cat $(cat list)`, `sort $(<list)`) names
+/// paths only known when it runs, so a path-taking command asks, as for an unknown variable.
+/// Exceptions, whose output the analysis already judged: substitutions that only list paths
+/// under checked directories (`wc -l $(git ls-files)`, `cat $(find src -name '*.md')`), and
+/// `git` revisions from `git` itself (`git diff $(git merge-base HEAD main)`).
+pub(super) fn substituted(j: &mut Judge, cmd: &Cmd<'_>, leader: usize, nested: &[Seg]) {
+    let Some(lead) = cmd.argv.get(leader) else {
+        return;
+    };
+    let name = lead.value.rsplit('/').next().unwrap_or("");
+    if TEXT_ONLY.contains(&name) || NO_PATHS.contains(&name) {
+        return;
+    }
+    let args = cmd.argv.get(leader + 1..).unwrap_or(&[]);
+    if !nested.is_empty() && nested.iter().all(|s| s.t.lists_paths) {
+        return;
+    }
+    let git_revs = name == "git"
+        && !nested.is_empty()
+        && nested.iter().all(|s| s.seg.text.starts_with("git "))
+        && !args.iter().any(|a| a.value == "--no-index");
+    if git_revs {
+        return;
+    }
+    let mut message = false;
+    for a in args {
+        if a.subst_output && !message {
+            j.raise(
+                Class::Opaque,
+                format!(
+                    "[shell.subst.path] `{}` takes paths from a command substitution, known only when it runs",
+                    a.display
+                ),
+            );
+            return;
+        }
+        message = name == "git" && matches!(a.value.as_str(), "-m" | "--message");
+    }
+}
+
+/// Options that name a file holding the paths to read (`sort --files0-from=F`, `tar -T F`):
+/// F is read, and the paths in it are known only when the command runs.
+fn path_list_options(name: &str) -> (&'static [&'static str], &'static [&'static str]) {
+    match name {
+        "sort" | "wc" | "du" => (&["--files0-from"], &[]),
+        "tar" | "bsdtar" => (&["-T", "--files-from"], &["-T"]),
+        "rsync" | "cpio" => (&["--files-from"], &[]),
+        _ => (&[], &[]),
+    }
+}
+
+pub(super) fn path_lists(j: &mut Judge, w: &Walker<'_>, cmd: &Cmd<'_>, leader: usize) {
+    let Some(lead) = cmd.argv.get(leader) else {
+        return;
+    };
+    let name = lead.value.rsplit('/').next().unwrap_or("");
+    let (opts, attached) = path_list_options(name);
+    if opts.is_empty() {
+        return;
+    }
+    let args = cmd.argv.get(leader + 1..).unwrap_or(&[]);
+    for f in values(args, opts, attached) {
+        j.raise(
+            Class::Opaque,
+            format!(
+                "[shell.paths.from-file] `{name}` reads the paths listed in `{}`, known only when it runs",
+                f.display
+            ),
+        );
+        j.read(&f, cmd.cwd, w.ctx);
     }
 }

@@ -2,7 +2,7 @@
 //! destructive commands, network clients, privilege, and inspection.
 
 mod interpreters;
-mod outputs;
+pub(crate) mod outputs;
 mod pm_config;
 mod program_options;
 mod system;

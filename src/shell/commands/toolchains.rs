@@ -104,11 +104,16 @@ pub(super) fn build_tool(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &
     }
 }
 
+/// A task runner runs the project's recipes. Only help and version output skip the project
+/// file: a dry run still evaluates it (`make -n` expands `$(shell ...)`, `rake -n` loads the
+/// Rakefile), and `make -l` is a load limit, not a listing.
 pub(super) fn task_runner(j: &mut Judge, name: &str, args: &[Word]) {
-    if has(
-        args,
-        &["-n", "--dry-run", "--just-print", "--list", "-l", "--help"],
-    ) {
+    let inert: &[&str] = if matches!(name, "make" | "gmake") {
+        &["--help", "-v", "--version"]
+    } else {
+        &["--list", "-l", "--help"]
+    };
+    if has(args, inert) {
         return;
     }
     j.raise(
