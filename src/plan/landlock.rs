@@ -153,7 +153,7 @@ fn walk_around(
                 rights: rights.to_vec(),
                 required: false,
                 origin: Origin {
-                    key: format!("{} (around a denial)", origin.key).into(),
+                    key: format!("{}{AROUND}", origin.key).into(),
                     ..origin.clone()
                 },
                 after_mounts: false,
@@ -394,6 +394,39 @@ fn no_landlock(host: &Host, gaps: &mut Vec<Gap>, report: &mut Vec<Layer>) {
     }
 }
 
+const AROUND: &str = " (around a denial)";
+
+/// One rule per path among those granted around denials: the read and the execute grant of
+/// `/` walk around the same secrets, and each rule costs the sandbox an open, a stat, a
+/// `landlock_add_rule` and a close. Rights are joined; the first rule's origin stays. Rules
+/// written in a profile keep their own entry and origin.
+fn merge_around(rules: Vec<LandlockRule>) -> Vec<LandlockRule> {
+    let mut out: Vec<LandlockRule> = Vec::with_capacity(rules.len());
+    let mut seen: std::collections::HashMap<(PathBuf, bool), usize> = Default::default();
+    for r in rules {
+        if !r.origin.key.ends_with(AROUND) {
+            out.push(r);
+            continue;
+        }
+        match seen.get(&(r.path.clone(), r.after_mounts)) {
+            Some(&i) => {
+                let kept = &mut out[i];
+                for right in r.rights {
+                    if !kept.rights.contains(&right) {
+                        kept.rights.push(right);
+                    }
+                }
+                kept.required |= r.required;
+            }
+            None => {
+                seen.insert((r.path.clone(), r.after_mounts), out.len());
+                out.push(r);
+            }
+        }
+    }
+    out
+}
+
 /// The Landlock part of the plan, or `None` (with its gaps and report line) when the host
 /// has no Landlock.
 pub(super) fn landlock_plan(
@@ -413,6 +446,7 @@ pub(super) fn landlock_plan(
     let mut rules = grant_rules(caps, namespaces, mounts, fs);
     rules.extend(device_and_proc_rules(caps, namespaces));
     mark_after_mounts(&mut rules, mounts);
+    let rules = merge_around(rules);
     let scope_ok = abi >= 6;
     let deny_tcp = abi >= 4
         && (caps.network == NetworkMode::None
@@ -435,4 +469,38 @@ pub(super) fn landlock_plan(
         scope_signals: scope_ok && caps.isolation.scope_signals,
         scope_abstract_unix: scope_ok && caps.isolation.scope_abstract_unix,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(path: &str, rights: &[FsRight], key: &str) -> LandlockRule {
+        LandlockRule {
+            path: PathBuf::from(path),
+            rights: rights.to_vec(),
+            required: false,
+            origin: Origin::builtin(key),
+            after_mounts: false,
+        }
+    }
+
+    /// Rules granted around denials on one path become one, with both rights; rules a
+    /// profile wrote keep their own entries and origins.
+    #[test]
+    fn rules_around_denials_are_merged_per_path() {
+        let around = |k: &str| format!("{k}{AROUND}");
+        let rules = vec![
+            rule("/etc", &[FsRight::ReadFile], &around("filesystem.read")),
+            rule("/usr", &[FsRight::ReadFile], "filesystem.read"),
+            rule("/etc", &[FsRight::Execute], &around("filesystem.execute")),
+            rule("/usr", &[FsRight::Execute], "filesystem.execute"),
+        ];
+        let merged = merge_around(rules);
+        assert_eq!(merged.len(), 3);
+        assert_eq!(merged[0].path, PathBuf::from("/etc"));
+        assert_eq!(merged[0].rights, [FsRight::ReadFile, FsRight::Execute]);
+        assert_eq!(&*merged[0].origin.key, around("filesystem.read"));
+        assert!(merged[1..].iter().all(|r| r.path == Path::new("/usr")));
+    }
 }
