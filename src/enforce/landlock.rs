@@ -135,7 +135,9 @@ pub fn build(plan: &LandlockPlan) -> Result<Built, LandlockError> {
                 continue;
             }
         };
-        let is_dir = rule.path.is_dir();
+        // The open descriptor's own type: no second walk of the path.
+        let is_dir = nix::sys::stat::fstat(std::os::fd::AsFd::as_fd(&fd))
+            .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR);
         let mut access = rights(&rule.rights, abi);
         if !is_dir {
             access &= AccessFs::from_file(abi);
