@@ -101,6 +101,30 @@ fn abstract_unix_socket_outside_is_unreachable() {
     }
 }
 
+/// A listener on a path socket that anyone may connect to, in a new directory under `parent`,
+/// answering `HELLO-PATH`; and the probe that prints `CONNECTED HELLO-PATH` when it gets through.
+fn path_socket_in(parent: &Path) -> (tempfile::TempDir, String) {
+    let dir = tempfile::Builder::new()
+        .prefix("sbx-sock")
+        .tempdir_in(parent)
+        .unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let path = dir.path().join("s.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::thread::spawn(move || {
+        for c in listener.incoming().flatten() {
+            let mut c = c;
+            let _ = std::io::Write::write_all(&mut c, b"HELLO-PATH");
+        }
+    });
+    let probe = format!(
+        "python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\"{}\"); print(\"CONNECTED\", s.recv(16).decode())'",
+        path.display()
+    );
+    (dir, probe)
+}
+
 /// Landlock below ABI 9 does not govern `connect()` on a path socket: under `strict`, which
 /// grants nothing in `/run` or `/var`, a socket there that the user's permissions allow is out
 /// of reach because those trees are covered in the sandbox. Paired: `workspace`, which reads
@@ -113,24 +137,7 @@ fn path_unix_sockets_in_trees_strict_grants_nothing_in_are_unreachable() {
         .into_iter()
         .filter(|p| Path::new(p).is_dir());
     for parent in parents {
-        let dir = tempfile::Builder::new()
-            .prefix("sbx-sock")
-            .tempdir_in(parent)
-            .unwrap();
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
-        let path = dir.path().join("s.sock");
-        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o777)).unwrap();
-        std::thread::spawn(move || {
-            for c in listener.incoming().flatten() {
-                let mut c = c;
-                let _ = std::io::Write::write_all(&mut c, b"HELLO-PATH");
-            }
-        });
-        let probe = format!(
-            "python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\"{}\"); print(\"CONNECTED\", s.recv(16).decode())'",
-            path.display()
-        );
+        let (_dir, probe) = path_socket_in(Path::new(parent));
         for u in users() {
             let s = Scratch::new(u);
             let blocked = s.run("strict", &probe);
@@ -153,28 +160,7 @@ fn path_unix_sockets_in_trees_strict_grants_nothing_in_are_unreachable() {
 
 #[test]
 fn path_unix_socket_in_host_tmp_is_unreachable() {
-    let dir = tempfile::Builder::new()
-        .prefix("sbx-sock")
-        .tempdir()
-        .unwrap();
-    std::fs::set_permissions(
-        dir.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o777),
-    )
-    .unwrap();
-    let path = dir.path().join("s.sock");
-    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
-    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
-    std::thread::spawn(move || {
-        for c in listener.incoming().flatten() {
-            let mut c = c;
-            let _ = std::io::Write::write_all(&mut c, b"HELLO-PATH");
-        }
-    });
-    let probe = format!(
-        "python3 -c 'import socket; s=socket.socket(socket.AF_UNIX); s.connect(\"{}\"); print(\"CONNECTED\", s.recv(16).decode())'",
-        path.display()
-    );
+    let (_dir, probe) = path_socket_in(&std::env::temp_dir());
     for u in users() {
         let s = Scratch::new(u);
         let wide = s.write_profile("wide", WIDE);

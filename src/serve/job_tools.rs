@@ -5,6 +5,7 @@
 
 use super::jobs::{JobRead, Jobs};
 use super::protocol::{Event, JobInfo, JobStatus};
+use crate::decision::Decision;
 use crate::tools::render_job_output;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -62,12 +63,12 @@ pub(super) const JOBS: (&str, &str) = (
     "job tools act only on this session's own background jobs",
 );
 
-/// The `decision` event of a session tool call (jobs, terminals): always allowed, by sbx
-/// itself; `(stage, reason)` say which.
-pub(super) fn decision(id: &str, (stage, reason): (&str, &str)) -> Event {
+/// The `decision` event of a call sbx answers itself (jobs, terminals: allowed; an input that
+/// does not fit its tool: denied); `(stage, reason)` say which.
+pub(super) fn decision(id: &str, d: Decision, (stage, reason): (&str, &str)) -> Event {
     Event::Decision {
         id: id.to_string(),
-        decision: "allow".into(),
+        decision: d.as_str().into(),
         stage: stage.into(),
         by: "sbx".into(),
         reason: reason.into(),
@@ -79,6 +80,8 @@ pub(super) fn decision(id: &str, (stage, reason): (&str, &str)) -> Event {
 /// What a job tool call produced, before it becomes a `result` event.
 #[derive(Default)]
 pub(super) struct Answer {
+    /// Refused before anything ran (a `deny` result); otherwise an allowed call's answer.
+    pub(super) refused: bool,
     pub(super) is_error: bool,
     pub(super) content: String,
     pub(super) status: Option<JobStatus>,
@@ -106,7 +109,7 @@ impl Answer {
         };
         Event::Result {
             id,
-            decision: "allow".into(),
+            decision: if self.refused { "deny" } else { "allow" }.into(),
             stage: by.0.into(),
             reason: by.1.into(),
             rule: None,

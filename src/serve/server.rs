@@ -11,6 +11,7 @@ use super::lines::{Line, next_line};
 use super::protocol::{ApprovalReply, Event, PROTOCOL_VERSION, Request};
 use super::term_tools::{self, TERMINALS, TermTool};
 use super::terminals::Terminals;
+use crate::decision::Decision;
 use crate::exec::Stream;
 use crate::pipeline::{ApprovalAnswer, CallResult, Caller, Observer, Pipeline, ToolCall};
 use crate::setup::Loaded;
@@ -280,15 +281,14 @@ impl Session {
     /// A served tool's call whose input does not fit the tool: refused before anything runs.
     fn refuse_input(&self, id: String, why: String) {
         let by = ("input", "the input does not fit the tool's schema");
-        let mut decision = job_tools::decision(&id, by);
-        let mut result = job_tools::Answer::error(&why).into_event(id, Duration::ZERO, by);
-        for ev in [&mut decision, &mut result] {
-            if let Event::Decision { decision, .. } | Event::Result { decision, .. } = ev {
-                *decision = "deny".into();
-            }
-        }
-        let _closed = self.events.send(decision);
-        let _closed = self.events.send(result);
+        let answer = job_tools::Answer {
+            refused: true,
+            ..job_tools::Answer::error(&why)
+        };
+        let _closed = self
+            .events
+            .send(job_tools::decision(&id, Decision::Deny, by));
+        let _closed = self.events.send(answer.into_event(id, Duration::ZERO, by));
     }
 
     /// A job tool call: answered by the session from its jobs, never by the executor.
@@ -297,7 +297,9 @@ impl Session {
         if let Ok(mut m) = self.running.lock() {
             m.insert(id.clone(), cancel);
         }
-        let _closed = self.events.send(job_tools::decision(&id, job_tools::JOBS));
+        let _closed = self
+            .events
+            .send(job_tools::decision(&id, Decision::Allow, job_tools::JOBS));
         let jobs = self.jobs.clone();
         let events = self.events.clone();
         let running = self.running.clone();
@@ -319,7 +321,9 @@ impl Session {
         if let Ok(mut m) = self.running.lock() {
             m.insert(id.clone(), cancel);
         }
-        let _closed = self.events.send(job_tools::decision(&id, TERMINALS));
+        let _closed = self
+            .events
+            .send(job_tools::decision(&id, Decision::Allow, TERMINALS));
         let terminals = self.terminals.clone();
         let events = self.events.clone();
         let running = self.running.clone();
