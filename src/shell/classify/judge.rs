@@ -84,8 +84,19 @@ impl Judge {
     /// reads its whole literal directory. A protected name the glob could match when it runs
     /// counts as read too, made or not.
     pub fn read(&mut self, w: &Word, cwd: &Cwd, ctx: &ShellContext) {
+        self.read_operand(w, cwd, ctx, true);
+    }
+
+    /// As [`Judge::read`]; `follows_links` false for a program that reads a symbolic link
+    /// as a link (git records its target text), whose bare names need no `lstat`.
+    pub fn read_operand(&mut self, w: &Word, cwd: &Cwd, ctx: &ShellContext, follows_links: bool) {
         self.descriptor(w);
-        for p in read_paths(w, cwd).into_iter().chain(bare_links(w, cwd)) {
+        let links = if follows_links {
+            bare_links(w, cwd)
+        } else {
+            Vec::new()
+        };
+        for p in read_paths(w, cwd).into_iter().chain(links) {
             // Resolved: a link to a secret is a read of the secret.
             self.secret(w, &p, ctx);
             push_new(&mut self.reads, p);

@@ -178,9 +178,10 @@ fn arguments(j: &mut Judge, w: &Walker<'_>, cmd: &Cmd<'_>, leader: usize) {
     }
     if !PRINTS_ONLY.contains(&lead_name) {
         let mut message = false;
+        let follows_links = !keeps_links(lead_name, cmd.argv.get(leader + 1..).unwrap_or(&[]));
         for a in cmd.argv.iter().skip(leader + 1) {
             if !message {
-                j.read(a, cmd.cwd, w.ctx);
+                j.read_operand(a, cmd.cwd, w.ctx, follows_links);
             }
             message = matches!(a.value.as_str(), "-m" | "--message");
         }
@@ -189,6 +190,13 @@ fn arguments(j: &mut Judge, w: &Walker<'_>, cmd: &Cmd<'_>, leader: usize) {
     let links = std::mem::take(&mut j.links);
     j.reads.retain(|r| !links.contains(r));
     j.links = links;
+}
+
+/// Whether the program reads a symbolic link it is named as a link, never its target: git
+/// diffs, adds and shows a link as the text of its target. `git diff --no-index` compares
+/// files outside any repository and is left to the general rule.
+fn keeps_links(lead_name: &str, args: &[Word]) -> bool {
+    lead_name.rsplit('/').next() == Some("git") && !args.iter().any(|a| a.value == "--no-index")
 }
 
 /// The segment the judgement makes, with its canonical text.
