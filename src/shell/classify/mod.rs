@@ -192,11 +192,44 @@ fn arguments(j: &mut Judge, w: &Walker<'_>, cmd: &Cmd<'_>, leader: usize) {
     j.links = links;
 }
 
-/// Whether the program reads a symbolic link it is named as a link, never its target: git
-/// diffs, adds and shows a link as the text of its target. `git diff --no-index` compares
-/// files outside any repository and is left to the general rule.
+/// Whether the program reads a symbolic link it is named as a link, never its target: git's
+/// pathspec commands (diff, log, add, ...) treat a link as the text of its target. Options
+/// that read a named file (`-F`, `--contents`, `--no-index`) leave it to the general rule.
 fn keeps_links(lead_name: &str, args: &[Word]) -> bool {
-    lead_name.rsplit('/').next() == Some("git") && !args.iter().any(|a| a.value == "--no-index")
+    const PATHSPEC_ONLY: [&str; 15] = [
+        "diff", "log", "show", "status", "add", "rm", "blame", "ls-files", "grep", "checkout",
+        "restore", "reset", "mv", "switch", "branch",
+    ];
+    const READS_A_FILE: [&str; 5] = [
+        "--no-index",
+        "--contents",
+        "-F",
+        "--file",
+        "--pathspec-from-file",
+    ];
+    if lead_name.rsplit('/').next() != Some("git") {
+        return false;
+    }
+    let reads_file = args.iter().any(|a| {
+        let name = a.value.split_once('=').map_or(a.value.as_str(), |(n, _)| n);
+        READS_A_FILE.contains(&name)
+    });
+    !reads_file && git_subcommand(args).is_some_and(|s| PATHSPEC_ONLY.contains(&s))
+}
+
+/// The first word after git's global options.
+fn git_subcommand(args: &[Word]) -> Option<&str> {
+    let mut words = args.iter().map(|a| a.value.as_str());
+    while let Some(w) = words.next() {
+        match w {
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" => {
+                words.next();
+            }
+            _ if w.starts_with('-') => {}
+            _ => return Some(w),
+        }
+    }
+    None
 }
 
 /// The segment the judgement makes, with its canonical text.
