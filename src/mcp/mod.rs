@@ -6,6 +6,7 @@
 
 mod approval;
 mod bridge;
+mod frame;
 mod handler;
 mod render;
 
@@ -47,9 +48,10 @@ where
     };
     let session = serve(loaded, &serve_opts, observers, their_read, their_write);
     let bridge = Bridge::start(ours);
+    let (sdk, relay) = frame::frame(input, output, DEFAULT_MAX_LINE_BYTES, PIPE_BYTES);
     let front = async {
         let server = SbxServer::new(bridge.clone(), opts.clone());
-        let ran = match server.serve((input, output)).await {
+        let ran = match server.serve((sdk.input, sdk.output)).await {
             Ok(running) => running
                 .waiting()
                 .await
@@ -60,6 +62,6 @@ where
         bridge.close();
         ran
     };
-    let (served, fronted) = tokio::join!(session, front);
-    served.and(fronted)
+    let (served, fronted, relayed) = tokio::join!(session, front, relay);
+    served.and(fronted).and(relayed)
 }
