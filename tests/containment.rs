@@ -599,6 +599,97 @@ fn a_git_file_pointing_at_a_git_directory_made_in_the_run_is_judged_by_its_conte
     }
 }
 
+#[test]
+fn a_git_directory_prepared_in_one_run_and_moved_into_place_in_the_next_is_judged_whole() {
+    // The files of a git directory keep the change times of the run that wrote them; moved
+    // into place later (as a nested `.git`, or named by a new `.git` file), all of it counts.
+    let prepare = "export GIT_CONFIG_NOSYSTEM=1; git init -q stash && mv stash/.git stashgit && rm -r stash \
+                   && echo 'echo pwned' > stashgit/hooks/pre-commit \
+                   && mkdir -p deep/x/y && cp -a stashgit deep/x/y/stash.git && echo READY";
+    let place = "mkdir sub2 && mv stashgit sub2/.git && mkdir co && echo 'gitdir: ../deep/x/y/stash.git' > co/.git && echo PLACED";
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        let out = s.run("workspace", prepare);
+        assert!(
+            stdout(&out).contains("READY"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        // Not a git directory by its name yet: nothing to take away.
+        assert!(
+            s.ws.join("stashgit/hooks/pre-commit").exists(),
+            "{}",
+            s.label()
+        );
+        // Change times are coarse: the next run starts a tick of them later than this one ended.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let out = s.run("workspace", place);
+        assert!(
+            stdout(&out).contains("PLACED"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(
+            !s.ws.join("sub2/.git/hooks/pre-commit").exists(),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(
+            !s.ws.join("deep/x/y/stash.git/hooks/pre-commit").exists(),
+            "{}",
+            s.label()
+        );
+        // Paired: without protection the moved hooks stay.
+        for d in ["sub2", "co", "deep"] {
+            std::fs::remove_dir_all(s.ws.join(d)).unwrap();
+        }
+        s.run(wide.to_str().unwrap(), prepare);
+        s.run(wide.to_str().unwrap(), place);
+        assert!(
+            s.ws.join("sub2/.git/hooks/pre-commit").exists(),
+            "{}",
+            s.label()
+        );
+    }
+}
+
+#[test]
+fn a_nested_repository_that_was_there_before_keeps_its_hooks_when_git_works_in_it() {
+    // The user's own nested repository with a hook: git committing in it during the run
+    // changes its `.git`, but nothing was moved into place, so its hook stays.
+    for u in users() {
+        let s = Scratch::new(u);
+        let made = s.outside(
+            "export GIT_CONFIG_NOSYSTEM=1; git init -q lib && echo 'exit 0' > lib/.git/hooks/pre-commit \
+             && chmod +x lib/.git/hooks/pre-commit && echo MADE",
+        );
+        assert!(stdout(&made).contains("MADE"), "{}", text(&made));
+        s.chown_all();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let out = s.run(
+            "workspace",
+            "export GIT_CONFIG_NOSYSTEM=1; cd lib && echo x > f && git add f \
+             && git -c user.email=t@e -c user.name=t commit -qm x && echo COMMITTED",
+        );
+        assert!(
+            stdout(&out).contains("COMMITTED"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(
+            s.ws.join("lib/.git/hooks/pre-commit").exists(),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+    }
+}
+
 /// A JSON report's last line.
 fn report(o: &std::process::Output) -> serde_json::Value {
     serde_json::from_str(stdout(o).lines().last().unwrap_or_default()).unwrap_or_default()

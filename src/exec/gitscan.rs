@@ -7,6 +7,27 @@
 use super::protect::Since;
 use std::path::{Path, PathBuf};
 
+/// What counts as changed in one git directory: what changed during the run, or everything,
+/// in a git directory (or hooks directory) moved or linked into place during it.
+#[derive(Clone, Copy)]
+struct Changes<'a> {
+    since: &'a Since,
+    all: bool,
+}
+
+impl<'a> Changes<'a> {
+    fn of(since: &'a Since, all: bool) -> Self {
+        Self { since, all }
+    }
+    fn changed(&self, path: &Path) -> bool {
+        (self.all && path.symlink_metadata().is_ok()) || self.since.changed(path)
+    }
+    /// The same, and everything below `dir` when it was moved in.
+    fn below(&self, dir: &Path) -> Self {
+        Self::of(self.since, self.all || self.since.moved_in(dir))
+    }
+}
+
 /// One finding of the scan.
 pub(super) struct Finding {
     pub path: PathBuf,
@@ -55,9 +76,19 @@ pub(super) fn root_files(workspace: &Path) -> Vec<PathBuf> {
 pub(super) fn scan(workspace: &Path, since: &Since) -> Vec<Finding> {
     let mut out = Vec::new();
     check_index_gitlinks(workspace, since, &mut out);
+    for dot_git in dot_gits(workspace) {
+        check_dot_git(&dot_git, workspace, since, &mut out);
+    }
+    out
+}
+
+/// The `.git` paths the scan looks at, existing or not: in the workspace and its
+/// directories down to [`REPO_DEPTH`].
+fn dot_gits(workspace: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
     let mut dirs = vec![(workspace.to_path_buf(), 0usize)];
     while let Some((dir, depth)) = dirs.pop() {
-        check_dot_git(&dir.join(".git"), workspace, since, &mut out);
+        out.push(dir.join(".git"));
         if depth >= REPO_DEPTH {
             continue;
         }
@@ -71,6 +102,63 @@ pub(super) fn scan(workspace: &Path, since: &Since) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// The nested repositories' `.git` entries, git directories (those `.git` files name, of
+/// submodules and worktrees too) and hooks directories as they are before the run, so that
+/// one moved into place during it is told from one that was there ([`Since::moved_in`]).
+pub(super) fn nested_files(workspace: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dot_git in dot_gits(workspace) {
+        let Ok(meta) = dot_git.symlink_metadata() else {
+            continue;
+        };
+        let dir = if meta.is_dir() {
+            Some(dot_git.clone())
+        } else if meta.is_file() {
+            gitdir_inside(&dot_git, workspace)
+        } else {
+            None
+        };
+        out.push(dot_git);
+        if let Some(d) = dir {
+            git_dir_files(&d, 0, &mut out);
+        }
+    }
+    out
+}
+
+/// A git directory, its hooks directory, and those of its submodules and worktrees.
+fn git_dir_files(git: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    out.push(git.to_path_buf());
+    out.push(git.join("hooks"));
+    if depth >= MODULE_DEPTH {
+        return;
+    }
+    for sub in ["modules", "worktrees"] {
+        for d in subdirs(&git.join(sub)) {
+            nested_git_files(&d, depth + 1, out);
+        }
+    }
+}
+
+/// As [`check_nested`] walks: a git directory, or the directories of a name with slashes.
+fn nested_git_files(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    if is_git_dir(dir) {
+        git_dir_files(dir, depth, out);
+    } else if depth < MODULE_DEPTH {
+        out.push(dir.to_path_buf());
+        for d in subdirs(dir) {
+            nested_git_files(&d, depth + 1, out);
+        }
+    }
+}
+
+/// A directory under `modules` is a git directory when it has a HEAD, config or hooks.
+fn is_git_dir(dir: &Path) -> bool {
+    ["HEAD", "config", "hooks"]
+        .iter()
+        .any(|n| dir.join(n).symlink_metadata().is_ok())
 }
 
 /// Real directories (not links) directly inside `dir`.
@@ -98,13 +186,17 @@ fn check_dot_git(dot_git: &Path, workspace: &Path, since: &Since, out: &mut Vec<
     };
     let ty = meta.file_type();
     if ty.is_dir() {
-        check_git_dir(dot_git, since, 0, out);
+        check_git_dir(dot_git, Changes::of(since, false).below(dot_git), 0, out);
         return;
     }
     match gitdir_inside(dot_git, workspace) {
         // A git directory elsewhere in the workspace (a submodule's under `.git/modules`, or
-        // one made anywhere): judged like any other.
-        Some(dir) if ty.is_file() => check_git_dir(&dir, since, 0, out),
+        // one made anywhere): judged like any other, and whole when the `.git` file that
+        // names it is new.
+        Some(dir) if ty.is_file() => {
+            let changes = Changes::of(since, since.changed(dot_git)).below(&dir);
+            check_git_dir(&dir, changes, 0, out);
+        }
         _ if since.changed(dot_git) => out.push(finding(
             dot_git,
             "created",
@@ -125,11 +217,12 @@ fn gitdir_inside(dot_git: &Path, workspace: &Path) -> Option<PathBuf> {
 }
 
 /// Hooks, config and `commondir` of one git directory, then its submodules and worktrees.
-fn check_git_dir(git: &Path, since: &Since, depth: usize, out: &mut Vec<Finding>) {
-    check_hooks(&git.join("hooks"), since, out);
+fn check_git_dir(git: &Path, changes: Changes<'_>, depth: usize, out: &mut Vec<Finding>) {
+    let hooks = git.join("hooks");
+    check_hooks(&hooks, changes.below(&hooks), out);
     for name in ["config", "config.worktree"] {
         let cfg = git.join(name);
-        if since.changed(&cfg) && !config_is_plain(&cfg) {
+        if changes.changed(&cfg) && !config_is_plain(&cfg) {
             out.push(finding(
                 &cfg,
                 "config",
@@ -138,7 +231,7 @@ fn check_git_dir(git: &Path, since: &Since, depth: usize, out: &mut Vec<Finding>
         }
     }
     let commondir = git.join("commondir");
-    if since.changed(&commondir) && !is_worktree_of(git) {
+    if changes.changed(&commondir) && !is_worktree_of(git) {
         out.push(finding(
             &commondir,
             "created",
@@ -150,20 +243,19 @@ fn check_git_dir(git: &Path, since: &Since, depth: usize, out: &mut Vec<Finding>
     }
     for sub in ["modules", "worktrees"] {
         for d in subdirs(&git.join(sub)) {
-            check_nested(&d, since, depth + 1, out);
+            check_nested(&d, changes.below(&d), depth + 1, out);
         }
     }
 }
 
 /// A directory under `modules` is a git directory when it has a HEAD, config or hooks (of any
 /// kind); else (a submodule named with slashes) its subdirectories are looked at.
-fn check_nested(dir: &Path, since: &Since, depth: usize, out: &mut Vec<Finding>) {
-    let has = |n: &str| dir.join(n).symlink_metadata().is_ok();
-    if has("HEAD") || has("config") || has("hooks") {
-        check_git_dir(dir, since, depth, out);
+fn check_nested(dir: &Path, changes: Changes<'_>, depth: usize, out: &mut Vec<Finding>) {
+    if is_git_dir(dir) {
+        check_git_dir(dir, changes, depth, out);
     } else if depth < MODULE_DEPTH {
         for d in subdirs(dir) {
-            check_nested(&d, since, depth + 1, out);
+            check_nested(&d, changes.below(&d), depth + 1, out);
         }
     }
 }
@@ -190,12 +282,12 @@ fn is_worktree_of(git: &Path) -> bool {
     to == repo
 }
 
-fn check_hooks(hooks: &Path, since: &Since, out: &mut Vec<Finding>) {
+fn check_hooks(hooks: &Path, changes: Changes<'_>, out: &mut Vec<Finding>) {
     let Ok(meta) = hooks.symlink_metadata() else {
         return;
     };
     if !meta.is_dir() {
-        if since.changed(hooks) {
+        if changes.changed(hooks) {
             out.push(finding(hooks, "created", "git hooks"));
         }
         return;
@@ -207,7 +299,7 @@ fn check_hooks(hooks: &Path, since: &Since, out: &mut Vec<Finding>) {
         let p = e.path();
         let sample = p.extension().is_some_and(|x| x == "sample")
             && e.file_type().is_ok_and(|t| t.is_file());
-        if !sample && since.changed(&p) {
+        if !sample && changes.changed(&p) {
             out.push(finding(&p, "hook", "git hooks"));
         }
     }

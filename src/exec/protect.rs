@@ -75,6 +75,19 @@ impl Since {
             None => changed_since(path, self.start),
         }
     }
+
+    /// Whether `path` was put in place during the run (made, renamed there, or replaced): it
+    /// exists and is not the file recorded there before, or nothing was. What a directory
+    /// moved in holds keeps the change times of whatever run wrote it, so they cannot tell.
+    /// Only for paths whose state was recorded when they existed ([`gitscan::nested_files`]).
+    pub(super) fn moved_in(&self, path: &Path) -> bool {
+        let id = |s: &FileState| (s.0, s.1);
+        match (self.before.get(path), file_state(path)) {
+            (_, None) => false,
+            (Some(before), Some(now)) => id(&now) != id(before),
+            (None, Some(_)) => true,
+        }
+    }
 }
 
 fn now_coarse() -> Stamp {
@@ -207,7 +220,9 @@ impl Watch {
             before,
             links,
             since: Since::take(if git {
-                gitscan::root_files(workspace)
+                let mut files = gitscan::root_files(workspace);
+                files.extend(gitscan::nested_files(workspace));
+                files
             } else {
                 Vec::new()
             }),
