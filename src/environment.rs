@@ -169,23 +169,84 @@ pub const SECRET_VALUES: &[(&str, &str)] = &[
         "^GHP_ ^GHO_ ^GHU_ ^GHS_ ^GHR_ ^GITHUB_PAT_",
         "a GitHub token under any name",
     ),
-    ("^GLPAT-", "a GitLab personal access token"),
-    ("^XOXB- ^XOXP- ^XOXA-", "a Slack token"),
-    ("^SK-ANT- ^SK-PROJ-", "an Anthropic or OpenAI API key"),
+    (
+        "^GLPAT- ^GLPTT- ^GLDT- ^GLRT-",
+        "a GitLab access, trigger, deploy or runner token",
+    ),
+    ("^XOXB- ^XOXP- ^XOXA- ^XOXE- ^XOXE. ^XAPP-", "a Slack token"),
+    (
+        "^SK-ANT- ^SK-PROJ- ^SK-SVCACCT-",
+        "an Anthropic or OpenAI API key",
+    ),
+    ("^SK-:40", "an OpenAI API key of the older form"),
     ("^NPM_ ^PYPI-AGE", "an npm or PyPI publishing token"),
+    (
+        "^SK_LIVE_ ^RK_LIVE_ ^SK_TEST_ ^RK_TEST_",
+        "a Stripe secret or restricted key",
+    ),
+    ("^HF_:30", "a Hugging Face token"),
+    ("^AIZA:35", "a Google API key"),
+    ("^SG.:40", "a SendGrid API key"),
+    ("^DOP_V1_ ^DOO_V1_ ^DOR_V1_", "a DigitalOcean token"),
+    ("^SHPAT_ ^SHPSS_ ^SHPCA_ ^SHPPA_", "a Shopify access token"),
+    ("^LIN_API_", "a Linear API key"),
+    ("^EYJ:40", "a JSON Web Token (three dot-separated parts)"),
+    (
+        "://TOKEN@",
+        "a URL whose user name is a token (`https://<token>@host`)",
+    ),
 ];
+
+/// Characters a token is made of (upper-cased): a prefix counts where none of them comes
+/// before it, and the token runs while they follow.
+fn token_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
+}
+
+/// Whether `prefix` starts a token of at least `min` characters anywhere in `upper`: at the
+/// start of the value, after a character that is not part of a token nor a `/`
+/// (`token ghp_...`, `Bearer sk-ant-...`, `{"token":"ghp_..."}`), or right after a URL's
+/// `://` (`https://ghp_...@host`). A JSON Web Token must also have its three parts.
+fn has_token(upper: &str, prefix: &str, min: usize) -> bool {
+    let bytes = upper.as_bytes();
+    upper.match_indices(prefix).any(|(i, _)| {
+        // A path's component is no token (`~/.cache/hf_hub`); a URL's user name is.
+        let at_boundary = i == 0
+            || (!token_char(bytes[i - 1]) && bytes[i - 1] != b'/')
+            || upper[..i].ends_with("://");
+        let token = &bytes[i..];
+        let len = token.iter().take_while(|b| token_char(**b)).count();
+        let parts_ok = prefix != "EYJ" || token[..len].iter().filter(|b| **b == b'.').count() == 2;
+        at_boundary && len >= min && parts_ok
+    })
+}
+
+/// A URL whose user-info is a bare token: a long run of token characters and no password.
+fn url_user_is_token(s: &str) -> bool {
+    s.match_indices("://").any(|(i, _)| {
+        let authority = s[i + 3..].split(['/', '?', '#', ' ']).next().unwrap_or("");
+        authority.rsplit_once('@').is_some_and(|(user, _)| {
+            !user.contains(':') && user.len() >= 30 && user.bytes().all(token_char)
+        })
+    })
+}
 
 /// The entry of [`SECRET_VALUES`] that `value` matches, if any.
 pub fn secret_value(value: &[u8]) -> Option<&'static str> {
     let upper = String::from_utf8_lossy(value).to_ascii_uppercase();
     SECRET_VALUES.iter().map(|(p, _)| *p).find(|p| match *p {
         "://USER:PASSWORD@" => url_has_password(&upper),
-        // Token prefixes: the value starts with one of them and is long enough to be a token.
-        _ if p.starts_with('^') => {
-            upper.len() >= 20
-                && p.split(' ')
-                    .any(|q| upper.starts_with(q.trim_start_matches('^')))
-        }
+        "://TOKEN@" => url_user_is_token(&upper),
+        // Token prefixes (`^PREFIX`, or `^PREFIX:N` for a token of at least N characters; 20
+        // when not said), anywhere a token can start.
+        _ if p.starts_with('^') => p.split(' ').any(|q| {
+            let q = q.trim_start_matches('^');
+            let (prefix, min) = match q.split_once(':') {
+                Some((prefix, n)) => (prefix, n.parse().unwrap_or(20)),
+                None => (q, 20),
+            };
+            has_token(&upper, prefix, min)
+        }),
         _ => upper.contains(p),
     })
 }

@@ -259,6 +259,26 @@ fn token_shaped_values_are_secret_under_any_name() {
         "xoxb-1234567890-abcdefghijkl",
         "sk-ant-api03-0123456789abcdef",
         "npm_0123456789abcdefghijABCDEFGHIJ0123",
+        // Where the token is not the whole value.
+        "token ghp_0123456789abcdefghijABCDEFGHIJ012345",
+        "Bearer sk-ant-api03-0123456789abcdef",
+        "{\"token\":\"ghp_0123456789abcdefghijABCDEFGHIJ012345\"}",
+        "https://ghp_0123456789abcdefghijABCDEFGHIJ012345@github.com/o/r",
+        "https://0123456789abcdefghijABCDEFGHIJ0123@git.example/r",
+        // More providers.
+        "sk-0123456789abcdefghijABCDEFGHIJ0123456789abcdef",
+        "sk-svcacct-0123456789abcdefghij",
+        "sk_live_0123456789abcdefghijABCD",
+        "hf_0123456789abcdefghijABCDEFGHIJabcd",
+        "AIzaSyA0123456789abcdefghijABCDEFGHIJ0",
+        "SG.0123456789abcdefghij.0123456789abcdefghijABCDEFGHIJ",
+        "glptt-0123456789abcdefghij",
+        "dop_v1_0123456789abcdef0123456789abcdef",
+        "xapp-1-A0123456789-0123456789",
+        "xoxe.xoxp-1-0123456789abcdef",
+        "shpat_0123456789abcdef0123456789abcdef",
+        "lin_api_0123456789abcdefghijABCDEFGHIJ",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
     ] {
         assert!(secret_value(v.as_bytes()).is_some(), "{v} should be secret");
     }
@@ -268,6 +288,14 @@ fn token_shaped_values_are_secret_under_any_name() {
         "sk-",
         "/usr/bin:/bin",
         "skeleton-key-of-a-dir",
+        // Prefixes inside a word, short tokens, and look-alikes stay.
+        "TASK-0123456789abcdefghijABCDEFGHIJ0123456789",
+        "sk-SK",
+        "hf_home",
+        "https://proxy.example:3128",
+        "https://user@example.com/path",
+        "eyJ0eXAiOiJKV1QifQ0123456789abcdefghij",
+        "/home/me/.cache/hf_hub_0123456789abcdefghijABCDEFGHIJ",
     ] {
         assert_eq!(secret_value(v.as_bytes()), None, "{v} should pass");
     }

@@ -27,20 +27,25 @@ fn secret_shaped_variables_are_dropped_unless_passed() {
             "CI_REPOSITORY_URL",
             "https://ci:ENV-SENTINEL-URL@git.example/p.git",
         ),
+        // Nor here: a token inside the value, after a scheme word.
+        (
+            "SBX_AUTH_HEADER",
+            "token ghp_ENVSENTINEL0123456789abcdefghijABCD",
+        ),
         ("SBX_PLAIN", "ENV-SENTINEL-PLAIN"),
     ];
     for u in users() {
         let s = Scratch::new(u);
         let passing = s.write_profile(
             "passing",
-            "extends = \"workspace\"\n[environment]\npass = [\"SECRET_TOKEN\", \"OPENAI_*\", \"SSH_AUTH_SOCK\", \"CI_REPOSITORY_URL\"]\n",
+            "extends = \"workspace\"\n[environment]\npass = [\"SECRET_TOKEN\", \"OPENAI_*\", \"SSH_AUTH_SOCK\", \"CI_REPOSITORY_URL\", \"SBX_AUTH_HEADER\"]\n",
         );
         let denying = s.write_profile(
             "denying",
             "extends = \"workspace\"\n[environment]\ndeny = [\"SBX_PLAIN\"]\n",
         );
         let blocked = stdout(&env_inside(&s, "workspace", &vars));
-        for (name, value) in &vars[..4] {
+        for (name, value) in &vars[..5] {
             assert!(
                 !blocked.contains(value),
                 "{}: {name} leaked: {blocked}",
