@@ -277,6 +277,17 @@ const PLANTED: &[&str] = &[
     "Jenkinsfile",
     ".continue/config.json",
     "lefthook.yml",
+    "lefthook-local.yaml",
+    ".config/lefthook.yml",
+    ".devcontainer.json",
+    ".woodpecker.yaml",
+    ".nvimrc",
+    "opencode.json",
+    ".opencode/plugin/x.js",
+    ".qwen/settings.json",
+    "crush.json",
+    ".amazonq/mcp.json",
+    ".junie/mcp/mcp.json",
 ];
 
 fn plant_script() -> String {
