@@ -236,6 +236,57 @@ fn setuid_files_cannot_be_made_and_writable_mounts_are_nosuid() {
     }
 }
 
+#[test]
+fn device_nodes_outside_the_sandboxs_dev_open_nothing() {
+    // A chroot's or container root's `dev`, or a node made by `mknod`: the read-only host
+    // tree is `nodev` where the sandbox has a /dev of its own.
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: making a device node needs root");
+        return;
+    }
+    for u in users() {
+        let s = Scratch::new(u);
+        let node = s.root.path().join("null-node");
+        let made = std::process::Command::new("mknod")
+            .args(["-m", "666"])
+            .arg(&node)
+            .args(["c", "1", "3"])
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let host_dev = s.write_profile(
+            "host-dev",
+            "extends = \"workspace\"\n[isolation]\nminimal_dev = false\n",
+        );
+        let script = format!(
+            "head -c1 {} >/dev/null; echo node=$?; head -c1 /dev/zero >/dev/null; echo own=$?",
+            node.display()
+        );
+        let out = s.run("workspace", &script);
+        assert!(
+            stdout(&out).contains("node=1"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        // Paired, in the same run: the sandbox's own /dev works.
+        assert!(
+            stdout(&out).contains("own=0"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        // Paired: with the host's /dev, device files on the host tree open.
+        let wide = s.run(host_dev.to_str().unwrap(), &script);
+        assert!(
+            stdout(&wide).contains("node=0"),
+            "{}: {}",
+            s.label(),
+            text(&wide)
+        );
+    }
+}
+
 /// The one quarantine directory of a run under `home`, if any.
 fn quarantine(home: &Path) -> Option<PathBuf> {
     let root = home.join(".local/state/sbx/quarantine");

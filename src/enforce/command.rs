@@ -187,7 +187,7 @@ unsafe fn limits(p: &Prepared, rep: c_int) {
             );
         }
         if p.proc_read_only {
-            super::setup::set_attr(c"/proc", super::mounts::MOUNT_ATTR_RDONLY, rep);
+            super::setup::set_attr(c"/proc", super::mounts::MOUNT_ATTR_RDONLY, 0, rep);
         }
         for &(res, v) in &p.rlimits {
             let mut cur: libc::rlimit = std::mem::zeroed();

@@ -53,6 +53,11 @@ pub enum Op {
         path: CString,
         attr: u64,
     },
+    /// Clear mount attributes on the mounts at and beneath `path`.
+    ClearAttr {
+        path: CString,
+        attr: u64,
+    },
     Proc,
     Devpts,
     Symlink {
@@ -111,6 +116,7 @@ fn read_only_host(
     ops: &mut Vec<Op>,
     next: &mut usize,
     writable: &[PathBuf],
+    nodev: bool,
 ) -> Result<(), EnforceError> {
     let mut kept = Vec::with_capacity(writable.len());
     for w in writable {
@@ -121,7 +127,12 @@ fn read_only_host(
         });
         kept.push((w, s));
     }
-    ops.push(read_only(c("/")));
+    // The sandbox's own /dev and /proc are mounted after this, with their own flags.
+    let nodev = if nodev { MOUNT_ATTR_NODEV } else { 0 };
+    ops.push(Op::SetAttr {
+        path: c("/"),
+        attr: MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | nodev,
+    });
     for (w, s) in kept {
         ops.push(Op::Attach {
             slot: s,
@@ -157,7 +168,7 @@ fn hidden_dirs(steps: &[MountStep]) -> (Vec<&Path>, usize) {
                 ..
             } if !hidden.contains(&target.as_path()) => hidden.push(target),
             MountStep::Tmpfs { keep, .. } => other_slots += keep.len(),
-            MountStep::ReadOnlyHost { writable } => other_slots += writable.len(),
+            MountStep::ReadOnlyHost { writable, .. } => other_slots += writable.len(),
             MountStep::MinimalDev => other_slots += DEVICES.len(),
             MountStep::Hide { .. }
             | MountStep::Pin { .. }
@@ -210,8 +221,8 @@ impl<'a> Compiler<'a> {
         match step {
             MountStep::Tmpfs { target, keep, .. } => self.tmpfs(target, keep)?,
             MountStep::Hide { target, is_dir, .. } => self.hide(target, *is_dir)?,
-            MountStep::ReadOnlyHost { writable } => {
-                read_only_host(&mut self.ops, &mut self.next, writable)?;
+            MountStep::ReadOnlyHost { writable, nodev } => {
+                read_only_host(&mut self.ops, &mut self.next, writable, *nodev)?;
             }
             MountStep::Pin { target, .. } => self.ops.push(Op::BindSelf {
                 path: cstr(target)?,
@@ -348,6 +359,12 @@ impl<'a> Compiler<'a> {
                 slot: s,
                 target: c(&p),
             });
+            // Copied from the host tree after it turned `nodev`: each device is a mount of
+            // its own, which alone opens devices again (it stays read-only).
+            self.ops.push(Op::ClearAttr {
+                path: c(&p),
+                attr: MOUNT_ATTR_NODEV,
+            });
         }
         self.dev_entries();
         Ok(())
@@ -393,7 +410,7 @@ pub fn compile(
 ) -> Result<Vec<Op>, EnforceError> {
     let (hidden, shared) = hidden_dirs(steps);
     let host_writable = steps.iter().find_map(|s| match s {
-        MountStep::ReadOnlyHost { writable } => Some(writable.as_slice()),
+        MountStep::ReadOnlyHost { writable, .. } => Some(writable.as_slice()),
         _ => None,
     });
     let mut cx = Compiler {
@@ -472,13 +489,14 @@ mod tests {
             hide("/ws/secrets", true),
             MountStep::ReadOnlyHost {
                 writable: vec![PathBuf::from("/ws")],
+                nodev: true,
             },
         ];
         let ops = compile(&steps, None, None).unwrap_or_default();
         let remounted: Vec<&CString> = ops
             .iter()
             .filter_map(|o| match o {
-                Op::SetAttr { path, attr } if *attr == MOUNT_ATTR_RDONLY => Some(path),
+                Op::SetAttr { path, attr } if *attr & MOUNT_ATTR_RDONLY != 0 => Some(path),
                 _ => None,
             })
             .collect();
@@ -497,6 +515,9 @@ mod tests {
             .position(|o| matches!(o, Op::SetAttr { path, .. } if *path == c("/")))
             .unwrap_or(0);
         assert!(last_hide < whole, "{ops:?}");
+        // The host tree is nosuid and nodev as well; the writable copies nosuid,nodev alone.
+        assert!(ops.iter().any(|o| matches!(o, Op::SetAttr { path, attr }
+            if *path == c("/") && *attr == MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)));
     }
 
     #[test]

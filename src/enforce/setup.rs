@@ -116,7 +116,8 @@ unsafe fn run_mount_op(op: &Op, slots: &mut [c_int], rep: c_int) {
                 let r = raw_mount(Some(src), target, None, libc::MS_BIND, None);
                 or_fail!(rep, Step::Bind, r);
             }
-            Op::SetAttr { path, attr } => set_attr(path, *attr, rep),
+            Op::SetAttr { path, attr } => set_attr(path, *attr, 0, rep),
+            Op::ClearAttr { path, attr } => set_attr(path, 0, *attr, rep),
             Op::Proc => {
                 let flags = nosuid_nodev | libc::MS_NOEXEC;
                 let r = raw_mount(Some(c"proc"), c"/proc", Some(c"proc"), flags, None);
@@ -213,10 +214,10 @@ unsafe fn touch(path: &CStr, rep: c_int) {
 }
 
 /// Set mount attributes `attr` on the mounts at and beneath `path` (mount_setattr).
-pub(super) unsafe fn set_attr(path: &CStr, attr: u64, rep: c_int) {
+pub(super) unsafe fn set_attr(path: &CStr, set: u64, clear: u64, rep: c_int) {
     let attr = MountAttr {
-        attr_set: attr,
-        attr_clr: 0,
+        attr_set: set,
+        attr_clr: clear,
         propagation: 0,
         userns_fd: 0,
     };

@@ -51,12 +51,15 @@ pub enum MountStep {
         /// The profile line it comes from.
         origin: Origin,
     },
-    /// Make every mount read-only (recursively), except the `writable` trees, which keep their
-    /// own flags and become `nosuid,nodev`. Landlock does not govern chmod, chown, xattrs or
-    /// times; a read-only mount refuses them all (EROFS).
+    /// Make every mount read-only and `nosuid` (recursively), except the `writable` trees,
+    /// which keep their own flags and become `nosuid,nodev`. Landlock does not govern chmod,
+    /// chown, xattrs or times; a read-only mount refuses them all (EROFS).
     ReadOnlyHost {
         /// The trees that stay writable.
         writable: Vec<PathBuf>,
+        /// The host's tree is `nodev` too: the sandbox has a /dev of its own, so a device node
+        /// elsewhere (a chroot's or container root's `dev`, one made by `mknod`) opens nothing.
+        nodev: bool,
     },
 }
 
@@ -212,6 +215,7 @@ pub(super) fn mount_layout(
     }));
     mounts.push(MountStep::ReadOnlyHost {
         writable: writable_roots(caps, tmp, fs),
+        nodev: caps.isolation.minimal_dev,
     });
     // After the hides: the pins and read-only binds.
     mounts.extend(pin_and_read_only_steps(caps, fs));
