@@ -305,9 +305,8 @@ fn private_tmpfs_mounts_are_sized_from_the_memory_limit() {
         let wide = who.profile(&s, "wide", WIDE);
         let label = who.label(&s);
         for dir in ["/tmp", "/dev/shm"] {
-            let fill = |mib: u32| {
-                format!("head -c {mib}M /dev/zero > {dir}/fill && echo WROTE; rm -f {dir}/fill")
-            };
+            // The file stays: the run reports a tmpfs it finds full at the end.
+            let fill = |mib: u32| format!("head -c {mib}M /dev/zero > {dir}/fill && echo WROTE");
             // Half of 64 MiB each: 48 MiB does not fit.
             let full = run(&who, &s, &small, &["sh", "-c", &fill(48)]);
             assert!(
@@ -320,12 +319,18 @@ fn private_tmpfs_mounts_are_sized_from_the_memory_limit() {
                 "{label} {dir}: {}",
                 full.text()
             );
+            assert!(full.reached("tmp_size"), "{label} {dir}: {}", full.report);
             // Paired: a smaller write fits, and so does the same one under a wider profile.
             let small_write = run(&who, &s, &small, &["sh", "-c", &fill(8)]);
             assert!(
                 stdout(&small_write.out).contains("WROTE"),
                 "{label} {dir}: {}",
                 small_write.text()
+            );
+            assert!(
+                !small_write.reached("tmp_size"),
+                "{label} {dir}: {}",
+                small_write.report
             );
             let wider = run(&who, &s, &wide, &["sh", "-c", &fill(48)]);
             assert!(

@@ -178,8 +178,59 @@ unsafe fn init(p: &mut Prepared, mut f: ChildFds) -> ! {
                 libc::close(fd);
             }
         }
-        reap(p.pid_namespace, cmd, rep, &set)
+        reap(p, cmd, rep, &set)
     }
+}
+
+/// The tree's usage, which private tmpfs mounts are full, and the command's wait status, in
+/// one write: sbx need not wait for this process's own exit (which tears the namespaces down)
+/// to report them.
+unsafe fn final_report(sized_tmpfs: &[std::ffi::CString], rep: c_int, st: c_int) {
+    // SAFETY: getrusage and statfs into locals; one write of messages on the stack.
+    unsafe {
+        // The tree's usage, so that sbx need not wait for this process's own exit
+        // (which tears the namespaces down) to report it.
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru);
+        let ms = |t: libc::timeval| {
+            (t.tv_sec * 1000 + t.tv_usec / 1000).clamp(0, i32::MAX as i64) as i32
+        };
+        let m = |kind: MessageKind, step, value| Message {
+            kind: kind as u32,
+            step,
+            value,
+        };
+        send_all(
+            rep,
+            &[
+                m(
+                    MessageKind::Usage,
+                    0,
+                    ru.ru_maxrss.clamp(0, i32::MAX as i64) as i32,
+                ),
+                m(MessageKind::Usage, 1, ms(ru.ru_utime)),
+                m(MessageKind::Usage, 2, ms(ru.ru_stime)),
+                m(MessageKind::Usage, 3, full_tmpfs(sized_tmpfs)),
+                m(MessageKind::Exited, 0, st),
+            ],
+        );
+    }
+}
+
+/// Which of the sized private tmpfs mounts are full, one bit each in their order.
+unsafe fn full_tmpfs(sized: &[std::ffi::CString]) -> i32 {
+    let mut bits = 0;
+    for (i, path) in sized.iter().enumerate().take(31) {
+        // SAFETY: statfs into a zeroed struct on the stack, of a NUL-terminated path.
+        let full = unsafe {
+            let mut st: libc::statfs = std::mem::zeroed();
+            libc::statfs(path.as_ptr(), &mut st) == 0 && st.f_blocks > 0 && st.f_bavail == 0
+        };
+        if full {
+            bits |= 1 << i;
+        }
+    }
+    bits
 }
 
 /// Die with sbx, and give up what belongs to sbx alone.
@@ -305,7 +356,8 @@ unsafe fn take_pty(spec: &super::pty::PtySpec, f: &mut ChildFds) {
     }
 }
 
-unsafe fn reap(pid_ns: bool, cmd: libc::pid_t, rep: c_int, set: &libc::sigset_t) -> ! {
+unsafe fn reap(p: &Prepared, cmd: libc::pid_t, rep: c_int, set: &libc::sigset_t) -> ! {
+    let pid_ns = p.pid_namespace;
     // SAFETY: waitpid, kill, sigwaitinfo on locals.
     unsafe {
         let mut cmd_status: Option<c_int> = None;
@@ -345,31 +397,7 @@ unsafe fn reap(pid_ns: bool, cmd: libc::pid_t, rep: c_int, set: &libc::sigset_t)
                     signal_tree(pid_ns, cmd, libc::SIGKILL);
                     libc::waitpid(-1, &mut s2, 0);
                 }
-                // The tree's usage, so that sbx need not wait for this process's own exit
-                // (which tears the namespaces down) to report it.
-                let mut ru: libc::rusage = std::mem::zeroed();
-                libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru);
-                let ms = |t: libc::timeval| {
-                    (t.tv_sec * 1000 + t.tv_usec / 1000).clamp(0, i32::MAX as i64) as i32
-                };
-                let m = |kind: MessageKind, step, value| Message {
-                    kind: kind as u32,
-                    step,
-                    value,
-                };
-                send_all(
-                    rep,
-                    &[
-                        m(
-                            MessageKind::Usage,
-                            0,
-                            ru.ru_maxrss.clamp(0, i32::MAX as i64) as i32,
-                        ),
-                        m(MessageKind::Usage, 1, ms(ru.ru_utime)),
-                        m(MessageKind::Usage, 2, ms(ru.ru_stime)),
-                        m(MessageKind::Exited, 0, st),
-                    ],
-                );
+                final_report(&p.sized_tmpfs, rep, st);
                 libc::_exit(0);
             }
         }

@@ -106,6 +106,8 @@ pub struct Prepared {
     /// chmod on a kernel-wide entry (`/proc/version`) would change it for the whole host.
     pub proc_read_only: bool,
     pub rlimits: Vec<(libc::__rlimit_resource_t, u64)>,
+    /// The private tmpfs mounts with a size, whose filling up the init reports at the end.
+    pub sized_tmpfs: Vec<CString>,
     pub ruleset: Option<std::os::fd::OwnedFd>,
     pub late_rules: Vec<landlock::LateRule>,
     /// The one seccomp program, or none when the plan has no seccomp layer.
@@ -176,6 +178,22 @@ fn landlock_parts(plan: &SandboxPlan) -> Result<LandlockParts, EnforceError> {
     })
 }
 
+/// The sized private tmpfs mounts: the private `/tmp`, and `/dev` (with `/dev/shm`).
+fn sized_tmpfs(plan: &SandboxPlan) -> Vec<CString> {
+    if plan.tmp_size.is_none() || !plan.namespaces.mount {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for m in &plan.mounts {
+        match m {
+            crate::plan::MountStep::Tmpfs { target, .. } => out.extend(cstr(target).ok()),
+            crate::plan::MountStep::MinimalDev => out.push(c"/dev/shm".to_owned()),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// The port of the proxy's listener on the namespace's loopback, or 0.
 fn proxy_port(plan: &SandboxPlan) -> u16 {
     match plan.proxy.as_ref().map(|p| &p.bridge) {
@@ -235,6 +253,7 @@ impl Prepared {
                 .iter()
                 .any(|m| matches!(m, crate::plan::MountStep::Proc)),
             cgroups,
+            sized_tmpfs: sized_tmpfs(plan),
             rlimits: plan
                 .rlimits
                 .iter()

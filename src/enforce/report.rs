@@ -27,7 +27,8 @@ pub enum MessageKind {
     /// Landlock applied: `value` = 0 fully, 1 partially, 2 not enforced.
     Landlock = 4,
     /// Resource use of the whole tree, sent just before `Exited`: `step` says which
-    /// (0 peak RSS in KiB, 1 user CPU ms, 2 system CPU ms), `value` the amount.
+    /// (0 peak RSS in KiB, 1 user CPU ms, 2 system CPU ms, 3 which sized private tmpfs
+    /// mounts are full, one bit each in `Prepared::sized_tmpfs` order), `value` the amount.
     Usage = 5,
 }
 

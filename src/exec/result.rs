@@ -70,6 +70,9 @@ pub struct RunResult {
     #[serde(skip)]
     /// Standard error, when the request captured it.
     pub stderr: Vec<u8>,
+    /// Which sized private tmpfs mounts the init found full at the end, one bit each.
+    #[serde(skip)]
+    pub(crate) full_tmpfs_bits: u32,
 }
 
 /// A limit the run ran into.
@@ -95,8 +98,25 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 
 impl RunResult {
     /// Fill [`RunResult::limits_reached`] from the exit, the signal and the cgroup readings.
-    pub(super) fn find_limits_reached(&mut self, timeout: Option<std::time::Duration>) {
+    pub(super) fn find_limits_reached(
+        &mut self,
+        timeout: Option<std::time::Duration>,
+        sized_tmpfs: &[std::ffi::CString],
+        tmp_size: Option<u64>,
+    ) {
         let mut v = Vec::new();
+        for (i, path) in sized_tmpfs.iter().enumerate().take(31) {
+            if self.full_tmpfs_bits & (1 << i) != 0 {
+                let size = tmp_size.map_or(String::new(), |s| format!(" of {}", bytes(s)));
+                v.push((
+                    "tmp_size",
+                    format!(
+                        "{} filled up to the private tmpfs size{size}: writes past it fail with ENOSPC",
+                        path.to_string_lossy()
+                    ),
+                ));
+            }
+        }
         if self.timed_out {
             let t = timeout.map_or(String::new(), |t| format!(" of {:.1} s", t.as_secs_f64()));
             v.push(("timeout", format!("the run exceeded its timeout{t}")));

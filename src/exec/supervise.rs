@@ -89,7 +89,7 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
     let network = tree.proxy.map(super::proxy::RunProxy::finish);
     let mut result = result_of(p, &mut caps, &ru, watched.timed_out, duration, network);
     apply_messages(&mut result, &watched.messages, status)?;
-    result.find_limits_reached(p.timeout);
+    result.find_limits_reached(p.timeout, &p.prepared.sized_tmpfs, p.plan.tmp_size);
     Ok(result)
 }
 
@@ -363,6 +363,7 @@ fn result_of(
         network,
         stdout: std::mem::take(&mut caps.out.kept),
         stderr: std::mem::take(&mut caps.err.kept),
+        full_tmpfs_bits: 0,
     }
 }
 
@@ -391,7 +392,8 @@ fn apply_messages(
                 match m.step {
                     0 => result.peak_memory_bytes = v * 1024,
                     1 => result.cpu_user_ms = v,
-                    _ => result.cpu_system_ms = v,
+                    2 => result.cpu_system_ms = v,
+                    _ => result.full_tmpfs_bits = v as u32,
                 }
             }
             Some(MessageKind::Landlock) => {
