@@ -1,5 +1,6 @@
 //! Files and directories `git` subcommands create outside the repository's own database:
-//! `git init DIR` (and `--bare`, `--separate-git-dir=DIR`), `git format-patch -o DIR`,
+//! `git init DIR` (and `--bare`, `--separate-git-dir=DIR`), `git format-patch` (`-o DIR`, else
+//! the working directory),
 //! `git archive -o FILE`, `git bundle create FILE`. Each is judged as a write of that path, so
 //! one outside the writable set meets the plan and one inside the workspace is a write, not
 //! read-only. `git init --template=DIR` and `git clone --template=DIR` copy DIR's hooks and
@@ -33,7 +34,7 @@ pub(crate) fn judge(j: &mut Judge, c: &Ctx<'_, '_, '_>, sub: &str, rest: &[Word]
             t
         }
         "clone" => values(rest, &["--separate-git-dir"], &[]),
-        "format-patch" => values(rest, &["-o", "--output-directory", "--output"], &["-o"]),
+        "format-patch" => format_patch_outputs(rest),
         "archive" => values(rest, &["-o", "--output"], &["-o"]),
         "bundle" => bundle_file(rest).into_iter().collect(),
         _ => Vec::new(),
@@ -41,6 +42,16 @@ pub(crate) fn judge(j: &mut Judge, c: &Ctx<'_, '_, '_>, sub: &str, rest: &[Word]
     for t in targets {
         j.output(&t, c.cmd.cwd, c.w.ctx, &format!("git {sub} output"));
     }
+}
+
+/// Where `git format-patch` writes its patch files: the `-o` directory or `--output` file,
+/// else the working directory (`0001-*.patch`); nothing with `--stdout`.
+fn format_patch_outputs(rest: &[Word]) -> Vec<Word> {
+    let named = values(rest, &["-o", "--output-directory", "--output"], &["-o"]);
+    if !named.is_empty() || rest.iter().any(|a| a.value == "--stdout") {
+        return named;
+    }
+    vec![Word::literal(".")]
 }
 
 /// `--template=DIR`: DIR's hooks become the new repository's hooks.
