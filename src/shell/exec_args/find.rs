@@ -28,28 +28,18 @@ pub(super) fn find(j: &mut Judge, c: Ctx<'_, '_, '_>, args: &[Word]) {
                 {
                     i += 1;
                 }
-                let inner: Vec<Word> = args
-                    .get(start..i)
-                    .unwrap_or(&[])
-                    .iter()
-                    .map(|x| {
-                        let mut x = x.clone();
-                        if x.value.contains("{}") {
-                            x.unknown = true;
-                            x.exact = false;
-                        }
-                        x
-                    })
-                    .collect();
+                let inner = args.get(start..i).unwrap_or(&[]);
                 i += 1;
                 if inner.is_empty() {
                     j.raise(
                         Class::Opaque,
                         "[shell.exec-arg.find] `find -exec` without a command",
                     );
-                } else {
-                    runs_code(j, v, &inner);
-                    classify::child(c.w, &inner, c.cmd.cwd, &format!("find {v}"), c.scope);
+                    continue;
+                }
+                runs_code(j, v, inner);
+                for found in found_under(&roots, inner) {
+                    classify::child(c.w, &found, c.cmd.cwd, &format!("find {v}"), c.scope);
                 }
             }
             "-delete" => {
@@ -77,6 +67,41 @@ pub(super) fn find(j: &mut Judge, c: Ctx<'_, '_, '_>, args: &[Word]) {
             _ => {}
         }
     }
+}
+
+/// The nested command once for each starting point, with `{}` standing for a path found
+/// below it (`./{}`, a path under the starting point): what `rm -rf {} +` removes lies under
+/// where find looked.
+/// Without a starting point find looks in `.`; a starting point that is not a known path
+/// leaves `{}` unknown.
+fn found_under(roots: &[&Word], inner: &[Word]) -> Vec<Vec<Word>> {
+    let dot = Word::literal(".");
+    let roots: Vec<&Word> = if roots.is_empty() {
+        vec![&dot]
+    } else {
+        roots.to_vec()
+    };
+    roots
+        .iter()
+        .map(|r| {
+            inner
+                .iter()
+                .map(|x| {
+                    let mut x = x.clone();
+                    if x.value.contains("{}") {
+                        if r.exact {
+                            let found = format!("{}/{{}}", r.value.trim_end_matches('/'));
+                            x.value = x.value.replace("{}", &found);
+                        } else {
+                            x.unknown = true;
+                            x.exact = false;
+                        }
+                    }
+                    x
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// `find -exec sh -c '...'`: the executing argument runs a shell or an interpreter, which is a
