@@ -6,7 +6,7 @@ use super::limits::{LimitParser, LimitValue, parse_count, parse_duration_secs, p
 use super::raw::{RawEnv, RawFs, RawIsolation, RawLimits, RawProfile};
 use super::{PathPattern, Profile, ProfileError};
 use crate::capability::{
-    DeniedSyscall, EnvPolicy, Isolation, NetworkMode, Origin, ProtectedChange, Requirement,
+    DeniedSyscall, EnvFilter, Isolation, NetworkMode, Origin, ProtectedChange, Requirement,
 };
 use crate::environment::pattern_error;
 use crate::lines::LineIndex;
@@ -313,7 +313,7 @@ impl Profile {
             network: (NetworkMode::None, Origin::builtin("network.mode (default)")),
             net_rules: crate::proxy::NetRules::default(),
             limits: BTreeMap::new(),
-            env: EnvPolicy::default(),
+            env: EnvFilter::default(),
             env_inherit_origin: None,
             env_pass_origins: BTreeMap::new(),
             env_deny_origins: BTreeMap::new(),

@@ -20,7 +20,7 @@ pub(crate) use resolve::expand_glob;
 pub use resolve::{Vars, normalize};
 
 use crate::capability::{
-    DeniedSyscall, EnvPolicy, Isolation, NetworkMode, Origin, ProtectedChange, Requirement,
+    DeniedSyscall, EnvFilter, Isolation, NetworkMode, Origin, ProtectedChange, Requirement,
 };
 use limits::LimitValue;
 use std::collections::BTreeMap;
@@ -61,7 +61,7 @@ pub struct Profile {
     pub net_rules: crate::proxy::NetRules,
     limits: BTreeMap<&'static str, (LimitValue, String)>,
     /// The `[environment]` table.
-    pub env: EnvPolicy,
+    pub env: EnvFilter,
     /// Where `environment.inherit` was set; `None` for the default.
     pub env_inherit_origin: Option<Origin>,
     /// Where each `environment.pass` and `environment.deny` entry and each `environment.set`
