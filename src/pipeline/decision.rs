@@ -37,7 +37,8 @@ pub enum Stage {
     /// The profile's plan refuses the access: the kernel would refuse it or undo it.
     Plan,
     /// A policy hook (a program asked about the call).
-    Hook,
+    #[serde(rename = "hook")]
+    PolicyHook,
     /// A guard, which can only deny.
     Guard,
     /// The approval channel's answer.
@@ -60,7 +61,7 @@ impl Stage {
             Stage::Listener => "listener",
             Stage::Floor => "floor",
             Stage::Plan => "plan",
-            Stage::Hook => "hook",
+            Stage::PolicyHook => "hook",
             Stage::Guard => "guard",
             Stage::Approval => "approval",
         }

@@ -17,11 +17,11 @@ mod exec;
 mod fake;
 mod fold;
 mod guard;
-mod hooks;
 mod listener;
 mod listeners;
 mod observer;
 mod plan_check;
+mod policy_hooks;
 mod post;
 mod result;
 mod stage_error;
@@ -45,9 +45,6 @@ pub use exec::{
 };
 pub use fake::FakeExecutor;
 pub use guard::{Guard, Vote, run_guards};
-pub use hooks::{
-    CommandHook, Hook, HookAnswer, HookVote, hook_input, parse_hook_output, run_hooks,
-};
 pub use listener::{
     CallContext, EnforcementOutlook, Listener, Next, StageError, TraceStep, run_waterfall,
 };
@@ -60,7 +57,11 @@ pub use plan_check::{
     PlanRefusal, ordinary_device, plan_refusal, refused_link, refused_read, refused_tree,
     refused_write,
 };
+pub use policy_hooks::{
+    CommandPolicyHook, PolicyHook, PolicyHookAnswer, PolicyHookVote, parse_policy_hook_output,
+    policy_hook_input, run_hooks,
+};
 pub use post::{PostAction, PostHandler, run_post};
-pub use result::{CallResult, ExecSummary, HookRewrite};
+pub use result::{CallResult, ExecSummary, PolicyHookRewrite};
 pub use tool::{Category, ToolMeta, tool_meta};
 pub use wrappers::{ExecNext, ExecWrapper, Metrics, MetricsWrapper, Retry, Timeout};

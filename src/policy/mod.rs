@@ -22,7 +22,7 @@ pub use builtin::{BUILTIN_POLICY, PROFILE_POLICIES, profile_policy};
 pub use command::CommandPattern;
 pub use error::{Location, PolicyError};
 pub use floor::{FloorEnv, FloorHit, floor_for_write, floor_for_writes, is_sensitive};
-pub use hook::{DEFAULT_HOOK_TIMEOUT_MS, HookSpec};
+pub use hook::{DEFAULT_POLICY_HOOK_TIMEOUT_MS, PolicyHookSpec};
 pub use load::{Example, PolicySource, load_policy_file, parse_policy_file, parse_profile_policy};
 pub use pattern::{DomainPattern, PathFamily, PathPattern, Pattern, PolicyEnv};
 pub use rule::{Rule, RuleSource, SourceKind};

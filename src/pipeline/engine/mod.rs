@@ -11,12 +11,12 @@ use super::call::ToolCall;
 use super::decision::{Decision, Ruling, Stage};
 use super::exec::{Executor, ProfileCaps};
 use super::guard::Guard;
-use super::hooks::{Hook, HookVote, run_hooks};
 use super::listener::{CallContext, EnforcementOutlook, Listener, TraceStep, run_waterfall};
 use super::observer::{Observer, notify_call, notify_result};
 use super::plan_check::plan_refusal;
+use super::policy_hooks::{PolicyHook, PolicyHookVote, run_hooks};
 use super::post::{PostHandler, run_post};
-use super::result::{CallResult, HookRewrite};
+use super::result::{CallResult, PolicyHookRewrite};
 use super::tool::tool_meta;
 use super::wrappers::ExecWrapper;
 use crate::decision::Mode;
@@ -48,7 +48,7 @@ pub struct Pipeline {
     pub(super) outlook: EnforcementOutlook,
     pub(super) listeners: Vec<Arc<dyn Listener>>,
     pub(super) guards: Vec<Arc<dyn Guard>>,
-    pub(super) hooks: Vec<Arc<dyn Hook>>,
+    pub(super) hooks: Vec<Arc<dyn PolicyHook>>,
     pub(super) approval: Option<Arc<dyn ApprovalChannel>>,
     pub(super) executor: Arc<dyn Executor>,
     pub(super) wrappers: Vec<Arc<dyn ExecWrapper>>,
@@ -184,8 +184,8 @@ impl Pipeline {
             .filter(|_| ruling.decision != Decision::Deny)
         {
             let votes = run_hooks(&self.hooks, &call).await;
-            rewrites = hook_trace(&votes, &mut trace);
-            ruling = hooks_ruling(&votes, ruling);
+            rewrites = policy_hook_trace(&votes, &mut trace);
+            ruling = policy_hooks_ruling(&votes, ruling);
             if ruling.decision == Decision::Ask {
                 ruling = self
                     .approve(&call, access, &canonical, ruling, &mut trace)
@@ -210,7 +210,10 @@ impl Pipeline {
 
 /// Each policy hook's vote in the trace; the inputs hooks would rewrite, recorded (never
 /// applied: the input is frozen).
-fn hook_trace(votes: &[HookVote], trace: &mut Vec<TraceStep>) -> Vec<HookRewrite> {
+fn policy_hook_trace(
+    votes: &[PolicyHookVote],
+    trace: &mut Vec<TraceStep>,
+) -> Vec<PolicyHookRewrite> {
     let mut rewrites = Vec::new();
     for v in votes {
         trace.push(TraceStep {
@@ -220,7 +223,7 @@ fn hook_trace(votes: &[HookVote], trace: &mut Vec<TraceStep>) -> Vec<HookRewrite
             detail: v.reason.clone(),
         });
         if let Some(u) = &v.updated_input {
-            rewrites.push(HookRewrite {
+            rewrites.push(PolicyHookRewrite {
                 hook: v.hook.clone(),
                 updated_input: u.clone(),
             });
@@ -231,7 +234,7 @@ fn hook_trace(votes: &[HookVote], trace: &mut Vec<TraceStep>) -> Vec<HookRewrite
 
 /// The ruling after the policy hooks: strictest wins; an allow only settles the default ask,
 /// and only when every hook that answered allowed.
-fn hooks_ruling(votes: &[HookVote], ruling: Ruling) -> Ruling {
+fn policy_hooks_ruling(votes: &[PolicyHookVote], ruling: Ruling) -> Ruling {
     let Some(top) = votes.first().filter(|v| v.decision.is_some()) else {
         return ruling;
     };
@@ -250,7 +253,7 @@ fn hooks_ruling(votes: &[HookVote], ruling: Ruling) -> Ruling {
     } else {
         top.reason.clone()
     };
-    let mut hooked = Ruling::new(d, Stage::Hook, &top.hook, reason);
+    let mut hooked = Ruling::new(d, Stage::PolicyHook, &top.hook, reason);
     hooked.rule = Some(top.hook.clone());
     hooked.source = top.source.clone();
     hooked
@@ -263,7 +266,7 @@ fn unexecuted(
     canonical: String,
     ruling: Ruling,
     trace: Vec<TraceStep>,
-    rewrites: Vec<HookRewrite>,
+    rewrites: Vec<PolicyHookRewrite>,
 ) -> CallResult {
     let content = ruling.denial_text();
     CallResult {
