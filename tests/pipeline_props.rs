@@ -68,7 +68,7 @@ impl Guard for G {
     fn name(&self) -> &str {
         &self.0
     }
-    fn check(&self, _cx: &CallContext<'_>) -> Result<Vote, StageError> {
+    fn vote(&self, _cx: &CallContext<'_>) -> Result<Vote, StageError> {
         match self.1 {
             GVote::Abstain => Ok(Vote::Abstain),
             GVote::Deny(n) => Ok(Vote::Deny(format!("reason {n}"))),

@@ -66,7 +66,7 @@ impl Guard for CountingGuard {
     fn name(&self) -> &str {
         self.0
     }
-    fn check(&self, _cx: &CallContext<'_>) -> Result<Vote, StageError> {
+    fn vote(&self, _cx: &CallContext<'_>) -> Result<Vote, StageError> {
         self.2.fetch_add(1, Ordering::SeqCst);
         match self.1 {
             Some("panic") => panic!("guard bug"),
@@ -599,7 +599,7 @@ impl Guard for Hanging {
     fn name(&self) -> &str {
         "hanging"
     }
-    fn check(&self, _cx: &CallContext<'_>) -> Result<Vote, StageError> {
+    fn vote(&self, _cx: &CallContext<'_>) -> Result<Vote, StageError> {
         std::thread::sleep(Duration::from_secs(30));
         Ok(Vote::Abstain)
     }

@@ -34,8 +34,9 @@ pub enum Stage {
     Listener,
     /// The safety floor: sensitive paths no rule can open.
     Floor,
-    /// The profile's plan refuses the access: the kernel would refuse it or undo it.
-    Plan,
+    /// The sandbox would refuse the access: the kernel would refuse it or undo it.
+    #[serde(rename = "plan")]
+    SandboxRefusal,
     /// A policy hook (a program asked about the call).
     #[serde(rename = "hook")]
     PolicyHook,
@@ -60,7 +61,7 @@ impl Stage {
             Stage::Default => "default",
             Stage::Listener => "listener",
             Stage::Floor => "floor",
-            Stage::Plan => "plan",
+            Stage::SandboxRefusal => "plan",
             Stage::PolicyHook => "hook",
             Stage::Guard => "guard",
             Stage::Approval => "approval",
@@ -81,7 +82,7 @@ pub struct Ruling {
     pub by: String,
     /// The deciding rule as written, when a rule decided.
     pub rule: Option<String>,
-    /// Where that rule (or hook) was written, or the profile line the plan refused by.
+    /// Where that rule (or hook) was written, or the profile line the sandbox refused by.
     pub source: Option<Provenance>,
     /// A narrower capability set this call must run under; only ever intersected with the profile's.
     #[serde(skip)]

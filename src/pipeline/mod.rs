@@ -20,10 +20,10 @@ mod guard;
 mod listener;
 mod listeners;
 mod observer;
-mod plan_check;
 mod policy_hooks;
 mod post;
 mod result;
+mod sandbox_refusal;
 mod stage_error;
 mod tool;
 mod wrappers;
@@ -53,15 +53,15 @@ pub use listeners::{
     SessionGrantListener, default_listeners,
 };
 pub use observer::Observer;
-pub use plan_check::{
-    PlanRefusal, ordinary_device, plan_refusal, refused_link, refused_read, refused_tree,
-    refused_write,
-};
 pub use policy_hooks::{
     CommandPolicyHook, PolicyHook, PolicyHookAnswer, PolicyHookVote, parse_policy_hook_output,
     policy_hook_input, run_hooks,
 };
 pub use post::{PostAction, PostHandler, run_post};
 pub use result::{CallResult, ExecSummary, PolicyHookRewrite};
+pub use sandbox_refusal::{
+    SandboxRefusal, ordinary_device, sandbox_refusal, sandbox_refused_link, sandbox_refused_read,
+    sandbox_refused_tree, sandbox_refused_write,
+};
 pub use tool::{Category, ToolMeta, tool_meta};
 pub use wrappers::{ExecNext, ExecWrapper, Metrics, MetricsWrapper, Retry, Timeout};

@@ -13,10 +13,10 @@ use super::exec::{Executor, ProfileCaps};
 use super::guard::Guard;
 use super::listener::{CallContext, EnforcementOutlook, Listener, TraceStep, run_waterfall};
 use super::observer::{Observer, notify_call, notify_result};
-use super::plan_check::plan_refusal;
 use super::policy_hooks::{PolicyHook, PolicyHookVote, run_hooks};
 use super::post::{PostHandler, run_post};
 use super::result::{CallResult, PolicyHookRewrite};
+use super::sandbox_refusal::sandbox_refusal;
 use super::tool::tool_meta;
 use super::wrappers::ExecWrapper;
 use crate::decision::Mode;
@@ -137,17 +137,17 @@ impl Pipeline {
                 ruling.source = Some(Provenance::Sbx("floor"));
             }
         }
-        if let Some(refusal) = plan_refusal(access, self.profile.get(), self.confined(access)) {
+        if let Some(refusal) = sandbox_refusal(access, self.profile.get(), self.confined(access)) {
             trace.push(TraceStep {
                 stage: "plan",
                 by: refusal.rule.into(),
                 outcome: Decision::Deny.as_str(),
                 detail: refusal.reason.clone(),
             });
-            // A deny rule keeps its own report; the floor's verdict gives way to the plan's,
-            // which names the profile line.
+            // A deny rule keeps its own report; the floor's verdict gives way to the sandbox's
+            // refusal, which names the profile line.
             if ruling.decision < Decision::Deny || ruling.stage == Stage::Floor {
-                *ruling = Ruling::deny(Stage::Plan, refusal.rule, refusal.reason);
+                *ruling = Ruling::deny(Stage::SandboxRefusal, refusal.rule, refusal.reason);
                 ruling.rule = Some(refusal.rule.to_string());
                 ruling.source = Some(
                     refusal
