@@ -43,7 +43,7 @@ impl Listener for Scripted {
     }
     fn on_call(&self, cx: &CallContext<'_>, next: Next<'_>) -> Result<Ruling, StageError> {
         match &self.1 {
-            Step::Pass => next.run(cx),
+            Step::Pass => next.decide(cx),
             Step::Decide(d) => Ok(Ruling::new(
                 *d,
                 Stage::Listener,

@@ -28,8 +28,8 @@ pub trait Guard: Send + Sync {
     fn vote(&self, cx: &CallContext<'_>) -> Result<Vote, StageError>;
 }
 
-/// Run every guard. `None` when all abstain; otherwise the canonical denial.
-pub fn run_guards(
+/// Poll every guard. `None` when all abstain; otherwise the canonical denial.
+pub fn poll_guards(
     guards: &[Arc<dyn Guard>],
     cx: &CallContext<'_>,
     budget: Duration,

@@ -44,9 +44,9 @@ pub use exec::{
     EnforcedCaps, ExecError, ExecOutcome, ExecRequest, Executor, NoExecutor, ProfileCaps,
 };
 pub use fake::FakeExecutor;
-pub use guard::{Guard, Vote, run_guards};
+pub use guard::{Guard, Vote, poll_guards};
 pub use listener::{
-    CallContext, EnforcementOutlook, Listener, Next, StageError, TraceStep, run_waterfall,
+    CallContext, EnforcementOutlook, Listener, Next, StageError, TraceStep, ask_listeners,
 };
 pub use listeners::{
     AskFallback, ManagedDeny, ModeFastPath, PlanGate, ReadOnlyFastPath, RuleSet,
@@ -54,10 +54,10 @@ pub use listeners::{
 };
 pub use observer::Observer;
 pub use policy_hooks::{
-    CommandPolicyHook, PolicyHook, PolicyHookAnswer, PolicyHookVote, parse_policy_hook_output,
-    policy_hook_input, run_hooks,
+    CommandPolicyHook, PolicyHook, PolicyHookAnswer, PolicyHookVote, ask_policy_hooks,
+    parse_policy_hook_output, policy_hook_input,
 };
-pub use post::{PostAction, PostHandler, run_post};
+pub use post::{PostAction, PostHandler, apply_post};
 pub use result::{CallResult, ExecSummary, PolicyHookRewrite};
 pub use sandbox_refusal::{
     SandboxRefusal, ordinary_device, sandbox_refusal, sandbox_refused_link, sandbox_refused_read,

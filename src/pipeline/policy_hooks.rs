@@ -43,7 +43,7 @@ pub trait PolicyHook: Send + Sync {
     /// How long it may take; past that, the call is denied.
     fn timeout(&self) -> Duration;
     /// Answer about the call described by `input`.
-    fn run<'a>(&'a self, input: &'a Value) -> BoxFuture<'a, Result<PolicyHookAnswer, StageError>>;
+    fn ask<'a>(&'a self, input: &'a Value) -> BoxFuture<'a, Result<PolicyHookAnswer, StageError>>;
 }
 
 /// The JSON a policy hook receives (Claude Code's PreToolUse shape).
@@ -87,7 +87,7 @@ pub fn parse_policy_hook_output(stdout: &str, name: &str) -> Result<PolicyHookAn
     })
 }
 
-/// A policy hook that runs a program.
+/// A policy hook that starts a program.
 pub struct CommandPolicyHook {
     /// The program, its timeout and where it was configured.
     pub spec: PolicyHookSpec,
@@ -106,7 +106,7 @@ impl PolicyHook for CommandPolicyHook {
         Duration::from_millis(self.spec.timeout_ms)
     }
 
-    fn run<'a>(&'a self, input: &'a Value) -> BoxFuture<'a, Result<PolicyHookAnswer, StageError>> {
+    fn ask<'a>(&'a self, input: &'a Value) -> BoxFuture<'a, Result<PolicyHookAnswer, StageError>> {
         Box::pin(async move {
             let name = self.name();
             let fail = |m: String| StageError::failed("hook", &name, m);
@@ -148,7 +148,7 @@ impl PolicyHook for CommandPolicyHook {
     }
 }
 
-/// One policy hook's contribution after running.
+/// One policy hook's vote: its answer, or the denial its failure became.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PolicyHookVote {
     /// The hook's name.
@@ -163,8 +163,8 @@ pub struct PolicyHookVote {
     pub updated_input: Option<Value>,
 }
 
-/// Run every hook concurrently, each under its own timeout. Failures become deny votes.
-pub async fn run_hooks(
+/// Ask every policy hook concurrently, each under its own timeout. Failures become deny votes.
+pub async fn ask_policy_hooks(
     hooks: &[std::sync::Arc<dyn PolicyHook>],
     call: &ToolCall,
 ) -> Vec<PolicyHookVote> {
@@ -174,7 +174,7 @@ pub async fn run_hooks(
         async move {
             let name = h.name();
             let t = h.timeout();
-            let res = tokio::time::timeout(t, AssertUnwindSafe(h.run(input)).catch_unwind()).await;
+            let res = tokio::time::timeout(t, AssertUnwindSafe(h.ask(input)).catch_unwind()).await;
             let (decision, reason, updated_input) = match res {
                 Ok(Ok(Ok(a))) => (a.decision, a.reason, a.updated_input),
                 Ok(Ok(Err(e))) => (Some(Decision::Deny), format!("fail closed: {e}"), None),

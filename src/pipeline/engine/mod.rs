@@ -11,10 +11,10 @@ use super::call::ToolCall;
 use super::decision::{Decision, Ruling, Stage};
 use super::exec::{Executor, ProfileCaps};
 use super::guard::Guard;
-use super::listener::{CallContext, EnforcementOutlook, Listener, TraceStep, run_waterfall};
+use super::listener::{CallContext, EnforcementOutlook, Listener, TraceStep, ask_listeners};
 use super::observer::{Observer, notify_call, notify_result};
-use super::policy_hooks::{PolicyHook, PolicyHookVote, run_hooks};
-use super::post::{PostHandler, run_post};
+use super::policy_hooks::{PolicyHook, PolicyHookVote, ask_policy_hooks};
+use super::post::{PostHandler, apply_post};
 use super::result::{CallResult, PolicyHookRewrite};
 use super::sandbox_refusal::sandbox_refusal;
 use super::tool::tool_meta;
@@ -105,7 +105,7 @@ impl Pipeline {
             }
         };
         let cx = self.context(call, &access);
-        let (mut ruling, mut trace) = run_waterfall(&self.listeners, &cx, self.listener_budget);
+        let (mut ruling, mut trace) = ask_listeners(&self.listeners, &cx, self.listener_budget);
         self.under_floor_and_plan(&access, &mut ruling, &mut trace);
         let canonical = access.canonical(call);
         Decided {
@@ -183,7 +183,7 @@ impl Pipeline {
             .as_ref()
             .filter(|_| ruling.decision != Decision::Deny)
         {
-            let votes = run_hooks(&self.hooks, &call).await;
+            let votes = ask_policy_hooks(&self.hooks, &call).await;
             rewrites = policy_hook_trace(&votes, &mut trace);
             ruling = policy_hooks_ruling(&votes, ruling);
             if ruling.decision == Decision::Ask {
@@ -201,7 +201,7 @@ impl Pipeline {
         if let (Decision::Allow, Some(access)) = (ruling.decision, access.as_ref()) {
             self.execute(&call, access, &ruling, &mut result).await;
         }
-        run_post(&self.post, &call, &mut result);
+        apply_post(&self.post, &call, &mut result);
         result.duration = start.elapsed();
         notify_result(&self.observers, &call, &result);
         result
