@@ -25,9 +25,9 @@ use crate::capability::{
 use limits::LimitValue;
 use std::collections::BTreeMap;
 
-/// A path pattern before variable substitution.
+/// A profile's path as written: its `?` or `+` prefix kept, variables not yet substituted.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PathPattern {
+pub struct ProfilePath {
     /// The pattern as written, with its `?` or `+` prefix.
     pub pattern: String,
     /// Where it was written.
@@ -44,15 +44,15 @@ pub struct Profile {
     /// Protections a run refuses to go without, and where each was asked for.
     pub requires: Vec<Requirement>,
     /// `filesystem.read`.
-    pub read: Vec<PathPattern>,
+    pub read: Vec<ProfilePath>,
     /// `filesystem.write`.
-    pub write: Vec<PathPattern>,
+    pub write: Vec<ProfilePath>,
     /// `filesystem.execute`.
-    pub execute: Vec<PathPattern>,
+    pub execute: Vec<ProfilePath>,
     /// `filesystem.deny_read`: hidden inside readable trees.
-    pub deny_read: Vec<PathPattern>,
+    pub deny_read: Vec<ProfilePath>,
     /// `filesystem.deny_write`: read-only inside writable trees.
-    pub deny_write: Vec<PathPattern>,
+    pub deny_write: Vec<ProfilePath>,
     /// `filesystem.protected_change` and where it was set.
     pub protected_change: (ProtectedChange, Origin),
     /// `network.mode` and where it was set.
