@@ -15,7 +15,8 @@ pub enum Stage {
     /// Turning the call into what it touches failed.
     Extraction,
     /// Plan mode lets only read-only calls through.
-    PlanGate,
+    #[serde(rename = "plan-gate")]
+    PlanModeGate,
     /// A deny rule of a managed source.
     ManagedDeny,
     /// The merged allow, ask and deny rules.
@@ -51,7 +52,7 @@ impl Stage {
     pub fn as_str(self) -> &'static str {
         match self {
             Stage::Extraction => "extraction",
-            Stage::PlanGate => "plan-gate",
+            Stage::PlanModeGate => "plan-gate",
             Stage::ManagedDeny => "managed-deny",
             Stage::Rules => "rules",
             Stage::SessionGrant => "session-grant",

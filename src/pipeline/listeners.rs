@@ -14,7 +14,7 @@ use std::sync::Arc;
 /// The default waterfall.
 pub fn default_listeners() -> Vec<Arc<dyn Listener>> {
     vec![
-        Arc::new(PlanGate),
+        Arc::new(PlanModeGate),
         Arc::new(ManagedDeny),
         Arc::new(RuleSet),
         Arc::new(SessionGrantListener),
@@ -25,9 +25,9 @@ pub fn default_listeners() -> Vec<Arc<dyn Listener>> {
 }
 
 /// In plan mode every write, edit and non-read-only command is denied before anything else.
-pub struct PlanGate;
+pub struct PlanModeGate;
 
-impl Listener for PlanGate {
+impl Listener for PlanModeGate {
     fn name(&self) -> &str {
         "plan-gate"
     }
@@ -43,7 +43,7 @@ impl Listener for PlanGate {
         };
         if blocked {
             return Ok(Ruling::deny(
-                Stage::PlanGate,
+                Stage::PlanModeGate,
                 self.name(),
                 "plan mode: no writes, edits or commands that change anything",
             ));

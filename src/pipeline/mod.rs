@@ -49,7 +49,7 @@ pub use listener::{
     CallContext, EnforcementOutlook, Listener, Next, StageError, TraceStep, ask_listeners,
 };
 pub use listeners::{
-    AskFallback, ManagedDeny, ModeFastPath, PlanGate, ReadOnlyFastPath, RuleSet,
+    AskFallback, ManagedDeny, ModeFastPath, PlanModeGate, ReadOnlyFastPath, RuleSet,
     SessionGrantListener, default_listeners,
 };
 pub use observer::Observer;
