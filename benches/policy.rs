@@ -4,7 +4,7 @@
 //! prints the median and p99 as well.
 use criterion::Criterion;
 use sbx::capability::{
-    CapabilitySet, EnvPolicy, FsCaps, Isolation, Limits, NetworkMode, Origin, PathEntry,
+    CapabilitySet, EnvFilter, FsCaps, Isolation, Limits, NetworkMode, Origin, PathEntry,
 };
 use sbx::pipeline::{Caller, Pipeline, ProfileCaps, ToolCall};
 use sbx::policy::{self, PolicyEnv, SourceKind};
@@ -65,7 +65,7 @@ fn pipeline() -> Pipeline {
         net_rules: Default::default(),
         limits: Limits::default(),
         isolation: Isolation::default(),
-        env: EnvPolicy::default(),
+        env: EnvFilter::default(),
         extra_denied_syscalls: vec![],
         requires: vec![],
     };

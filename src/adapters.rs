@@ -1,7 +1,7 @@
 //! The `hook`, `serve` and `tools` subcommands: argument parsing only.
 use crate::stdout::outln;
 use clap::{Args, ValueEnum};
-use sbx::hook::{Harness, HookEventKind, HookOptions, SandboxMode, run_hook};
+use sbx::hook::{Harness, HookEventKind, HookOptions, SandboxMode, handle_event};
 use sbx::serve::{DEFAULT_MAX_LINE_BYTES, ServeOptions, serve as serve_session};
 use sbx::setup::{Loaded, SetupOptions};
 use sbx::tools::{ToolFormat, tool_schemas};
@@ -107,7 +107,7 @@ pub fn hook(a: HookArgs) -> ExitCode {
         sbx_path: None,
         audit: a.audit,
     };
-    let answer = run_hook(&opts, std::io::stdin().lock());
+    let answer = handle_event(&opts, std::io::stdin().lock());
     outln!("{answer}");
     ExitCode::SUCCESS
 }

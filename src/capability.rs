@@ -11,7 +11,7 @@ mod limits;
 mod net;
 mod protection;
 
-pub use crate::environment::{EnvPolicy, Inherit};
+pub use crate::environment::{EnvFilter, Inherit};
 pub use addr::special_kind;
 pub use limits::{LimitOrigins, Limits};
 pub use net::{
@@ -187,7 +187,7 @@ pub struct CapabilitySet {
     /// Namespaces and Landlock scopes beyond the paths.
     pub isolation: Isolation,
     /// Which of the caller's variables the command gets, and fixed values.
-    pub env: EnvPolicy,
+    pub env: EnvFilter,
     /// Syscalls denied on top of the built-in baseline.
     pub extra_denied_syscalls: Vec<DeniedSyscall>,
     /// Protections the run refuses to go without.

@@ -44,7 +44,7 @@ fn set(read: &[&str], write: &[&str], deny_read: &[&str]) -> CapabilitySet {
             ..Limits::default()
         },
         isolation: Isolation::default(),
-        env: EnvPolicy::default(),
+        env: EnvFilter::default(),
         extra_denied_syscalls: vec![syscall("ptrace")],
         requires: vec![required(Protection::Landlock, "base")],
     }

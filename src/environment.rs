@@ -1,7 +1,7 @@
 //! Which of the caller's environment variables reach the command.
 //!
 //! A variable is kept when no `deny` pattern matches it and either a `pass` pattern does or the
-//! policy inherits the caller's environment and the name is not secret-shaped
+//! filter inherits the caller's environment and the name is not secret-shaped
 //! ([`SECRET_NAMES`]). `set` values are applied last. Patterns are a name or a prefix with a
 //! trailing `*`.
 #![forbid(unsafe_code)]
@@ -32,7 +32,7 @@ impl Inherit {
 
 /// The environment a command starts with.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EnvPolicy {
+pub struct EnvFilter {
     /// What happens to the caller's variables that are not named.
     pub inherit: Inherit,
     /// Kept even when secret-shaped; under `inherit = none`, the only variables kept.
@@ -339,9 +339,9 @@ fn meet(p: &str, q: &str) -> Option<String> {
     }
 }
 
-impl EnvPolicy {
+impl EnvFilter {
     /// Whether the caller's variable `name` with `value` reaches the command: as
-    /// [`EnvPolicy::keeps`], and a value that carries its own credential is dropped too unless
+    /// [`EnvFilter::keeps`], and a value that carries its own credential is dropped too unless
     /// `pass` names the variable.
     pub fn keeps_var(&self, name: &[u8], value: &[u8]) -> bool {
         self.keeps(name)
@@ -362,7 +362,7 @@ impl EnvPolicy {
         }
     }
 
-    /// A policy that keeps a variable only when both keep it. When one inherits and the other
+    /// A filter that keeps a variable only when both keep it. When one inherits and the other
     /// does not, a variable the inheriting side keeps only as non-secret and the other passes
     /// is dropped too: the result may keep less than both together, never more.
     #[must_use]

@@ -2,8 +2,8 @@
 use super::*;
 use proptest::prelude::*;
 
-fn policy(inherit: Inherit, pass: &[&str], deny: &[&str]) -> EnvPolicy {
-    EnvPolicy {
+fn filter(inherit: Inherit, pass: &[&str], deny: &[&str]) -> EnvFilter {
+    EnvFilter {
         inherit,
         pass: pass.iter().map(|s| s.to_string()).collect(),
         deny: deny.iter().map(|s| s.to_string()).collect(),
@@ -108,7 +108,7 @@ fn toolchain_and_ci_names_are_not_secret_shaped() {
 
 #[test]
 fn deny_beats_pass_and_pass_beats_the_secret_list() {
-    let p = policy(
+    let p = filter(
         Inherit::AllButSecrets,
         &["GITHUB_TOKEN", "CI_*"],
         &["CI_SECRET_*", "HTTP_PROXY"],
@@ -119,7 +119,7 @@ fn deny_beats_pass_and_pass_beats_the_secret_list() {
     assert!(!p.keeps(b"CI_SECRET_X"));
     assert!(!p.keeps(b"HTTP_PROXY"));
     assert!(p.keeps(b"JAVA_HOME"));
-    let none = policy(Inherit::None, &["PATH", "LC_*"], &[]);
+    let none = filter(Inherit::None, &["PATH", "LC_*"], &[]);
     assert!(none.keeps(b"PATH") && none.keeps(b"LC_ALL"));
     assert!(!none.keeps(b"JAVA_HOME"));
     assert!(!none.keeps(b"PATHX"));
@@ -142,13 +142,13 @@ fn pattern() -> impl Strategy<Value = String> {
     .prop_map(str::to_string)
 }
 
-fn any_policy() -> impl Strategy<Value = EnvPolicy> {
+fn any_filter() -> impl Strategy<Value = EnvFilter> {
     (
         prop::bool::ANY,
         prop::collection::vec(pattern(), 0..4),
         prop::collection::vec(pattern(), 0..3),
     )
-        .prop_map(|(inherit, pass, deny)| EnvPolicy {
+        .prop_map(|(inherit, pass, deny)| EnvFilter {
             inherit: if inherit {
                 Inherit::AllButSecrets
             } else {
@@ -168,7 +168,7 @@ proptest! {
     /// Narrowing only: the intersection keeps no variable that either side drops, and it is a
     /// subset of both.
     #[test]
-    fn intersection_never_keeps_what_either_drops(a in any_policy(), b in any_policy()) {
+    fn intersection_never_keeps_what_either_drops(a in any_filter(), b in any_filter()) {
         let r = a.intersect(&b);
         for n in NAMES {
             let n = n.as_bytes();
@@ -179,7 +179,7 @@ proptest! {
 
     /// A subset answer is never wrong: whatever `a` keeps, `b` keeps.
     #[test]
-    fn subset_answers_are_sound(a in any_policy(), b in any_policy()) {
+    fn subset_answers_are_sound(a in any_filter(), b in any_filter()) {
         if a.is_subset_of(&b) {
             for n in NAMES {
                 let n = n.as_bytes();
@@ -188,11 +188,11 @@ proptest! {
         }
     }
 
-    /// Two inheriting policies lose nothing in their intersection.
+    /// Two inheriting filters lose nothing in their intersection.
     #[test]
-    fn inheriting_policies_intersect_exactly(a in any_policy(), b in any_policy()) {
-        let a = EnvPolicy { inherit: Inherit::AllButSecrets, ..a };
-        let b = EnvPolicy { inherit: Inherit::AllButSecrets, ..b };
+    fn inheriting_filters_intersect_exactly(a in any_filter(), b in any_filter()) {
+        let a = EnvFilter { inherit: Inherit::AllButSecrets, ..a };
+        let b = EnvFilter { inherit: Inherit::AllButSecrets, ..b };
         let r = a.intersect(&b);
         for n in NAMES {
             let n = n.as_bytes();
@@ -203,10 +203,10 @@ proptest! {
 
 #[test]
 fn values_that_carry_a_credential_are_dropped_whatever_the_name() {
-    let p = EnvPolicy {
+    let p = EnvFilter {
         inherit: Inherit::AllButSecrets,
         pass: vec!["PIP_INDEX_URL".into()],
-        ..EnvPolicy::default()
+        ..EnvFilter::default()
     };
     for (name, value) in [
         (

@@ -1,7 +1,7 @@
 //! `sbx explain`: a profile's resolved plan, with the origin of every entry.
 use crate::stdout::outln;
 use crate::{cwd, setup_error};
-use sbx::capability::{CapabilitySet, EnvPolicy, Inherit, Origin};
+use sbx::capability::{CapabilitySet, EnvFilter, Inherit, Origin};
 use sbx::environment::SECRET_NAMES;
 use sbx::plan::SandboxPlan;
 use sbx::profile::Profile;
@@ -192,7 +192,7 @@ fn inherit_origin(p: &Profile) -> Origin {
 
 /// The environment rules in the order they apply: deny, pass, the inherit mode with the
 /// built-in secret names, then fixed values.
-fn print_env(prof: &Profile, env: &EnvPolicy) {
+fn print_env(prof: &Profile, env: &EnvFilter) {
     let from = |o: Option<&Origin>| o.map(ToString::to_string).unwrap_or_default();
     outln!(
         "environment: inherit = {} from {}",

@@ -74,7 +74,7 @@ pub mod provenance;
 pub mod shell;
 
 pub use capability::{
-    CapabilitySet, EnvPolicy, FsCaps, Inherit, Isolation, Limits, NetworkMode, Origin, PathEntry,
+    CapabilitySet, EnvFilter, FsCaps, Inherit, Isolation, Limits, NetworkMode, Origin, PathEntry,
 };
 pub(crate) mod enforce;
 pub mod exec;

@@ -65,7 +65,7 @@ impl fmt::Display for RuleSource {
 pub enum Provenance {
     /// A policy rule, policy hook or mode setting, where it was written.
     Rule(RuleSource),
-    /// A profile line: the plan refused the call because of it.
+    /// A profile line: the sandbox refused the call because of it.
     Profile(Origin),
     /// sbx's own judgement with no line behind it (`floor`, `plan`, `builtin`).
     Sbx(&'static str),

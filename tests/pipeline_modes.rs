@@ -3,7 +3,7 @@
 mod common;
 use common::*;
 use sbx::pipeline::*;
-use sbx::policy::{HookSpec, RuleSource, SourceKind};
+use sbx::policy::{PolicyHookSpec, RuleSource, SourceKind};
 use std::sync::Arc;
 
 fn check_in(mode: Mode, rules: &str, call: &ToolCall, outlook: EnforcementOutlook) -> CheckReport {
@@ -271,9 +271,9 @@ fn check_report_serialises_the_documented_fields() {
 
 // ---- hooks ----
 
-fn hook(script: &str, timeout_ms: u64) -> Arc<dyn Hook> {
-    Arc::new(CommandHook {
-        spec: HookSpec {
+fn hook(script: &str, timeout_ms: u64) -> Arc<dyn PolicyHook> {
+    Arc::new(CommandPolicyHook {
+        spec: PolicyHookSpec {
             command: vec!["sh".into(), "-c".into(), script.into()],
             timeout_ms,
             source: RuleSource {
@@ -288,7 +288,7 @@ fn hook(script: &str, timeout_ms: u64) -> Arc<dyn Hook> {
 async fn run_with_hooks(
     rules: &str,
     call: ToolCall,
-    hooks: Vec<Arc<dyn Hook>>,
+    hooks: Vec<Arc<dyn PolicyHook>>,
 ) -> (CallResult, Arc<FakeExecutor>) {
     let exec = Arc::new(FakeExecutor::ok(""));
     let mut b = Pipeline::builder(
@@ -297,7 +297,7 @@ async fn run_with_hooks(
     )
     .executor(exec.clone());
     for h in hooks {
-        b = b.hook(h);
+        b = b.policy_hook(h);
     }
     (b.build().run(call).await, exec)
 }
@@ -319,7 +319,7 @@ async fn hooks_fold_strictest_wins_in_any_order() {
     assert_eq!(a.ruling, b.ruling);
     assert_eq!(
         (a.ruling.decision, a.ruling.stage, a.ruling.reason.as_str()),
-        (Decision::Deny, Stage::Hook, "hook says no")
+        (Decision::Deny, Stage::PolicyHook, "hook says no")
     );
     assert_eq!(
         a.ruling.source,
@@ -353,7 +353,7 @@ async fn a_hook_allow_never_lifts_an_ask_rule_or_the_floor() {
     let (r, e) = run_with_hooks(ALLOW_TESTS, edit("src/a.rs"), vec![allow]).await;
     assert_eq!(
         (r.ruling.decision, r.ruling.stage),
-        (Decision::Allow, Stage::Hook)
+        (Decision::Allow, Stage::PolicyHook)
     );
     assert_eq!(e.runs(), 1);
 }
@@ -377,7 +377,7 @@ async fn a_hook_that_crashes_errors_or_times_out_denies() {
         let (r, e) = run_with_hooks(ALLOW_TESTS, bash("cargo test"), vec![hook(script, 200)]).await;
         assert_eq!(
             (r.ruling.decision, r.ruling.stage),
-            (Decision::Deny, Stage::Hook),
+            (Decision::Deny, Stage::PolicyHook),
             "{script}: {:?}",
             r.ruling
         );

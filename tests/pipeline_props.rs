@@ -43,7 +43,7 @@ impl Listener for Scripted {
     }
     fn on_call(&self, cx: &CallContext<'_>, next: Next<'_>) -> Result<Ruling, StageError> {
         match &self.1 {
-            Step::Pass => next.run(cx),
+            Step::Pass => next.decide(cx),
             Step::Decide(d) => Ok(Ruling::new(
                 *d,
                 Stage::Listener,
@@ -68,7 +68,7 @@ impl Guard for G {
     fn name(&self) -> &str {
         &self.0
     }
-    fn check(&self, _cx: &CallContext<'_>) -> Result<Vote, StageError> {
+    fn vote(&self, _cx: &CallContext<'_>) -> Result<Vote, StageError> {
         match self.1 {
             GVote::Abstain => Ok(Vote::Abstain),
             GVote::Deny(n) => Ok(Vote::Deny(format!("reason {n}"))),

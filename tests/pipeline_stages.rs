@@ -26,7 +26,7 @@ impl Listener for Fixed {
     fn on_call(&self, cx: &CallContext<'_>, next: Next<'_>) -> Result<Ruling, StageError> {
         match self.1 {
             Some(d) => Ok(Ruling::new(d, Stage::Listener, self.0, "fixed")),
-            None => next.run(cx),
+            None => next.decide(cx),
         }
     }
 }
@@ -42,9 +42,9 @@ impl Listener for Failing {
             "error" => Err(StageError::failed("listener", "failing", "boom")),
             "slow" => {
                 std::thread::sleep(Duration::from_millis(30));
-                next.run(cx)
+                next.decide(cx)
             }
-            _ => next.run(cx),
+            _ => next.decide(cx),
         }
     }
 }
@@ -56,7 +56,7 @@ impl Listener for Swallow {
         "swallow"
     }
     fn on_call(&self, cx: &CallContext<'_>, next: Next<'_>) -> Result<Ruling, StageError> {
-        let _ = next.run(cx);
+        let _ = next.decide(cx);
         Ok(Ruling::allow(Stage::Listener, "swallow", "ignores errors"))
     }
 }
@@ -66,7 +66,7 @@ impl Guard for CountingGuard {
     fn name(&self) -> &str {
         self.0
     }
-    fn check(&self, _cx: &CallContext<'_>) -> Result<Vote, StageError> {
+    fn vote(&self, _cx: &CallContext<'_>) -> Result<Vote, StageError> {
         self.2.fetch_add(1, Ordering::SeqCst);
         match self.1 {
             Some("panic") => panic!("guard bug"),
@@ -599,7 +599,7 @@ impl Guard for Hanging {
     fn name(&self) -> &str {
         "hanging"
     }
-    fn check(&self, _cx: &CallContext<'_>) -> Result<Vote, StageError> {
+    fn vote(&self, _cx: &CallContext<'_>) -> Result<Vote, StageError> {
         std::thread::sleep(Duration::from_secs(30));
         Ok(Vote::Abstain)
     }

@@ -5,7 +5,7 @@
 
 use super::Prepared;
 use super::command::start_command;
-use super::report::{ChildFds, Message, MessageKind, Step, errno, or_fail, send_all, write_file};
+use super::messages::{ChildFds, Message, MessageKind, Step, errno, or_fail, send_all, write_file};
 use super::setup::{add_late_rules, hand_over_listener, loopback_up, run_mount_ops};
 use libc::c_int;
 use std::os::fd::AsRawFd;
@@ -157,35 +157,35 @@ pub unsafe fn spawn(prep: &mut Prepared, fds: ChildFds) -> std::io::Result<(libc
 
 /// The sandbox init: its setup steps in order, then the command, then reaping.
 unsafe fn init(p: &mut Prepared, mut f: ChildFds) -> ! {
-    let rep = f.report;
+    let msgs = f.messages;
     // SAFETY: raw syscalls on prepared data; see module docs.
     unsafe {
         if f.stdin_feed >= 0 {
             libc::close(f.stdin_feed);
         }
         tie_to_parent(p, &mut f);
-        identity_and_cgroups(p, rep);
-        namespace_setup(p, &mut f, rep);
-        let set = block_signals(rep);
+        identity_and_cgroups(p, msgs);
+        namespace_setup(p, &mut f, msgs);
+        let set = block_signals(msgs);
         if let Some(spec) = f.pty {
             take_pty(&spec, &mut f);
         }
         let cmd = start_command(p, f);
-        or_fail!(rep, Step::ForkCommand, cmd);
+        or_fail!(msgs, Step::ForkCommand, cmd);
         // Only the command keeps the replica: once its tree is gone, sbx reads the end of it.
         for fd in [f.stdin, f.stdout, f.stderr, f.ctty] {
             if fd >= 0 {
                 libc::close(fd);
             }
         }
-        reap(p, cmd, rep, &set)
+        reap(p, cmd, msgs, &set)
     }
 }
 
 /// The tree's usage, which private tmpfs mounts are full, and the command's wait status, in
 /// one write: sbx need not wait for this process's own exit (which tears the namespaces down)
 /// to report them.
-unsafe fn final_report(sized_tmpfs: &[std::ffi::CString], rep: c_int, st: c_int) {
+unsafe fn send_final_messages(sized_tmpfs: &[std::ffi::CString], msgs: c_int, st: c_int) {
     // SAFETY: getrusage and statfs into locals; one write of messages on the stack.
     unsafe {
         // The tree's usage, so that sbx need not wait for this process's own exit
@@ -201,7 +201,7 @@ unsafe fn final_report(sized_tmpfs: &[std::ffi::CString], rep: c_int, st: c_int)
             value,
         };
         send_all(
-            rep,
+            msgs,
             &[
                 m(
                     MessageKind::Usage,
@@ -259,53 +259,53 @@ unsafe fn tie_to_parent(p: &Prepared, f: &mut ChildFds) {
 }
 
 /// The user namespace's maps, a process group of its own, the OOM score, the v1 cgroups.
-unsafe fn identity_and_cgroups(p: &Prepared, rep: c_int) {
+unsafe fn identity_and_cgroups(p: &Prepared, msgs: c_int) {
     // SAFETY: writes of prepared data to prepared or literal paths.
     unsafe {
         if let (Some(u), Some(g)) = (&p.uid_map, &p.gid_map) {
             or_fail!(
-                rep,
+                msgs,
                 Step::UserMap,
                 write_file(c"/proc/self/setgroups", b"deny")
             );
-            or_fail!(rep, Step::UserMap, write_file(c"/proc/self/uid_map", u));
-            or_fail!(rep, Step::UserMap, write_file(c"/proc/self/gid_map", g));
+            or_fail!(msgs, Step::UserMap, write_file(c"/proc/self/uid_map", u));
+            or_fail!(msgs, Step::UserMap, write_file(c"/proc/self/gid_map", g));
         }
         libc::setpgid(0, 0);
         if p.protect_init {
             or_fail!(
-                rep,
+                msgs,
                 Step::Cgroup,
                 write_file(c"/proc/self/oom_score_adj", b"-1000")
             );
         }
         for procs in &p.cgroups.v1_procs {
-            or_fail!(rep, Step::Cgroup, write_file(procs, b"0"));
+            or_fail!(msgs, Step::Cgroup, write_file(procs, b"0"));
         }
     }
 }
 
 /// Inside the new namespaces: the mounts, the Landlock rules for what was mounted, the
 /// hostname, loopback, the proxy's listener, and the subreaper without a PID namespace.
-unsafe fn namespace_setup(p: &mut Prepared, f: &mut ChildFds, rep: c_int) {
+unsafe fn namespace_setup(p: &mut Prepared, f: &mut ChildFds, msgs: c_int) {
     // SAFETY: raw syscalls on prepared data.
     unsafe {
-        run_mount_ops(&p.mount_ops, &mut p.slots, rep);
+        run_mount_ops(&p.mount_ops, &mut p.slots, msgs);
         if let Some(rs) = &p.ruleset {
-            add_late_rules(rs.as_raw_fd(), &p.late_rules, rep);
+            add_late_rules(rs.as_raw_fd(), &p.late_rules, msgs);
         }
         if let Some(h) = &p.hostname {
             or_fail!(
-                rep,
+                msgs,
                 Step::Hostname,
                 libc::sethostname(h.as_ptr(), h.as_bytes().len())
             );
         }
         if p.loopback_up {
-            loopback_up(rep);
+            loopback_up(msgs);
         }
         if p.proxy_port != 0 && f.proxy >= 0 {
-            hand_over_listener(p.proxy_port, f.proxy, rep);
+            hand_over_listener(p.proxy_port, f.proxy, msgs);
             f.proxy = -1;
         }
         if !p.pid_namespace {
@@ -316,7 +316,7 @@ unsafe fn namespace_setup(p: &mut Prepared, f: &mut ChildFds, rep: c_int) {
 
 /// Block the signals the init waits for (forwarded ones, SIGCHLD, SIGUSR2), each with a
 /// handler so that none is ignored; the set to wait on.
-unsafe fn block_signals(rep: c_int) -> libc::sigset_t {
+unsafe fn block_signals(msgs: c_int) -> libc::sigset_t {
     // SAFETY: sigaction and sigprocmask with structures on the stack.
     unsafe {
         let set = wait_set();
@@ -325,13 +325,13 @@ unsafe fn block_signals(rep: c_int) -> libc::sigset_t {
         libc::sigemptyset(&mut sa.sa_mask);
         for s in FORWARDED.iter().chain(&[libc::SIGCHLD, libc::SIGUSR2]) {
             or_fail!(
-                rep,
+                msgs,
                 Step::Signals,
                 libc::sigaction(*s, &sa, std::ptr::null_mut())
             );
         }
         or_fail!(
-            rep,
+            msgs,
             Step::Signals,
             libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut())
         );
@@ -343,7 +343,7 @@ unsafe fn block_signals(rep: c_int) -> libc::sigset_t {
 /// streams `spec` names.
 unsafe fn take_pty(spec: &super::pty::PtySpec, f: &mut ChildFds) {
     // SAFETY: see `pty::open`: raw syscalls on the prepared spec.
-    let replica = unsafe { super::pty::open(spec, f.report) };
+    let replica = unsafe { super::pty::open(spec, f.messages) };
     f.ctty = replica;
     for (on, fd) in [
         (spec.stdin, &mut f.stdin),
@@ -356,7 +356,7 @@ unsafe fn take_pty(spec: &super::pty::PtySpec, f: &mut ChildFds) {
     }
 }
 
-unsafe fn reap(p: &Prepared, cmd: libc::pid_t, rep: c_int, set: &libc::sigset_t) -> ! {
+unsafe fn reap(p: &Prepared, cmd: libc::pid_t, msgs: c_int, set: &libc::sigset_t) -> ! {
     let pid_ns = p.pid_namespace;
     // SAFETY: waitpid, kill, sigwaitinfo on locals.
     unsafe {
@@ -397,7 +397,7 @@ unsafe fn reap(p: &Prepared, cmd: libc::pid_t, rep: c_int, set: &libc::sigset_t)
                     signal_tree(pid_ns, cmd, libc::SIGKILL);
                     libc::waitpid(-1, &mut s2, 0);
                 }
-                final_report(&p.sized_tmpfs, rep, st);
+                send_final_messages(&p.sized_tmpfs, msgs, st);
                 libc::_exit(0);
             }
         }

@@ -4,7 +4,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 use super::Prepared;
-use super::report::{ChildFds, MessageKind, Step, errno, fail, or_fail, send, write_file};
+use super::messages::{ChildFds, MessageKind, Step, errno, fail, or_fail, send, write_file};
 use libc::{c_int, c_void};
 use std::os::fd::AsRawFd;
 
@@ -115,14 +115,14 @@ struct CapData {
 
 /// The command's steps, in order, then `execve`.
 unsafe fn command(p: &Prepared, f: ChildFds) -> ! {
-    let rep = f.report;
+    let msgs = f.messages;
     // SAFETY: raw syscalls on prepared data; see module docs.
     unsafe {
         reset_signals();
         session_and_stdio(p, &f);
-        limits(p, rep);
+        limits(p, msgs);
         or_fail!(
-            rep,
+            msgs,
             Step::Stdio,
             libc::syscall(
                 libc::SYS_close_range,
@@ -131,9 +131,9 @@ unsafe fn command(p: &Prepared, f: ChildFds) -> ! {
                 libc::CLOSE_RANGE_CLOEXEC
             )
         );
-        no_privileges(p, rep);
-        restrict(p, rep);
-        exec(p, rep)
+        no_privileges(p, msgs);
+        restrict(p, msgs);
+        exec(p, msgs)
     }
 }
 
@@ -156,38 +156,42 @@ unsafe fn reset_signals() {
 
 /// A session of its own that dies with the init, the terminal, stdio and the directory.
 unsafe fn session_and_stdio(p: &Prepared, f: &ChildFds) {
-    let rep = f.report;
+    let msgs = f.messages;
     // SAFETY: plain syscalls on fds and a path prepared by the parent.
     unsafe {
-        or_fail!(rep, Step::Setsid, libc::setsid());
+        or_fail!(msgs, Step::Setsid, libc::setsid());
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
         if f.ctty >= 0 {
             // A session leader without a terminal takes the replica as its own: /dev/tty, job
             // control and ^C then work on the pseudo-terminal, never on the caller's.
-            or_fail!(rep, Step::Terminal, libc::ioctl(f.ctty, libc::TIOCSCTTY, 0));
+            or_fail!(
+                msgs,
+                Step::Terminal,
+                libc::ioctl(f.ctty, libc::TIOCSCTTY, 0)
+            );
         }
         if f.stdin >= 0 {
-            or_fail!(rep, Step::Stdio, libc::dup2(f.stdin, 0));
+            or_fail!(msgs, Step::Stdio, libc::dup2(f.stdin, 0));
         }
-        or_fail!(rep, Step::Stdio, libc::dup2(f.stdout, 1));
-        or_fail!(rep, Step::Stdio, libc::dup2(f.stderr, 2));
-        or_fail!(rep, Step::Chdir, libc::chdir(p.exec.cwd.as_ptr()));
+        or_fail!(msgs, Step::Stdio, libc::dup2(f.stdout, 1));
+        or_fail!(msgs, Step::Stdio, libc::dup2(f.stderr, 2));
+        or_fail!(msgs, Step::Chdir, libc::chdir(p.exec.cwd.as_ptr()));
     }
 }
 
 /// The OOM score the init gave up, /proc read-only from then on, and the rlimits (never above the hard limit it has).
-unsafe fn limits(p: &Prepared, rep: c_int) {
+unsafe fn limits(p: &Prepared, msgs: c_int) {
     // SAFETY: a literal path; rlimit structures on the stack.
     unsafe {
         if p.protect_init {
             or_fail!(
-                rep,
+                msgs,
                 Step::Cgroup,
                 write_file(c"/proc/self/oom_score_adj", b"0")
             );
         }
         if p.proc_read_only {
-            super::setup::set_attr(c"/proc", super::mounts::MOUNT_ATTR_RDONLY, 0, rep);
+            super::setup::set_attr(c"/proc", super::mounts::MOUNT_ATTR_RDONLY, 0, msgs);
         }
         for &(res, v) in &p.rlimits {
             let mut cur: libc::rlimit = std::mem::zeroed();
@@ -197,24 +201,24 @@ unsafe fn limits(p: &Prepared, rep: c_int) {
                 rlim_cur: v,
                 rlim_max: v,
             };
-            or_fail!(rep, Step::Rlimit, libc::setrlimit(res, &lim));
+            or_fail!(msgs, Step::Rlimit, libc::setrlimit(res, &lim));
         }
     }
 }
 
 /// The bounding set cleared (where it can be), no ambient capabilities, no_new_privs.
-unsafe fn no_privileges(p: &Prepared, rep: c_int) {
+unsafe fn no_privileges(p: &Prepared, msgs: c_int) {
     // SAFETY: prctl with integer arguments.
     unsafe {
         if p.drop_bounding {
             for cap in 0..64 {
                 if libc::prctl(libc::PR_CAPBSET_DROP, cap) < 0 && errno() != libc::EINVAL {
-                    fail(rep, Step::Capabilities, errno());
+                    fail(msgs, Step::Capabilities, errno());
                 }
             }
         }
         or_fail!(
-            rep,
+            msgs,
             Step::Capabilities,
             libc::prctl(
                 libc::PR_CAP_AMBIENT,
@@ -225,7 +229,7 @@ unsafe fn no_privileges(p: &Prepared, rep: c_int) {
             )
         );
         or_fail!(
-            rep,
+            msgs,
             Step::Capabilities,
             libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
         );
@@ -233,16 +237,16 @@ unsafe fn no_privileges(p: &Prepared, rep: c_int) {
 }
 
 /// Landlock (reported as applied), every capability set emptied, then seccomp.
-unsafe fn restrict(p: &Prepared, rep: c_int) {
+unsafe fn restrict(p: &Prepared, msgs: c_int) {
     // SAFETY: the prepared ruleset fd and BPF program; capset's structures on the stack.
     unsafe {
         if let Some(rs) = &p.ruleset {
             or_fail!(
-                rep,
+                msgs,
                 Step::Landlock,
                 libc::syscall(libc::SYS_landlock_restrict_self, rs.as_raw_fd(), 0u32)
             );
-            send(rep, MessageKind::Landlock, 0, 0);
+            send(msgs, MessageKind::Landlock, 0, 0);
         }
         let hdr = CapHeader {
             version: 0x2008_0522,
@@ -254,20 +258,20 @@ unsafe fn restrict(p: &Prepared, rep: c_int) {
             inheritable: 0,
         }; 2];
         or_fail!(
-            rep,
+            msgs,
             Step::Capabilities,
             libc::syscall(libc::SYS_capset, &raw const hdr, data.as_ptr())
         );
         if let Some(prog) = &p.seccomp
             && seccompiler::apply_filter(prog).is_err()
         {
-            fail(rep, Step::Seccomp, errno());
+            fail(msgs, Step::Seccomp, errno());
         }
     }
 }
 
 /// Execute the first candidate that exists; else report why and exit 127 (not found) or 126.
-unsafe fn exec(p: &Prepared, rep: c_int) -> ! {
+unsafe fn exec(p: &Prepared, msgs: c_int) -> ! {
     // SAFETY: prepared NUL-terminated candidates, argv and envp.
     unsafe {
         let mut err = libc::ENOENT;
@@ -278,7 +282,7 @@ unsafe fn exec(p: &Prepared, rep: c_int) -> ! {
                 err = e;
             }
         }
-        send(rep, MessageKind::ExecFailed, 0, err);
+        send(msgs, MessageKind::ExecFailed, 0, err);
         libc::_exit(if err == libc::ENOENT { 127 } else { 126 })
     }
 }

@@ -13,9 +13,9 @@ pub mod cgroup;
 pub(crate) mod child;
 mod command;
 pub mod landlock;
+pub mod messages;
 pub mod mounts;
 pub mod pty;
-pub mod report;
 pub mod seccomp;
 mod setup;
 

@@ -4,7 +4,7 @@
 //! command starts and hands the primary end to sbx over a socket; the replica is the command's.
 #![allow(clippy::missing_safety_doc)]
 
-use super::report::{Step, fail, or_fail};
+use super::messages::{Step, fail, or_fail};
 use libc::c_int;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 
@@ -49,32 +49,32 @@ struct CmsgBuf([u8; 32]);
 ///
 /// # Safety
 /// Called in the init only: raw syscalls on the stack and `spec`.
-pub(super) unsafe fn open(spec: &PtySpec, rep: c_int) -> c_int {
+pub(super) unsafe fn open(spec: &PtySpec, msgs: c_int) -> c_int {
     // SAFETY: raw syscalls on locals and `spec`; see the module docs.
     unsafe {
         let flags = libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC;
         let primary = libc::open(c"/dev/ptmx".as_ptr(), flags);
-        or_fail!(rep, Step::Terminal, primary);
+        or_fail!(msgs, Step::Terminal, primary);
         let unlock: c_int = 0;
         or_fail!(
-            rep,
+            msgs,
             Step::Terminal,
             libc::ioctl(primary, libc::TIOCSPTLCK, &unlock)
         );
         let replica = libc::ioctl(primary, libc::TIOCGPTPEER, flags);
-        or_fail!(rep, Step::Terminal, replica);
+        or_fail!(msgs, Step::Terminal, replica);
         if let Some(m) = &spec.modes {
-            or_fail!(rep, Step::Terminal, libc::ioctl(replica, libc::TCSETS, m));
+            or_fail!(msgs, Step::Terminal, libc::ioctl(replica, libc::TCSETS, m));
         }
         if let Some(ws) = &spec.size {
             or_fail!(
-                rep,
+                msgs,
                 Step::Terminal,
                 libc::ioctl(replica, libc::TIOCSWINSZ, ws)
             );
         }
         if send_fd(spec.sock, primary) < 0 {
-            fail(rep, Step::Terminal, super::report::errno());
+            fail(msgs, Step::Terminal, super::messages::errno());
         }
         libc::close(primary);
         libc::close(spec.sock);

@@ -2,8 +2,8 @@
 //! file systems it mounted, and the loopback interface. Raw syscalls on prepared data only.
 #![allow(clippy::missing_safety_doc)]
 
+use super::messages::{Step, errno, fail, or_fail, write_file};
 use super::mounts::Op;
-use super::report::{Step, errno, fail, or_fail, write_file};
 use libc::c_int;
 use std::ffi::CStr;
 
@@ -17,7 +17,7 @@ struct PathBeneathAttr {
 pub(super) unsafe fn add_late_rules(
     ruleset: c_int,
     rules: &[super::landlock::LateRule],
-    rep: c_int,
+    msgs: c_int,
 ) {
     const LANDLOCK_RULE_PATH_BENEATH: c_int = 1;
     for r in rules {
@@ -26,7 +26,7 @@ pub(super) unsafe fn add_late_rules(
             let fd = libc::open(r.path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
             if fd < 0 {
                 if r.required {
-                    fail(rep, Step::Landlock, errno());
+                    fail(msgs, Step::Landlock, errno());
                 }
                 continue;
             }
@@ -40,7 +40,7 @@ pub(super) unsafe fn add_late_rules(
                     parent_fd: fd,
                 };
                 or_fail!(
-                    rep,
+                    msgs,
                     Step::Landlock,
                     libc::syscall(
                         libc::SYS_landlock_add_rule,
@@ -65,24 +65,24 @@ struct MountAttr {
 }
 
 /// Run the mount operations in order; the first failure is reported and the init exits.
-pub(super) unsafe fn run_mount_ops(ops: &[Op], slots: &mut [c_int], rep: c_int) {
+pub(super) unsafe fn run_mount_ops(ops: &[Op], slots: &mut [c_int], msgs: c_int) {
     for op in ops {
         // SAFETY: every pointer comes from a CString owned by `ops` or a literal.
-        unsafe { run_mount_op(op, slots, rep) }
+        unsafe { run_mount_op(op, slots, msgs) }
     }
 }
 
-unsafe fn run_mount_op(op: &Op, slots: &mut [c_int], rep: c_int) {
+unsafe fn run_mount_op(op: &Op, slots: &mut [c_int], msgs: c_int) {
     let nosuid_nodev = libc::MS_NOSUID | libc::MS_NODEV;
     // SAFETY: the callers' pointers are NUL-terminated strings owned by `op` or literals.
     unsafe {
         match op {
             Op::MakePrivate => or_fail!(
-                rep,
+                msgs,
                 Step::MakePrivate,
                 raw_mount(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE, None)
             ),
-            Op::Clone { path, slot } => slots[*slot] = clone_tree(path, rep),
+            Op::Clone { path, slot } => slots[*slot] = clone_tree(path, msgs),
             Op::Tmpfs { target, data } => {
                 let r = raw_mount(
                     Some(c"tmpfs"),
@@ -91,37 +91,37 @@ unsafe fn run_mount_op(op: &Op, slots: &mut [c_int], rep: c_int) {
                     nosuid_nodev,
                     Some(data),
                 );
-                or_fail!(rep, Step::Tmpfs, r);
+                or_fail!(msgs, Step::Tmpfs, r);
             }
             Op::Mkdir { path } => {
                 if libc::mkdir(path.as_ptr(), 0o755) < 0 && errno() != libc::EEXIST {
-                    fail(rep, Step::Mkdir, errno());
+                    fail(msgs, Step::Mkdir, errno());
                 }
             }
             Op::MkdirMode { path, mode } => {
-                or_fail!(rep, Step::Mkdir, libc::mkdir(path.as_ptr(), *mode));
-                or_fail!(rep, Step::Mkdir, libc::chmod(path.as_ptr(), *mode));
+                or_fail!(msgs, Step::Mkdir, libc::mkdir(path.as_ptr(), *mode));
+                or_fail!(msgs, Step::Mkdir, libc::chmod(path.as_ptr(), *mode));
             }
-            Op::Touch { path } => touch(path, rep),
-            Op::Attach { slot, target } => attach(slots[*slot], target, rep),
+            Op::Touch { path } => touch(path, msgs),
+            Op::Attach { slot, target } => attach(slots[*slot], target, msgs),
             Op::BindSelf { path } => {
                 let flags = libc::MS_BIND | libc::MS_REC;
                 or_fail!(
-                    rep,
+                    msgs,
                     Step::Bind,
                     raw_mount(Some(path), path, None, flags, None)
                 );
             }
             Op::BindFile { src, target } => {
                 let r = raw_mount(Some(src), target, None, libc::MS_BIND, None);
-                or_fail!(rep, Step::Bind, r);
+                or_fail!(msgs, Step::Bind, r);
             }
-            Op::SetAttr { path, attr } => set_attr(path, *attr, 0, rep),
-            Op::ClearAttr { path, attr } => set_attr(path, 0, *attr, rep),
+            Op::SetAttr { path, attr } => set_attr(path, *attr, 0, msgs),
+            Op::ClearAttr { path, attr } => set_attr(path, 0, *attr, msgs),
             Op::Proc => {
                 let flags = nosuid_nodev | libc::MS_NOEXEC;
                 let r = raw_mount(Some(c"proc"), c"/proc", Some(c"proc"), flags, None);
-                or_fail!(rep, Step::Proc, r);
+                or_fail!(msgs, Step::Proc, r);
             }
             Op::Devpts => {
                 let flags = libc::MS_NOSUID | libc::MS_NOEXEC;
@@ -133,13 +133,13 @@ unsafe fn run_mount_op(op: &Op, slots: &mut [c_int], rep: c_int) {
                     flags,
                     Some(data),
                 );
-                or_fail!(rep, Step::Devpts, r);
+                or_fail!(msgs, Step::Devpts, r);
             }
             Op::WriteFile { path, data } => {
-                or_fail!(rep, Step::Proc, write_file(path, data.as_bytes()))
+                or_fail!(msgs, Step::Proc, write_file(path, data.as_bytes()))
             }
             Op::Symlink { target, link } => or_fail!(
-                rep,
+                msgs,
                 Step::Symlink,
                 libc::symlink(target.as_ptr(), link.as_ptr())
             ),
@@ -169,7 +169,7 @@ unsafe fn raw_mount(
 }
 
 /// A detached recursive copy of the tree at `path` (open_tree with OPEN_TREE_CLONE): its fd.
-unsafe fn clone_tree(path: &CStr, rep: c_int) -> c_int {
+unsafe fn clone_tree(path: &CStr, msgs: c_int) -> c_int {
     const OPEN_TREE_CLONE: libc::c_uint = 1;
     // SAFETY: a NUL-terminated path; `or_fail!` exits on failure.
     unsafe {
@@ -179,13 +179,13 @@ unsafe fn clone_tree(path: &CStr, rep: c_int) -> c_int {
             path.as_ptr(),
             OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint | libc::AT_RECURSIVE as libc::c_uint,
         ) as c_int;
-        or_fail!(rep, Step::CloneMount, fd);
+        or_fail!(msgs, Step::CloneMount, fd);
         fd
     }
 }
 
 /// Attach the detached tree `fd` at `target` (move_mount), then close it.
-unsafe fn attach(fd: c_int, target: &CStr, rep: c_int) {
+unsafe fn attach(fd: c_int, target: &CStr, msgs: c_int) {
     const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
     // SAFETY: a NUL-terminated path and an fd this process opened.
     unsafe {
@@ -197,24 +197,24 @@ unsafe fn attach(fd: c_int, target: &CStr, rep: c_int) {
             target.as_ptr(),
             MOVE_MOUNT_F_EMPTY_PATH,
         );
-        or_fail!(rep, Step::AttachMount, r);
+        or_fail!(msgs, Step::AttachMount, r);
         libc::close(fd);
     }
 }
 
 /// An empty file at `path`, a mount point for a file.
-unsafe fn touch(path: &CStr, rep: c_int) {
+unsafe fn touch(path: &CStr, msgs: c_int) {
     // SAFETY: a NUL-terminated path; the fd is closed.
     unsafe {
         let flags = libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC;
         let fd = libc::open(path.as_ptr(), flags, 0o644);
-        or_fail!(rep, Step::Touch, fd);
+        or_fail!(msgs, Step::Touch, fd);
         libc::close(fd);
     }
 }
 
 /// Set mount attributes `attr` on the mounts at and beneath `path` (mount_setattr).
-pub(super) unsafe fn set_attr(path: &CStr, set: u64, clear: u64, rep: c_int) {
+pub(super) unsafe fn set_attr(path: &CStr, set: u64, clear: u64, msgs: c_int) {
     let attr = MountAttr {
         attr_set: set,
         attr_clr: clear,
@@ -231,7 +231,7 @@ pub(super) unsafe fn set_attr(path: &CStr, set: u64, clear: u64, rep: c_int) {
             &raw const attr,
             std::mem::size_of::<MountAttr>(),
         );
-        or_fail!(rep, Step::ReadOnly, r);
+        or_fail!(msgs, Step::ReadOnly, r);
     }
 }
 
@@ -263,9 +263,9 @@ fn bring_up_lo() -> c_int {
     }
 }
 
-pub(super) unsafe fn loopback_up(rep: c_int) {
+pub(super) unsafe fn loopback_up(msgs: c_int) {
     // SAFETY: `or_fail!` reports and exits on failure; see `bring_up_lo`.
-    unsafe { or_fail!(rep, Step::Loopback, bring_up_lo()) }
+    unsafe { or_fail!(msgs, Step::Loopback, bring_up_lo()) }
 }
 
 /// Control-message space for one fd, aligned as `struct cmsghdr` needs.
@@ -275,12 +275,12 @@ struct CmsgBuf([u8; 64]);
 /// Open the proxy's listening socket on `127.0.0.1:port` of the sandbox's network namespace
 /// and send it to sbx over `chan` (SCM_RIGHTS), then close both here. Async-signal-safe:
 /// socket calls and a sendmsg on stack buffers.
-pub(super) unsafe fn hand_over_listener(port: u16, chan: c_int, rep: c_int) {
+pub(super) unsafe fn hand_over_listener(port: u16, chan: c_int, msgs: c_int) {
     // SAFETY: plain socket syscalls; every buffer lives on this stack frame, and the
     // control message is built inside `cmsg` with the libc macros.
     unsafe {
         let s = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
-        or_fail!(rep, Step::Proxy, s);
+        or_fail!(msgs, Step::Proxy, s);
         let addr = libc::sockaddr_in {
             sin_family: libc::AF_INET as libc::sa_family_t,
             sin_port: port.to_be(),
@@ -291,11 +291,11 @@ pub(super) unsafe fn hand_over_listener(port: u16, chan: c_int, rep: c_int) {
         };
         let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
         or_fail!(
-            rep,
+            msgs,
             Step::Proxy,
             libc::bind(s, (&raw const addr).cast(), len)
         );
-        or_fail!(rep, Step::Proxy, libc::listen(s, 1024));
+        or_fail!(msgs, Step::Proxy, libc::listen(s, 1024));
         let mut byte = [b'P'];
         let mut iov = libc::iovec {
             iov_base: byte.as_mut_ptr().cast(),
@@ -313,7 +313,7 @@ pub(super) unsafe fn hand_over_listener(port: u16, chan: c_int, rep: c_int) {
         (*hdr).cmsg_type = libc::SCM_RIGHTS;
         (*hdr).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<c_int>() as u32) as usize;
         std::ptr::write_unaligned(libc::CMSG_DATA(hdr).cast::<c_int>(), s);
-        or_fail!(rep, Step::Proxy, libc::sendmsg(chan, &msg, 0) as c_int);
+        or_fail!(msgs, Step::Proxy, libc::sendmsg(chan, &msg, 0) as c_int);
         libc::close(s);
         libc::close(chan);
     }

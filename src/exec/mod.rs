@@ -30,7 +30,7 @@ pub use terminal::Terminal;
 
 use crate::capability::CapabilitySet;
 use crate::enforce::EnforceError;
-use crate::enforce::report::Step;
+use crate::enforce::messages::Step;
 use crate::host::{Availability, Host};
 use crate::plan::{self, PlanInput, RealFs, SandboxPlan};
 use crate::profile::{Profile, ProfileError, Vars};

@@ -1,12 +1,12 @@
 //! Supervising a launched tree: relaying output, the timeout and its escalation, forwarded
-//! signals and cancellation, then reaping and turning the init's report into a result.
+//! signals and cancellation, then reaping and turning the init's messages into a result.
 use super::fds::{ReadBuf, async_fd, pipe, pipe_unless, read_ready, readable, set_nonblocking};
 use super::output::{Caps, Capture, deliver};
 use super::prepare::Launch;
 use super::relay::{PtyRelay, receive_ready, relay_pty};
 use super::terminal::Terminal;
 use super::{EnforcementReport, RunError, RunRequest, RunResult, Stream};
-use crate::enforce::report::{ChildFds, MESSAGE_LEN, Message, MessageKind, Step};
+use crate::enforce::messages::{ChildFds, MESSAGE_LEN, Message, MessageKind, Step};
 use crate::plan::LayerStatus;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
@@ -62,13 +62,13 @@ async fn futures_select_all<F: std::future::Future<Output = i32> + Unpin>(
 }
 
 /// The launched tree as supervision holds it: the init's pid and pidfd, the readable ends of
-/// its output and report pipes, the terminal relay and the proxy.
+/// its output and message pipes, the terminal relay and the proxy.
 struct Tree {
     pid: libc::pid_t,
     pid_fd: AsyncFd<OwnedFd>,
     out_fd: Option<AsyncFd<OwnedFd>>,
     err_fd: Option<AsyncFd<OwnedFd>>,
-    rep_fd: AsyncFd<OwnedFd>,
+    msg_fd: AsyncFd<OwnedFd>,
     pty: PtyRelay,
     proxy: Option<super::proxy::RunProxy>,
     start: Instant,
@@ -100,7 +100,7 @@ fn launch(p: &mut Launch, req: &mut RunRequest) -> Result<Tree, RunError> {
     let on_pty = |on: fn(&Terminal) -> bool| req.terminal.as_ref().is_some_and(on);
     let (out_r, out_w) = pipe_unless(on_pty(|t| t.stdout)).map_err(spawn_err)?;
     let (err_r, err_w) = pipe_unless(on_pty(|t| t.stderr)).map_err(spawn_err)?;
-    let (rep_r, rep_w) = pipe().map_err(spawn_err)?;
+    let (msg_r, msg_w) = pipe().map_err(spawn_err)?;
     let start = Instant::now();
     // SAFETY: pidfd_open on our own pid returns a new fd (or -1), owned below.
     let parent_pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::getpid(), 0) } as RawFd;
@@ -119,7 +119,7 @@ fn launch(p: &mut Launch, req: &mut RunRequest) -> Result<Tree, RunError> {
         stderr: raw_fd(&err_w),
         ctty: -1,
         pty: pty.spec(),
-        report: rep_w.as_raw_fd(),
+        messages: msg_w.as_raw_fd(),
         proxy: bridge.as_ref().map_or(-1, super::proxy::Bridge::child_fd),
         parent: raw_fd(&parent_pidfd),
         stdin_feed: stdin.feed_fd(),
@@ -130,19 +130,19 @@ fn launch(p: &mut Launch, req: &mut RunRequest) -> Result<Tree, RunError> {
     // SAFETY: CLONE_PIDFD gave us a new fd that nobody else owns.
     let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
     let stdin_fd = stdin.fd.take();
-    drop((out_w, err_w, rep_w, parent_pidfd, stdin_fd));
+    drop((out_w, err_w, msg_w, parent_pidfd, stdin_fd));
     stdin.start().map_err(spawn_err)?;
     let proxy = bridge
         .map(|b| b.start(req.net_approver.clone()))
         .transpose()
         .map_err(spawn_err)?;
-    set_nonblocking(rep_r.as_raw_fd());
+    set_nonblocking(msg_r.as_raw_fd());
     let mut tree = Tree {
         pid,
         pid_fd: async_fd(pidfd).map_err(spawn_err)?,
         out_fd: out_r.map(async_fd).transpose().map_err(spawn_err)?,
         err_fd: err_r.map(async_fd).transpose().map_err(spawn_err)?,
-        rep_fd: async_fd(rep_r).map_err(spawn_err)?,
+        msg_fd: async_fd(msg_r).map_err(spawn_err)?,
         pty,
         proxy,
         start,
@@ -206,7 +206,7 @@ async fn sleep_until(at: Option<tokio::time::Instant>) {
     }
 }
 
-/// Relay output and the init's report until both have ended and the init has exited (or has
+/// Relay output and the init's messages until both have ended and the init has exited (or has
 /// reported the command's end and needs no waiting for), applying the timeout, forwarded
 /// signals and cancellation on the way.
 async fn watch(p: &Launch, req: &mut RunRequest, t: &mut Tree, caps: &mut Caps) -> Watched {
@@ -214,8 +214,8 @@ async fn watch(p: &Launch, req: &mut RunRequest, t: &mut Tree, caps: &mut Caps) 
     let mut cancel = req.cancel.take();
     let mut buf = ReadBuf::new();
     let mut w = Watched::default();
-    let (mut out_open, mut err_open, mut rep_open) = (t.out_fd.is_some(), t.err_fd.is_some(), true);
-    let mut rep_buf: Vec<u8> = Vec::new();
+    let (mut out_open, mut err_open, mut msg_open) = (t.out_fd.is_some(), t.err_fd.is_some(), true);
+    let mut msg_buf: Vec<u8> = Vec::new();
     let mut stop = Stop {
         pid: t.pid,
         pid_ns: p.plan.namespaces.pid,
@@ -231,7 +231,7 @@ async fn watch(p: &Launch, req: &mut RunRequest, t: &mut Tree, caps: &mut Caps) 
     while out_open
         || err_open
         || t.pty.waiting()
-        || (rep_open && !got_exit_msg)
+        || (msg_open && !got_exit_msg)
         || !(w.exited || (got_exit_msg && can_detach))
     {
         let grace = stop
@@ -251,9 +251,9 @@ async fn watch(p: &Launch, req: &mut RunRequest, t: &mut Tree, caps: &mut Caps) 
             r = readable(t.pty.primary()), if t.pty.open => {
                 t.pty.open = relay_pty(r, &mut buf, &mut req.output, caps, t.pty.sink);
             }
-            r = t.rep_fd.readable(), if rep_open => match read_ready(r, &mut buf) {
-                Some([]) => rep_open = false,
-                Some(b) => got_exit_msg |= take_messages(&mut rep_buf, b, &mut w.messages),
+            r = t.msg_fd.readable(), if msg_open => match read_ready(r, &mut buf) {
+                Some([]) => msg_open = false,
+                Some(b) => got_exit_msg |= take_messages(&mut msg_buf, b, &mut w.messages),
                 None => {}
             },
             r = t.pid_fd.readable(), if !w.exited => {
@@ -433,7 +433,7 @@ fn apply_messages(
     Ok(())
 }
 
-/// Whole messages from the init's report pipe (`read` added to what was pending); true when
+/// Whole messages from the init's message pipe (`read` added to what was pending); true when
 /// one says the command has exited.
 fn take_messages(pending: &mut Vec<u8>, read: &[u8], messages: &mut Vec<Message>) -> bool {
     pending.extend_from_slice(read);

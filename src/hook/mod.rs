@@ -5,12 +5,12 @@
 
 mod answer;
 mod event;
+mod handle;
 mod quote;
-mod run;
 
 /// Re-exported from [`crate::setup`], where every command loads its profile and policy.
 pub use crate::setup::{Loaded, SetupError, SetupOptions};
 pub use answer::{answer, fail_closed, post_answer};
 pub use event::{EventError, Harness, HookEvent, MAX_EVENT_BYTES, patch_files};
+pub use handle::{HookEventKind, HookOptions, SandboxMode, handle_event};
 pub use quote::{QuoteError, sandbox_command, sandboxed_inner, sh_quote};
-pub use run::{HookEventKind, HookOptions, SandboxMode, run_hook};

@@ -7,7 +7,7 @@
 
 use super::call::ToolCall;
 use super::observer::Observer;
-use super::result::{CallResult, HookRewrite};
+use super::result::{CallResult, PolicyHookRewrite};
 use super::tool::ToolMeta;
 use serde::Serialize;
 use std::io::Write;
@@ -81,7 +81,7 @@ pub struct AuditRecord<'a> {
     pub network: Option<&'a [crate::proxy::NetRecord]>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     /// Inputs hooks would have run instead (never applied).
-    pub hook_rewrites: &'a [HookRewrite],
+    pub hook_rewrites: &'a [PolicyHookRewrite],
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     /// Post-execute handlers that changed the result.
     pub post: &'a [String],

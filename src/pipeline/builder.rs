@@ -6,10 +6,10 @@ use super::approval::{ApprovalChannel, SessionGrants};
 use super::engine::Pipeline;
 use super::exec::{Executor, NoExecutor, ProfileCaps};
 use super::guard::Guard;
-use super::hooks::{CommandHook, Hook};
 use super::listener::{EnforcementOutlook, Listener};
 use super::listeners::default_listeners;
 use super::observer::Observer;
+use super::policy_hooks::{CommandPolicyHook, PolicyHook};
 use super::post::PostHandler;
 use super::wrappers::ExecWrapper;
 use crate::decision::Mode;
@@ -49,8 +49,8 @@ impl PipelineBuilder {
         self.p.guards.push(g);
         self
     }
-    /// Add a hook, asked after the listeners.
-    pub fn hook(mut self, h: Arc<dyn Hook>) -> Self {
+    /// Add a policy hook, asked after the listeners.
+    pub fn policy_hook(mut self, h: Arc<dyn PolicyHook>) -> Self {
         self.p.hooks.push(h);
         self
     }
@@ -122,10 +122,10 @@ impl Pipeline {
             .iter()
             .map(|e| e.path.clone())
             .collect();
-        let hooks: Vec<Arc<dyn Hook>> = policy
+        let hooks: Vec<Arc<dyn PolicyHook>> = policy
             .hooks()
             .iter()
-            .map(|spec| Arc::new(CommandHook { spec: spec.clone() }) as Arc<dyn Hook>)
+            .map(|spec| Arc::new(CommandPolicyHook { spec: spec.clone() }) as Arc<dyn PolicyHook>)
             .collect();
         let mode = policy.mode().map(|(m, _)| *m).unwrap_or_default();
         PipelineBuilder {

@@ -1,6 +1,6 @@
 //! `sbx check`: the decision and its trace, without running anything.
 //!
-//! Hooks, approval and the executor are not consulted: `check` reports what
+//! Policy hooks, approval and the executor are not consulted: `check` reports what
 //! the waterfall and the floor decide, which is what an approval would be
 //! asked about.
 #![forbid(unsafe_code)]

@@ -15,7 +15,8 @@ pub enum Stage {
     /// Turning the call into what it touches failed.
     Extraction,
     /// Plan mode lets only read-only calls through.
-    PlanGate,
+    #[serde(rename = "plan-gate")]
+    PlanModeGate,
     /// A deny rule of a managed source.
     ManagedDeny,
     /// The merged allow, ask and deny rules.
@@ -34,10 +35,12 @@ pub enum Stage {
     Listener,
     /// The safety floor: sensitive paths no rule can open.
     Floor,
-    /// The profile's plan refuses the access: the kernel would refuse it or undo it.
-    Plan,
+    /// The sandbox would refuse the access: the kernel would refuse it or undo it.
+    #[serde(rename = "plan")]
+    SandboxRefusal,
     /// A policy hook (a program asked about the call).
-    Hook,
+    #[serde(rename = "hook")]
+    PolicyHook,
     /// A guard, which can only deny.
     Guard,
     /// The approval channel's answer.
@@ -49,7 +52,7 @@ impl Stage {
     pub fn as_str(self) -> &'static str {
         match self {
             Stage::Extraction => "extraction",
-            Stage::PlanGate => "plan-gate",
+            Stage::PlanModeGate => "plan-gate",
             Stage::ManagedDeny => "managed-deny",
             Stage::Rules => "rules",
             Stage::SessionGrant => "session-grant",
@@ -59,8 +62,8 @@ impl Stage {
             Stage::Default => "default",
             Stage::Listener => "listener",
             Stage::Floor => "floor",
-            Stage::Plan => "plan",
-            Stage::Hook => "hook",
+            Stage::SandboxRefusal => "plan",
+            Stage::PolicyHook => "hook",
             Stage::Guard => "guard",
             Stage::Approval => "approval",
         }
@@ -80,7 +83,7 @@ pub struct Ruling {
     pub by: String,
     /// The deciding rule as written, when a rule decided.
     pub rule: Option<String>,
-    /// Where that rule (or hook) was written, or the profile line the plan refused by.
+    /// Where that rule (or hook) was written, or the profile line the sandbox refused by.
     pub source: Option<Provenance>,
     /// A narrower capability set this call must run under; only ever intersected with the profile's.
     #[serde(skip)]

@@ -25,11 +25,11 @@ pub trait Guard: Send + Sync {
     /// The guard's name, in traces.
     fn name(&self) -> &str;
     /// Vote on a call; an error or a panic denies it.
-    fn check(&self, cx: &CallContext<'_>) -> Result<Vote, StageError>;
+    fn vote(&self, cx: &CallContext<'_>) -> Result<Vote, StageError>;
 }
 
-/// Run every guard. `None` when all abstain; otherwise the canonical denial.
-pub fn run_guards(
+/// Poll every guard. `None` when all abstain; otherwise the canonical denial.
+pub fn poll_guards(
     guards: &[Arc<dyn Guard>],
     cx: &CallContext<'_>,
     budget: Duration,
@@ -39,7 +39,7 @@ pub fn run_guards(
     for g in guards {
         let name = g.name().to_string();
         let start = Instant::now();
-        let out = catch_unwind(AssertUnwindSafe(|| g.check(cx)));
+        let out = catch_unwind(AssertUnwindSafe(|| g.vote(cx)));
         let elapsed = start.elapsed();
         let vote = match out {
             Ok(Ok(v)) if elapsed <= budget => v,

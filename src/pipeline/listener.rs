@@ -1,7 +1,7 @@
 //! The pre-execute waterfall: ordered listeners, first decision wins.
 //!
 //! Each listener gets the call and `next`; it returns a ruling or passes on by
-//! returning `next.run()`. A listener that panics, errors, or makes the
+//! returning `next.decide(cx)`. A listener that panics, errors, or makes the
 //! waterfall overrun its time budget denies the call, whatever the listeners
 //! around it return (fail closed).
 #![forbid(unsafe_code)]
@@ -69,7 +69,7 @@ pub struct TraceStep {
 pub trait Listener: Send + Sync {
     /// The listener's name, in traces.
     fn name(&self) -> &str;
-    /// Return a ruling, or `next.run(cx)` to pass on.
+    /// Return a ruling, or `next.decide(cx)` to pass on.
     fn on_call(&self, cx: &CallContext<'_>, next: Next<'_>) -> Result<Ruling, StageError>;
 }
 
@@ -85,8 +85,8 @@ pub struct Next<'a> {
 }
 
 impl Next<'_> {
-    /// Run the remaining listeners. With none left, the answer is ask.
-    pub fn run(self, cx: &CallContext<'_>) -> Result<Ruling, StageError> {
+    /// Let the remaining listeners decide. With none left, the answer is ask.
+    pub fn decide(self, cx: &CallContext<'_>) -> Result<Ruling, StageError> {
         let Some((first, rest)) = self.rest.split_first() else {
             return Ok(Ruling::ask(
                 Stage::Default,
@@ -136,8 +136,8 @@ impl Next<'_> {
     }
 }
 
-/// Run the waterfall. Returns the ruling (a denial on any failure) and the trace, first listener first.
-pub fn run_waterfall(
+/// Ask the listeners, in order. Returns the ruling (a denial on any failure) and the trace, first listener first.
+pub fn ask_listeners(
     listeners: &[Arc<dyn Listener>],
     cx: &CallContext<'_>,
     budget: Duration,
@@ -151,7 +151,7 @@ pub fn run_waterfall(
         rest: listeners,
         state: &state,
     }
-    .run(cx);
+    .decide(cx);
     let elapsed = start.elapsed();
     let State { failure, mut trace } = state.into_inner();
     trace.reverse();

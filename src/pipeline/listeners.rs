@@ -14,7 +14,7 @@ use std::sync::Arc;
 /// The default waterfall.
 pub fn default_listeners() -> Vec<Arc<dyn Listener>> {
     vec![
-        Arc::new(PlanGate),
+        Arc::new(PlanModeGate),
         Arc::new(ManagedDeny),
         Arc::new(RuleSet),
         Arc::new(SessionGrantListener),
@@ -25,16 +25,16 @@ pub fn default_listeners() -> Vec<Arc<dyn Listener>> {
 }
 
 /// In plan mode every write, edit and non-read-only command is denied before anything else.
-pub struct PlanGate;
+pub struct PlanModeGate;
 
-impl Listener for PlanGate {
+impl Listener for PlanModeGate {
     fn name(&self) -> &str {
         "plan-gate"
     }
 
     fn on_call(&self, cx: &CallContext<'_>, next: Next<'_>) -> Result<Ruling, StageError> {
         if cx.mode != Mode::Plan {
-            return next.run(cx);
+            return next.decide(cx);
         }
         let blocked = match cx.access {
             Access::Bash(b) => !b.read_only(),
@@ -43,12 +43,12 @@ impl Listener for PlanGate {
         };
         if blocked {
             return Ok(Ruling::deny(
-                Stage::PlanGate,
+                Stage::PlanModeGate,
                 self.name(),
                 "plan mode: no writes, edits or commands that change anything",
             ));
         }
-        next.run(cx)
+        next.decide(cx)
     }
 }
 
@@ -119,7 +119,7 @@ impl Listener for ManagedDeny {
                 Decision::Deny,
                 rule,
             )),
-            None => next.run(cx),
+            None => next.decide(cx),
         }
     }
 }
@@ -142,7 +142,7 @@ impl Listener for RuleSet {
                         None => ruling,
                     })
                 }
-                None => next.run(cx),
+                None => next.decide(cx),
             },
             Access::Read { .. }
             | Access::Write { .. }
@@ -151,7 +151,7 @@ impl Listener for RuleSet {
             | Access::Mcp { .. }
             | Access::Unknown => match non_bash_rules(cx, false) {
                 Some((d, rule)) => Ok(rule_ruling(Stage::Rules, self.name(), d, rule)),
-                None => next.run(cx),
+                None => next.decide(cx),
             },
         }
     }
@@ -167,7 +167,7 @@ impl Listener for SessionGrantListener {
 
     fn on_call(&self, cx: &CallContext<'_>, next: Next<'_>) -> Result<Ruling, StageError> {
         if cx.grants.is_empty_for(&cx.call.caller().session) {
-            return next.run(cx);
+            return next.decide(cx);
         }
         let key = super::approval::grant_key(cx.call, cx.access);
         let server = match cx.access {
@@ -185,7 +185,7 @@ impl Listener for SessionGrantListener {
                 self.name(),
                 format!("granted for this session: {scope}"),
             )),
-            None => next.run(cx),
+            None => next.decide(cx),
         }
     }
 }
@@ -204,7 +204,7 @@ impl Listener for ModeFastPath {
 
     fn on_call(&self, cx: &CallContext<'_>, next: Next<'_>) -> Result<Ruling, StageError> {
         if sensitive_write(cx) {
-            return next.run(cx);
+            return next.decide(cx);
         }
         match (cx.mode, cx.access) {
             (Mode::SandboxAuto | Mode::Bypass, Access::Bash(_))
@@ -225,13 +225,15 @@ impl Listener for ModeFastPath {
                     format!("{}: edit inside the workspace", cx.mode.as_str()),
                 ))
             }
-            (Mode::Bypass, Access::Unknown) => next.run(cx),
+            (Mode::Bypass, Access::Unknown) => next.decide(cx),
             (Mode::Bypass, _) => Ok(Ruling::allow(
                 Stage::ModeFastPath,
                 self.name(),
                 "bypass: no rule denies or asks",
             )),
-            (Mode::Default | Mode::Plan | Mode::AcceptEdits | Mode::SandboxAuto, _) => next.run(cx),
+            (Mode::Default | Mode::Plan | Mode::AcceptEdits | Mode::SandboxAuto, _) => {
+                next.decide(cx)
+            }
         }
     }
 }
@@ -270,7 +272,7 @@ impl Listener for ReadOnlyFastPath {
                 "read-only",
             ))
         } else {
-            next.run(cx)
+            next.decide(cx)
         }
     }
 }

@@ -17,13 +17,13 @@ mod exec;
 mod fake;
 mod fold;
 mod guard;
-mod hooks;
 mod listener;
 mod listeners;
 mod observer;
-mod plan_check;
+mod policy_hooks;
 mod post;
 mod result;
+mod sandbox_refusal;
 mod stage_error;
 mod tool;
 mod wrappers;
@@ -44,23 +44,24 @@ pub use exec::{
     EnforcedCaps, ExecError, ExecOutcome, ExecRequest, Executor, NoExecutor, ProfileCaps,
 };
 pub use fake::FakeExecutor;
-pub use guard::{Guard, Vote, run_guards};
-pub use hooks::{
-    CommandHook, Hook, HookAnswer, HookVote, hook_input, parse_hook_output, run_hooks,
-};
+pub use guard::{Guard, Vote, poll_guards};
 pub use listener::{
-    CallContext, EnforcementOutlook, Listener, Next, StageError, TraceStep, run_waterfall,
+    CallContext, EnforcementOutlook, Listener, Next, StageError, TraceStep, ask_listeners,
 };
 pub use listeners::{
-    AskFallback, ManagedDeny, ModeFastPath, PlanGate, ReadOnlyFastPath, RuleSet,
+    AskFallback, ManagedDeny, ModeFastPath, PlanModeGate, ReadOnlyFastPath, RuleSet,
     SessionGrantListener, default_listeners,
 };
 pub use observer::Observer;
-pub use plan_check::{
-    PlanRefusal, ordinary_device, plan_refusal, refused_link, refused_read, refused_tree,
-    refused_write,
+pub use policy_hooks::{
+    CommandPolicyHook, PolicyHook, PolicyHookAnswer, PolicyHookVote, ask_policy_hooks,
+    parse_policy_hook_output, policy_hook_input,
 };
-pub use post::{PostAction, PostHandler, run_post};
-pub use result::{CallResult, ExecSummary, HookRewrite};
+pub use post::{PostAction, PostHandler, apply_post};
+pub use result::{CallResult, ExecSummary, PolicyHookRewrite};
+pub use sandbox_refusal::{
+    SandboxRefusal, ordinary_device, sandbox_refusal, sandbox_refused_link, sandbox_refused_read,
+    sandbox_refused_tree, sandbox_refused_write,
+};
 pub use tool::{Category, ToolMeta, tool_meta};
 pub use wrappers::{ExecNext, ExecWrapper, Metrics, MetricsWrapper, Retry, Timeout};

@@ -28,9 +28,9 @@ pub trait PostHandler: Send + Sync {
     fn handle(&self, call: &ToolCall, result: &CallResult) -> Result<PostAction, StageError>;
 }
 
-/// Run handlers in order; each sees the result as changed by those before it.
+/// Apply the handlers in order; each sees the result as changed by those before it.
 /// A handler that fails or panics blocks the result.
-pub fn run_post(handlers: &[Arc<dyn PostHandler>], call: &ToolCall, result: &mut CallResult) {
+pub fn apply_post(handlers: &[Arc<dyn PostHandler>], call: &ToolCall, result: &mut CallResult) {
     for h in handlers {
         let name = h.name().to_string();
         let action = match catch_unwind(AssertUnwindSafe(|| h.handle(call, result))) {

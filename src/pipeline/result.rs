@@ -31,9 +31,9 @@ pub struct ExecSummary {
     pub network: Option<Vec<crate::proxy::NetRecord>>,
 }
 
-/// A hook's rewritten input: recorded, never applied.
+/// A policy hook's rewritten input: recorded, never applied.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct HookRewrite {
+pub struct PolicyHookRewrite {
     /// The hook's name.
     pub hook: String,
     /// The input it would have run instead.
@@ -64,7 +64,7 @@ pub struct CallResult {
     /// What the executor reported, when something ran.
     pub exec: Option<ExecSummary>,
     /// Inputs hooks would have run instead (never applied).
-    pub hook_rewrites: Vec<HookRewrite>,
+    pub hook_rewrites: Vec<PolicyHookRewrite>,
     /// Post-execute handlers that changed the result, with what they did.
     pub post: Vec<String>,
     /// How long the call took, decision included.

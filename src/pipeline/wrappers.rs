@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 /// Wraps each run of the executor: timeout, retry, metrics. It sees the request but cannot change it.
 pub trait ExecWrapper: Send + Sync {
-    /// Run `next` (perhaps more than once, or not at all).
+    /// Proceed with `next` (perhaps more than once, or not at all).
     fn wrap<'a>(
         &'a self,
         req: &'a ExecRequest,
@@ -45,8 +45,8 @@ impl<'a> ExecNext<'a> {
         }
     }
 
-    /// Run the rest of the chain (may be called again to retry).
-    pub fn run(self) -> BoxFuture<'a, Result<ExecOutcome, ExecError>> {
+    /// Hand the request to the rest of the chain (may be called again to retry).
+    pub fn proceed(self) -> BoxFuture<'a, Result<ExecOutcome, ExecError>> {
         match self.wrappers.split_first() {
             Some((w, rest)) => w.wrap(
                 self.req,
@@ -71,7 +71,7 @@ impl ExecWrapper for Timeout {
     ) -> BoxFuture<'a, Result<ExecOutcome, ExecError>> {
         let limit = req.timeout.map_or(self.0, |t| t.min(self.0));
         Box::pin(async move {
-            match tokio::time::timeout(limit, next.run()).await {
+            match tokio::time::timeout(limit, next.proceed()).await {
                 Ok(r) => r,
                 Err(_) => Err(ExecError::TimedOut {
                     after_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
@@ -98,7 +98,7 @@ impl ExecWrapper for Retry {
         Box::pin(async move {
             let mut tries = 1;
             loop {
-                match next.run().await {
+                match next.proceed().await {
                     Err(ExecError::Spawn { .. }) if tries < self.attempts.max(1) => {
                         tries += 1;
                         tokio::time::sleep(self.backoff).await;
@@ -132,7 +132,7 @@ impl ExecWrapper for MetricsWrapper {
     ) -> BoxFuture<'a, Result<ExecOutcome, ExecError>> {
         Box::pin(async move {
             let start = Instant::now();
-            let r = next.run().await;
+            let r = next.proceed().await;
             let m = &self.0;
             m.runs.fetch_add(1, Ordering::Relaxed);
             if r.is_err() {

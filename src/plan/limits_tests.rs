@@ -1,7 +1,7 @@
 //! Which mechanism keeps `memory` and `processes`, for each kind of host.
 use super::*;
 use crate::capability::{
-    CapabilitySet, EnvPolicy, FsCaps, Isolation, Limits, NetworkMode, Requirement,
+    CapabilitySet, EnvFilter, FsCaps, Isolation, Limits, NetworkMode, Requirement,
 };
 use crate::host::{Availability, CgroupHost};
 use std::path::Path;
@@ -17,7 +17,7 @@ fn caps(processes: u64) -> CapabilitySet {
             ..Limits::default()
         },
         isolation: Isolation::default(),
-        env: EnvPolicy::default(),
+        env: EnvFilter::default(),
         extra_denied_syscalls: Vec::new(),
         requires: Vec::new(),
     }

@@ -26,7 +26,7 @@ pub use types::{
     TreeKill,
 };
 
-use crate::capability::{CapabilitySet, EnvPolicy, NetworkMode, Protection};
+use crate::capability::{CapabilitySet, EnvFilter, NetworkMode, Protection};
 use crate::host::{Availability, Host};
 use std::path::Path;
 
@@ -103,7 +103,7 @@ fn network_layer(caps: &CapabilitySet, net_ns: bool, why_no_ns: &str, tcp_held: 
 
 /// `TMPDIR` names `tmp`. A profile's own `TMPDIR` is kept only where `/tmp` is the run's
 /// private tmpfs; elsewhere `tmp` is a fresh directory of this run and nothing else will do.
-fn set_tmpdir(env: &mut EnvPolicy, caps: &CapabilitySet, namespaces: &Namespaces, tmp: &Path) {
+fn set_tmpdir(env: &mut EnvFilter, caps: &CapabilitySet, namespaces: &Namespaces, tmp: &Path) {
     let tmp = tmp.display().to_string();
     if namespaces.mount && caps.isolation.private_tmp {
         env.set.entry("TMPDIR".into()).or_insert(tmp);
@@ -277,7 +277,7 @@ fn command_env(
     namespaces: &Namespaces,
     tmp: &Path,
     proxy: bool,
-) -> EnvPolicy {
+) -> EnvFilter {
     let mut env = caps.env.clone();
     set_tmpdir(&mut env, caps, namespaces, tmp);
     if namespaces.net && proxy {

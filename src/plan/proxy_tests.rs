@@ -1,7 +1,7 @@
 //! The plan of a `proxy` profile, with and without network namespaces.
 #![allow(clippy::unwrap_used)]
 use super::*;
-use crate::capability::{CapabilitySet, EnvPolicy, FsCaps, Isolation, Limits, Origin};
+use crate::capability::{CapabilitySet, EnvFilter, FsCaps, Isolation, Limits, Origin};
 use crate::proxy::{NetRules, parse_host_rule};
 use std::path::{Path, PathBuf};
 
@@ -29,7 +29,7 @@ fn caps() -> CapabilitySet {
         },
         limits: Limits::default(),
         isolation: Isolation::default(),
-        env: EnvPolicy::default(),
+        env: EnvFilter::default(),
         extra_denied_syscalls: Vec::new(),
         requires: Vec::new(),
     }

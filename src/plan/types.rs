@@ -3,7 +3,7 @@
 #![forbid(unsafe_code)]
 
 use super::{CgroupStep, LandlockPlan, MountStep, RlimitStep, SeccompPlan};
-use crate::capability::{EnvPolicy, NetworkMode};
+use crate::capability::{EnvFilter, NetworkMode};
 use serde::Serialize;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -85,7 +85,7 @@ pub struct SandboxPlan {
     pub hostname: Option<String>,
     /// Which of the caller's variables the command gets, and the fixed values (`TMPDIR` among
     /// them).
-    pub env: EnvPolicy,
+    pub env: EnvFilter,
     /// The wall-clock timeout.
     pub timeout_ms: Option<u64>,
     /// Bytes per output stream before it is cut.

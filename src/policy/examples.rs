@@ -1,4 +1,4 @@
-//! Checking a policy's own examples at load time.
+//! Verifying a policy's own examples at load time.
 #![forbid(unsafe_code)]
 
 use super::bash;
@@ -34,7 +34,7 @@ pub fn command_decision(policy: &Policy, command: &str) -> (Decision, String) {
 }
 
 /// Fail unless every example of `source` gets its expected decision from `policy`.
-pub fn check(source: &PolicySource, policy: &Policy) -> Result<(), PolicyError> {
+pub fn verify(source: &PolicySource, policy: &Policy) -> Result<(), PolicyError> {
     for ex in &source.examples {
         let (actual, why) = command_decision(policy, &ex.command);
         if actual != ex.expected {

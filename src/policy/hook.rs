@@ -1,15 +1,15 @@
-//! External command hooks as configured in a policy.
+//! Policy hooks as configured in a policy (`[[policy.hooks]]`).
 #![forbid(unsafe_code)]
 
 use super::rule::RuleSource;
 use serde::Serialize;
 
-/// Default time a hook may take before it counts as failed (and denies).
-pub const DEFAULT_HOOK_TIMEOUT_MS: u64 = 5_000;
+/// Default time a policy hook may take before it counts as failed (and denies).
+pub const DEFAULT_POLICY_HOOK_TIMEOUT_MS: u64 = 5_000;
 
 /// A program that receives the call as JSON on stdin and answers allow / ask / deny.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct HookSpec {
+pub struct PolicyHookSpec {
     /// argv; the first word is the program.
     pub command: Vec<String>,
     /// How long it may take before the call is denied.

@@ -19,7 +19,7 @@
 #![forbid(unsafe_code)]
 
 use super::error::{Location, PolicyError};
-use super::hook::{DEFAULT_HOOK_TIMEOUT_MS, HookSpec};
+use super::hook::{DEFAULT_POLICY_HOOK_TIMEOUT_MS, PolicyHookSpec};
 use super::pattern::{Pattern, PolicyEnv};
 use super::rule::{Rule, RuleSource, SourceKind};
 use crate::decision::{Decision, Mode};
@@ -51,7 +51,7 @@ pub struct PolicySource {
     /// The mode it sets, and where.
     pub mode: Option<(Mode, RuleSource)>,
     /// The policy hooks it configures.
-    pub hooks: Vec<HookSpec>,
+    pub hooks: Vec<PolicyHookSpec>,
     /// Its examples.
     pub examples: Vec<Example>,
     /// The text is one compiled into sbx (the built-in policy or a built-in profile's
@@ -345,13 +345,13 @@ fn examples(cx: &Cx<'_>, t: &DeTable<'_>, out: &mut PolicySource) -> Result<(), 
     Ok(())
 }
 
-fn hook(cx: &Cx<'_>, h: &Spanned<DeValue<'_>>) -> Result<HookSpec, PolicyError> {
+fn hook(cx: &Cx<'_>, h: &Spanned<DeValue<'_>>) -> Result<PolicyHookSpec, PolicyError> {
     let off = h.span().start;
     let DeValue::Table(t) = h.get_ref() else {
         return Err(cx.wrong(off, "policy.hooks", "an array of tables"));
     };
     let mut command = Vec::new();
-    let mut timeout_ms = DEFAULT_HOOK_TIMEOUT_MS;
+    let mut timeout_ms = DEFAULT_POLICY_HOOK_TIMEOUT_MS;
     for (k, v) in t.iter() {
         let voff = v.span().start;
         match k.get_ref().as_ref() {
@@ -385,7 +385,7 @@ fn hook(cx: &Cx<'_>, h: &Spanned<DeValue<'_>>) -> Result<HookSpec, PolicyError> 
     if command.is_empty() {
         return Err(cx.wrong(off, "policy.hooks.command", "a non-empty list of strings"));
     }
-    Ok(HookSpec {
+    Ok(PolicyHookSpec {
         command,
         timeout_ms,
         source: cx.source(off),

@@ -22,7 +22,7 @@ pub use builtin::{BUILTIN_POLICY, PROFILE_POLICIES, profile_policy};
 pub use command::CommandPattern;
 pub use error::{Location, PolicyError};
 pub use floor::{FloorEnv, FloorHit, floor_for_write, floor_for_writes, is_sensitive};
-pub use hook::{DEFAULT_HOOK_TIMEOUT_MS, HookSpec};
+pub use hook::{DEFAULT_POLICY_HOOK_TIMEOUT_MS, PolicyHookSpec};
 pub use load::{Example, PolicySource, load_policy_file, parse_policy_file, parse_profile_policy};
 pub use pattern::{DomainPattern, PathFamily, PathPattern, Pattern, PolicyEnv};
 pub use rule::{Rule, RuleSource, SourceKind};
@@ -38,7 +38,7 @@ pub fn builtin_source(env: &PolicyEnv) -> Result<PolicySource, PolicyError> {
 /// Merge sources into one policy. The built-in source is always part of it
 /// (added here when `sources` does not hold it).
 ///
-/// Each source's examples are checked against that source plus the built-in
+/// Each source's examples are verified against that source plus the built-in
 /// rules; a source whose own examples fail makes the whole load fail. The mode
 /// is taken from the last source that sets one in the order profile, project,
 /// user, file (the order of `sources` does not matter).
@@ -47,7 +47,7 @@ pub fn merge(mut sources: Vec<PolicySource>, env: &PolicyEnv) -> Result<Policy, 
     if !sources.iter().any(|s| s.kind == SourceKind::Builtin) {
         sources.push(builtin.clone());
     }
-    check_examples(&sources, &builtin, env)?;
+    verify_examples(&sources, &builtin, env)?;
     let rank = |k: SourceKind| match k {
         SourceKind::Builtin => 0,
         SourceKind::Managed => 1,
@@ -69,10 +69,10 @@ pub fn merge(mut sources: Vec<PolicySource>, env: &PolicyEnv) -> Result<Policy, 
     Ok(Policy::from_parts(rules, mode, hooks, env.clone()))
 }
 
-/// Check each source's examples against the built-in rules plus its own, shipped ones
+/// Verify each source's examples against the built-in rules plus its own, shipped ones
 /// included: an example is a command the source's rules must decide as written, wherever the
 /// source loads.
-fn check_examples(
+fn verify_examples(
     sources: &[PolicySource],
     builtin: &PolicySource,
     env: &PolicyEnv,
@@ -86,7 +86,7 @@ fn check_examples(
             rules.extend(s.rules.iter().cloned());
         }
         let own = Policy::from_parts(rules, None, Vec::new(), env.clone());
-        examples::check(s, &own)?;
+        examples::verify(s, &own)?;
     }
     Ok(())
 }
@@ -166,7 +166,7 @@ mod tests {
         }
         let examples: usize = sources.iter().map(|s| s.examples.len()).sum();
         assert!(examples > 0, "the shipped policies carry examples");
-        let r = check_examples(&sources, &builtin, &env);
+        let r = verify_examples(&sources, &builtin, &env);
         assert!(r.is_ok(), "{:?}", r.err());
     }
 

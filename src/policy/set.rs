@@ -5,7 +5,7 @@
 //! is the same however the sources were listed.
 #![forbid(unsafe_code)]
 
-use super::hook::HookSpec;
+use super::hook::PolicyHookSpec;
 use super::pattern::{PathFamily, Pattern, PolicyEnv};
 use super::rule::{Rule, RuleSource, SourceKind};
 use crate::decision::{Decision, Mode};
@@ -105,7 +105,7 @@ pub struct Policy {
     /// allow, ask, deny.
     index: [Index; 3],
     mode: Option<(Mode, RuleSource)>,
-    hooks: Vec<HookSpec>,
+    hooks: Vec<PolicyHookSpec>,
     env: PolicyEnv,
 }
 
@@ -122,7 +122,7 @@ impl Policy {
     pub fn from_parts(
         mut rules: Vec<Rule>,
         mode: Option<(Mode, RuleSource)>,
-        mut hooks: Vec<HookSpec>,
+        mut hooks: Vec<PolicyHookSpec>,
         env: PolicyEnv,
     ) -> Self {
         rules.sort_by(|a, b| (&a.text, &a.source).cmp(&(&b.text, &b.source)));
@@ -165,7 +165,7 @@ impl Policy {
     }
 
     /// Every policy hook, from every source.
-    pub fn hooks(&self) -> &[HookSpec] {
+    pub fn hooks(&self) -> &[PolicyHookSpec] {
         &self.hooks
     }
 

@@ -4,9 +4,9 @@
 
 use super::limits::{LimitParser, LimitValue, parse_count, parse_duration_secs, parse_size};
 use super::raw::{RawEnv, RawFs, RawIsolation, RawLimits, RawProfile};
-use super::{PathPattern, Profile, ProfileError};
+use super::{Profile, ProfileError, ProfilePath};
 use crate::capability::{
-    DeniedSyscall, EnvPolicy, Isolation, NetworkMode, Origin, ProtectedChange, Requirement,
+    DeniedSyscall, EnvFilter, Isolation, NetworkMode, Origin, ProtectedChange, Requirement,
 };
 use crate::environment::pattern_error;
 use crate::lines::LineIndex;
@@ -313,7 +313,7 @@ impl Profile {
             network: (NetworkMode::None, Origin::builtin("network.mode (default)")),
             net_rules: crate::proxy::NetRules::default(),
             limits: BTreeMap::new(),
-            env: EnvPolicy::default(),
+            env: EnvFilter::default(),
             env_inherit_origin: None,
             env_pass_origins: BTreeMap::new(),
             env_deny_origins: BTreeMap::new(),
@@ -329,11 +329,11 @@ impl Profile {
 /// Apply one file's `[filesystem]` table: its path lists are appended (each entry validated as
 /// it is added; the parent's already were), `protected_change` replaces the parent's.
 fn apply_filesystem(p: &mut Profile, fs: RawFs, src: &Source) -> Result<(), ProfileError> {
-    let add = |dst: &mut Vec<PathPattern>, items: Vec<Spanned<String>>, key: &str| {
+    let add = |dst: &mut Vec<ProfilePath>, items: Vec<Spanned<String>>, key: &str| {
         dst.reserve(items.len());
         for it in items {
             let origin = src.origin(it.span(), key);
-            let pat = PathPattern {
+            let pat = ProfilePath {
                 pattern: it.into_inner(),
                 origin,
             };
@@ -364,7 +364,7 @@ fn apply_records(p: &mut Profile, records: &str, src: &Source) -> Result<(), Pro
         let record = &rest[..end];
         rest = &rest[end + 1..];
         let (key, line, value) = record_fields(record).ok_or_else(|| bad_record(src, record))?;
-        let pat = PathPattern {
+        let pat = ProfilePath {
             pattern: value.to_string(),
             origin: src.origin_at(line, FS_ARRAYS[key]),
         };
@@ -544,7 +544,7 @@ fn key_at(text: &str, offset: usize) -> Option<String> {
     key.map(str::to_string)
 }
 
-fn validate_pattern(p: &PathPattern) -> Result<(), ProfileError> {
+fn validate_pattern(p: &ProfilePath) -> Result<(), ProfileError> {
     let s = p.pattern.strip_prefix(['?', '+']).unwrap_or(&p.pattern);
     let ok_start = s.starts_with('/')
         || s.starts_with("{workspace}")

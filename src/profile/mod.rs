@@ -20,14 +20,14 @@ pub(crate) use resolve::expand_glob;
 pub use resolve::{Vars, normalize};
 
 use crate::capability::{
-    DeniedSyscall, EnvPolicy, Isolation, NetworkMode, Origin, ProtectedChange, Requirement,
+    DeniedSyscall, EnvFilter, Isolation, NetworkMode, Origin, ProtectedChange, Requirement,
 };
 use limits::LimitValue;
 use std::collections::BTreeMap;
 
-/// A path pattern before variable substitution.
+/// A profile's path as written: its `?` or `+` prefix kept, variables not yet substituted.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PathPattern {
+pub struct ProfilePath {
     /// The pattern as written, with its `?` or `+` prefix.
     pub pattern: String,
     /// Where it was written.
@@ -44,15 +44,15 @@ pub struct Profile {
     /// Protections a run refuses to go without, and where each was asked for.
     pub requires: Vec<Requirement>,
     /// `filesystem.read`.
-    pub read: Vec<PathPattern>,
+    pub read: Vec<ProfilePath>,
     /// `filesystem.write`.
-    pub write: Vec<PathPattern>,
+    pub write: Vec<ProfilePath>,
     /// `filesystem.execute`.
-    pub execute: Vec<PathPattern>,
+    pub execute: Vec<ProfilePath>,
     /// `filesystem.deny_read`: hidden inside readable trees.
-    pub deny_read: Vec<PathPattern>,
+    pub deny_read: Vec<ProfilePath>,
     /// `filesystem.deny_write`: read-only inside writable trees.
-    pub deny_write: Vec<PathPattern>,
+    pub deny_write: Vec<ProfilePath>,
     /// `filesystem.protected_change` and where it was set.
     pub protected_change: (ProtectedChange, Origin),
     /// `network.mode` and where it was set.
@@ -61,7 +61,7 @@ pub struct Profile {
     pub net_rules: crate::proxy::NetRules,
     limits: BTreeMap<&'static str, (LimitValue, String)>,
     /// The `[environment]` table.
-    pub env: EnvPolicy,
+    pub env: EnvFilter,
     /// Where `environment.inherit` was set; `None` for the default.
     pub env_inherit_origin: Option<Origin>,
     /// Where each `environment.pass` and `environment.deny` entry and each `environment.set`

@@ -3,7 +3,7 @@
 #![forbid(unsafe_code)]
 
 use super::files::{FileKind, Files, RealFiles};
-use super::{PathPattern, Profile, ProfileError};
+use super::{Profile, ProfileError, ProfilePath};
 use crate::capability::{CapabilitySet, FsCaps, Limits, NetworkMode, Origin, PathEntry};
 use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
@@ -331,7 +331,7 @@ fn unescape(s: &str) -> String {
         .replace("[?]", "?")
 }
 
-fn plus_paths<'a>(pats: impl Iterator<Item = &'a PathPattern>, vars: &Vars) -> Vec<PathBuf> {
+fn plus_paths<'a>(pats: impl Iterator<Item = &'a ProfilePath>, vars: &Vars) -> Vec<PathBuf> {
     pats.filter_map(|p| p.pattern.strip_prefix('+'))
         .filter(|s| !s.contains(['*', '?', '[']))
         .map(|s| normalize(Path::new(&substitute(s, vars, &vars.home))))
@@ -381,7 +381,7 @@ impl<'v> Values<'v> {
 }
 
 fn expand_all(
-    pats: &[PathPattern],
+    pats: &[ProfilePath],
     vars: &Vars,
     grant: bool,
     files: &dyn Files,

@@ -1,6 +1,6 @@
 #![allow(dead_code)]
 use sbx::capability::{
-    CapabilitySet, EnvPolicy, FsCaps, Isolation, Limits, NetworkMode, Origin, PathEntry,
+    CapabilitySet, EnvFilter, FsCaps, Isolation, Limits, NetworkMode, Origin, PathEntry,
 };
 use sbx::pipeline::{Caller, ToolCall};
 use sbx::policy::{self, PolicyEnv, PolicySource, SourceKind};
@@ -41,9 +41,9 @@ pub fn profile_caps() -> CapabilitySet {
             ..Limits::default()
         },
         isolation: Isolation::default(),
-        env: EnvPolicy {
+        env: EnvFilter {
             pass: vec!["PATH".into(), "HOME".into()],
-            ..EnvPolicy::default()
+            ..EnvFilter::default()
         },
         extra_denied_syscalls: vec![],
         requires: vec![],

@@ -6,7 +6,7 @@ use super::{Decided, Pipeline};
 use crate::pipeline::access::Access;
 use crate::pipeline::call::ToolCall;
 use crate::pipeline::decision::{Ruling, Stage};
-use crate::pipeline::guard::run_guards;
+use crate::pipeline::guard::poll_guards;
 use crate::pipeline::listener::TraceStep;
 use std::sync::Arc;
 use std::time::Duration;
@@ -75,7 +75,7 @@ impl Pipeline {
         let out = Self::bounded(budget, move || {
             let cx = p.context(&c, &a);
             let mut t = Vec::new();
-            let r = run_guards(&p.guards, &cx, p.guard_budget, &mut t);
+            let r = poll_guards(&p.guards, &cx, p.guard_budget, &mut t);
             (r, t)
         })
         .await;

@@ -49,7 +49,7 @@ impl Pipeline {
             timeout,
             background,
         };
-        let fut = ExecNext::new(&self.wrappers, self.executor.as_ref(), &req, &caps).run();
+        let fut = ExecNext::new(&self.wrappers, self.executor.as_ref(), &req, &caps).proceed();
         let out = futures_util::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(fut))
             .await
             .unwrap_or_else(|_| {

@@ -11,12 +11,12 @@ use super::call::ToolCall;
 use super::decision::{Decision, Ruling, Stage};
 use super::exec::{Executor, ProfileCaps};
 use super::guard::Guard;
-use super::hooks::{Hook, HookVote, run_hooks};
-use super::listener::{CallContext, EnforcementOutlook, Listener, TraceStep, run_waterfall};
+use super::listener::{CallContext, EnforcementOutlook, Listener, TraceStep, ask_listeners};
 use super::observer::{Observer, notify_call, notify_result};
-use super::plan_check::plan_refusal;
-use super::post::{PostHandler, run_post};
-use super::result::{CallResult, HookRewrite};
+use super::policy_hooks::{PolicyHook, PolicyHookVote, ask_policy_hooks};
+use super::post::{PostHandler, apply_post};
+use super::result::{CallResult, PolicyHookRewrite};
+use super::sandbox_refusal::sandbox_refusal;
 use super::tool::tool_meta;
 use super::wrappers::ExecWrapper;
 use crate::decision::Mode;
@@ -48,7 +48,7 @@ pub struct Pipeline {
     pub(super) outlook: EnforcementOutlook,
     pub(super) listeners: Vec<Arc<dyn Listener>>,
     pub(super) guards: Vec<Arc<dyn Guard>>,
-    pub(super) hooks: Vec<Arc<dyn Hook>>,
+    pub(super) hooks: Vec<Arc<dyn PolicyHook>>,
     pub(super) approval: Option<Arc<dyn ApprovalChannel>>,
     pub(super) executor: Arc<dyn Executor>,
     pub(super) wrappers: Vec<Arc<dyn ExecWrapper>>,
@@ -105,7 +105,7 @@ impl Pipeline {
             }
         };
         let cx = self.context(call, &access);
-        let (mut ruling, mut trace) = run_waterfall(&self.listeners, &cx, self.listener_budget);
+        let (mut ruling, mut trace) = ask_listeners(&self.listeners, &cx, self.listener_budget);
         self.under_floor_and_plan(&access, &mut ruling, &mut trace);
         let canonical = access.canonical(call);
         Decided {
@@ -137,17 +137,17 @@ impl Pipeline {
                 ruling.source = Some(Provenance::Sbx("floor"));
             }
         }
-        if let Some(refusal) = plan_refusal(access, self.profile.get(), self.confined(access)) {
+        if let Some(refusal) = sandbox_refusal(access, self.profile.get(), self.confined(access)) {
             trace.push(TraceStep {
                 stage: "plan",
                 by: refusal.rule.into(),
                 outcome: Decision::Deny.as_str(),
                 detail: refusal.reason.clone(),
             });
-            // A deny rule keeps its own report; the floor's verdict gives way to the plan's,
-            // which names the profile line.
+            // A deny rule keeps its own report; the floor's verdict gives way to the sandbox's
+            // refusal, which names the profile line.
             if ruling.decision < Decision::Deny || ruling.stage == Stage::Floor {
-                *ruling = Ruling::deny(Stage::Plan, refusal.rule, refusal.reason);
+                *ruling = Ruling::deny(Stage::SandboxRefusal, refusal.rule, refusal.reason);
                 ruling.rule = Some(refusal.rule.to_string());
                 ruling.source = Some(
                     refusal
@@ -183,9 +183,9 @@ impl Pipeline {
             .as_ref()
             .filter(|_| ruling.decision != Decision::Deny)
         {
-            let votes = run_hooks(&self.hooks, &call).await;
-            rewrites = hook_trace(&votes, &mut trace);
-            ruling = hooks_ruling(&votes, ruling);
+            let votes = ask_policy_hooks(&self.hooks, &call).await;
+            rewrites = policy_hook_trace(&votes, &mut trace);
+            ruling = policy_hooks_ruling(&votes, ruling);
             if ruling.decision == Decision::Ask {
                 ruling = self
                     .approve(&call, access, &canonical, ruling, &mut trace)
@@ -201,7 +201,7 @@ impl Pipeline {
         if let (Decision::Allow, Some(access)) = (ruling.decision, access.as_ref()) {
             self.execute(&call, access, &ruling, &mut result).await;
         }
-        run_post(&self.post, &call, &mut result);
+        apply_post(&self.post, &call, &mut result);
         result.duration = start.elapsed();
         notify_result(&self.observers, &call, &result);
         result
@@ -210,7 +210,10 @@ impl Pipeline {
 
 /// Each policy hook's vote in the trace; the inputs hooks would rewrite, recorded (never
 /// applied: the input is frozen).
-fn hook_trace(votes: &[HookVote], trace: &mut Vec<TraceStep>) -> Vec<HookRewrite> {
+fn policy_hook_trace(
+    votes: &[PolicyHookVote],
+    trace: &mut Vec<TraceStep>,
+) -> Vec<PolicyHookRewrite> {
     let mut rewrites = Vec::new();
     for v in votes {
         trace.push(TraceStep {
@@ -220,7 +223,7 @@ fn hook_trace(votes: &[HookVote], trace: &mut Vec<TraceStep>) -> Vec<HookRewrite
             detail: v.reason.clone(),
         });
         if let Some(u) = &v.updated_input {
-            rewrites.push(HookRewrite {
+            rewrites.push(PolicyHookRewrite {
                 hook: v.hook.clone(),
                 updated_input: u.clone(),
             });
@@ -231,7 +234,7 @@ fn hook_trace(votes: &[HookVote], trace: &mut Vec<TraceStep>) -> Vec<HookRewrite
 
 /// The ruling after the policy hooks: strictest wins; an allow only settles the default ask,
 /// and only when every hook that answered allowed.
-fn hooks_ruling(votes: &[HookVote], ruling: Ruling) -> Ruling {
+fn policy_hooks_ruling(votes: &[PolicyHookVote], ruling: Ruling) -> Ruling {
     let Some(top) = votes.first().filter(|v| v.decision.is_some()) else {
         return ruling;
     };
@@ -250,7 +253,7 @@ fn hooks_ruling(votes: &[HookVote], ruling: Ruling) -> Ruling {
     } else {
         top.reason.clone()
     };
-    let mut hooked = Ruling::new(d, Stage::Hook, &top.hook, reason);
+    let mut hooked = Ruling::new(d, Stage::PolicyHook, &top.hook, reason);
     hooked.rule = Some(top.hook.clone());
     hooked.source = top.source.clone();
     hooked
@@ -263,7 +266,7 @@ fn unexecuted(
     canonical: String,
     ruling: Ruling,
     trace: Vec<TraceStep>,
-    rewrites: Vec<HookRewrite>,
+    rewrites: Vec<PolicyHookRewrite>,
 ) -> CallResult {
     let content = ruling.denial_text();
     CallResult {

@@ -1,6 +1,6 @@
 //! Commands that read whole directory trees, per family, and which of their operands are the
 //! roots. Run unsandboxed, such a command reads everything beneath its roots, including what
-//! the profile hides; the gate compares the roots with the plan (see `plan_check`).
+//! the profile hides; the gate compares the roots with the plan (see `sandbox_refusal`).
 
 use super::operands;
 use crate::shell::words::Word;

@@ -68,7 +68,7 @@ pub struct HookOptions {
 }
 
 /// Handle one event and return the JSON to print. Never panics, never fails.
-pub fn run_hook(opts: &HookOptions, input: impl std::io::Read) -> Value {
+pub fn handle_event(opts: &HookOptions, input: impl std::io::Read) -> Value {
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match opts.event {
         HookEventKind::Pre => pre(opts, input),
         HookEventKind::Post => post(opts, input),

@@ -1,10 +1,10 @@
-//! What the sandbox's children tell sbx: fixed-size messages on the report pipe, the setup
+//! What the sandbox's children tell sbx: fixed-size messages on the message pipe, the setup
 //! steps they name, and the async-signal-safe helpers that send them.
 #![allow(clippy::missing_safety_doc)]
 
 use libc::{c_int, c_void};
 
-/// A fixed-size message on the report pipe.
+/// A fixed-size message on the message pipe.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Message {
@@ -153,7 +153,8 @@ pub struct ChildFds {
     pub ctty: c_int,
     /// A pseudo-terminal for the command to open in the sandbox, or none.
     pub pty: Option<super::pty::PtySpec>,
-    pub report: c_int,
+    /// The write end of the message pipe to sbx.
+    pub messages: c_int,
     /// A unix socket on which the init sends the proxy's listening socket; or, when the
     /// proxy listens on the host's loopback, that socket, which the init closes; or -1.
     pub proxy: c_int,
@@ -177,7 +178,7 @@ pub(super) unsafe fn send(fd: c_int, kind: MessageKind, step: u32, value: i32) {
         step,
         value,
     };
-    // SAFETY: writes MESSAGE_LEN bytes from a live stack value; a short write only loses the report.
+    // SAFETY: writes MESSAGE_LEN bytes from a live stack value; a short write only loses the message.
     unsafe { libc::write(fd, (&raw const m).cast::<c_void>(), MESSAGE_LEN) };
 }
 
@@ -186,7 +187,7 @@ pub(super) unsafe fn send(fd: c_int, kind: MessageKind, step: u32, value: i32) {
 pub(super) unsafe fn send_all<const N: usize>(fd: c_int, messages: &[Message; N]) {
     const { assert!(N * MESSAGE_LEN <= libc::PIPE_BUF) };
     // SAFETY: writes the array, a live stack value of N * MESSAGE_LEN bytes (repr(C), no
-    // padding: three 4-byte fields); a short write only loses the report.
+    // padding: three 4-byte fields); a short write only loses the messages.
     unsafe { libc::write(fd, messages.as_ptr().cast::<c_void>(), N * MESSAGE_LEN) };
 }
 
@@ -202,8 +203,8 @@ pub(super) unsafe fn fail(fd: c_int, step: Step, err: c_int) -> ! {
 macro_rules! or_fail {
     ($fd:expr, $step:expr, $e:expr) => {
         if $e < 0 {
-            let err = $crate::enforce::report::errno();
-            $crate::enforce::report::fail($fd, $step, err)
+            let err = $crate::enforce::messages::errno();
+            $crate::enforce::messages::fail($fd, $step, err)
         }
     };
 }

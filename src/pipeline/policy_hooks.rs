@@ -1,4 +1,5 @@
-//! External command hooks: a program gets the call as JSON and answers allow / ask / deny.
+//! Policy hooks (`[[policy.hooks]]`): a program gets the call as JSON and answers allow / ask /
+//! deny.
 //!
 //! Answers fold strictest-wins and order-insensitively. A hook's allow only
 //! settles an ask that nothing but the waterfall's default gave; it never
@@ -10,7 +11,7 @@ use super::approval::BoxFuture;
 use super::call::ToolCall;
 use super::decision::Decision;
 use super::stage_error::StageError;
-use crate::policy::HookSpec;
+use crate::policy::PolicyHookSpec;
 use crate::provenance::Provenance;
 use futures_util::FutureExt;
 use futures_util::future::join_all;
@@ -20,9 +21,9 @@ use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 
-/// A hook's answer. `decision: None` is no opinion.
+/// A policy hook's answer. `decision: None` is no opinion.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct HookAnswer {
+pub struct PolicyHookAnswer {
     /// `allow`, `ask` or `deny`; `None` is no opinion.
     pub decision: Option<Decision>,
     /// Why.
@@ -32,7 +33,7 @@ pub struct HookAnswer {
 }
 
 /// A policy hook: asked about each call after the listeners, with a timeout.
-pub trait Hook: Send + Sync {
+pub trait PolicyHook: Send + Sync {
     /// The hook's name, in traces.
     fn name(&self) -> String;
     /// Where the hook was configured, for provenance.
@@ -42,11 +43,11 @@ pub trait Hook: Send + Sync {
     /// How long it may take; past that, the call is denied.
     fn timeout(&self) -> Duration;
     /// Answer about the call described by `input`.
-    fn run<'a>(&'a self, input: &'a Value) -> BoxFuture<'a, Result<HookAnswer, StageError>>;
+    fn ask<'a>(&'a self, input: &'a Value) -> BoxFuture<'a, Result<PolicyHookAnswer, StageError>>;
 }
 
-/// The JSON a hook receives (Claude Code's PreToolUse shape).
-pub fn hook_input(call: &ToolCall) -> Value {
+/// The JSON a policy hook receives (Claude Code's PreToolUse shape).
+pub fn policy_hook_input(call: &ToolCall) -> Value {
     json!({
         "hook_event_name": "PreToolUse",
         "session_id": call.caller().session,
@@ -58,12 +59,12 @@ pub fn hook_input(call: &ToolCall) -> Value {
     })
 }
 
-/// Parse a hook's stdout: `{"decision","reason","updated_input"}` or Claude Code's
+/// Parse a policy hook's stdout: `{"decision","reason","updated_input"}` or Claude Code's
 /// `{"hookSpecificOutput":{"permissionDecision","permissionDecisionReason","updatedInput"}}`.
-pub fn parse_hook_output(stdout: &str, name: &str) -> Result<HookAnswer, StageError> {
+pub fn parse_policy_hook_output(stdout: &str, name: &str) -> Result<PolicyHookAnswer, StageError> {
     let text = stdout.trim();
     if text.is_empty() {
-        return Ok(HookAnswer::default());
+        return Ok(PolicyHookAnswer::default());
     }
     let v: Value = serde_json::from_str(text)
         .map_err(|e| StageError::failed("hook", name, format!("unreadable answer: {e}")))?;
@@ -76,7 +77,7 @@ pub fn parse_hook_output(stdout: &str, name: &str) -> Result<HookAnswer, StageEr
                 StageError::failed("hook", name, format!("unknown decision `{s}`"))
             })?),
         };
-    Ok(HookAnswer {
+    Ok(PolicyHookAnswer {
         decision,
         reason: field("reason", "permissionDecisionReason")
             .and_then(Value::as_str)
@@ -86,13 +87,13 @@ pub fn parse_hook_output(stdout: &str, name: &str) -> Result<HookAnswer, StageEr
     })
 }
 
-/// A hook that runs a program.
-pub struct CommandHook {
+/// A policy hook that starts a program.
+pub struct CommandPolicyHook {
     /// The program, its timeout and where it was configured.
-    pub spec: HookSpec,
+    pub spec: PolicyHookSpec,
 }
 
-impl Hook for CommandHook {
+impl PolicyHook for CommandPolicyHook {
     fn name(&self) -> String {
         self.spec.command.join(" ")
     }
@@ -105,7 +106,7 @@ impl Hook for CommandHook {
         Duration::from_millis(self.spec.timeout_ms)
     }
 
-    fn run<'a>(&'a self, input: &'a Value) -> BoxFuture<'a, Result<HookAnswer, StageError>> {
+    fn ask<'a>(&'a self, input: &'a Value) -> BoxFuture<'a, Result<PolicyHookAnswer, StageError>> {
         Box::pin(async move {
             let name = self.name();
             let fail = |m: String| StageError::failed("hook", &name, m);
@@ -134,8 +135,8 @@ impl Hook for CommandHook {
             let stdout = String::from_utf8_lossy(&out.stdout);
             let stderr = String::from_utf8_lossy(&out.stderr);
             match out.status.code() {
-                Some(0) => parse_hook_output(&stdout, &name),
-                Some(2) => Ok(HookAnswer {
+                Some(0) => parse_policy_hook_output(&stdout, &name),
+                Some(2) => Ok(PolicyHookAnswer {
                     decision: Some(Decision::Deny),
                     reason: stderr.trim().to_string(),
                     updated_input: None,
@@ -147,9 +148,9 @@ impl Hook for CommandHook {
     }
 }
 
-/// One hook's contribution after running.
+/// One policy hook's vote: its answer, or the denial its failure became.
 #[derive(Clone, Debug, PartialEq)]
-pub struct HookVote {
+pub struct PolicyHookVote {
     /// The hook's name.
     pub hook: String,
     /// Where it was configured.
@@ -162,15 +163,18 @@ pub struct HookVote {
     pub updated_input: Option<Value>,
 }
 
-/// Run every hook concurrently, each under its own timeout. Failures become deny votes.
-pub async fn run_hooks(hooks: &[std::sync::Arc<dyn Hook>], call: &ToolCall) -> Vec<HookVote> {
-    let input = hook_input(call);
+/// Ask every policy hook concurrently, each under its own timeout. Failures become deny votes.
+pub async fn ask_policy_hooks(
+    hooks: &[std::sync::Arc<dyn PolicyHook>],
+    call: &ToolCall,
+) -> Vec<PolicyHookVote> {
+    let input = policy_hook_input(call);
     let futs = hooks.iter().map(|h| {
         let input = &input;
         async move {
             let name = h.name();
             let t = h.timeout();
-            let res = tokio::time::timeout(t, AssertUnwindSafe(h.run(input)).catch_unwind()).await;
+            let res = tokio::time::timeout(t, AssertUnwindSafe(h.ask(input)).catch_unwind()).await;
             let (decision, reason, updated_input) = match res {
                 Ok(Ok(Ok(a))) => (a.decision, a.reason, a.updated_input),
                 Ok(Ok(Err(e))) => (Some(Decision::Deny), format!("fail closed: {e}"), None),
@@ -188,7 +192,7 @@ pub async fn run_hooks(hooks: &[std::sync::Arc<dyn Hook>], call: &ToolCall) -> V
                     None,
                 ),
             };
-            HookVote {
+            PolicyHookVote {
                 hook: name,
                 source: h.source(),
                 decision,

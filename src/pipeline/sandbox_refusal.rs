@@ -1,4 +1,4 @@
-//! The gate reads the plan: an access the profile's capability set will refuse (a read it
+//! Refused by the sandbox: an access the profile's capability set will refuse (a read it
 //! hides, a write the kernel refuses or undoes after the run) is denied before it is tried,
 //! with the profile line that causes it. Approval could never make such a call succeed, so it
 //! is never asked about.
@@ -13,13 +13,13 @@ use crate::capability::{CapabilitySet, Origin, PathEntry, path_within};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
-/// Why the plan refuses one access.
+/// Why the sandbox refuses one access.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct PlanRefusal {
+pub struct SandboxRefusal {
     /// A stable name: `plan:deny-read`, `plan:read`, `plan:deny-write`, `plan:protected-new`,
     /// `plan:write`.
     pub rule: &'static str,
-    /// Why the plan refuses it.
+    /// Why the sandbox refuses it.
     pub reason: String,
     /// The path refused.
     pub path: PathBuf,
@@ -49,8 +49,8 @@ fn hit(
     path: &Path,
     origin: Option<&Origin>,
     reason: String,
-) -> Option<PlanRefusal> {
-    Some(PlanRefusal {
+) -> Option<SandboxRefusal> {
+    Some(SandboxRefusal {
         rule,
         reason,
         path: path.to_path_buf(),
@@ -90,8 +90,8 @@ fn listed(entries: &[PathEntry]) -> String {
     }
 }
 
-/// A read of `path` that the plan hides or does not grant.
-pub fn refused_read(path: &Path, caps: &CapabilitySet) -> Option<PlanRefusal> {
+/// A read of `path` that the sandbox hides or does not grant.
+pub fn sandbox_refused_read(path: &Path, caps: &CapabilitySet) -> Option<SandboxRefusal> {
     if let Some(e) = within_denied(path, &caps.fs.deny_read) {
         return hit(
             "plan:deny-read",
@@ -161,7 +161,7 @@ fn watched(path: &Path, entry: &PathEntry) -> bool {
 }
 
 /// A write to `path` that the kernel refuses, or that is undone after the run.
-pub fn refused_write(path: &Path, caps: &CapabilitySet) -> Option<PlanRefusal> {
+pub fn sandbox_refused_write(path: &Path, caps: &CapabilitySet) -> Option<SandboxRefusal> {
     if ordinary_device(path) {
         return None;
     }
@@ -211,8 +211,8 @@ fn protected_new(path: &Path, origin: &Origin) -> String {
 /// A recursive read of `dir` that reaches a path the profile hides. The kernel hides that
 /// path from a sandboxed command, so the walk is harmless there; run unsandboxed (a hook
 /// without `--sandbox`, the Grep and Glob tools) it reads it.
-pub fn refused_tree(dir: &Path, caps: &CapabilitySet) -> Option<PlanRefusal> {
-    if let Some(r) = refused_read(dir, caps) {
+pub fn sandbox_refused_tree(dir: &Path, caps: &CapabilitySet) -> Option<SandboxRefusal> {
+    if let Some(r) = sandbox_refused_read(dir, caps) {
         return Some(r);
     }
     let e = caps
@@ -235,7 +235,7 @@ pub fn refused_tree(dir: &Path, caps: &CapabilitySet) -> Option<PlanRefusal> {
 
 /// A symbolic link to a path the profile hides: a read through the link later in the same
 /// command is not seen by the gate, and outside the sandbox nothing hides the target.
-pub fn refused_link(target: &Path, caps: &CapabilitySet) -> Option<PlanRefusal> {
+pub fn sandbox_refused_link(target: &Path, caps: &CapabilitySet) -> Option<SandboxRefusal> {
     let e = within_denied(target, &caps.fs.deny_read)?;
     hit(
         "plan:link-hidden",
@@ -250,16 +250,16 @@ pub fn refused_link(target: &Path, caps: &CapabilitySet) -> Option<PlanRefusal> 
 }
 
 /// The first refusal among the paths a write `pattern` becomes when it runs.
-fn refused_write_pattern(pattern: &Path, caps: &CapabilitySet) -> Option<PlanRefusal> {
+fn refused_write_pattern(pattern: &Path, caps: &CapabilitySet) -> Option<SandboxRefusal> {
     existing(pattern)
-        .find_map(|p| refused_write(&p, caps))
+        .find_map(|p| sandbox_refused_write(&p, caps))
         .map(|r| for_pattern(r, pattern))
 }
 
 /// The first refusal among the paths a read `pattern` becomes when it runs.
-fn refused_read_pattern(pattern: &Path, caps: &CapabilitySet) -> Option<PlanRefusal> {
+fn refused_read_pattern(pattern: &Path, caps: &CapabilitySet) -> Option<SandboxRefusal> {
     existing(pattern)
-        .find_map(|p| refused_read(&p, caps))
+        .find_map(|p| sandbox_refused_read(&p, caps))
         .map(|r| for_pattern(r, pattern))
 }
 
@@ -297,7 +297,7 @@ fn existing(pattern: &Path) -> impl Iterator<Item = PathBuf> {
         .take(4096)
 }
 
-fn for_pattern(mut r: PlanRefusal, pattern: &Path) -> PlanRefusal {
+fn for_pattern(mut r: SandboxRefusal, pattern: &Path) -> SandboxRefusal {
     r.reason = format!(
         "`{}` can expand to {} when it runs: {}",
         pattern.display(),
@@ -353,7 +353,11 @@ fn touched(access: &Access) -> Touched<'_> {
 /// The first refusal among the paths a call reads and writes, writes first. `confined`: the
 /// call runs in the sandbox with every protection in force, so the kernel hides what a
 /// recursive read or a link would reach; only direct reads and writes are refused then.
-pub fn plan_refusal(access: &Access, caps: &CapabilitySet, confined: bool) -> Option<PlanRefusal> {
+pub fn sandbox_refusal(
+    access: &Access,
+    caps: &CapabilitySet,
+    confined: bool,
+) -> Option<SandboxRefusal> {
     let t = touched(access);
     // Targets the analysis could not resolve (`> $OUT`) are not paths yet: the floor and the
     // analysis ask about them.
@@ -362,12 +366,12 @@ pub fn plan_refusal(access: &Access, caps: &CapabilitySet, confined: bool) -> Op
         .writes
         .into_iter()
         .filter(abs)
-        .find_map(|p| refused_write(p, caps))
+        .find_map(|p| sandbox_refused_write(p, caps))
         .or_else(|| {
             t.reads
                 .into_iter()
                 .filter(abs)
-                .find_map(|p| refused_read(p, caps))
+                .find_map(|p| sandbox_refused_read(p, caps))
         })
         .or_else(|| {
             let mut write = t.write_patterns.into_iter().filter(abs);
@@ -383,12 +387,12 @@ pub fn plan_refusal(access: &Access, caps: &CapabilitySet, confined: bool) -> Op
     t.trees
         .into_iter()
         .filter(abs)
-        .find_map(|p| refused_tree(p, caps))
+        .find_map(|p| sandbox_refused_tree(p, caps))
         .or_else(|| {
             t.links
                 .into_iter()
                 .filter(abs)
-                .find_map(|p| refused_link(p, caps))
+                .find_map(|p| sandbox_refused_link(p, caps))
         })
 }
 
@@ -445,16 +449,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let c = caps(dir.path());
         let ssh = Path::new("/nonexistent-sbx-plan/home/.ssh/id_rsa");
-        let r = refused_read(ssh, &c).unwrap_or_else(|| panic!("hidden"));
+        let r = sandbox_refused_read(ssh, &c).unwrap_or_else(|| panic!("hidden"));
         assert_eq!(r.rule, "plan:deny-read");
         assert!(r.origin.is_some_and(|o| &*o.source == "builtin:base"));
-        assert!(refused_read(Path::new("/nonexistent-sbx-plan/home/notes"), &c).is_none());
+        assert!(sandbox_refused_read(Path::new("/nonexistent-sbx-plan/home/notes"), &c).is_none());
         let mut narrow = c.clone();
         narrow.fs.read = vec![entry("/usr", 1)];
-        let r = refused_read(Path::new("/etc/hostname"), &narrow)
+        let r = sandbox_refused_read(Path::new("/etc/hostname"), &narrow)
             .unwrap_or_else(|| panic!("ungranted"));
         assert_eq!((r.rule, r.origin), ("plan:read", None));
-        assert!(refused_read(Path::new("/usr/bin/ls"), &narrow).is_none());
+        assert!(sandbox_refused_read(Path::new("/usr/bin/ls"), &narrow).is_none());
     }
 
     #[test]
@@ -463,14 +467,16 @@ mod tests {
         let mut c = caps(dir.path());
         c.fs.write.push(entry(&dir.path().to_string_lossy(), 2));
         let ws = Path::new("/nonexistent-sbx-plan/ws");
-        let kernel = refused_write(&dir.path().join("f"), &c).unwrap_or_else(|| panic!("ro"));
+        let kernel =
+            sandbox_refused_write(&dir.path().join("f"), &c).unwrap_or_else(|| panic!("ro"));
         assert!(
             kernel.reason.contains("kernel refuses"),
             "{}",
             kernel.reason
         );
         assert_eq!(kernel.origin.map(|o| o.line), Some(3));
-        let missing = refused_write(&ws.join(".envrc"), &c).unwrap_or_else(|| panic!("new"));
+        let missing =
+            sandbox_refused_write(&ws.join(".envrc"), &c).unwrap_or_else(|| panic!("new"));
         assert!(missing.reason.contains("quarantine"), "{}", missing.reason);
         for p in [
             ".env",
@@ -478,7 +484,7 @@ mod tests {
             ".env.d/x",
             ".git/modules/m/hooks/pre-commit",
         ] {
-            let r = refused_write(&ws.join(p), &c).unwrap_or_else(|| panic!("{p}"));
+            let r = sandbox_refused_write(&ws.join(p), &c).unwrap_or_else(|| panic!("{p}"));
             assert_eq!(r.rule, "plan:protected-new", "{p}");
         }
         for p in [
@@ -488,12 +494,13 @@ mod tests {
             ".git/modules/m/config.d",
             "notes.md",
         ] {
-            assert!(refused_write(&ws.join(p), &c).is_none(), "{p}");
+            assert!(sandbox_refused_write(&ws.join(p), &c).is_none(), "{p}");
         }
-        let out = refused_write(Path::new("/usr/local/bin/x"), &c).unwrap_or_else(|| panic!("out"));
+        let out = sandbox_refused_write(Path::new("/usr/local/bin/x"), &c)
+            .unwrap_or_else(|| panic!("out"));
         assert_eq!(out.rule, "plan:write");
-        assert!(refused_write(Path::new("/dev/null"), &c).is_none());
-        assert!(refused_write(Path::new("/tmp/x"), &c).is_none());
+        assert!(sandbox_refused_write(Path::new("/dev/null"), &c).is_none());
+        assert!(sandbox_refused_write(Path::new("/tmp/x"), &c).is_none());
     }
 
     /// A glob is refused when a path it becomes when it runs (one that exists and matches
