@@ -193,10 +193,24 @@ fn options(u: &mut Unwrapped, name: &str, argv: &[Word], i: &mut usize) -> Optio
             }
             break;
         }
-        let (opt, attached) = match v.split_once('=') {
-            Some((o, _)) => (o, true),
-            None => (v, false),
+        // `--opt=VALUE`, and a short option that takes a value with it attached (`-SVALUE`,
+        // `-oFILE`): the option is the same, and its value is this word's rest.
+        let (opt, value) = match v.split_once('=') {
+            Some((o, val)) if o.starts_with("--") => (o, Some(val)),
+            _ => match v.get(..2).filter(|_| v.len() > 2 && !v.starts_with("--")) {
+                Some(o) if takes_value(name, o) => (o, v.get(2..)),
+                _ => match v.split_once('=') {
+                    Some((o, val)) => (o, Some(val)),
+                    None => (v, None),
+                },
+            },
         };
+        let attached = value.is_some();
+        let own_value = value.map(|val| Word {
+            value: val.to_string(),
+            display: val.to_string(),
+            ..a.clone()
+        });
         if name == "xargs" && (attached && opt == "--arg-file" || short_attached(v, "-a")) {
             // `--arg-file=FILE` and `-aFILE`: the option's own value is the file.
             let mut f = a.clone();
@@ -206,7 +220,12 @@ fn options(u: &mut Unwrapped, name: &str, argv: &[Word], i: &mut usize) -> Optio
                 .to_string();
             u.reads.push(f);
         }
-        match option(u, name, opt, argv.get(*i + 1), attached) {
+        let next = if attached {
+            own_value.as_ref()
+        } else {
+            argv.get(*i + 1)
+        };
+        match option(u, name, opt, next, attached) {
             Opt::Ends => {
                 u.leader = argv.len();
                 return None;
@@ -258,7 +277,7 @@ fn option(u: &mut Unwrapped, name: &str, opt: &str, next: Option<&Word>, attache
         // `command -v NAME` only looks the name up.
         ("command", "-v" | "-V") => return Opt::Ends,
         ("xargs", "-a" | "--arg-file") if !attached => u.reads.extend(next.cloned()),
-        ("time", "-o" | "--output") => u.writes.extend(next.filter(|_| !attached).cloned()),
+        ("time", "-o" | "--output") => u.writes.extend(next.cloned()),
         ("su" | "runuser", "-c" | "--command") | ("flock", "-c" | "--command") => {
             // The code is the next word even when the option's value looked attached.
             let via = if name == "flock" { "flock -c" } else { "su -c" };

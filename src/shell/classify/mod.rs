@@ -176,6 +176,8 @@ fn arguments(j: &mut Judge, w: &Walker<'_>, cmd: &Cmd<'_>, leader: usize) {
             );
         }
     }
+    let rest = cmd.argv.get(leader + 1..).unwrap_or(&[]);
+    super::commands::option_table::judge(j, lead_name, rest, cmd.cwd, w.ctx);
     if !PRINTS_ONLY.contains(&lead_name) {
         let mut message = false;
         let follows_links = !keeps_links(lead_name, cmd.argv.get(leader + 1..).unwrap_or(&[]));

@@ -2,6 +2,7 @@
 //! destructive commands, network clients, privilege, and inspection.
 
 mod interpreters;
+pub(crate) mod option_table;
 pub(crate) mod outputs;
 mod pm_config;
 mod program_options;

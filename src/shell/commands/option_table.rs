@@ -1,0 +1,161 @@
+//! Options, across programs, that name a file the program writes or reads, or a program it
+//! runs, in every form the program accepts: `-o FILE`, `-oFILE` (a short option with its value
+//! attached), `--output FILE` and `--output=FILE`. Outputs are judged as writes (so one
+//! outside the writable set, or a protected path, meets the plan), inputs as reads (so a
+//! secret named there is a secret read), and a program to run is a finding.
+
+use crate::shell::Class;
+use crate::shell::ShellContext;
+use crate::shell::classify::Judge;
+use crate::shell::walk::Cwd;
+use crate::shell::words::Word;
+
+#[derive(Clone, Copy)]
+enum Kind {
+    /// A file the program writes.
+    Output,
+    /// A file the program reads (patterns, scripts, messages).
+    Input,
+    /// A program or shell command the program runs.
+    Exec,
+}
+
+use Kind::{Exec, Input, Output};
+
+/// Per program, its options of each kind.
+const TABLE: &[(&str, Kind, &[&str])] = &[
+    ("sort", Output, &["-o", "--output"]),
+    ("shuf", Output, &["-o", "--output"]),
+    ("iconv", Output, &["-o", "--output"]),
+    ("less", Output, &["-o", "-O", "--log-file", "--LOG-FILE"]),
+    ("tree", Output, &["-o"]),
+    ("info", Output, &["-o", "--output"]),
+    ("strace", Output, &["-o", "--output"]),
+    ("ltrace", Output, &["-o", "--output"]),
+    ("grep", Input, &["-f", "--file"]),
+    ("egrep", Input, &["-f", "--file"]),
+    ("fgrep", Input, &["-f", "--file"]),
+    ("rg", Input, &["-f", "--file", "--ignore-file"]),
+    ("sed", Input, &["-f", "--file"]),
+    ("awk", Input, &["-f", "--file"]),
+    ("gawk", Input, &["-f", "--file"]),
+    ("fd", Exec, &["-x", "--exec", "-X", "--exec-batch"]),
+    ("fdfind", Exec, &["-x", "--exec", "-X", "--exec-batch"]),
+    ("bat", Exec, &["--pager"]),
+    ("batcat", Exec, &["--pager"]),
+    ("delta", Exec, &["--pager"]),
+    ("man", Exec, &["-H", "--html", "-P", "--pager"]),
+    ("rsync", Exec, &["-e", "--rsh", "--rsync-path"]),
+    ("zip", Exec, &["-TT", "--unzip-command"]),
+    ("split", Exec, &["--filter"]),
+    ("cpio", Exec, &["--rsh-command"]),
+    ("script", Exec, &["-c", "--command"]),
+    (
+        "gdb",
+        Exec,
+        &["-ex", "--eval-command", "-x", "--command", "-ix", "-iex"],
+    ),
+];
+
+/// Programs whose arguments are commands they run.
+const RUNS_ITS_ARGUMENTS: &[&str] = &["hyperfine", "compgen", "dc", "parallel"];
+
+/// `ssh -o` settings that run a local program.
+const SSH_COMMANDS: &[&str] = &["proxycommand", "localcommand", "knownhostscommand"];
+
+/// The values of `opts` in `args`, in every form, each a word of its own.
+fn values<'a>(args: &'a [Word], opts: &[&str]) -> Vec<(&'a Word, Word)> {
+    let mut out = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        let v = a.value.as_str();
+        for o in opts {
+            let Some(rest) = v.strip_prefix(o) else {
+                continue;
+            };
+            let value = if rest.is_empty() {
+                args.get(i + 1).cloned()
+            } else if let Some(val) = rest.strip_prefix('=').filter(|_| o.starts_with("--")) {
+                Some(with_value(a, val))
+            } else if o.len() == 2 && !o.starts_with("--") {
+                Some(with_value(a, rest))
+            } else {
+                None
+            };
+            out.extend(value.map(|val| (a, val)));
+        }
+    }
+    out
+}
+
+fn with_value(a: &Word, value: &str) -> Word {
+    Word {
+        value: value.to_string(),
+        display: value.to_string(),
+        ..a.clone()
+    }
+}
+
+/// Judge `name`'s options from the table, and the programs that run their arguments.
+pub(crate) fn judge(j: &mut Judge, name: &str, args: &[Word], cwd: &Cwd, ctx: &ShellContext) {
+    let name = name.rsplit('/').next().unwrap_or(name);
+    if RUNS_ITS_ARGUMENTS.contains(&name) && !args.is_empty() {
+        j.raise(
+            Class::Opaque,
+            format!("[shell.exec-arg.{name}] `{name}` runs the commands it is given"),
+        );
+    }
+    if matches!(name, "ssh" | "scp" | "sftp") {
+        ssh_commands(j, name, args);
+    }
+    if name == "git" {
+        git_message_files(j, args, cwd, ctx);
+    }
+    for (program, kind, opts) in TABLE {
+        if *program != name {
+            continue;
+        }
+        for (opt, value) in values(args, opts) {
+            match kind {
+                Output => j.output(&value, cwd, ctx, &format!("{name} {} output", opt.display)),
+                Input => j.read(&value, cwd, ctx),
+                Exec => j.raise(
+                    Class::Opaque,
+                    format!(
+                        "[shell.exec-arg.{name}] `{name} {}` runs a program it names",
+                        opt.display
+                    ),
+                ),
+            }
+        }
+    }
+}
+
+/// `git commit -F FILE` (and `tag`, `notes`, `merge`): the message is read from FILE, and a
+/// secret copied into a commit can then be pushed.
+fn git_message_files(j: &mut Judge, args: &[Word], cwd: &Cwd, ctx: &ShellContext) {
+    let sub = args
+        .iter()
+        .map(|a| a.value.as_str())
+        .find(|v| !v.starts_with('-'));
+    if matches!(sub, Some("commit" | "tag" | "notes" | "merge")) {
+        for (_, value) in values(args, &["-F", "--file"]) {
+            j.read(&value, cwd, ctx);
+        }
+    }
+}
+
+/// `ssh -o ProxyCommand=...` (and `LocalCommand`, `KnownHostsCommand`): a local program.
+fn ssh_commands(j: &mut Judge, name: &str, args: &[Word]) {
+    for (opt, value) in values(args, &["-o"]) {
+        let key = value.value.split(['=', ' ']).next().unwrap_or("");
+        if SSH_COMMANDS.contains(&key.to_ascii_lowercase().as_str()) {
+            j.raise(
+                Class::Opaque,
+                format!(
+                    "[shell.exec-arg.{name}] `{name} {}` runs a local program",
+                    opt.display
+                ),
+            );
+        }
+    }
+}
