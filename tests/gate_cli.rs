@@ -551,6 +551,28 @@ fn proc_aliases_of_the_working_directory_resolve_as_the_command_sees_them() {
         json!({"file_path": "/proc/self/cwd/README.md"}),
     );
     assert_eq!(h["permissionDecision"], "allow", "{h}");
+    // The harness's own environment: Read, Grep and Glob run in its process, not sandboxed.
+    for (tool, input) in [
+        ("Read", json!({"file_path": "/proc/self/environ"})),
+        ("Read", json!({"file_path": "/proc/1/environ"})),
+        ("Grep", json!({"pattern": "KEY", "path": "/proc"})),
+    ] {
+        let h = hook(&s, &[], tool, input);
+        assert_eq!(h["permissionDecision"], "deny", "{tool}: {h}");
+    }
+    // Paired: other /proc files and a Glob that stays in the workspace are read.
+    let h = hook(&s, &[], "Read", json!({"file_path": "/proc/cpuinfo"}));
+    assert_eq!(h["permissionDecision"], "allow", "{h}");
+    // A relative Glob pattern that climbs out is judged where it leads.
+    let h = hook(
+        &s,
+        &[],
+        "Glob",
+        json!({"pattern": "../home/.ssh/*"}),
+    );
+    assert_ne!(h["permissionDecision"], "allow", "{h}");
+    let h = hook(&s, &[], "Glob", json!({"pattern": "src/**/*.rs"}));
+    assert_eq!(h["permissionDecision"], "allow", "{h}");
 }
 
 #[test]

@@ -181,7 +181,8 @@ fn path_field(
 
 /// The literal directory an absolute or home-relative glob pattern starts in.
 fn pattern_dir(pattern: &str) -> Option<String> {
-    if !(pattern.starts_with('/') || pattern.starts_with('~')) {
+    // A relative pattern that climbs out (`../../root/.ssh/*`) reads where it leads.
+    if !(pattern.starts_with('/') || pattern.starts_with('~') || pattern.contains("..")) {
         return None;
     }
     let cut = pattern.find(['*', '?', '[', '{']).unwrap_or(pattern.len());
@@ -249,7 +250,8 @@ pub fn extract(call: &ToolCall, env: &AccessEnv) -> Result<Access, AccessError> 
             let mut paths = vec![resolve_path(call.cwd(), Path::new(p), &env.home)];
             // A Glob pattern that names its own directory (`~/.ssh/*`, `/etc/**`) reads there.
             if let Some(dir) = opt_str(call, "pattern").and_then(pattern_dir) {
-                paths.push(resolve_path(call.cwd(), Path::new(&dir), &env.home));
+                let base = resolve_path(call.cwd(), Path::new(p), &env.home);
+                paths.push(resolve_path(&base, Path::new(&dir), &env.home));
             }
             // Grep and Glob walk their directories; LS lists one.
             let trees = if tool == "LS" {

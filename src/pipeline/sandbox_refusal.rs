@@ -119,6 +119,36 @@ pub fn sandbox_refused_read(path: &Path, caps: &CapabilitySet) -> Option<Sandbox
     None
 }
 
+/// A Read, Grep or Glob of a process's environment or memory under `/proc`, or a walk through
+/// `/proc`: those tools run in the harness's own process, outside any sandbox, where
+/// `/proc/self/environ` holds the harness's API keys and tokens.
+fn harness_process_read(access: &Access) -> Option<SandboxRefusal> {
+    let Access::Read { paths, trees } = access else {
+        return None;
+    };
+    let process_file = |p: &&PathBuf| {
+        let names: Vec<&std::ffi::OsStr> = p.iter().collect();
+        names.get(1).is_some_and(|n| *n == "proc")
+            && names
+                .last()
+                .is_some_and(|n| matches!(n.to_str(), Some("environ" | "mem")))
+    };
+    let walks_proc = |t: &&PathBuf| Path::new("/proc").starts_with(t) || t.starts_with("/proc");
+    let p = paths
+        .iter()
+        .find(process_file)
+        .or_else(|| trees.iter().find(walks_proc))?;
+    hit(
+        "floor:process-environment",
+        p,
+        None,
+        format!(
+            "{} reaches a process's environment or memory under /proc: this tool reads it in the harness's own process, outside the sandbox",
+            p.display()
+        ),
+    )
+}
+
 /// `entry` as a glob matches `path` or one of its ancestors, exactly or, where the directory
 /// folds case, with both folded. Only the entries whose literal prefix `path` starts with
 /// (ignoring case) are compiled.
@@ -358,6 +388,9 @@ pub fn sandbox_refusal(
     caps: &CapabilitySet,
     confined: bool,
 ) -> Option<SandboxRefusal> {
+    if let Some(r) = harness_process_read(access) {
+        return Some(r);
+    }
     let t = touched(access);
     // Targets the analysis could not resolve (`> $OUT`) are not paths yet: the floor and the
     // analysis ask about them.
