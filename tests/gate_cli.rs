@@ -564,12 +564,7 @@ fn proc_aliases_of_the_working_directory_resolve_as_the_command_sees_them() {
     let h = hook(&s, &[], "Read", json!({"file_path": "/proc/cpuinfo"}));
     assert_eq!(h["permissionDecision"], "allow", "{h}");
     // A relative Glob pattern that climbs out is judged where it leads.
-    let h = hook(
-        &s,
-        &[],
-        "Glob",
-        json!({"pattern": "../home/.ssh/*"}),
-    );
+    let h = hook(&s, &[], "Glob", json!({"pattern": "../home/.ssh/*"}));
     assert_ne!(h["permissionDecision"], "allow", "{h}");
     let h = hook(&s, &[], "Glob", json!({"pattern": "src/**/*.rs"}));
     assert_eq!(h["permissionDecision"], "allow", "{h}");

@@ -31,6 +31,11 @@ const TABLE: &[(&str, Kind, &[&str])] = &[
     ("tree", Output, &["-o"]),
     ("info", Output, &["-o", "--output"]),
     ("strace", Output, &["-o", "--output"]),
+    ("cp", Output, &["-t", "--target-directory"]),
+    ("mv", Output, &["-t", "--target-directory"]),
+    ("install", Output, &["-t", "--target-directory"]),
+    ("ln", Output, &["-t", "--target-directory"]),
+    ("unzip", Output, &["-d"]),
     ("ltrace", Output, &["-o", "--output"]),
     ("grep", Input, &["-f", "--file"]),
     ("egrep", Input, &["-f", "--file"]),
@@ -109,6 +114,14 @@ pub(crate) fn judge(j: &mut Judge, name: &str, args: &[Word], cwd: &Cwd, ctx: &S
     }
     if name == "git" {
         git_message_files(j, args, cwd, ctx);
+    }
+    if name == "dd" {
+        // `if=FILE` is read (`of=FILE`, the write, is judged with the destructive commands).
+        for a in args {
+            if let Some(f) = a.value.strip_prefix("if=") {
+                j.read(&with_value(a, f), cwd, ctx);
+            }
+        }
     }
     for (program, kind, opts) in TABLE {
         if *program != name {
