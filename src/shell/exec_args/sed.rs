@@ -52,6 +52,9 @@ pub(super) fn sed(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
                 "[shell.exec-arg.sed] sed script runs commands or writes files (`e`, `w`)",
             );
         }
+        for f in sed_write_files(s) {
+            j.output(&Word::literal(&f), c.cmd.cwd, c.w.ctx, "sed w");
+        }
     }
     if in_place {
         if files.is_empty() {
@@ -93,6 +96,43 @@ pub(crate) fn sed_runs_or_writes(script: &str) -> bool {
     }
 }
 
+/// The files a sed script writes with `w`/`W` and the `w` flag of `s`, as far as the script
+/// can be followed (`/dev/stdout` and `/dev/stderr` aside): each is judged as an output, so one
+/// outside the writable set meets the plan.
+pub(crate) fn sed_write_files(script: &str) -> Vec<String> {
+    let mut s = Scan {
+        b: script.chars().collect(),
+        i: 0,
+    };
+    let mut out = Vec::new();
+    while s.addresses() {
+        let Some(cmd) = s.at(s.i) else {
+            break;
+        };
+        s.i += 1;
+        let writes = match cmd {
+            'w' | 'W' => true,
+            's' if s.replacement(cmd) => {
+                if !matches!(s.at(s.i), Some('w' | 'W')) {
+                    break;
+                }
+                s.i += 1;
+                true
+            }
+            's' => false,
+            _ if s.command(cmd) => break,
+            _ => false,
+        };
+        if writes {
+            let file = s.rest_of_line();
+            if !file.is_empty() && file != "/dev/stdout" && file != "/dev/stderr" {
+                out.push(file);
+            }
+        }
+    }
+    out
+}
+
 /// A sed script, read one character at a time.
 struct Scan {
     b: Vec<char>,
@@ -102,6 +142,22 @@ struct Scan {
 impl Scan {
     fn at(&self, k: usize) -> Option<char> {
         self.b.get(k).copied()
+    }
+
+    /// A file name: from the next non-blank to the end of the line.
+    fn rest_of_line(&mut self) -> String {
+        while matches!(self.at(self.i), Some(' ' | '\t')) {
+            self.i += 1;
+        }
+        let start = self.i;
+        while self.at(self.i).is_some_and(|x| x != '\n') {
+            self.i += 1;
+        }
+        self.b[start..self.i]
+            .iter()
+            .collect::<String>()
+            .trim_end()
+            .to_string()
     }
 
     /// Skip blanks, separators and addresses; `false` when an address cannot be followed.
@@ -231,5 +287,16 @@ mod tests {
         assert!(sed_runs_or_writes("1e id"));
         assert!(sed_runs_or_writes("w /tmp/x"));
         assert!(sed_runs_or_writes("/x/ { e rm -rf ~\n}"));
+        use super::sed_write_files;
+        assert_eq!(sed_write_files("w /etc/x"), ["/etc/x"]);
+        assert_eq!(
+            sed_write_files("/a/w out.txt\ns/b/c/w two"),
+            ["out.txt", "two"]
+        );
+        assert_eq!(
+            sed_write_files("s/a/b/gw /dev/stdout"),
+            Vec::<String>::new()
+        );
+        assert!(sed_write_files("s/a/b/g;p").is_empty());
     }
 }
