@@ -7,6 +7,7 @@
 use crate::shell::Class;
 use crate::shell::ShellContext;
 use crate::shell::classify::Judge;
+use crate::shell::commands::outputs;
 use crate::shell::walk::Cwd;
 use crate::shell::words::Word;
 
@@ -68,36 +69,18 @@ const RUNS_ITS_ARGUMENTS: &[&str] = &["hyperfine", "compgen", "dc", "parallel"];
 /// `ssh -o` settings that run a local program.
 const SSH_COMMANDS: &[&str] = &["proxycommand", "localcommand", "knownhostscommand"];
 
-/// The values of `opts` in `args`, in every form, each a word of its own.
-fn values<'a>(args: &'a [Word], opts: &[&str]) -> Vec<(&'a Word, Word)> {
+/// The values of `opts` in `args`, in every form getopt takes, with the option each belongs
+/// to.
+fn values<'o>(args: &[Word], opts: &[&'o str]) -> Vec<(&'o str, Word)> {
     let mut out = Vec::new();
-    for (i, a) in args.iter().enumerate() {
-        let v = a.value.as_str();
-        for o in opts {
-            let Some(rest) = v.strip_prefix(o) else {
-                continue;
-            };
-            let value = if rest.is_empty() {
-                args.get(i + 1).cloned()
-            } else if let Some(val) = rest.strip_prefix('=').filter(|_| o.starts_with("--")) {
-                Some(with_value(a, val))
-            } else if o.len() == 2 && !o.starts_with("--") {
-                Some(with_value(a, rest))
-            } else {
-                None
-            };
-            out.extend(value.map(|val| (a, val)));
-        }
+    for o in opts {
+        out.extend(
+            outputs::getopt_values(args, &[o])
+                .into_iter()
+                .map(|v| (*o, v)),
+        );
     }
     out
-}
-
-fn with_value(a: &Word, value: &str) -> Word {
-    Word {
-        value: value.to_string(),
-        display: value.to_string(),
-        ..a.clone()
-    }
 }
 
 /// Judge `name`'s options from the table, and the programs that run their arguments.
@@ -119,7 +102,7 @@ pub(crate) fn judge(j: &mut Judge, name: &str, args: &[Word], cwd: &Cwd, ctx: &S
         // `if=FILE` is read (`of=FILE`, the write, is judged with the destructive commands).
         for a in args {
             if let Some(f) = a.value.strip_prefix("if=") {
-                j.read(&with_value(a, f), cwd, ctx);
+                j.read(&outputs::attached_value(a, f), cwd, ctx);
             }
         }
     }
@@ -129,14 +112,11 @@ pub(crate) fn judge(j: &mut Judge, name: &str, args: &[Word], cwd: &Cwd, ctx: &S
         }
         for (opt, value) in values(args, opts) {
             match kind {
-                Output => j.output(&value, cwd, ctx, &format!("{name} {} output", opt.display)),
+                Output => j.output(&value, cwd, ctx, &format!("{name} {opt} output")),
                 Input => j.read(&value, cwd, ctx),
                 Exec => j.raise(
                     Class::Opaque,
-                    format!(
-                        "[shell.exec-arg.{name}] `{name} {}` runs a program it names",
-                        opt.display
-                    ),
+                    format!("[shell.exec-arg.{name}] `{name} {opt}` runs a program it names"),
                 ),
             }
         }
@@ -159,14 +139,14 @@ fn git_message_files(j: &mut Judge, args: &[Word], cwd: &Cwd, ctx: &ShellContext
 
 /// `ssh -o ProxyCommand=...` (and `LocalCommand`, `KnownHostsCommand`): a local program.
 fn ssh_commands(j: &mut Judge, name: &str, args: &[Word]) {
-    for (opt, value) in values(args, &["-o"]) {
+    for (_, value) in values(args, &["-o"]) {
         let key = value.value.split(['=', ' ']).next().unwrap_or("");
         if SSH_COMMANDS.contains(&key.to_ascii_lowercase().as_str()) {
             j.raise(
                 Class::Opaque,
                 format!(
-                    "[shell.exec-arg.{name}] `{name} {}` runs a local program",
-                    opt.display
+                    "[shell.exec-arg.{name}] `{name} -o {}` runs a local program",
+                    value.display
                 ),
             );
         }

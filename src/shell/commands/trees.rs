@@ -69,6 +69,7 @@ pub(crate) fn tree_roots<'a>(name: &str, args: &'a [Word]) -> Option<Roots<'a>> 
         "rg" | "ag" | "ack" | "ack-grep" | "fd" | "fdfind" => searcher(ops()),
         "find" | "bfs" => walker(
             args.iter()
+                .skip(crate::shell::exec_args::find_global_options(args))
                 .take_while(|a| !a.value.starts_with('-') && a.value != "(" && a.value != "!")
                 .collect(),
         ),

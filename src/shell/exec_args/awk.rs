@@ -5,6 +5,24 @@ use crate::shell::classify::Judge;
 use crate::shell::words::Word;
 
 pub(super) fn awk(j: &mut Judge, args: &[Word]) {
+    // In every form getopt takes (`-fFILE`, `-nf FILE`, `--file=FILE`, `--fi=FILE`).
+    let from_file = [
+        "-f",
+        "--file",
+        "-i",
+        "--include",
+        "-l",
+        "--load",
+        "-E",
+        "--exec",
+    ];
+    if !crate::shell::commands::outputs::getopt_values(args, &from_file).is_empty() {
+        j.raise(
+            Class::ScriptRun,
+            "[shell.exec-arg.awk] awk program from a file",
+        );
+        return;
+    }
     let mut i = 0;
     let mut program: Option<&Word> = None;
     while let Some(a) = args.get(i) {

@@ -7,7 +7,7 @@ use crate::shell::words::Word;
 use crate::shell::{Class, paths, tables};
 
 pub(super) fn find(j: &mut Judge, c: Ctx<'_, '_, '_>, args: &[Word]) {
-    let mut i = 0;
+    let mut i = global_options(args);
     let mut roots: Vec<&Word> = Vec::new();
     while let Some(a) = args.get(i) {
         if a.value.starts_with('-') || a.value == "(" || a.value == "!" {
@@ -67,6 +67,22 @@ pub(super) fn find(j: &mut Judge, c: Ctx<'_, '_, '_>, args: &[Word]) {
             _ => {}
         }
     }
+}
+
+/// How many words find's options before its starting points take: `-P`, `-H`, `-L`, `-O3`,
+/// `-D DEBUGOPTS`, and a `--` that ends them.
+pub(crate) fn global_options(args: &[Word]) -> usize {
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        match a.value.as_str() {
+            "-P" | "-H" | "-L" => i += 1,
+            "-D" => i += 2,
+            "--" => return i + 1,
+            v if v.starts_with("-O") => i += 1,
+            _ => break,
+        }
+    }
+    i
 }
 
 /// The nested command once for each starting point, with `{}` standing for a path found

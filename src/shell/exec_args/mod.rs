@@ -7,6 +7,7 @@ mod find;
 mod sed;
 mod shells;
 mod tar;
+pub(crate) use find::global_options as find_global_options;
 
 use super::classify::{self, Cmd, Judge, Stdin};
 use super::commands;
