@@ -138,7 +138,7 @@ impl Asked {
                 absent,
             });
         }
-        let files = RealFiles;
+        let files = RealFiles::default();
         let fs = RealFs::default();
         let n = again.len();
         for a in again {
@@ -202,6 +202,7 @@ fn answer(q: &Question, files: &dyn Files, fs: &dyn DirLister) -> Option<Answer>
 #[derive(Default)]
 pub(super) struct Recorder {
     fs: RealFs,
+    files: RealFiles,
     asked: RefCell<HashMap<Question, Answer>>,
 }
 
@@ -218,22 +219,22 @@ impl Recorder {
 
 impl Files for Recorder {
     fn glob(&self, pattern: &str) -> Result<Vec<PathBuf>, glob::PatternError> {
-        let found = RealFiles.glob(pattern)?;
+        let found = self.files.glob(pattern)?;
         self.note(Question::Glob(pattern.into()), Answer::Paths(found.clone()));
         Ok(found)
     }
     fn kind(&self, path: &Path) -> Option<FileKind> {
-        let k = RealFiles.kind(path);
+        let k = self.files.kind(path);
         self.note(Question::Kind(path.into()), Answer::Kind(k));
         k
     }
     fn read(&self, path: &Path) -> Option<String> {
-        let t = RealFiles.read(path);
+        let t = self.files.read(path);
         self.note(Question::Read(path.into()), Answer::Text(t.clone()));
         t
     }
     fn var(&self, name: &str) -> Option<OsString> {
-        let v = RealFiles.var(name);
+        let v = self.files.var(name);
         self.note(Question::Var(name.into()), Answer::Var(v.clone()));
         v
     }

@@ -131,17 +131,36 @@ impl<'w> RootNames<'w> {
         }
     }
 
+    fn names(&self) -> Option<&std::collections::HashSet<std::ffi::OsString>> {
+        self.names
+            .get_or_init(|| {
+                std::fs::read_dir(self.workspace)
+                    .ok()
+                    .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.file_name())).collect())
+            })
+            .as_ref()
+    }
+
     /// Whether `name` is in the workspace; when the listing failed, asks the file system.
     fn has(&self, name: &str) -> bool {
-        let names = self.names.get_or_init(|| {
-            std::fs::read_dir(self.workspace)
-                .ok()
-                .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.file_name())).collect())
-        });
-        match names {
+        match self.names() {
             Some(names) => names.contains(std::ffi::OsStr::new(name)),
             None => self.workspace.join(name).symlink_metadata().is_ok(),
         }
+    }
+
+    /// The names in the workspace that `pattern` (one component) matches, sorted as
+    /// `expand_glob` sorts them; `None` when the listing failed or the pattern is no glob.
+    fn matching(&self, pattern: &str) -> Option<Vec<PathBuf>> {
+        let pattern = glob::Pattern::new(pattern).ok()?;
+        let mut out: Vec<PathBuf> = self
+            .names()?
+            .iter()
+            .filter(|n| n.to_str().is_some_and(|n| pattern.matches(n)))
+            .map(|n| self.workspace.join(n))
+            .collect();
+        out.sort();
+        Some(out)
     }
 }
 
@@ -161,6 +180,13 @@ fn matches(pattern: &Path, workspace: &Path, root: &RootNames) -> Vec<PathBuf> {
             root.has(name)
         };
         return if found { vec![literal] } else { Vec::new() };
+    }
+    // A glob of one name in the workspace (`.env*`) is answered by the same listing.
+    if let Some(rest) = text.strip_prefix(ws.as_str())
+        && let Some(name) = rest.strip_prefix('/').filter(|n| !n.contains('/'))
+        && let Some(found) = root.matching(name)
+    {
+        return found;
     }
     crate::profile::expand_glob(&text).unwrap_or_default()
 }

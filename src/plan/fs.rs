@@ -30,6 +30,9 @@ pub struct RealFs {
     /// Per directory whose children were asked about: how many were, and from [`LIST_AFTER`] on
     /// the directory's listing (one read answers for all its siblings).
     dirs: RefCell<PathMap<Dir>>,
+    /// Each directory [`DirLister::list`] was asked for: granting around several denials
+    /// under one home lists the same directories once per grant.
+    lists: RefCell<PathMap<Vec<PathBuf>>>,
 }
 
 type Kind = (bool, bool, bool);
@@ -41,6 +44,7 @@ impl Default for RealFs {
         Self {
             seen: RefCell::new(PathMap::with_capacity_and_hasher(512, Default::default())),
             dirs: RefCell::new(PathMap::with_capacity_and_hasher(64, Default::default())),
+            lists: RefCell::default(),
         }
     }
 }
@@ -145,10 +149,16 @@ impl RealFs {
 
 impl DirLister for RealFs {
     fn list(&self, dir: &Path) -> Vec<PathBuf> {
+        if let Some(v) = self.lists.borrow().get(dir.as_os_str()) {
+            return v.clone();
+        }
         let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
             .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
             .unwrap_or_default();
         v.sort();
+        self.lists
+            .borrow_mut()
+            .insert(dir.as_os_str().to_os_string(), v.clone());
         v
     }
     fn is_dir(&self, path: &Path) -> bool {

@@ -3,8 +3,11 @@
 //! the plan after it) can be computed against a fake file system.
 #![forbid(unsafe_code)]
 
+use crate::pathset::PathMap;
+use std::cell::RefCell;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 /// What is at a path, not following a final symbolic link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,13 +35,32 @@ pub trait Files {
     fn var(&self, name: &str) -> Option<OsString>;
 }
 
-/// The real file system and environment.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct RealFiles;
+/// The real file system and environment. Each directory a glob lists is read once.
+#[derive(Debug, Default)]
+pub struct RealFiles {
+    /// The names in each directory listed so far; empty when it could not be read.
+    listings: RefCell<PathMap<Rc<[OsString]>>>,
+}
+
+impl RealFiles {
+    /// The names in `dir`, read on first use; none when it cannot be read.
+    pub(crate) fn names(&self, dir: &Path) -> Rc<[OsString]> {
+        if let Some(n) = self.listings.borrow().get(dir.as_os_str()) {
+            return Rc::clone(n);
+        }
+        let names: Rc<[OsString]> = std::fs::read_dir(dir)
+            .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.file_name())).collect())
+            .unwrap_or_default();
+        self.listings
+            .borrow_mut()
+            .insert(dir.as_os_str().to_os_string(), Rc::clone(&names));
+        names
+    }
+}
 
 impl Files for RealFiles {
     fn glob(&self, pattern: &str) -> Result<Vec<PathBuf>, glob::PatternError> {
-        super::resolve::expand_glob(pattern)
+        super::resolve::expand_glob_in(pattern, self)
     }
 
     fn kind(&self, path: &Path) -> Option<FileKind> {

@@ -96,7 +96,7 @@ impl Profile {
     /// Substitute variables and make every path absolute and normal, against the real file
     /// system (globs are expanded, a workspace's git files looked at).
     pub fn resolve(&self, vars: &Vars) -> Result<CapabilitySet, ProfileError> {
-        self.resolve_in(vars, &RealFiles)
+        self.resolve_in(vars, &RealFiles::default())
     }
 
     /// [`Profile::resolve`] against `files`: a fake one in tests.
@@ -292,6 +292,15 @@ fn substitute_values(s: &str, values: [&str; 3]) -> String {
 /// literal directory before the first wildcard is looked up once (a missing one matches
 /// nothing), and a wildcard in the last component only is one directory listing.
 pub(crate) fn expand_glob(pattern: &str) -> Result<Vec<PathBuf>, glob::PatternError> {
+    expand_glob_in(pattern, &RealFiles::default())
+}
+
+/// [`expand_glob`], with the directory listings `files` remembers: several globs of one
+/// directory (`{workspace}/.env*`, `{workspace}/lefthook*`) read it once.
+pub(crate) fn expand_glob_in(
+    pattern: &str,
+    files: &RealFiles,
+) -> Result<Vec<PathBuf>, glob::PatternError> {
     let wild = |c: &str| c.contains(['*', '?', '[']);
     let comps: Vec<&str> = pattern.split('/').collect();
     let Some(first) = comps.iter().position(|c| wild(c)) else {
@@ -303,22 +312,21 @@ pub(crate) fn expand_glob(pattern: &str) -> Result<Vec<PathBuf>, glob::PatternEr
     } else {
         prefix
     };
-    if std::fs::symlink_metadata(&dir).is_err() {
-        glob::Pattern::new(pattern)?;
-        return Ok(Vec::new());
-    }
     if first + 1 < comps.len() {
+        if std::fs::symlink_metadata(&dir).is_err() {
+            glob::Pattern::new(pattern)?;
+            return Ok(Vec::new());
+        }
         return Ok(glob::glob(pattern)?.filter_map(Result::ok).collect());
     }
     let name = glob::Pattern::new(comps[first])?;
-    let mut out: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .filter(|e| e.file_name().to_str().is_some_and(|n| name.matches(n)))
-                .map(|e| e.path())
-                .collect()
-        })
-        .unwrap_or_default();
+    let dir = Path::new(&dir);
+    let mut out: Vec<PathBuf> = files
+        .names(dir)
+        .iter()
+        .filter(|n| n.to_str().is_some_and(|n| name.matches(n)))
+        .map(|n| dir.join(n))
+        .collect();
     out.sort();
     Ok(out)
 }
