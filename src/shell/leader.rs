@@ -2,6 +2,7 @@
 //! `timeout`, `sudo`, ...) recursively, remembering what they imply.
 
 use super::Class;
+use super::commands::outputs::attached_value;
 use super::words::Word;
 
 /// What the wrappers in front of the leader mean.
@@ -25,10 +26,14 @@ pub(crate) struct Unwrapped {
     pub dumps_env: bool,
 }
 
-/// Options that take a value, per wrapper (short forms; long forms use `=`
-/// or are listed with their leading dashes).
+/// Whether a wrapper's option takes a value.
 fn takes_value(wrapper: &str, opt: &str) -> bool {
-    let list: &[&str] = match wrapper {
+    value_options(wrapper).contains(&opt)
+}
+
+/// The options that take a value, per wrapper, short and long.
+fn value_options(wrapper: &str) -> &'static [&'static str] {
+    match wrapper {
         "env" => &["-u", "--unset", "-C", "--chdir", "-S", "--split-string"],
         "nice" => &["-n", "--adjustment"],
         "timeout" => &["-s", "--signal", "-k", "--kill-after"],
@@ -56,7 +61,14 @@ fn takes_value(wrapper: &str, opt: &str) -> bool {
         ],
         "setsid" => &[],
         "ionice" => &["-c", "-n", "-p", "-P", "-u", "--class", "--classdata"],
-        "flock" => &["-w", "--timeout", "-E", "--conflict-exit-code"],
+        "flock" => &[
+            "-w",
+            "--timeout",
+            "-E",
+            "--conflict-exit-code",
+            "-c",
+            "--command",
+        ],
         "watch" => &["-n", "--interval", "-d", "-q", "--equexit"],
         "sudo" => &[
             "-u",
@@ -82,12 +94,22 @@ fn takes_value(wrapper: &str, opt: &str) -> bool {
         ],
         "doas" => &["-u", "-C"],
         "pkexec" => &["--user"],
-        "runuser" | "su" => &["-u", "-g", "-G", "-s", "--user", "--group", "--shell", "-w"],
+        "runuser" | "su" => &[
+            "-u",
+            "-g",
+            "-G",
+            "-s",
+            "-c",
+            "--user",
+            "--group",
+            "--shell",
+            "--command",
+            "-w",
+        ],
         "chrt" => &[],
         "taskset" => &["-p", "--pid"],
         _ => &[],
-    };
-    list.contains(&opt)
+    }
 }
 
 const WRAPPERS: &[&str] = &[
@@ -193,57 +215,67 @@ fn options(u: &mut Unwrapped, name: &str, argv: &[Word], i: &mut usize) -> Optio
             }
             break;
         }
-        // `--opt=VALUE`, and a short option that takes a value with it attached (`-SVALUE`,
-        // `-oFILE`): the option is the same, and its value is this word's rest.
-        let (opt, value) = match v.split_once('=') {
-            Some((o, val)) if o.starts_with("--") => (o, Some(val)),
-            _ => match v.get(..2).filter(|_| v.len() > 2 && !v.starts_with("--")) {
-                Some(o) if takes_value(name, o) => (o, v.get(2..)),
-                _ => match v.split_once('=') {
-                    Some((o, val)) => (o, Some(val)),
-                    None => (v, None),
-                },
-            },
-        };
-        let attached = value.is_some();
-        let own_value = value.map(|val| Word {
-            value: val.to_string(),
-            display: val.to_string(),
-            ..a.clone()
-        });
-        if name == "xargs" && (attached && opt == "--arg-file" || short_attached(v, "-a")) {
-            // `--arg-file=FILE` and `-aFILE`: the option's own value is the file.
-            let mut f = a.clone();
-            f.value = v
-                .trim_start_matches("--arg-file=")
-                .trim_start_matches("-a")
-                .to_string();
-            u.reads.push(f);
-        }
-        let next = if attached {
-            own_value.as_ref()
-        } else {
-            argv.get(*i + 1)
-        };
-        match option(u, name, opt, next, attached) {
-            Opt::Ends => {
-                u.leader = argv.len();
-                return None;
+        let parts = split_options(name, v);
+        let needs_next = parts
+            .last()
+            .is_some_and(|(o, val)| val.is_none() && takes_value(name, o));
+        for (opt, value) in &parts {
+            let own_value = value.map(|val| attached_value(a, val));
+            let next = if value.is_some() {
+                own_value.as_ref()
+            } else {
+                argv.get(*i + 1)
+            };
+            match option(u, name, opt, next) {
+                Opt::Ends => {
+                    u.leader = argv.len();
+                    return None;
+                }
+                Opt::Direct => positional_first = Some(0),
+                Opt::Plain => {}
             }
-            Opt::Direct => positional_first = Some(0),
-            Opt::Plain => {}
         }
-        *i += 1;
-        if !attached && takes_value(name, opt) {
-            *i += 1;
-        }
+        *i += if needs_next { 2 } else { 1 };
     }
     Some(positional_first)
 }
 
-/// A short option with its value attached (`-aFILE`).
-fn short_attached(v: &str, opt: &str) -> bool {
-    v.len() > opt.len() && v.starts_with(opt) && !v.starts_with("--")
+/// The options one word holds, as getopt reads them, each with the value it carries in the
+/// word. `--name=VALUE` or `--name`, where a unique prefix of a long option that takes a
+/// value stands for it (`--out=FILE` is `--output`); or a bundle of short options, where the
+/// first that takes a value takes the rest of the word (`-iSCMD`, `-ao FILE`).
+fn split_options<'v>(wrapper: &str, v: &'v str) -> Vec<(String, Option<&'v str>)> {
+    if let Some(long) = v.strip_prefix("--") {
+        let (o, val) = match long.split_once('=') {
+            Some((o, val)) => (o, Some(val)),
+            None => (long, None),
+        };
+        return vec![(long_option(wrapper, o), val)];
+    }
+    let mut out = Vec::new();
+    for (at, c) in v.char_indices().skip(1) {
+        let o = format!("-{c}");
+        if takes_value(wrapper, &o) {
+            let rest = &v[at + c.len_utf8()..];
+            out.push((o, (!rest.is_empty()).then_some(rest)));
+            break;
+        }
+        out.push((o, None));
+    }
+    out
+}
+
+/// `--NAME`, or the long option that takes a value which `NAME` abbreviates, when it
+/// abbreviates only one.
+fn long_option(wrapper: &str, name: &str) -> String {
+    let full = format!("--{name}");
+    let known = value_options(wrapper)
+        .iter()
+        .filter(|o| o.starts_with("--") && o.starts_with(&full));
+    match (takes_value(wrapper, &full), known.clone().count()) {
+        (false, 1) => known.copied().next().unwrap_or_default().to_string(),
+        _ => full,
+    }
 }
 
 /// `env NAME=VALUE`: a variable that changes which code runs is opaque.
@@ -266,9 +298,9 @@ enum Opt {
     Direct,
 }
 
-/// One wrapper option `opt`; `next` is the word after it, `attached` whether the option
-/// carried its own value (`--output=FILE`).
-fn option(u: &mut Unwrapped, name: &str, opt: &str, next: Option<&Word>, attached: bool) -> Opt {
+/// One wrapper option `opt`; `next` is its value: the rest of its word (`--output=FILE`,
+/// `-oFILE`), or the word after it.
+fn option(u: &mut Unwrapped, name: &str, opt: &str, next: Option<&Word>) -> Opt {
     match (name, opt) {
         ("env", "-S" | "--split-string") | ("env", "-C" | "--chdir") => u.notes.push((
             Class::Opaque,
@@ -276,10 +308,9 @@ fn option(u: &mut Unwrapped, name: &str, opt: &str, next: Option<&Word>, attache
         )),
         // `command -v NAME` only looks the name up.
         ("command", "-v" | "-V") => return Opt::Ends,
-        ("xargs", "-a" | "--arg-file") if !attached => u.reads.extend(next.cloned()),
+        ("xargs", "-a" | "--arg-file") => u.reads.extend(next.cloned()),
         ("time", "-o" | "--output") => u.writes.extend(next.cloned()),
         ("su" | "runuser", "-c" | "--command") | ("flock", "-c" | "--command") => {
-            // The code is the next word even when the option's value looked attached.
             let via = if name == "flock" { "flock -c" } else { "su -c" };
             u.shell_code.extend(next.map(|code| (code.clone(), via)));
             return Opt::Ends;

@@ -220,6 +220,13 @@ fn literal_part(text: &str, dq: &mut bool, w: &mut Word, first: bool, env: &Env<
                     push(w, '~');
                 }
             }
+            // bash expands a `~` after the first `=` of a word shaped like an assignment
+            // (`if=~/x`, `--` forms excepted), and after each `:` that follows it.
+            '=' | ':' => {
+                push(w, c);
+                at_start =
+                    assignment_like(&w.value) && (c == ':' || w.value.matches('=').count() == 1);
+            }
             '*' | '?' => {
                 w.glob = true;
                 push(w, c);
@@ -235,6 +242,17 @@ fn literal_part(text: &str, dq: &mut bool, w: &mut Word, first: bool, env: &Env<
             _ => push(w, c),
         }
     }
+}
+
+/// `NAME=...` with `NAME` a shell identifier.
+fn assignment_like(value: &str) -> bool {
+    value.split_once('=').is_some_and(|(name, _)| {
+        let mut chars = name.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
 }
 
 fn push(w: &mut Word, c: char) {
@@ -275,6 +293,25 @@ mod tests {
         assert!(w[0].exact && w[3].exact && w[4].exact);
         assert!(!w[5].exact && !w[6].exact && w[7].glob);
         assert!(!w[5].unknown && !w[6].unknown);
+    }
+
+    /// As bash: `~` after the `=` of an assignment-shaped word, and after its `:`s.
+    #[test]
+    fn tilde_after_an_assignment_shaped_prefix() {
+        let w = words(r#"dd if=~/k P=a:~/b --file=~/z x=y=~/q 'if=~/s' n=\~/t"#);
+        let vals: Vec<&str> = w.iter().map(|w| w.value.as_str()).collect();
+        assert_eq!(
+            vals,
+            [
+                "dd",
+                "if=/h/k",
+                "P=a:/h/b",
+                "--file=~/z",
+                "x=y=~/q",
+                "if=~/s",
+                "n=~/t"
+            ]
+        );
     }
 
     #[test]

@@ -43,6 +43,8 @@ const TABLE: &[(&str, Kind, &[&str])] = &[
     ("fgrep", Input, &["-f", "--file"]),
     ("rg", Input, &["-f", "--file", "--ignore-file"]),
     ("sed", Input, &["-f", "--file"]),
+    ("date", Input, &["-f", "--file", "-r", "--reference"]),
+    ("hostname", Input, &["-F", "--file"]),
     ("awk", Input, &["-f", "--file"]),
     ("gawk", Input, &["-f", "--file"]),
     ("fd", Exec, &["-x", "--exec", "-X", "--exec-batch"]),

@@ -113,3 +113,71 @@ pub(super) fn openssl(j: &mut Judge, args: &[Word]) {
         );
     }
 }
+
+/// `date` and `hostname` print, unless told to set the clock or the host's name: `date -s`,
+/// `date MMDDhhmm` (an operand without `+`), `hostname NAME`, `hostname -F FILE`.
+pub(super) fn clock_or_name(j: &mut Judge, name: &str, args: &[Word]) {
+    // Options whose value is the next word when not attached.
+    let valued: &[&str] = match name {
+        "date" => &[
+            "-d",
+            "--date",
+            "-f",
+            "--file",
+            "-r",
+            "--reference",
+            "-s",
+            "--set",
+        ],
+        _ => &["-F", "--file"],
+    };
+    let sets_opt: &[char] = if name == "date" { &['s'] } else { &['F', 'b'] };
+    let mut sets = false;
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        let v = a.value.as_str();
+        i += 1;
+        if v == "--" {
+            sets |= args[i..]
+                .iter()
+                .any(|a| name != "date" || !a.value.starts_with('+'));
+            break;
+        }
+        if let Some(long) = v.strip_prefix("--") {
+            let opt = long.split_once('=').map_or(long, |(o, _)| o);
+            sets |= ["set", "file", "boot"]
+                .iter()
+                .any(|full| opt.len() >= 2 && full.starts_with(opt))
+                && !(name == "date" && opt.starts_with('f'));
+            i += usize::from(!long.contains('=') && valued.contains(&v));
+        } else if v.len() > 1 && v.starts_with('-') {
+            let shorts: Vec<char> = v.chars().skip(1).collect();
+            // `date -I[FMT]`: its value is only ever attached.
+            let optional = |c: &char| name == "date" && *c == 'I';
+            if let Some(p) = shorts.iter().position(optional) {
+                sets |= shorts[..p].iter().any(|c| sets_opt.contains(c));
+                continue;
+            }
+            let at = shorts
+                .iter()
+                .position(|c| valued.contains(&format!("-{c}").as_str()));
+            sets |= shorts[..at.map_or(shorts.len(), |p| p + 1)]
+                .iter()
+                .any(|c| sets_opt.contains(c));
+            i += usize::from(at.is_some_and(|p| p + 1 == shorts.len()));
+        } else {
+            sets |= name != "date" || !v.starts_with('+');
+        }
+    }
+    if sets {
+        let what = if name == "date" {
+            "sets the system clock"
+        } else {
+            "sets the host's name"
+        };
+        j.raise(
+            Class::Privilege,
+            format!("[shell.privilege.system] `{name}` {what}"),
+        );
+    }
+}

@@ -1,10 +1,11 @@
 //! `awk`: a program that runs commands or writes files.
 
+use super::Ctx;
 use crate::shell::Class;
 use crate::shell::classify::Judge;
 use crate::shell::words::Word;
 
-pub(super) fn awk(j: &mut Judge, args: &[Word]) {
+pub(super) fn awk(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
     // In every form getopt takes (`-fFILE`, `-nf FILE`, `--file=FILE`, `--fi=FILE`).
     let from_file = [
         "-f",
@@ -62,14 +63,44 @@ pub(super) fn awk(j: &mut Judge, args: &[Word]) {
             "[shell.exec-arg.awk] awk program runs commands (`system`, pipes)",
         );
     }
-    if compact.contains(">\"")
-        || compact.contains(">>")
-        || compact.contains(">(")
-        || compact.contains(">$")
+    let files = print_files(code);
+    for f in &files {
+        j.write(&Word::literal(f), c.cmd.cwd, c.w.ctx, "awk program writes");
+    }
+    if files.is_empty()
+        && (compact.contains(">\"")
+            || compact.contains(">>")
+            || compact.contains(">(")
+            || compact.contains(">$"))
     {
         j.raise(
             Class::OutsideWrite,
             "[shell.exec-arg.awk] awk program writes to files",
         );
     }
+}
+
+/// The files a `print` or `printf` statement redirects to by a string literal
+/// (`print > "out"`, `printf "%s", $1 >> "/tmp/x"`); a `>` outside such a statement compares.
+fn print_files(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for stmt in code.split([';', '{', '}', '\n']) {
+        let printing = stmt
+            .split(|ch: char| !ch.is_ascii_alphanumeric() && ch != '_')
+            .any(|w| w == "print" || w == "printf");
+        if !printing {
+            continue;
+        }
+        let mut rest = stmt;
+        while let Some(at) = rest.find('>') {
+            let after = rest[at + 1..].trim_start_matches('>').trim_start();
+            if let Some(lit) = after.strip_prefix('"')
+                && let Some(end) = lit.find('"')
+            {
+                out.push(lit[..end].to_string());
+            }
+            rest = &rest[at + 1..];
+        }
+    }
+    out
 }

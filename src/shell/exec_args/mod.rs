@@ -129,7 +129,7 @@ fn dispatch_named(
             }
         }
         "find" => find(j, c, args),
-        "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => awk(j, args),
+        "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => awk(j, &c, args),
         "sed" | "gsed" => sed(j, &c, args),
         "rg" | "ag" | "ack" | "ack-grep" => searcher_programs(j, name, args),
         "tar" | "gtar" | "bsdtar" => tar(j, &c, args),

@@ -326,8 +326,7 @@ impl Walker<'_> {
         let outcome = classify::classify(self, &cmd, scope);
         self.finish(outcome, scope);
         if argv.is_empty() {
-            let home = self.ctx.home.to_string_lossy().into_owned();
-            vars::assign(scope, &assigns, &home);
+            vars::assign(scope, &assigns);
         } else {
             vars::forget(scope, &argv);
         }

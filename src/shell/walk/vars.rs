@@ -31,9 +31,9 @@ fn name_ok(n: &str) -> bool {
 }
 
 /// The assignments of a command without words (`X=~/.netrc Y=$X`), in order: a literal value
-/// is remembered, with `~` expanded as the shell expands it after `=`; anything else (an
+/// is remembered, with `~` expanded as the shell expands it after `=` and `:`; anything else (an
 /// array, a substitution, an unknown expansion) forgets the variable.
-pub(crate) fn assign(scope: &mut Scope, assigns: &[Word], home: &str) {
+pub(crate) fn assign(scope: &mut Scope, assigns: &[Word]) {
     for a in assigns {
         let Some((name, raw_value)) = a.raw.split_once('=') else {
             continue;
@@ -45,18 +45,13 @@ pub(crate) fn assign(scope: &mut Scope, assigns: &[Word], home: &str) {
         if !name_ok(name) {
             continue;
         }
-        let value = a.value.split_once('=').map_or("", |(_, v)| v);
+        // The word's value has `~` expanded as the shell expands it after `=` and `:`.
+        let value = a.value.split_once('=').map_or("", |(_, v)| v).to_string();
         let known = !a.unknown && !a.subst && !raw_value.starts_with('(') && !append;
-        if !known || raw_value.contains(":~") {
+        if !known {
             scope.vars.remove(name);
             continue;
         }
-        let value = match raw_value.strip_prefix('~') {
-            Some(rest) if rest.is_empty() || rest.starts_with('/') => {
-                format!("{home}{}", value.get(1..).unwrap_or(""))
-            }
-            _ => value.to_string(),
-        };
         scope
             .vars
             .insert(name.to_string(), VarVal { value, glob: false });
