@@ -95,7 +95,7 @@ fn main() -> ExitCode {
     let mut ok = true;
     for (id, command, expect) in calls {
         let call = ToolCall::bash(id, command, caller.clone(), &loaded.workspace);
-        let r = rt.block_on(pipeline.run(call));
+        let r = rt.block_on(pipeline.submit(call));
         if r.ruling.decision.as_str() != expect {
             eprintln!(
                 "call {id}: expected {expect}, got {}",

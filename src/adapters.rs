@@ -136,7 +136,7 @@ pub fn serve(a: ServeArgs) -> ExitCode {
         profile: a.profile,
         terminal_idle: Duration::from_secs_f64(a.terminal_idle.clamp(0.0, 31_536_000.0)),
     };
-    run_session("serve", || {
+    session_runtime("serve", || {
         serve_session(
             &loaded,
             &opts,
@@ -147,9 +147,9 @@ pub fn serve(a: ServeArgs) -> ExitCode {
     })
 }
 
-/// Run a `serve` or `mcp` session on a runtime of its own: exit 125 when the runtime cannot
+/// A `serve` or `mcp` session on a runtime of its own: exit 125 when the runtime cannot
 /// start, 1 when the session fails, each with its cause on stderr.
-pub fn run_session<F, E>(name: &str, session: impl FnOnce() -> F) -> ExitCode
+pub fn session_runtime<F, E>(name: &str, session: impl FnOnce() -> F) -> ExitCode
 where
     F: std::future::Future<Output = Result<(), E>>,
     E: std::fmt::Display,

@@ -1,5 +1,5 @@
 //! The `mcp` subcommand: argument parsing only.
-use crate::adapters::{load_session, run_session};
+use crate::adapters::{load_session, session_runtime};
 use clap::Args;
 use sbx::mcp::{DEFAULT_MAX_OUTPUT_BYTES, McpOptions, serve_mcp};
 use std::path::PathBuf;
@@ -49,7 +49,7 @@ pub fn mcp(a: McpArgs) -> ExitCode {
         terminal_idle: Duration::from_secs_f64(a.terminal_idle.clamp(0.0, 31_536_000.0)),
         host_timeout: Duration::from_secs_f64(a.host_timeout.clamp(0.0, 86_400.0)),
     };
-    run_session("mcp", || {
+    session_runtime("mcp", || {
         serve_mcp(
             &loaded,
             &opts,

@@ -299,7 +299,7 @@ async fn run_with_hooks(
     for h in hooks {
         b = b.policy_hook(h);
     }
-    (b.build().run(call).await, exec)
+    (b.build().submit(call).await, exec)
 }
 
 const ALLOW_TESTS: &str =

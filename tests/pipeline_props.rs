@@ -201,7 +201,7 @@ proptest! {
             .insert_listener(0, Arc::new(Narrowing(d, narrow)))
             .approval(Arc::new(CallbackApproval(|_: &ApprovalRequest| ApprovalAnswer::AllowOnce)))
             .build();
-        let _ = rt().block_on(p.run(calls()[call].clone()));
+        let _ = rt().block_on(p.submit(calls()[call].clone()));
         for (_, caps) in exec.calls.lock().map(|c| c.clone()).unwrap_or_default() {
             prop_assert!(caps.get().is_subset_of(&profile));
         }
@@ -255,7 +255,7 @@ proptest! {
             for &i in order {
                 b = b.guard(Arc::new(G(guards[i].0.clone(), guards[i].1.clone())));
             }
-            let r = rt().block_on(b.build().run(bash("cargo test")));
+            let r = rt().block_on(b.build().submit(bash("cargo test")));
             (r.ruling, exec.runs())
         };
         let natural: Vec<usize> = (0..guards.len()).collect();
@@ -286,7 +286,7 @@ proptest! {
             .listeners(listeners)
             .approval(Arc::new(CallbackApproval(|_: &ApprovalRequest| ApprovalAnswer::AllowOnce)))
             .build();
-        let r = rt().block_on(p.run(bash("cargo test")));
+        let r = rt().block_on(p.submit(bash("cargo test")));
         if reached {
             prop_assert_eq!(r.ruling.decision, Decision::Deny);
             prop_assert_eq!(exec.runs(), 0);

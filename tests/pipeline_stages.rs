@@ -93,7 +93,7 @@ async fn listeners_first_decision_wins_and_order_matters() {
             Arc::new(Fixed("d", Some(Decision::Deny))),
         ])
         .build();
-    let r = allow_first.run(bash("frobnicate")).await;
+    let r = allow_first.submit(bash("frobnicate")).await;
     assert_eq!(
         (r.ruling.decision, r.ruling.by.as_str()),
         (Decision::Allow, "a")
@@ -111,7 +111,7 @@ async fn listeners_first_decision_wins_and_order_matters() {
             Arc::new(Fixed("a", Some(Decision::Allow))),
         ])
         .build();
-    let r = deny_first.run(bash("frobnicate")).await;
+    let r = deny_first.submit(bash("frobnicate")).await;
     assert_eq!(
         (r.ruling.decision, r.ruling.by.as_str()),
         (Decision::Deny, "d")
@@ -123,7 +123,7 @@ async fn listeners_first_decision_wins_and_order_matters() {
 async fn default_waterfall_order_and_rules() {
     let exec = Arc::new(FakeExecutor::ok(""));
     let p = builder(&exec).build();
-    let r = p.run(bash("git push --force origin")).await;
+    let r = p.submit(bash("git push --force origin")).await;
     assert_eq!(
         (r.ruling.decision, r.ruling.stage, r.ruling.rule.as_deref()),
         (
@@ -140,13 +140,13 @@ async fn default_waterfall_order_and_rules() {
         matches!(&r.ruling.source, Some(sbx::provenance::Provenance::Rule(s))
             if s.kind == sbx::policy::SourceKind::User && s.file == "user.toml")
     );
-    let r = p.run(bash("cargo test --all")).await;
+    let r = p.submit(bash("cargo test --all")).await;
     assert_eq!(
         (r.ruling.decision, r.ruling.stage),
         (Decision::Allow, Stage::Rules)
     );
     // Built-in deny rules decide in the managed-deny listener, before the rule set.
-    let r = p.run(bash("mkfs /dev/sda1")).await;
+    let r = p.submit(bash("mkfs /dev/sda1")).await;
     assert_eq!(
         (r.ruling.decision, r.ruling.stage),
         (Decision::Deny, Stage::ManagedDeny)
@@ -164,12 +164,12 @@ async fn guards_run_only_when_allowed_including_approved_asks() {
         .guard(Arc::new(CountingGuard("g", None, n.clone())))
         .approval(answer(ApprovalAnswer::AllowOnce))
         .build();
-    p.run(bash("cargo test")).await; // allowed by rule
+    p.submit(bash("cargo test")).await; // allowed by rule
     assert_eq!(n.load(Ordering::SeqCst), 1);
-    let r = p.run(bash("git push origin")).await; // ask, approved
+    let r = p.submit(bash("git push origin")).await; // ask, approved
     assert_eq!(r.ruling.decision, Decision::Allow);
     assert_eq!(n.load(Ordering::SeqCst), 2);
-    p.run(bash("git push --force x")).await; // denied: guards not consulted
+    p.submit(bash("git push --force x")).await; // denied: guards not consulted
     assert_eq!(n.load(Ordering::SeqCst), 2);
 }
 
@@ -186,8 +186,8 @@ async fn a_guard_denial_is_final_and_guard_order_does_not_matter() {
     };
     let (p1, e1) = mk([("a", None), ("b", Some("no b")), ("c", Some("no c"))]);
     let (p2, e2) = mk([("c", Some("no c")), ("b", Some("no b")), ("a", None)]);
-    let r1 = p1.run(bash("cargo test")).await;
-    let r2 = p2.run(bash("cargo test")).await;
+    let r1 = p1.submit(bash("cargo test")).await;
+    let r2 = p2.submit(bash("cargo test")).await;
     assert_eq!(r1.ruling, r2.ruling);
     assert_eq!(
         (r1.ruling.decision, r1.ruling.stage, r1.ruling.by.as_str()),
@@ -201,7 +201,7 @@ async fn a_guard_denial_is_final_and_guard_order_does_not_matter() {
 #[tokio::test]
 async fn no_approval_channel_means_deny() {
     let exec = Arc::new(FakeExecutor::ok(""));
-    let r = builder(&exec).build().run(bash("git push origin")).await;
+    let r = builder(&exec).build().submit(bash("git push origin")).await;
     assert_eq!(
         (r.ruling.decision, r.ruling.stage),
         (Decision::Deny, Stage::Approval)
@@ -221,13 +221,13 @@ async fn allow_once_is_not_remembered_and_deny_denies() {
             ApprovalAnswer::AllowOnce
         })))
         .build();
-    p.run(bash("git push origin")).await;
-    p.run(bash("git push origin")).await;
+    p.submit(bash("git push origin")).await;
+    p.submit(bash("git push origin")).await;
     assert_eq!((asked.load(Ordering::SeqCst), exec.runs()), (2, 2));
     let d = builder(&exec)
         .approval(answer(ApprovalAnswer::Deny(Some("not now".into()))))
         .build();
-    let r = d.run(bash("git push origin")).await;
+    let r = d.submit(bash("git push origin")).await;
     assert_eq!(
         (r.ruling.decision, r.ruling.reason.as_str()),
         (Decision::Deny, "not now")
@@ -250,8 +250,8 @@ async fn allow_for_session_covers_the_exact_call_in_that_session_only() {
             }
         })))
         .build();
-    p.run(bash("git push origin")).await;
-    let again = p.run(bash("git push origin")).await;
+    p.submit(bash("git push origin")).await;
+    let again = p.submit(bash("git push origin")).await;
     // An ask rule sits before session grants in the waterfall: it asks again.
     assert_eq!(again.ruling.stage, Stage::Approval);
     assert!(
@@ -261,13 +261,13 @@ async fn allow_for_session_covers_the_exact_call_in_that_session_only() {
             .any(|t| t.by == "rules" && t.outcome == "ask")
     );
     // Grants cover calls that fell through to the default ask.
-    p.run(edit("src/a.rs")).await;
-    let r = p.run(edit("src/a.rs")).await;
+    p.submit(edit("src/a.rs")).await;
+    let r = p.submit(edit("src/a.rs")).await;
     assert_eq!(
         (r.ruling.decision, r.ruling.stage),
         (Decision::Allow, Stage::SessionGrant)
     );
-    let other = p.run(edit("src/b.rs")).await;
+    let other = p.submit(edit("src/b.rs")).await;
     assert_eq!(other.ruling.stage, Stage::Approval);
     let other_session = ToolCall::new(
         "c2",
@@ -279,7 +279,7 @@ async fn allow_for_session_covers_the_exact_call_in_that_session_only() {
         },
         WS,
     );
-    assert_eq!(p.run(other_session).await.ruling.stage, Stage::Approval);
+    assert_eq!(p.submit(other_session).await.ruling.stage, Stage::Approval);
 }
 
 #[tokio::test]
@@ -297,12 +297,12 @@ async fn a_session_grant_may_cover_one_mcp_server() {
             },
         )))
         .build();
-    p.run(tool("mcp__gh__list", serde_json::json!({}))).await;
+    p.submit(tool("mcp__gh__list", serde_json::json!({}))).await;
     let r = p
-        .run(tool("mcp__gh__create", serde_json::json!({"t": 1})))
+        .submit(tool("mcp__gh__create", serde_json::json!({"t": 1})))
         .await;
     assert_eq!(r.ruling.stage, Stage::SessionGrant);
-    let r = p.run(tool("mcp__db__drop", serde_json::json!({}))).await;
+    let r = p.submit(tool("mcp__db__drop", serde_json::json!({}))).await;
     assert_eq!(r.ruling.stage, Stage::Approval);
 }
 
@@ -314,7 +314,7 @@ async fn a_scope_that_was_not_offered_denies() {
             GrantScope::McpServer("x".into()),
         )))
         .build();
-    let r = p.run(edit("src/a.rs")).await;
+    let r = p.submit(edit("src/a.rs")).await;
     assert_eq!(r.ruling.decision, Decision::Deny);
 }
 
@@ -329,7 +329,7 @@ async fn timeout_wrapper_cancels_the_run() {
     let p = builder(&exec)
         .wrapper(Arc::new(Timeout(Duration::from_millis(20))))
         .build();
-    let r = p.run(bash("cargo test")).await;
+    let r = p.submit(bash("cargo test")).await;
     assert!(
         r.is_error && r.content.contains("timed out"),
         "{}",
@@ -349,7 +349,7 @@ async fn retry_only_failures_to_start() {
             backoff: Duration::from_millis(1),
         }))
         .build();
-    let r = p.run(bash("cargo test")).await;
+    let r = p.submit(bash("cargo test")).await;
     assert!(!r.is_error, "{}", r.content);
     assert_eq!(exec.runs(), 3);
     assert_eq!(metrics.runs.load(Ordering::SeqCst), 1);
@@ -364,7 +364,7 @@ async fn retry_only_failures_to_start() {
             backoff: Duration::ZERO,
         }))
         .build();
-    let r = p.run(bash("cargo test")).await;
+    let r = p.submit(bash("cargo test")).await;
     assert!(r.is_error);
     assert_eq!(failing.runs(), 1);
 }
@@ -372,7 +372,7 @@ async fn retry_only_failures_to_start() {
 #[tokio::test]
 async fn the_executor_gets_the_frozen_call_and_the_profile_set() {
     let exec = Arc::new(FakeExecutor::ok(""));
-    builder(&exec).build().run(bash("cargo test -q")).await;
+    builder(&exec).build().submit(bash("cargo test -q")).await;
     let calls = exec.calls.lock().map(|c| c.clone()).unwrap_or_default();
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0].0.argv, vec!["bash", "-c", "cargo test -q"]);
@@ -396,7 +396,7 @@ async fn post_execute_accept_replace_and_block() {
     let exec = Arc::new(FakeExecutor::ok("secret output"));
     let run = |a: PostAction| {
         let p = builder(&exec).post(Arc::new(Post(a))).build();
-        async move { p.run(bash("cargo test")).await }
+        async move { p.submit(bash("cargo test")).await }
     };
     let r = run(PostAction::Accept).await;
     assert_eq!((r.content.as_str(), r.is_error), ("secret output", false));
@@ -438,9 +438,9 @@ async fn denials_unknown_tools_and_failures_are_error_results_seen_by_post_and_o
             "post ran"
         )))))
         .build();
-    let denied = p.run(bash("git push --force x")).await;
-    let unknown = p.run(tool("Frobnicate", serde_json::json!({}))).await;
-    let failed = p.run(bash("cargo test")).await;
+    let denied = p.submit(bash("git push --force x")).await;
+    let unknown = p.submit(tool("Frobnicate", serde_json::json!({}))).await;
+    let failed = p.submit(bash("cargo test")).await;
     for r in [&denied, &unknown, &failed] {
         assert!(r.is_error);
         assert_eq!(r.value, serde_json::json!("post ran"));
@@ -473,8 +473,8 @@ async fn audit_log_writes_a_call_event_and_a_result_line() {
     let p = builder(&exec)
         .observer(Arc::new(AuditLog::new(Box::new(buf.clone()))))
         .build();
-    p.run(bash("git push --force x")).await;
-    p.run(bash("cargo test")).await;
+    p.submit(bash("git push --force x")).await;
+    p.submit(bash("cargo test")).await;
     let text =
         String::from_utf8(buf.0.lock().map(|v| v.clone()).unwrap_or_default()).unwrap_or_default();
     let lines: Vec<serde_json::Value> = text
@@ -524,7 +524,7 @@ async fn a_failing_listener_denies_even_if_another_swallows_it() {
                 Arc::new(Fixed("a", Some(Decision::Allow))),
             ])
             .build();
-        let r = p.run(bash("cargo test")).await;
+        let r = p.submit(bash("cargo test")).await;
         if kind == "slow" {
             // The slow listener does not fail on its own; the waterfall overran its budget.
             assert_eq!(r.ruling.decision, Decision::Deny, "{kind}: {:?}", r.ruling);
@@ -548,7 +548,7 @@ async fn a_failing_guard_denies() {
         let p = builder(&exec)
             .guard(Arc::new(CountingGuard("g", Some(kind), n)))
             .build();
-        let r = p.run(bash("cargo test")).await;
+        let r = p.submit(bash("cargo test")).await;
         assert_eq!(
             (r.ruling.decision, r.ruling.stage),
             (Decision::Deny, Stage::Guard),
@@ -573,7 +573,7 @@ async fn a_failing_approval_channel_denies() {
     let r = builder(&exec)
         .approval(Arc::new(Broken))
         .build()
-        .run(bash("git push x"))
+        .submit(bash("git push x"))
         .await;
     assert_eq!(r.ruling.decision, Decision::Deny);
     assert_eq!(exec.runs(), 0);
@@ -612,7 +612,7 @@ async fn a_listener_or_guard_that_hangs_denies_the_call() {
         .listeners(vec![Arc::new(Hanging)])
         .listener_budget(Duration::from_millis(50))
         .build();
-    let r = listener.run(bash("git diff x")).await;
+    let r = listener.submit(bash("git diff x")).await;
     assert_eq!(
         (r.ruling.decision, r.ruling.by.as_str()),
         (Decision::Deny, "timeout"),
@@ -624,7 +624,7 @@ async fn a_listener_or_guard_that_hangs_denies_the_call() {
         .guard(Arc::new(Hanging))
         .guard_budget(Duration::from_millis(50))
         .build();
-    let r = guarded.run(bash("git diff x")).await;
+    let r = guarded.submit(bash("git diff x")).await;
     assert_eq!(
         (r.ruling.decision, r.ruling.stage),
         (Decision::Deny, Stage::Guard),
@@ -633,7 +633,7 @@ async fn a_listener_or_guard_that_hangs_denies_the_call() {
     );
     // The same calls without the hanging stages are allowed and run.
     let plain = builder(&exec).build();
-    let r = plain.run(bash("git diff x")).await;
+    let r = plain.submit(bash("git diff x")).await;
     assert_eq!(r.ruling.decision, Decision::Allow);
     assert_eq!(exec.runs(), 1);
 }

@@ -6,7 +6,7 @@
 use super::Prepared;
 use super::command::start_command;
 use super::messages::{ChildFds, Message, MessageKind, Step, errno, or_fail, send_all, write_file};
-use super::setup::{add_late_rules, hand_over_listener, loopback_up, run_mount_ops};
+use super::setup::{add_late_rules, apply_mount_ops, hand_over_listener, loopback_up};
 use libc::c_int;
 use std::os::fd::AsRawFd;
 
@@ -290,7 +290,7 @@ unsafe fn identity_and_cgroups(p: &Prepared, msgs: c_int) {
 unsafe fn namespace_setup(p: &mut Prepared, f: &mut ChildFds, msgs: c_int) {
     // SAFETY: raw syscalls on prepared data.
     unsafe {
-        run_mount_ops(&p.mount_ops, &mut p.slots, msgs);
+        apply_mount_ops(&p.mount_ops, &mut p.slots, msgs);
         if let Some(rs) = &p.ruleset {
             add_late_rules(rs.as_raw_fd(), &p.late_rules, msgs);
         }

@@ -65,7 +65,7 @@ struct MountAttr {
 }
 
 /// Run the mount operations in order; the first failure is reported and the init exits.
-pub(super) unsafe fn run_mount_ops(ops: &[Op], slots: &mut [c_int], msgs: c_int) {
+pub(super) unsafe fn apply_mount_ops(ops: &[Op], slots: &mut [c_int], msgs: c_int) {
     for op in ops {
         // SAFETY: every pointer comes from a CString owned by `ops` or a literal.
         unsafe { run_mount_op(op, slots, msgs) }

@@ -262,7 +262,7 @@ impl Session {
                 rule: d.ruling.rule.clone(),
                 source: d.ruling.source.as_ref().map(ToString::to_string),
             });
-            let r = pipeline.run(call).await;
+            let r = pipeline.submit(call).await;
             executor.forget(&id);
             if let Ok(mut m) = running.lock() {
                 m.remove(&id);

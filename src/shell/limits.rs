@@ -117,7 +117,7 @@ fn clip(s: &str) -> String {
     out
 }
 
-pub(crate) fn run_guarded(command: &str, ctx: &ShellContext) -> Analysis {
+pub(crate) fn analyse_guarded(command: &str, ctx: &ShellContext) -> Analysis {
     if command.len() > MAX_INPUT_BYTES {
         return Analysis::from_segments(vec![opaque(
             &clip(command),

@@ -233,7 +233,7 @@ impl Analysis {
 
 /// Analyse a Bash command string. Never panics; anything not understood is Ask.
 pub fn analyze(command: &str, ctx: &ShellContext) -> Analysis {
-    limits::run_guarded(command, ctx)
+    limits::analyse_guarded(command, ctx)
 }
 
 #[cfg(test)]

@@ -167,8 +167,9 @@ impl Pipeline {
             && self.outlook.missing.is_empty()
     }
 
-    /// Run one call through every stage. Never fails: every outcome is a [`CallResult`].
-    pub async fn run(&self, call: ToolCall) -> CallResult {
+    /// Submit one call to every stage, and to the executor when they allow it. Never fails:
+    /// every outcome is a [`CallResult`].
+    pub async fn submit(&self, call: ToolCall) -> CallResult {
         let start = Instant::now();
         let call = Arc::new(call);
         notify_call(&self.observers, &call);
