@@ -155,7 +155,7 @@ fn subcommand(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
         "gc" | "prune" | "reflog" | "update-ref" | "filter-branch" | "filter-repo" | "replace" => {
             rewrites(j, s)
         }
-        "config" => config(j, s.rest),
+        "config" => config(j, s),
         "push" => push(j, s),
         n if NETWORK.contains(&n) => network(j, s),
         n if WRITE.contains(&n) => records(j, s),
@@ -216,6 +216,13 @@ const BRANCH_CHANGES: &[&str] = &[
 /// `git remote`, `git stash` and `git worktree`, by their verb.
 fn verbs(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
     match (s.name, s.verb(if s.name == "stash" { "push" } else { "" })) {
+        ("remote", "show") if s.operand(1).is_some() && !s.has(&["-n"]) => {
+            j.t.network = true;
+            j.raise(
+                Class::Network,
+                "[shell.network.git] `git remote show NAME` asks the remote",
+            );
+        }
         ("remote", "" | "show" | "get-url") | ("stash", "list" | "show") => {}
         ("worktree", "list" | "") => {}
         ("remote", "update" | "prune") => {
@@ -382,6 +389,59 @@ fn records(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
         );
     }
     s.write(j, "records changes");
+    unseen_effects(j, s);
+}
+
+/// What subcommands do beyond the paths their command line names. `git apply` writes the
+/// files its patch names and `git read-tree -u` a tree's: the work tree is a write the plan and
+/// the later stages see, so that a protected file among them is not let through the read-only
+/// fast path. `git maintenance` registers the repository in the user's global configuration
+/// and the system scheduler; `git archive --remote` fetches.
+fn unseen_effects(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
+    let (cwd, ctx) = (s.c.cmd.cwd, s.c.w.ctx);
+    let reports = ["--check", "--stat", "--numstat", "--summary"];
+    match s.name {
+        "apply" if !s.has(&reports) => {
+            if s.has(&["--unsafe-paths"]) {
+                j.raise(
+                    Class::OutsideWrite,
+                    "[shell.git.apply] `git apply --unsafe-paths` writes where the patch says",
+                );
+            }
+            let dirs = crate::shell::commands::outputs::getopt_values(s.rest, &["--directory"]);
+            let here = Word::literal(".");
+            let roots = if dirs.is_empty() { vec![here] } else { dirs };
+            for d in &roots {
+                j.write(
+                    d,
+                    cwd,
+                    ctx,
+                    "`git apply` writes the files its patch names, under",
+                );
+            }
+        }
+        "read-tree" if s.has(&["-u"]) => {
+            j.write(
+                &Word::literal("."),
+                cwd,
+                ctx,
+                "`git read-tree -u` writes a tree into",
+            );
+        }
+        "archive" if s.rest.iter().any(|a| a.value.starts_with("--remote")) => {
+            j.t.network = true;
+            j.raise(
+                Class::Network,
+                "[shell.network.git] `git archive --remote` talks to a remote",
+            );
+        }
+        "maintenance" if !s.has(&["run"]) => j.raise(
+            Class::ConfigChange,
+            "[shell.git.maintenance] `git maintenance` changes the global configuration and \
+             schedules jobs",
+        ),
+        _ => {}
+    }
 }
 
 /// Subcommands that run hooks (`pre-commit`, `commit-msg`, `post-merge`, `pre-rebase`,
@@ -399,7 +459,12 @@ fn config_pair(j: &mut Judge, kv: &Word, via: &str) {
     }
 }
 
-fn config(j: &mut Judge, rest: &[Word]) {
+fn config(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
+    let rest = s.rest;
+    // The file it reads or writes, in every form (`-f FILE`, `-fFILE`, `-lf FILE`).
+    for f in crate::shell::commands::outputs::getopt_values(rest, &["-f", "--file"]) {
+        j.read(&f, s.c.cmd.cwd, s.c.w.ctx);
+    }
     let read_flags = [
         "--get",
         "--get-all",
@@ -411,6 +476,27 @@ fn config(j: &mut Judge, rest: &[Word]) {
         "get",
         "list",
     ];
+    let changes = [
+        "--unset",
+        "--unset-all",
+        "--remove-section",
+        "--rename-section",
+        "--replace-all",
+        "--add",
+        "-e",
+        "--edit",
+        "unset",
+        "remove-section",
+        "rename-section",
+        "edit",
+    ];
+    if rest.iter().any(|a| changes.contains(&a.value.as_str())) {
+        j.raise(
+            Class::ConfigChange,
+            "[shell.git.config] `git config` removes or rewrites settings",
+        );
+        return;
+    }
     if rest.iter().any(|a| read_flags.contains(&a.value.as_str())) {
         return;
     }

@@ -60,6 +60,7 @@ fn module_run(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, module: &str, rest
             format!("[shell.build] `{name} -m {module}`"),
         ),
         "pip" | "ensurepip" => {
+            shadowed(j, c, name, module);
             if !matches!(
                 first_op(rest),
                 "list" | "show" | "freeze" | "check" | "--version"
@@ -75,7 +76,14 @@ fn module_run(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, module: &str, rest
                 j.write(a, c.cmd.cwd, c.w.ctx, "virtual environment");
             }
         }
-        "json.tool" | "tabnanny" | "pydoc" | "site" | "platform" | "sysconfig" => {}
+        "json.tool" | "tabnanny" | "pydoc" | "site" | "platform" | "sysconfig" => {
+            shadowed(j, c, name, module);
+            if module == "json.tool"
+                && let Some(out) = operands(rest).get(1)
+            {
+                j.output(out, c.cmd.cwd, c.w.ctx, "json.tool output");
+            }
+        }
         "http.server" | "smtpd" | "ftplib" => {
             j.t.network = true;
             j.raise(
@@ -87,6 +95,26 @@ fn module_run(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, module: &str, rest
             Class::ScriptRun,
             format!("[shell.script] `{name} -m {module}` runs a module"),
         ),
+    }
+}
+
+/// `python -m MODULE` puts the working directory first on the import path: a `MODULE/` or
+/// `MODULE.py` there (the module's first component) runs instead of the standard library's.
+fn shadowed(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, module: &str) {
+    let top = module.split('.').next().unwrap_or(module);
+    let dirs = c.cmd.cwd.clone().unwrap_or_default();
+    let here = dirs.is_empty()
+        || dirs.iter().any(|d| {
+            d.join(top).symlink_metadata().is_ok()
+                || d.join(format!("{top}.py")).symlink_metadata().is_ok()
+        });
+    if here {
+        j.raise(
+            Class::ScriptRun,
+            format!(
+                "[shell.script] `{name} -m {module}` imports `{top}` from the working directory"
+            ),
+        );
     }
 }
 

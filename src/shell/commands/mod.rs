@@ -1,6 +1,7 @@
 //! Rules for named commands: toolchains, package managers, writers,
 //! destructive commands, network clients, privilege, and inspection.
 
+mod formatters;
 mod interpreters;
 pub(crate) mod option_table;
 pub(crate) mod outputs;
@@ -106,6 +107,10 @@ pub(crate) fn classify_named(
         "dpkg" | "rpm" => system_packages(j, name, args),
         "docker" | "podman" | "nerdctl" => containers(j, name, args),
         "openssl" => openssl(j, args),
+        "yq" | "gofmt" | "clang-format" => {
+            formatters::judge(j, c, name, args);
+            system(j, name, args);
+        }
         n => system(j, n, args),
     }
 }

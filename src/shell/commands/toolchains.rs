@@ -41,11 +41,18 @@ pub(super) fn go(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
         outputs::judge(j, c, args, &["-o"], "go output");
     }
     match first_op(args) {
-        "version" | "env" | "list" | "doc" | "help" | "" => {}
-        "fmt" => j.raise(
-            Class::WorkspaceWrite,
-            "[shell.build.go] `go fmt` rewrites sources",
+        "env" if args.iter().any(|a| matches!(a.value.as_str(), "-w" | "-u")) => j.raise(
+            Class::ConfigChange,
+            "[shell.config.go] `go env -w` changes the user's Go configuration",
         ),
+        "version" | "env" | "list" | "doc" | "help" | "" => {}
+        "fmt" => {
+            j.raise(
+                Class::WorkspaceWrite,
+                "[shell.build.go] `go fmt` rewrites sources",
+            );
+            super::formatters::go_fmt(j, c, args);
+        }
         "build" | "test" | "vet" | "run" | "generate" | "tool" => {
             j.raise(Class::BuildTest, "[shell.build.go] go toolchain")
         }
@@ -102,6 +109,7 @@ pub(super) fn build_tool(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &
             j.output(&out, cwd, ctx, "compiler output");
         }
     }
+    super::formatters::judge(j, c, name, args);
 }
 
 /// A task runner runs the project's recipes. Only help and version output skip the project
@@ -201,12 +209,15 @@ pub(super) fn cargo(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
         // Inspection that runs no project code: no build script, no proc macro.
         "tree" | "metadata" | "verify-project" | "locate-project" | "pkgid" | "version"
         | "help" | "" => {}
-        "fmt" => j.raise(
-            Class::WorkspaceWrite,
-            "[shell.build.cargo] `cargo fmt` rewrites sources",
-        ),
+        "fmt" => {
+            j.raise(
+                Class::WorkspaceWrite,
+                "[shell.build.cargo] `cargo fmt` rewrites sources",
+            );
+            super::formatters::cargo_fmt(j, c, args);
+        }
         "build" | "b" | "check" | "c" | "test" | "t" | "clippy" | "doc" | "d" | "bench" | "run"
-        | "r" | "nextest" | "miri" | "expand" | "llvm-cov" | "udeps" | "deny" | "audit"
+        | "r" | "fix" | "nextest" | "miri" | "expand" | "llvm-cov" | "udeps" | "deny" | "audit"
         | "machete" => j.raise(
             Class::BuildTest,
             format!("[shell.build.cargo] `cargo {sub}` builds or runs project code"),
@@ -227,7 +238,7 @@ pub(super) fn cargo(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
                 format!("[shell.network] `cargo {sub}` talks to a registry"),
             )
         }
-        "new" | "init" | "generate-lockfile" | "vendor" | "fix" => j.raise(
+        "new" | "init" | "generate-lockfile" | "vendor" => j.raise(
             Class::WorkspaceWrite,
             format!("[shell.build.cargo] `cargo {sub}` writes in the project"),
         ),

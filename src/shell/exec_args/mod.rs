@@ -23,6 +23,38 @@ use tar::tar;
 pub(crate) use find::is_critical_word;
 pub(crate) use shells::{inline_code, stdin_code};
 
+/// Programs whose appended arguments (`xargs NAME`) can only be files they read or print:
+/// fed by a literal `echo`, those words are judged as reads.
+const XARGS_READERS: &[&str] = &[
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "ls",
+    "stat",
+    "file",
+    "du",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "more",
+    "diff",
+    "cmp",
+    "jq",
+    "nl",
+    "od",
+    "hexdump",
+];
+
 pub(crate) struct Ctx<'x, 'w, 'c> {
     pub w: &'x mut Walker<'w>,
     pub cmd: &'x Cmd<'c>,
@@ -55,9 +87,12 @@ pub(crate) fn dispatch(
             scope: c.scope,
         };
         dispatch_named(&mut probe, inner, name, args, new_cwd);
-        // The appended arguments are not visible: anything beyond
-        // inspection is asked about.
-        if probe.class != Class::ReadOnly {
+        // The appended arguments are not visible: anything beyond inspection by a program
+        // whose operands are only ever files it reads is asked about (`xargs sort F` gets
+        // `-o FILE`, `xargs tee` and `xargs touch` write what they are given).
+        let inert = matches!(name, "echo" | "printf" | "true" | "false");
+        let reader = XARGS_READERS.contains(&name);
+        if probe.class != Class::ReadOnly || !(reader || inert) {
             j.raise(probe.class, probe.reason.clone());
             j.raise(
                 Class::Opaque,
@@ -68,8 +103,7 @@ pub(crate) fn dispatch(
             );
         }
         j.t = probe.t;
-        j.t.xargs_reader =
-            probe.class == Class::ReadOnly && !matches!(name, "echo" | "printf" | "true" | "false");
+        j.t.xargs_reader = probe.class == Class::ReadOnly && reader;
         j.reparse = probe.reparse;
         return;
     }

@@ -82,7 +82,16 @@ impl Walker<'_> {
                 .flat_map(|t| t.split_whitespace())
                 .flat_map(|w| words_at(w, &scope.cwd))
                 .collect();
+            let options = producer
+                .prints
+                .iter()
+                .flat_map(|t| t.split_whitespace())
+                .any(|w| w.starts_with('-'));
             for s in self.out.get_mut(stage.0..stage.1).unwrap_or(&mut []) {
+                if s.t.xargs_reader && options {
+                    // Options it is fed change what it does: leave it to `cross_rules`.
+                    continue;
+                }
                 if s.t.xargs_reader {
                     s.t.xargs_reader = false;
                     // A recursive reader (it has trees) walks what it is given.
