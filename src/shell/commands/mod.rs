@@ -102,7 +102,7 @@ pub(crate) fn classify_named(
         }
         "nc" | "ncat" | "netcat" | "socat" | "telnet" => socket_client(j, name, args),
         "systemctl" | "service" => services(j, name, args),
-        "journalctl" | "lsof" | "ss" | "netstat" => {}
+        "journalctl" | "lsof" | "ss" | "netstat" => system::inspectors(j, name, args),
         "ip" => ip(j, args),
         "dpkg" | "rpm" => system_packages(j, name, args),
         "docker" | "podman" | "nerdctl" => containers(j, name, args),

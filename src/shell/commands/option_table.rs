@@ -29,6 +29,13 @@ const TABLE: &[(&str, Kind, &[&str])] = &[
     ("shuf", Output, &["-o", "--output"]),
     ("iconv", Output, &["-o", "--output"]),
     ("less", Output, &["-o", "-O", "--log-file", "--LOG-FILE"]),
+    // A lesskey file's `#env` section sets `LESSOPEN=|cmd %s`, a shell command less runs on
+    // every file, and its `#command` section binds keys to shell escapes.
+    (
+        "less",
+        Exec,
+        &["-k", "--lesskey-file", "--lesskey-src", "--lesskey-content"],
+    ),
     ("tree", Output, &["-o"]),
     ("info", Output, &["-o", "--output"]),
     ("strace", Output, &["-o", "--output"]),
@@ -38,6 +45,9 @@ const TABLE: &[(&str, Kind, &[&str])] = &[
     ("ln", Output, &["-t", "--target-directory"]),
     ("unzip", Output, &["-d"]),
     ("ltrace", Output, &["-o", "--output"]),
+    ("ss", Output, &["-D", "--diag"]),
+    ("journalctl", Output, &["--cursor-file"]),
+    ("ss", Input, &["-F", "--filter"]),
     ("grep", Input, &["-f", "--file"]),
     ("egrep", Input, &["-f", "--file"]),
     ("fgrep", Input, &["-f", "--file"]),
@@ -100,6 +110,9 @@ pub(crate) fn judge(j: &mut Judge, name: &str, args: &[Word], cwd: &Cwd, ctx: &S
     if name == "git" {
         git_message_files(j, args, cwd, ctx);
     }
+    if matches!(name, "less" | "more") {
+        pager_commands(j, name, args);
+    }
     if name == "dd" {
         // `if=FILE` is read (`of=FILE`, the write, is judged with the destructive commands).
         for a in args {
@@ -152,5 +165,26 @@ fn ssh_commands(j: &mut Judge, name: &str, args: &[Word]) {
                 ),
             );
         }
+    }
+}
+
+/// `less +CMD` (and `++CMD`) runs CMD when a file opens: `!` and `|` run a shell command, `v`
+/// an editor, which can run anything.
+fn pager_commands(j: &mut Judge, name: &str, args: &[Word]) {
+    let runs = args.iter().find(|a| {
+        let cmd = a
+            .value
+            .strip_prefix('+')
+            .map(|c| c.strip_prefix('+').unwrap_or(c));
+        cmd.is_some_and(|c| c.starts_with(['!', '|', 'v']))
+    });
+    if let Some(a) = runs {
+        j.raise(
+            Class::Opaque,
+            format!(
+                "[shell.exec-arg.{name}] `{name} {}` runs a command when a file opens",
+                a.display
+            ),
+        );
     }
 }

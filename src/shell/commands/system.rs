@@ -2,6 +2,7 @@
 //! network settings, system packages, containers and `openssl`.
 
 use super::first_op;
+use super::outputs::getopt_values;
 use crate::shell::Class;
 use crate::shell::classify::Judge;
 use crate::shell::words::Word;
@@ -29,6 +30,14 @@ pub(super) fn socket_client(j: &mut Judge, name: &str, args: &[Word]) {
 }
 
 pub(super) fn services(j: &mut Judge, name: &str, args: &[Word]) {
+    if name == "systemctl" && !getopt_values(args, &["-H", "--host", "-M", "--machine"]).is_empty()
+    {
+        j.t.network = true;
+        j.raise(
+            Class::Network,
+            "[shell.network] `systemctl -H`/`-M` acts on another host (over ssh) or machine",
+        );
+    }
     if !matches!(
         first_op(args),
         "status"
@@ -47,17 +56,216 @@ pub(super) fn services(j: &mut Judge, name: &str, args: &[Word]) {
     }
 }
 
+/// `ss`, `journalctl`, `lsof` and `netstat` inspect, but `ss -K` closes the sockets it lists,
+/// and journalctl's maintenance options delete, rotate, flush or re-key the journal.
+pub(super) fn inspectors(j: &mut Judge, name: &str, args: &[Word]) {
+    let (change, what) = match name {
+        "ss" => (args.iter().find(|a| ss_kills(&a.value)), "closes sockets"),
+        "journalctl" => (
+            args.iter().find(|a| journal_maintenance(&a.value)),
+            "deletes, rotates or moves the system journal",
+        ),
+        _ => (None, ""),
+    };
+    if let Some(a) = change {
+        j.raise(
+            Class::Privilege,
+            format!("[shell.privilege] `{name} {}` {what}", a.display),
+        );
+    }
+}
+
+/// `ss -K`, in a bundle (`-tK`) before any option that takes a value, or `--kill` shortened.
+fn ss_kills(v: &str) -> bool {
+    if let Some(long) = v.strip_prefix("--") {
+        return !long.is_empty() && "kill".starts_with(long);
+    }
+    v.strip_prefix('-').is_some_and(|body| {
+        body.chars()
+            .take_while(|c| !"fAFND".contains(*c))
+            .any(|c| c == 'K')
+    })
+}
+
+/// journalctl's options that change the journal, by any prefix getopt takes for them.
+fn journal_maintenance(v: &str) -> bool {
+    const CHANGES: &[&str] = &[
+        "vacuum-size",
+        "vacuum-time",
+        "vacuum-files",
+        "rotate",
+        "flush",
+        "setup-keys",
+        "relinquish-var",
+        "smart-relinquish-var",
+        "sync",
+        "update-catalog",
+    ];
+    let Some(long) = v.strip_prefix("--") else {
+        return false;
+    };
+    let name = long.split_once('=').map_or(long, |(n, _)| n);
+    !name.is_empty() && CHANGES.iter().any(|c| c.starts_with(name))
+}
+
+/// `ip`'s commands that change settings or run programs. `ip` takes any prefix of a command
+/// (`ip a a` adds an address, `ip l s` sets a link), so a command word is judged by the
+/// commands it can stand for.
+const IP_CHANGES: &[&str] = &[
+    "add",
+    "allocspi",
+    "append",
+    "attach",
+    "change",
+    "chg",
+    "del",
+    "delete",
+    "deleteall",
+    "detach",
+    "exec",
+    "flush",
+    "prepend",
+    "replace",
+    "restore",
+    "save",
+    "set",
+    "setdefault",
+    "update",
+];
+
+/// `ip`'s commands that only show.
+const IP_SHOWS: &[&str] = &[
+    "afstats",
+    "count",
+    "get",
+    "getdefault",
+    "help",
+    "identify",
+    "list",
+    "lst",
+    "monitor",
+    "pids",
+    "show",
+    "showdump",
+    "xstats",
+];
+
+/// `ip`'s global options that take the next word as their value: `-n NETNS`, `-f FAMILY`,
+/// `-l LOOPS`, `-rc SIZE` (each by its shortest accepted prefix and full name).
+const IP_VALUES: &[(&str, &str)] = &[
+    ("-n", "-netns"),
+    ("-f", "-family"),
+    ("-l", "-loops"),
+    ("-rc", "-rcvbuf"),
+];
+
 pub(super) fn ip(j: &mut Judge, args: &[Word]) {
-    if args.iter().any(|a| {
+    let skip = ip_options(j, args);
+    let words: Vec<&str> = args
+        .get(skip..)
+        .unwrap_or(&[])
+        .iter()
+        .map(|a| a.value.as_str())
+        .collect();
+    let (command, changes) = ip_changes(&words);
+    // The whole-word check stays as a backstop for what the positions miss.
+    let named = words.iter().any(|w| {
         matches!(
-            a.value.as_str(),
+            *w,
             "add" | "del" | "delete" | "set" | "flush" | "change" | "replace"
         )
-    }) {
+    });
+    if changes || named {
         j.raise(
             Class::Privilege,
             "[shell.privilege] `ip` changes network settings",
         );
+    }
+    if changes && "exec".starts_with(command) {
+        j.raise(
+            Class::Opaque,
+            "[shell.exec-arg.ip] `ip netns exec`/`ip vrf exec` runs a program the command names",
+        );
+    }
+}
+
+/// `ip`'s global options, up to the object; `-batch FILE` (and `-force`, which goes with it)
+/// runs the commands a file lists. Returns how many words they take.
+fn ip_options(j: &mut Judge, args: &[Word]) -> usize {
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        let raw = a.value.as_str();
+        if !raw.starts_with('-') || raw.len() < 2 {
+            break;
+        }
+        i += 1;
+        // `ip` also takes its options with two dashes (`--batch`).
+        let v = raw
+            .strip_prefix('-')
+            .filter(|r| r.starts_with('-'))
+            .unwrap_or(raw);
+        let force = v.len() >= 3 && "-force".starts_with(v);
+        if force || "-batch".starts_with(v) {
+            i += usize::from(!force);
+            j.raise(
+                Class::Privilege,
+                "[shell.privilege] `ip -batch` runs the commands a file lists, which may change \
+                 network settings",
+            );
+        } else if IP_VALUES
+            .iter()
+            .any(|(short, full)| v.len() >= short.len() && full.starts_with(v))
+        {
+            i += 1;
+        }
+    }
+    i
+}
+
+/// The command word after `ip`'s object, and whether it changes settings or runs a program.
+fn ip_changes<'a>(words: &[&'a str]) -> (&'a str, bool) {
+    let object = words.first().copied().unwrap_or("");
+    let mut command = words.get(1).copied().unwrap_or("");
+    // Nested objects (`ip xfrm state add`, `ip mptcp endpoint flush`, `ip link property add`):
+    // a word that is no command names a part, and the next word is the command.
+    if ip_command(command).is_none() && !command.is_empty() {
+        command = words.get(2).copied().unwrap_or("");
+    }
+    let changes = match ip_command(command) {
+        Some(IpCommand::Change) => true,
+        // `s` is `show` for addresses, routes and neighbours, which look `show` up before
+        // `save`, and `set` for links and the rest.
+        Some(IpCommand::Either) => {
+            !(command == "s"
+                && !object.is_empty()
+                && ["address", "route", "neighbor", "neighbour"]
+                    .iter()
+                    .any(|o| o.starts_with(object)))
+        }
+        Some(IpCommand::Show) | None => false,
+    };
+    (command, changes)
+}
+
+/// What an `ip` command word can stand for.
+enum IpCommand {
+    Change,
+    Show,
+    /// A prefix of both (`s`: `set`, `save`, `show`).
+    Either,
+}
+
+fn ip_command(w: &str) -> Option<IpCommand> {
+    if w.is_empty() {
+        return None;
+    }
+    let change = IP_CHANGES.iter().any(|c| c.starts_with(w));
+    let show = IP_SHOWS.iter().any(|c| c.starts_with(w));
+    match (change, show) {
+        (true, true) => Some(IpCommand::Either),
+        (true, false) => Some(IpCommand::Change),
+        (false, true) => Some(IpCommand::Show),
+        (false, false) => None,
     }
 }
 
@@ -179,5 +387,47 @@ pub(super) fn clock_or_name(j: &mut Judge, name: &str, args: &[Word]) {
             Class::Privilege,
             format!("[shell.privilege.system] `{name}` {what}"),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ip_changes, journal_maintenance, ss_kills};
+
+    #[test]
+    fn ip_commands_by_prefix() {
+        for w in [
+            "a a 10.9.9.9/32 dev lo",
+            "l s dev lo mtu 1000",
+            "link s lo down",
+            "r a default via 10.0.0.1",
+            "netns exec x id",
+            "vrf e x sh",
+            "xfrm state add x",
+            "a c 10.0.0.1 dev lo",
+        ] {
+            let words: Vec<&str> = w.split(' ').collect();
+            assert!(ip_changes(&words).1, "{w}");
+        }
+        for w in [
+            "a",
+            "addr show",
+            "a s",
+            "r",
+            "route get 1.1.1.1",
+            "link show",
+            "n s",
+        ] {
+            let words: Vec<&str> = w.split(' ').collect();
+            assert!(!ip_changes(&words).1, "{w}");
+        }
+    }
+
+    #[test]
+    fn socket_kills_and_journal_maintenance() {
+        assert!(ss_kills("-K") && ss_kills("-tK") && ss_kills("--ki"));
+        assert!(!ss_kills("-tlnp") && !ss_kills("-fK") && !ss_kills("--kernel-x"));
+        assert!(journal_maintenance("--vacuum-size=1M") && journal_maintenance("--rot"));
+        assert!(!journal_maintenance("--since=today") && !journal_maintenance("-u"));
     }
 }

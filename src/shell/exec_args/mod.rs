@@ -1,9 +1,10 @@
 //! Per-command rules for commands whose arguments execute code or name
 //! other commands: shells, interpreters, `eval`, `find -exec`, `xargs`,
-//! `awk`, `sed`, `rg --pre`, `tar --to-command`.
+//! `awk`, `sed`, `jq` modules, `rg --pre`, `tar --to-command`.
 
 mod awk;
 mod find;
+mod jq;
 mod sed;
 mod shells;
 mod tar;
@@ -16,6 +17,7 @@ use super::words::Word;
 use super::{Class, tables};
 use awk::awk;
 use find::find;
+use jq::jq;
 use sed::sed;
 use shells::shell;
 use tar::tar;
@@ -165,6 +167,7 @@ fn dispatch_named(
         "find" => find(j, c, args),
         "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => awk(j, &c, args),
         "sed" | "gsed" => sed(j, &c, args),
+        "jq" => jq(j, &c, name, args),
         "rg" | "ag" | "ack" | "ack-grep" => searcher_programs(j, name, args),
         "tar" | "gtar" | "bsdtar" => tar(j, &c, args),
         _ => commands::classify_named(j, &c, name, args, new_cwd),

@@ -6,46 +6,55 @@ use crate::shell::Class;
 use crate::shell::classify::Judge;
 use crate::shell::words::Word;
 
+/// GNU sed's long options, and the short option each stands for (`' '`: none).
+const LONG: &[(&str, char)] = &[
+    ("binary", 'b'),
+    ("debug", ' '),
+    ("expression", 'e'),
+    ("file", 'f'),
+    ("follow-symlinks", ' '),
+    ("help", ' '),
+    ("in-place", 'i'),
+    ("line-length", 'l'),
+    ("null-data", 'z'),
+    ("posix", ' '),
+    ("quiet", 'n'),
+    ("regexp-extended", 'r'),
+    ("sandbox", ' '),
+    ("separate", 's'),
+    ("silent", 'n'),
+    ("unbuffered", 'u'),
+    ("version", ' '),
+    ("zero-terminated", 'z'),
+];
+
+/// Short options whose value is required: attached (`-es/a/b/`) or the next word.
+const SHORT_VALUES: &str = "efl";
+
+/// What the options and operands of one `sed` say.
+#[derive(Default)]
+struct Parsed<'a> {
+    /// `-i[SUFFIX]`, `--in-place[=SUFFIX]`, in any bundle (`-ni`, `-Ei`, `-si`) or shortened
+    /// name (`--in`, `--in-pl`).
+    in_place: Option<String>,
+    scripts: Vec<String>,
+    script_file: bool,
+    operands: Vec<&'a Word>,
+}
+
 pub(super) fn sed(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
-    let mut in_place = false;
-    let mut scripts: Vec<&str> = Vec::new();
-    let mut files: Vec<&Word> = Vec::new();
-    let mut i = 0;
-    let mut explicit_script = false;
-    while let Some(a) = args.get(i) {
-        let v = a.value.as_str();
-        i += 1;
-        if v == "-e" || v == "--expression" {
-            if let Some(s) = args.get(i) {
-                scripts.push(s.value.as_str());
-            }
-            explicit_script = true;
-            i += 1;
-        } else if let Some(s) = v.strip_prefix("--expression=") {
-            scripts.push(s);
-            explicit_script = true;
-        } else if v == "-f" || v == "--file" || v.starts_with("--file=") {
-            j.raise(
-                Class::ScriptRun,
-                "[shell.exec-arg.sed] sed script from a file",
-            );
-            i += 1;
-        } else if v == "-i"
-            || v.starts_with("-i")
-            || v.starts_with("--in-place")
-            || (v.starts_with('-') && !v.starts_with("--") && v.contains('i') && v.len() <= 4)
-        {
-            in_place = true;
-        } else if v == "-l" || v == "--line-length" {
-            i += 1;
-        } else if v.starts_with('-') && v.len() > 1 {
-        } else if !explicit_script && scripts.is_empty() {
-            scripts.push(v);
-        } else {
-            files.push(a);
-        }
+    let mut p = parse(args);
+    if p.script_file {
+        j.raise(
+            Class::ScriptRun,
+            "[shell.exec-arg.sed] sed script from a file",
+        );
+    } else if p.scripts.is_empty() && !p.operands.is_empty() {
+        // Without `-e` or `-f`, the first operand is the script.
+        let first = p.operands.remove(0);
+        p.scripts.push(first.value.clone());
     }
-    for s in &scripts {
+    for s in &p.scripts {
         if sed_runs_or_writes(s) {
             j.raise(
                 Class::InlineCode,
@@ -55,23 +64,142 @@ pub(super) fn sed(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
         for f in sed_write_files(s) {
             j.output(&Word::literal(&f), c.cmd.cwd, c.w.ctx, "sed w");
         }
+        for f in sed_read_files(s) {
+            j.read(&Word::literal(&f), c.cmd.cwd, c.w.ctx);
+        }
     }
-    if in_place {
-        if files.is_empty() {
-            j.raise(
-                Class::Opaque,
-                "[shell.exec-arg.sed] `sed -i` without visible files",
-            );
+    if let Some(suffix) = &p.in_place {
+        in_place(j, c, &p.operands, suffix);
+    }
+}
+
+/// `sed -i`: each file operand is rewritten, and with a suffix its backup is written too
+/// (`FILE.bak`, or the suffix with `*` replaced by the file's name: `-i'bak/*'`).
+fn in_place(j: &mut Judge, c: &Ctx<'_, '_, '_>, files: &[&Word], suffix: &str) {
+    if files.is_empty() {
+        j.raise(
+            Class::Opaque,
+            "[shell.exec-arg.sed] `sed -i` without visible files",
+        );
+    }
+    if c.xargs {
+        j.raise(
+            Class::Opaque,
+            "[shell.xargs] `sed -i` on files not visible here",
+        );
+    }
+    for f in files {
+        j.write(f, c.cmd.cwd, c.w.ctx, "sed -i on");
+        if suffix.is_empty() || f.unknown || f.subst || f.glob {
+            continue;
         }
-        if c.xargs {
-            j.raise(
-                Class::Opaque,
-                "[shell.xargs] `sed -i` on files not visible here",
-            );
+        for backup in backups(&f.value, suffix) {
+            j.write(&Word::literal(&backup), c.cmd.cwd, c.w.ctx, "sed -i backup");
         }
-        for f in files {
-            j.write(f, c.cmd.cwd, c.w.ctx, "sed -i on");
+    }
+}
+
+/// Where GNU sed may put the backup of `file`: the suffix appended, or with each `*` replaced
+/// by the file's name, in the file's directory (and, to be safe, from the working directory).
+fn backups(file: &str, suffix: &str) -> Vec<String> {
+    if !suffix.contains('*') {
+        return vec![format!("{file}{suffix}")];
+    }
+    let (dir, base) = match file.rfind('/') {
+        Some(k) => file.split_at(k + 1),
+        None => ("", file),
+    };
+    let named = suffix.replace('*', base);
+    let mut out = vec![format!("{dir}{named}")];
+    if !dir.is_empty() && !named.starts_with('/') {
+        out.push(named);
+    }
+    out
+}
+
+/// Options as GNU sed's getopt reads them: bundles, attached values, `--name=VALUE`, and
+/// unique prefixes of long names; options may follow operands, until `--`.
+fn parse(args: &[Word]) -> Parsed<'_> {
+    let mut p = Parsed::default();
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        i += 1;
+        let v = a.value.as_str();
+        if v == "--" {
+            p.operands.extend(args.get(i..).unwrap_or(&[]));
+            break;
         }
+        let next = args.get(i).map(|w| w.value.as_str());
+        let taken = if let Some(long) = v.strip_prefix("--") {
+            long_option(&mut p, long, next)
+        } else if v.len() > 1 && v.starts_with('-') {
+            bundle(&mut p, &v[1..], next)
+        } else {
+            p.operands.push(a);
+            false
+        };
+        i += usize::from(taken);
+    }
+    p
+}
+
+/// A bundle of short options (`-ni`, `-i.bak`, `-es/a/b/`); whether it took the next word.
+fn bundle(p: &mut Parsed<'_>, body: &str, next: Option<&str>) -> bool {
+    for (at, ch) in body.char_indices() {
+        let rest = &body[at + ch.len_utf8()..];
+        if ch == 'i' {
+            // Its suffix is the rest of the word: `-in` keeps a backup named `FILEn`.
+            p.in_place = Some(rest.to_string());
+            return false;
+        }
+        if SHORT_VALUES.contains(ch) {
+            let (value, taken) = if rest.is_empty() {
+                (next, true)
+            } else {
+                (Some(rest), false)
+            };
+            short_value(p, ch, value);
+            return taken && next.is_some();
+        }
+    }
+    false
+}
+
+fn short_value(p: &mut Parsed<'_>, ch: char, value: Option<&str>) {
+    match ch {
+        'e' => p.scripts.extend(value.map(str::to_string)),
+        'f' => p.script_file = true,
+        _ => {}
+    }
+}
+
+/// `--name[=VALUE]` or `--name VALUE`; whether it took the next word.
+fn long_option(p: &mut Parsed<'_>, long: &str, next: Option<&str>) -> bool {
+    let (name, value) = match long.split_once('=') {
+        Some((n, v)) => (n, Some(v)),
+        None => (long, None),
+    };
+    let matching: Vec<char> = match LONG.iter().find(|(n, _)| *n == name) {
+        Some((_, short)) => vec![*short],
+        None if name.is_empty() => Vec::new(),
+        None => LONG
+            .iter()
+            .filter(|(n, _)| n.starts_with(name))
+            .map(|(_, s)| *s)
+            .collect(),
+    };
+    // An ambiguous prefix stops sed before it edits anything; one that could be `--in-place`
+    // is taken for it all the same.
+    if matching.contains(&'i') {
+        p.in_place = Some(value.unwrap_or("").to_string());
+        return false;
+    }
+    match matching.as_slice() {
+        [ch] if SHORT_VALUES.contains(*ch) => {
+            short_value(p, *ch, value.or(next));
+            value.is_none() && next.is_some()
+        }
+        _ => false,
     }
 }
 
@@ -128,6 +256,31 @@ pub(crate) fn sed_write_files(script: &str) -> Vec<String> {
             if !file.is_empty() && file != "/dev/stdout" && file != "/dev/stderr" {
                 out.push(file);
             }
+        }
+    }
+    out
+}
+
+/// The files a sed script reads with `r` and `R`, as far as the script can be followed: each
+/// is judged as a read, so a hidden file named there meets the plan.
+pub(crate) fn sed_read_files(script: &str) -> Vec<String> {
+    let mut s = Scan {
+        b: script.chars().collect(),
+        i: 0,
+    };
+    let mut out = Vec::new();
+    while s.addresses() {
+        let Some(cmd) = s.at(s.i) else {
+            break;
+        };
+        s.i += 1;
+        if matches!(cmd, 'r' | 'R') {
+            let file = s.rest_of_line();
+            if !file.is_empty() && file != "/dev/stdin" {
+                out.push(file);
+            }
+        } else if s.command(cmd) {
+            break;
         }
     }
     out
@@ -275,7 +428,7 @@ impl Scan {
 
 #[cfg(test)]
 mod tests {
-    use super::sed_runs_or_writes;
+    use super::{sed_read_files, sed_runs_or_writes};
 
     #[test]
     fn sed_scanner() {
@@ -298,5 +451,9 @@ mod tests {
             Vec::<String>::new()
         );
         assert!(sed_write_files("s/a/b/g;p").is_empty());
+        assert_eq!(sed_read_files("1r /root/.netrc"), ["/root/.netrc"]);
+        assert_eq!(super::backups("a/f", ".bak"), ["a/f.bak"]);
+        assert_eq!(super::backups("a/f", "old/*~"), ["a/old/f~", "old/f~"]);
+        assert_eq!(sed_read_files("s/a/b/\n$R x.txt"), ["x.txt"]);
     }
 }

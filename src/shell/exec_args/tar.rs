@@ -32,6 +32,7 @@ const LONG_VALUES: &[(&str, char)] = &[
     ("new-volume-script", 'F'),
     ("newer", 'N'),
     ("owner", ' '),
+    ("rmt-command", ' '),
     ("rsh-command", ' '),
     ("starting-file", 'K'),
     ("strip-components", ' '),
@@ -52,6 +53,7 @@ const LONG_FLAGS: &[(&str, char)] = &[
     ("concatenate", 'A'),
     ("create", 'c'),
     ("extract", 'x'),
+    ("force-local", ' '),
     ("get", 'x'),
     ("to-stdout", 'O'),
     ("update", 'u'),
@@ -87,7 +89,10 @@ pub(super) fn tar(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
     let p = parse(args);
     for o in &p.opts {
         let runs = matches!(o.short, 'I' | 'F')
-            || matches!(o.long, "to-command" | "checkpoint-action" | "rsh-command");
+            || matches!(
+                o.long,
+                "to-command" | "checkpoint-action" | "rsh-command" | "rmt-command"
+            );
         if runs {
             let name = if o.short == ' ' {
                 format!("--{}", o.long)
@@ -100,6 +105,7 @@ pub(super) fn tar(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
             );
         }
     }
+    remote_archive(j, &p);
     let (cwd, ctx) = (c.cmd.cwd, c.w.ctx);
     let dirs: Vec<&Word> = p.values('C', "directory").collect();
     if p.has('x') && !p.has('O') {
@@ -143,6 +149,29 @@ pub(super) fn tar(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
         for m in &p.operands {
             j.read(&under(last, m), cwd, ctx);
         }
+    }
+}
+
+/// An archive named `host:path` (a `:` before any `/`) is on another host: GNU tar reaches it
+/// through `rsh` (or `--rsh-command`), unless `--force-local` says the name is a local file.
+fn remote_archive(j: &mut Judge, p: &Parsed) {
+    if p.opts.iter().any(|o| o.long == "force-local") {
+        return;
+    }
+    let remote = p.values('f', "file").find(|f| {
+        f.value
+            .find(':')
+            .is_some_and(|k| k > 0 && !f.value[..k].contains('/'))
+    });
+    if let Some(f) = remote {
+        j.t.network = true;
+        j.raise(
+            Class::Network,
+            format!(
+                "[shell.network] `tar -f {}` names an archive on another host, reached with rsh",
+                f.display
+            ),
+        );
     }
 }
 
