@@ -204,7 +204,7 @@ fn options(u: &mut Unwrapped, name: &str, argv: &[Word], i: &mut usize) -> Optio
             break;
         }
         if name == "env" && v.contains('=') && !v.starts_with('-') {
-            env_assignment(u, v);
+            env_assignment(u, a);
             *i += 1;
             continue;
         }
@@ -278,14 +278,17 @@ fn long_option(wrapper: &str, name: &str) -> String {
     }
 }
 
-/// `env NAME=VALUE`: a variable that changes which code runs is opaque.
-fn env_assignment(u: &mut Unwrapped, v: &str) {
-    let key = v.split('=').next().unwrap_or("");
-    if super::tables::EXEC_ENV.contains(&key) {
-        u.notes.push((
-            Class::Opaque,
-            format!("[shell.env.exec] `{key}` changes which code runs"),
-        ));
+/// `env NAME=VALUE`: a variable that changes which code runs is opaque, and so is a value that
+/// holds code a child shell may evaluate (see `evaluated::passes_code`).
+fn env_assignment(u: &mut Unwrapped, a: &Word) {
+    let (key, value) = a.value.split_once('=').unwrap_or((&a.value, ""));
+    if let Some(why) = super::tables::exec_env(key, value) {
+        u.notes
+            .push((Class::Opaque, format!("[shell.env.exec] `{key}` {why}")));
+    }
+    if super::evaluated::passes_code(a, value) {
+        u.notes
+            .push((Class::Opaque, super::evaluated::passed_reason(key)));
     }
 }
 

@@ -8,6 +8,7 @@
 
 mod classify;
 mod commands;
+mod evaluated;
 mod exec_args;
 mod git;
 mod git_exec;

@@ -1,6 +1,7 @@
 //! Classify one simple command: redirections, assignments, wrappers, then
 //! the leader and its arguments.
 
+mod evaluated;
 mod judge;
 mod redirects;
 mod variables;
@@ -88,6 +89,8 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
     let nested = w.out.get(cmd.nested.clone()).unwrap_or(&[]);
     variables::substituted(&mut j, cmd, u.leader, nested);
     variables::path_lists(&mut j, w, cmd, u.leader);
+    evaluated::assignments(&mut j, cmd, &scope.vars);
+    evaluated::builtins(&mut j, cmd, u.leader, &scope.vars);
     arguments(&mut j, w, cmd, u.leader);
     let reparse = std::mem::take(&mut j.reparse);
     Outcome {
@@ -97,15 +100,13 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
     }
 }
 
-/// Leading assignments that change which code runs (`LD_PRELOAD=...`).
+/// Leading assignments that change which code runs (`LD_PRELOAD=...`, `HOME=...`).
 fn assignments(j: &mut Judge, cmd: &Cmd<'_>) {
     for a in cmd.assigns {
         let key = a.display.split('=').next().unwrap_or("");
-        if tables::EXEC_ENV.contains(&key) {
-            j.raise(
-                Class::Opaque,
-                format!("[shell.env.exec] `{key}` changes which code runs"),
-            );
+        let value = a.value.split_once('=').map_or("", |(_, v)| v);
+        if let Some(why) = tables::exec_env(key, value) {
+            j.raise(Class::Opaque, format!("[shell.env.exec] `{key}` {why}"));
         }
     }
 }

@@ -3,6 +3,7 @@
 
 use super::{Cmd, Judge, Stdin};
 use crate::shell::Class;
+use crate::shell::evaluated::names_run_code;
 use crate::shell::paths;
 use crate::shell::walk::{Scope, Walker};
 use crate::shell::words;
@@ -62,10 +63,20 @@ pub(super) fn redirect_targets(
                 if !quoted && (content.contains("$(") || content.contains('`')) {
                     j.raise(Class::Opaque, "[shell.subst.heredoc] command substitution inside an unquoted here-document");
                 }
+                if !quoted && expands_code(content, scope) {
+                    j.raise(Class::Opaque, "[shell.eval.heredoc] an unquoted here-document expands a prompt, or arithmetic or a subscript naming a variable whose value runs code");
+                }
                 stdin = Stdin::Text(content.clone());
             }
             _ => j.raise(Class::Opaque, "[shell.redirect] redirection not understood"),
         }
     }
     stdin
+}
+
+/// An unquoted here-document's text expands `${x@P}`, or arithmetic or a subscript (`$((x))`,
+/// `$[x]`, `${a[x]}`) that names a variable whose value runs code (see `shell::evaluated`).
+fn expands_code(content: &str, scope: &Scope) -> bool {
+    let arithmetic = ["$((", "$[", "${"].iter().any(|m| content.contains(m));
+    content.contains("@P}") || (arithmetic && names_run_code(content, &scope.vars))
 }

@@ -71,7 +71,10 @@ pub(crate) fn classify_named(
     }
     // A table: each command name to the function that judges it.
     match name {
-        "git" => git::classify(j, c, args),
+        "git" => {
+            git::classify(j, c, args);
+            super::git_exec::transports(j, args);
+        }
         "cargo" => cargo(j, c, args),
         "go" => go(j, c, args),
         "npm" | "pnpm" | "yarn" | "bun" => js_pm(j, c, name, args),
@@ -143,9 +146,33 @@ fn builtin(
         }
         "env" | "printenv" | "set" if args.is_empty() => j.t.dumps_env = true,
         "export" | "declare" | "typeset" | "local" | "readonly" => declare(j, args),
+        "hash" | "enable" => rebinds(j, name, args),
         _ => return false,
     }
     true
+}
+
+/// `hash -p PATH NAME` makes NAME run PATH for the rest of the line (`hash -p /bin/cp cat`, then
+/// `cat` copies), and `enable -f LIB NAME` loads a shared object as a builtin; `enable NAME` and
+/// `enable -n NAME` change whether NAME is the builtin or a program. Listing changes nothing.
+fn rebinds(j: &mut Judge, name: &str, args: &[Word]) {
+    let options = args
+        .iter()
+        .take_while(|a| a.value.starts_with('-') && a.value != "--");
+    let has = |letters: &[char]| {
+        options
+            .clone()
+            .any(|a| a.value.chars().skip(1).any(|c| letters.contains(&c)))
+    };
+    let why = match name {
+        "hash" if has(&['p']) => "`hash -p` binds a command name to another program",
+        "enable" if has(&['f']) => "`enable -f` loads a shared object as a builtin",
+        "enable" if !operands(args).is_empty() => {
+            "`enable` changes whether a name runs the builtin or a program"
+        }
+        _ => return,
+    };
+    j.raise(Class::Opaque, format!("[shell.rebind] {why}"));
 }
 
 /// Where `cd` goes: the home without an operand, unknown for `-` or a computed one.
@@ -177,12 +204,11 @@ fn declare(j: &mut Judge, args: &[Word]) {
         j.t.dumps_env = true;
     }
     for a in args {
-        let key = a.value.split('=').next().unwrap_or("");
-        if a.value.contains('=') && tables::EXEC_ENV.contains(&key) {
-            j.raise(
-                Class::Opaque,
-                format!("[shell.env.exec] `{key}` changes which code runs"),
-            );
+        let Some((key, value)) = a.value.split_once('=') else {
+            continue;
+        };
+        if let Some(why) = tables::exec_env(key, value) {
+            j.raise(Class::Opaque, format!("[shell.env.exec] `{key}` {why}"));
         }
     }
 }

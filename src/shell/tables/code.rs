@@ -1,5 +1,5 @@
-//! What runs code: shells, interpreters and their inline-code flags,
-//! decoders, and environment variables that change which code runs.
+//! What runs code: shells, interpreters and their inline-code flags, and decoders
+//! (environment variables that change which code runs are in `env`).
 
 /// Shells that take `-c STRING`.
 pub(crate) const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"];
@@ -52,63 +52,4 @@ pub(crate) const INTERPRETERS: &[(&str, &[&str])] = &[
 pub(crate) const DECODERS: &[&str] = &[
     "base64", "base32", "xxd", "openssl", "gunzip", "zcat", "bzcat", "xzcat", "uudecode", "rev",
     "gpg", "basenc", "tr", "unzip", "zstdcat",
-];
-
-/// Environment variables whose value makes programs run other code.
-pub(crate) const EXEC_ENV: &[&str] = &[
-    "LD_PRELOAD",
-    "LD_LIBRARY_PATH",
-    "LD_AUDIT",
-    "PAGER",
-    "GIT_PAGER",
-    "MANPAGER",
-    "GIT_EDITOR",
-    "EDITOR",
-    "VISUAL",
-    "GIT_SSH",
-    "GIT_SSH_COMMAND",
-    "GIT_EXTERNAL_DIFF",
-    "GIT_CONFIG",
-    "GIT_CONFIG_GLOBAL",
-    "GIT_CONFIG_SYSTEM",
-    "GIT_CONFIG_PARAMETERS",
-    "GIT_CONFIG_COUNT",
-    "GIT_DIR",
-    "GIT_ASKPASS",
-    "SSH_ASKPASS",
-    "LESSOPEN",
-    "LESSCLOSE",
-    "PROMPT_COMMAND",
-    "BASH_ENV",
-    "ENV",
-    "PATH",
-    "IFS",
-    "PERL5OPT",
-    "PERL5LIB",
-    "PYTHONSTARTUP",
-    "PYTHONPATH",
-    "PYTHONHOME",
-    "NODE_OPTIONS",
-    "NODE_PATH",
-    "RUBYOPT",
-    "RUSTC_WRAPPER",
-    "RUSTC",
-    "CARGO_BUILD_RUSTC_WRAPPER",
-    "SHELL",
-    "SHELLOPTS",
-    "BASHOPTS",
-    "PS4",
-    "CDPATH",
-    "GLOBIGNORE",
-    "HISTFILE",
-    "TERMINFO",
-    "MAKEFLAGS",
-    "GCONV_PATH",
-    "BROWSER",
-    "SUDO_ASKPASS",
-    "DYLD_INSERT_LIBRARIES",
-    "JAVA_TOOL_OPTIONS",
-    "_JAVA_OPTIONS",
-    "GIT_TEMPLATE_DIR",
-    "GIT_EXEC_PATH",
 ];

@@ -2,12 +2,14 @@
 //! review what is trusted without reading the logic.
 
 mod code;
+mod env;
 mod files;
 pub(crate) mod git;
 mod programs;
 mod read_only;
 
-pub(crate) use code::{DECODERS, EXEC_ENV, FOREIGN_SHELLS, INTERPRETERS, SHELLS};
+pub(crate) use code::{DECODERS, FOREIGN_SHELLS, INTERPRETERS, SHELLS};
+pub(crate) use env::exec_env;
 pub(crate) use files::{RC_FILES, SECRET_NAMES, SECRET_PARTS, SYSTEM_DIRS};
 pub(crate) use git::git_exec_key;
 pub(crate) use programs::{DESTRUCTIVE, EDITORS, NETWORK, PACKAGE_MANAGERS, PRIVILEGE};

@@ -243,6 +243,7 @@ impl Walker<'_> {
     }
 
     fn cond(&mut self, n: &Node, scope: &mut Scope) {
+        self.evaluated_test(n, scope);
         match &n.kind {
             NodeKind::CondTerm { value, .. } => {
                 if value.contains("$(") || value.contains('`') || value.contains("<(") {
@@ -283,6 +284,7 @@ impl Walker<'_> {
                 &scope.via,
             );
         }
+        self.arith_names(t, scope);
     }
 
     fn redirects_only(&mut self, redirects: &[Node], scope: &mut Scope) {

@@ -4,7 +4,8 @@
 
 mod compound;
 mod cross;
-mod vars;
+mod evaluated;
+pub(crate) mod vars;
 
 use super::classify::{self, Cmd, Outcome};
 use super::globs;
@@ -236,6 +237,7 @@ impl Walker<'_> {
         let NodeKind::Word { value, parts, .. } = &w.kind else {
             return false;
         };
+        self.evaluated_word(w, scope);
         let mut found = false;
         for p in parts {
             match &p.kind {

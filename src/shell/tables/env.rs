@@ -1,0 +1,192 @@
+//! Environment variables that change what programs do: which code they run, which
+//! configuration they read (configuration can name programs to run), and where git writes.
+//! A command is judged by its words, so a variable that makes `git status` or `less` run a
+//! program the words do not show is a finding wherever it is set: a leading assignment,
+//! `env NAME=VALUE`, `export`/`declare`.
+
+/// The variable runs code itself or names a program, library or module that is run.
+const RUNS: &str = "changes which code runs";
+/// The variable names configuration, and configuration can name programs to run.
+const CONFIG: &str = "points programs at other configuration files, which can name programs to run";
+/// The variable adds options to a program's command line.
+const OPTIONS: &str = "adds options to the program's command line, and some options run programs";
+
+/// Variables by exact name, with why each matters.
+const EXACT: &[(&str, &str)] = &[
+    ("PATH", RUNS),
+    ("IFS", "changes how the shell splits words into commands"),
+    (
+        "HOME",
+        "moves the home directory, whose start-up and configuration files (`~/.gitconfig`, `~/.profile`) can name programs to run",
+    ),
+    ("XDG_CONFIG_HOME", CONFIG),
+    ("XDG_CONFIG_DIRS", CONFIG),
+    ("ZDOTDIR", CONFIG),
+    ("SHELL", RUNS),
+    ("SHELLOPTS", RUNS),
+    ("BASHOPTS", RUNS),
+    ("BASH_ENV", RUNS),
+    ("BASH_LOADABLES_PATH", RUNS),
+    ("ENV", RUNS),
+    ("PROMPT_COMMAND", RUNS),
+    ("PS4", RUNS),
+    ("CDPATH", "changes where `cd` goes"),
+    ("GLOBIGNORE", "changes what globs match"),
+    (
+        "HISTFILE",
+        "changes which file the shell writes its history to",
+    ),
+    ("TERMINFO", CONFIG),
+    ("GCONV_PATH", RUNS),
+    ("PAGER", RUNS),
+    ("MANPAGER", RUNS),
+    ("MANOPT", OPTIONS),
+    ("EDITOR", RUNS),
+    ("VISUAL", RUNS),
+    ("BROWSER", RUNS),
+    ("SSH_ASKPASS", RUNS),
+    ("SUDO_ASKPASS", RUNS),
+    ("LESS", OPTIONS),
+    ("LESSOPEN", RUNS),
+    ("LESSCLOSE", RUNS),
+    ("LESSEDIT", RUNS),
+    ("TAR_OPTIONS", OPTIONS),
+    ("RIPGREP_CONFIG_PATH", CONFIG),
+    ("BAT_PAGER", RUNS),
+    ("BAT_CONFIG_PATH", CONFIG),
+    ("DELTA_PAGER", RUNS),
+    ("SYSTEMD_PAGER", RUNS),
+    ("GIT_PAGER", RUNS),
+    ("GIT_EDITOR", RUNS),
+    ("GIT_SEQUENCE_EDITOR", RUNS),
+    ("GIT_SSH", RUNS),
+    ("GIT_SSH_COMMAND", RUNS),
+    ("GIT_PROXY_COMMAND", RUNS),
+    ("GIT_EXTERNAL_DIFF", RUNS),
+    ("GIT_ASKPASS", RUNS),
+    ("GIT_EXEC_PATH", RUNS),
+    ("GIT_TEMPLATE_DIR", RUNS),
+    (
+        "GIT_ALLOW_PROTOCOL",
+        "lets git use transports that run commands (`ext::`)",
+    ),
+    ("GIT_DIR", GIT_ELSEWHERE),
+    ("GIT_WORK_TREE", GIT_ELSEWHERE),
+    ("GIT_COMMON_DIR", GIT_ELSEWHERE),
+    ("GIT_INDEX_FILE", GIT_ELSEWHERE),
+    ("GIT_OBJECT_DIRECTORY", GIT_ELSEWHERE),
+    ("GIT_ALTERNATE_OBJECT_DIRECTORIES", GIT_ELSEWHERE),
+    ("PERL5OPT", OPTIONS),
+    ("PERL5LIB", RUNS),
+    ("PERLLIB", RUNS),
+    ("PERL5DB", RUNS),
+    ("PYTHONSTARTUP", RUNS),
+    ("PYTHONPATH", RUNS),
+    ("PYTHONHOME", RUNS),
+    ("PYENV_HOOK_PATH", RUNS),
+    ("NODE_OPTIONS", OPTIONS),
+    ("NODE_PATH", RUNS),
+    ("RUBYOPT", OPTIONS),
+    ("RUBYLIB", RUNS),
+    ("JAVA_TOOL_OPTIONS", OPTIONS),
+    ("_JAVA_OPTIONS", OPTIONS),
+    ("MAKEFLAGS", OPTIONS),
+    ("RUSTC", RUNS),
+    ("RUSTC_WRAPPER", RUNS),
+    ("RUSTC_WORKSPACE_WRAPPER", RUNS),
+    ("CARGO_BUILD_RUSTC_WRAPPER", RUNS),
+    ("CARGO_HOME", CONFIG),
+    ("RUSTUP_HOME", RUNS),
+    ("RUSTUP_TOOLCHAIN", RUNS),
+    ("GOFLAGS", OPTIONS),
+    ("GOENV", CONFIG),
+    ("GOTOOLCHAIN", RUNS),
+    ("DOCKER_HOST", "sends docker commands to another daemon"),
+    ("DOCKER_CONFIG", CONFIG),
+];
+
+/// Where git keeps its repository, index and objects.
+const GIT_ELSEWHERE: &str = "points git at another repository, index or object store";
+
+/// Families of variables, by the start of their names.
+const PREFIXES: &[(&str, &str)] = &[
+    ("LD_", RUNS),
+    ("DYLD_", RUNS),
+    // GIT_CONFIG, _GLOBAL, _SYSTEM, _PARAMETERS, _COUNT, _KEY_<n>, _VALUE_<n>.
+    (
+        "GIT_CONFIG",
+        "gives git configuration, which can name programs to run",
+    ),
+    // LESSKEY, LESSKEYIN, LESSKEY_SYSTEM, LESSKEYIN_SYSTEM, LESSKEY_CONTENT.
+    (
+        "LESSKEY",
+        "gives `less` key bindings, which can run commands",
+    ),
+    (GIT_TRACE, "makes git write a trace to the file it names"),
+    (
+        "BASH_FUNC_",
+        "defines a function that a child bash runs in place of a command",
+    ),
+];
+
+/// GIT_TRACE, GIT_TRACE2, GIT_TRACE2_EVENT, GIT_TRACE_PACKET, GIT_TRACE_SETUP, ...
+const GIT_TRACE: &str = "GIT_TRACE";
+
+/// Why setting `name` to `value` changes what programs do; `None` when it does not.
+pub(crate) fn exec_env(name: &str, value: &str) -> Option<&'static str> {
+    if let Some((_, why)) = EXACT.iter().find(|(n, _)| *n == name) {
+        return Some(why);
+    }
+    let (prefix, why) = PREFIXES.iter().find(|(p, _)| name.starts_with(p))?;
+    (*prefix != GIT_TRACE || !to_terminal(value)).then_some(*why)
+}
+
+/// A trace value that writes nowhere but an open descriptor: off, on (standard error), or a
+/// descriptor number, whose target a redirection on the line shows.
+fn to_terminal(value: &str) -> bool {
+    let v = value.to_ascii_lowercase();
+    v.bytes().all(|b| b.is_ascii_digit()) || matches!(v.as_str(), "true" | "false" | "yes" | "no")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exec_env;
+
+    #[test]
+    fn names_and_families() {
+        for name in [
+            "HOME",
+            "XDG_CONFIG_HOME",
+            "TAR_OPTIONS",
+            "GIT_CONFIG_KEY_0",
+            "GIT_CONFIG_VALUE_0",
+            "LESSKEYIN_SYSTEM",
+            "LD_DEBUG_OUTPUT",
+            "BASH_FUNC_ls%%",
+            "GIT_ALLOW_PROTOCOL",
+        ] {
+            assert!(exec_env(name, "x").is_some(), "{name}");
+        }
+        for name in [
+            "TERM",
+            "CI",
+            "RUSTFLAGS",
+            "LANG",
+            "LESSCHARSET",
+            "GIT_AUTHOR_NAME",
+        ] {
+            assert!(exec_env(name, "x").is_none(), "{name}");
+        }
+    }
+
+    /// A trace to standard error or a descriptor is debugging; to a file it is a write.
+    #[test]
+    fn git_trace_by_value() {
+        for v in ["1", "2", "true", "0", ""] {
+            assert!(exec_env("GIT_TRACE", v).is_none(), "{v}");
+        }
+        for v in ["/tmp/x", "x", "$OUT", "af_unix:/s"] {
+            assert!(exec_env("GIT_TRACE2_EVENT", v).is_some(), "{v}");
+        }
+    }
+}
