@@ -228,62 +228,47 @@ pub(crate) fn sed_runs_or_writes(script: &str) -> bool {
 /// can be followed (`/dev/stdout` and `/dev/stderr` aside): each is judged as an output, so one
 /// outside the writable set meets the plan.
 pub(crate) fn sed_write_files(script: &str) -> Vec<String> {
-    let mut s = Scan {
-        b: script.chars().collect(),
-        i: 0,
-    };
-    let mut out = Vec::new();
-    while s.addresses() {
-        let Some(cmd) = s.at(s.i) else {
-            break;
-        };
-        s.i += 1;
-        let writes = match cmd {
-            'w' | 'W' => true,
-            's' if s.replacement(cmd) => {
-                if !matches!(s.at(s.i), Some('w' | 'W')) {
-                    break;
-                }
-                s.i += 1;
-                true
-            }
-            's' => false,
-            _ if s.command(cmd) => break,
-            _ => false,
-        };
-        if writes {
-            let file = s.rest_of_line();
-            if !file.is_empty() && file != "/dev/stdout" && file != "/dev/stderr" {
-                out.push(file);
-            }
-        }
-    }
-    out
+    sed_files(script).0
 }
 
 /// The files a sed script reads with `r` and `R`, as far as the script can be followed: each
 /// is judged as a read, so a hidden file named there meets the plan.
 pub(crate) fn sed_read_files(script: &str) -> Vec<String> {
+    sed_files(script).1
+}
+
+/// The files a sed script writes and reads, in one scan of its commands.
+fn sed_files(script: &str) -> (Vec<String>, Vec<String>) {
     let mut s = Scan {
         b: script.chars().collect(),
         i: 0,
     };
-    let mut out = Vec::new();
+    let (mut writes, mut reads) = (Vec::new(), Vec::new());
     while s.addresses() {
         let Some(cmd) = s.at(s.i) else {
             break;
         };
         s.i += 1;
-        if matches!(cmd, 'r' | 'R') {
-            let file = s.rest_of_line();
-            if !file.is_empty() && file != "/dev/stdin" {
-                out.push(file);
+        let (names, skip): (&mut Vec<String>, &[&str]) = match cmd {
+            'w' | 'W' => (&mut writes, &["/dev/stdout", "/dev/stderr"]),
+            'r' | 'R' => (&mut reads, &["/dev/stdin"]),
+            's' if s.replacement(cmd) => {
+                if !matches!(s.at(s.i), Some('w' | 'W')) {
+                    break;
+                }
+                s.i += 1;
+                (&mut writes, &["/dev/stdout", "/dev/stderr"])
             }
-        } else if s.command(cmd) {
-            break;
+            's' => continue,
+            _ if s.command(cmd) => break,
+            _ => continue,
+        };
+        let file = s.rest_of_line();
+        if !file.is_empty() && !skip.contains(&file.as_str()) {
+            names.push(file);
         }
     }
-    out
+    (writes, reads)
 }
 
 /// A sed script, read one character at a time.
