@@ -5,61 +5,8 @@
 //! first, so that the kept plan's questions are answered by their directories' stamps.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 mod common;
+use common::session::Session;
 use common::*;
-use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdout, Stdio};
-
-struct Session {
-    child: Child,
-    out: BufReader<ChildStdout>,
-}
-
-impl Session {
-    fn start(s: &Scratch) -> Self {
-        let policy = s.write_profile("policy", "[policy]\nallow = [\"Bash(sh ./read.sh)\"]\n");
-        let mut cmd = s.sbx(&["serve", "--workspace"]);
-        cmd.arg(&s.ws).arg("--policy").arg(&policy);
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let out = BufReader::new(child.stdout.take().unwrap());
-        let mut me = Self { child, out };
-        assert_eq!(me.next()["type"], "ready");
-        me
-    }
-
-    fn next(&mut self) -> Value {
-        let mut line = String::new();
-        assert!(self.out.read_line(&mut line).unwrap() > 0, "serve ended");
-        serde_json::from_str(&line).unwrap()
-    }
-
-    /// The content of the call's result.
-    fn call(&mut self, id: &str, command: &str) -> String {
-        let call = json!({"type": "call", "id": id, "tool": "bash", "input": {"command": command}});
-        let stdin = self.child.stdin.as_mut().unwrap();
-        writeln!(stdin, "{call}").unwrap();
-        stdin.flush().unwrap();
-        loop {
-            let ev = self.next();
-            if ev["type"] == "result" && ev["id"] == id {
-                assert_eq!(ev["is_error"], false, "{ev}");
-                return ev["content"].as_str().unwrap_or_default().to_string();
-            }
-        }
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        drop(self.child.stdin.take());
-        let _ = self.child.wait();
-    }
-}
 
 const AWS: &str = "SENTINEL-KEPT-AWS-5e1d";
 const MAVEN: &str = "SENTINEL-KEPT-M2-0b7c";
@@ -76,7 +23,7 @@ fn a_secret_made_between_two_calls_of_a_session_is_hidden_in_the_next() {
         std::fs::create_dir_all(s.home.join(".m2")).unwrap();
         std::fs::create_dir_all(s.home.join(".config")).unwrap();
         s.chown_all();
-        let mut serve = Session::start(&s);
+        let mut serve = Session::start(&s, "Bash(sh ./read.sh)");
         // Calls before: the second runs on the plan the first kept; after a pause, the third
         // confirms its answers and stamps their directories, the fourth goes by the stamps.
         for id in ["1", "2", "3", "4"] {

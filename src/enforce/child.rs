@@ -170,7 +170,12 @@ unsafe fn init(p: &mut Prepared, mut f: ChildFds) -> ! {
         if let Some(spec) = f.pty {
             take_pty(&spec, &mut f);
         }
-        let cmd = start_command(p, f);
+        let exec = if f.command >= 0 {
+            await_command(p, f.command, msgs)
+        } else {
+            p.exec.ptrs()
+        };
+        let cmd = start_command(p, f, exec);
         or_fail!(msgs, Step::ForkCommand, cmd);
         // Only the command keeps the replica: once its tree is gone, sbx reads the end of it.
         for fd in [f.stdin, f.stdout, f.stderr, f.ctty] {
@@ -179,6 +184,26 @@ unsafe fn init(p: &mut Prepared, mut f: ChildFds) -> ! {
             }
         }
         reap(p, cmd, msgs, &set)
+    }
+}
+
+/// An init made ahead of its call waits here, set up, for its command. Closed without one, the
+/// spare was not wanted: it leaves quietly.
+unsafe fn await_command(p: &mut Prepared, fd: c_int, msgs: c_int) -> super::ExecPtrs {
+    use super::handover::{Missing, receive};
+    let Some(slot) = p.command_slot.as_mut() else {
+        // SAFETY: reporting and exiting are async-signal-safe.
+        unsafe { super::messages::fail(msgs, Step::Command, libc::EINVAL) }
+    };
+    // SAFETY: `slot` is this process's copy; close on an fd it holds.
+    unsafe {
+        let got = receive(slot, fd);
+        libc::close(fd);
+        match got {
+            Ok(exec) => exec,
+            Err(Missing::Closed) => libc::_exit(0),
+            Err(Missing::Malformed) => super::messages::fail(msgs, Step::Command, libc::EINVAL),
+        }
     }
 }
 

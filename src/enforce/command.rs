@@ -3,8 +3,8 @@
 //! prepared by the parent. Raw syscalls on prepared data only.
 #![allow(clippy::missing_safety_doc)]
 
-use super::Prepared;
 use super::messages::{ChildFds, MessageKind, Step, errno, fail, or_fail, send, write_file};
+use super::{ExecPtrs, Prepared};
 use libc::{c_int, c_void};
 use std::os::fd::AsRawFd;
 
@@ -63,6 +63,7 @@ impl Drop for CommandStack {
 struct Start {
     prepared: *const Prepared,
     fds: ChildFds,
+    exec: ExecPtrs,
 }
 
 extern "C" fn command_entry(arg: *mut c_void) -> c_int {
@@ -70,7 +71,7 @@ extern "C" fn command_entry(arg: *mut c_void) -> c_int {
     // suspended (CLONE_VFORK) until this child executes or exits.
     unsafe {
         let start = &*arg.cast::<Start>();
-        command(&*start.prepared, start.fds)
+        command(&*start.prepared, start.fds, start.exec)
     }
 }
 
@@ -80,11 +81,12 @@ extern "C" fn command_entry(arg: *mut c_void) -> c_int {
 ///
 /// # Safety
 /// Called in the init only, with `p` fully prepared.
-pub(super) unsafe fn start_command(p: &Prepared, f: ChildFds) -> libc::pid_t {
+pub(super) unsafe fn start_command(p: &Prepared, f: ChildFds, exec: ExecPtrs) -> libc::pid_t {
     let top = p.command_stack.top();
     let mut start = Start {
         prepared: &raw const *p,
         fds: f,
+        exec,
     };
     // SAFETY: the child runs `command_entry` on its own stack and never returns into this
     // frame; it only reads `start` and the prepared data, and this thread is suspended until
@@ -114,12 +116,12 @@ struct CapData {
 }
 
 /// The command's steps, in order, then `execve`.
-unsafe fn command(p: &Prepared, f: ChildFds) -> ! {
+unsafe fn command(p: &Prepared, f: ChildFds, e: ExecPtrs) -> ! {
     let msgs = f.messages;
     // SAFETY: raw syscalls on prepared data; see module docs.
     unsafe {
         reset_signals();
-        session_and_stdio(p, &f);
+        session_and_stdio(&f, e.cwd);
         limits(p, msgs);
         or_fail!(
             msgs,
@@ -133,7 +135,7 @@ unsafe fn command(p: &Prepared, f: ChildFds) -> ! {
         );
         no_privileges(p, msgs);
         restrict(p, msgs);
-        exec(p, msgs)
+        exec(e, msgs)
     }
 }
 
@@ -155,7 +157,7 @@ unsafe fn reset_signals() {
 }
 
 /// A session of its own that dies with the init, the terminal, stdio and the directory.
-unsafe fn session_and_stdio(p: &Prepared, f: &ChildFds) {
+unsafe fn session_and_stdio(f: &ChildFds, cwd: *const libc::c_char) {
     let msgs = f.messages;
     // SAFETY: plain syscalls on fds and a path prepared by the parent.
     unsafe {
@@ -175,7 +177,7 @@ unsafe fn session_and_stdio(p: &Prepared, f: &ChildFds) {
         }
         or_fail!(msgs, Step::Stdio, libc::dup2(f.stdout, 1));
         or_fail!(msgs, Step::Stdio, libc::dup2(f.stderr, 2));
-        or_fail!(msgs, Step::Chdir, libc::chdir(p.exec.cwd.as_ptr()));
+        or_fail!(msgs, Step::Chdir, libc::chdir(cwd));
     }
 }
 
@@ -271,16 +273,18 @@ unsafe fn restrict(p: &Prepared, msgs: c_int) {
 }
 
 /// Execute the first candidate that exists; else report why and exit 127 (not found) or 126.
-unsafe fn exec(p: &Prepared, msgs: c_int) -> ! {
-    // SAFETY: prepared NUL-terminated candidates, argv and envp.
+unsafe fn exec(e: ExecPtrs, msgs: c_int) -> ! {
+    // SAFETY: prepared null-terminated arrays of NUL-terminated candidates, argv and envp.
     unsafe {
         let mut err = libc::ENOENT;
-        for cand in &p.exec.candidates {
-            libc::execve(cand.as_ptr(), p.exec.argv.as_ptr(), p.exec.envp.as_ptr());
-            let e = errno();
-            if e != libc::ENOENT && e != libc::ENOTDIR {
-                err = e;
+        let mut cand = e.candidates;
+        while !(*cand).is_null() {
+            libc::execve(*cand, e.argv, e.envp);
+            let code = errno();
+            if code != libc::ENOENT && code != libc::ENOTDIR {
+                err = code;
             }
+            cand = cand.add(1);
         }
         send(msgs, MessageKind::ExecFailed, 0, err);
         libc::_exit(if err == libc::ENOENT { 127 } else { 126 })

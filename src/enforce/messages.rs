@@ -75,11 +75,12 @@ pub enum Step {
     Signals,
     Terminal,
     Proxy,
+    Command,
 }
 
 impl Step {
     pub fn from_u32(v: u32) -> Option<Self> {
-        const ALL: [Step; 26] = [
+        const ALL: [Step; 27] = [
             Step::UserMap,
             Step::Cgroup,
             Step::MakePrivate,
@@ -106,6 +107,7 @@ impl Step {
             Step::Signals,
             Step::Terminal,
             Step::Proxy,
+            Step::Command,
         ];
         ALL.iter().copied().find(|s| *s as u32 == v)
     }
@@ -138,6 +140,7 @@ impl Step {
             Step::Signals => "setting up signal handling",
             Step::Terminal => "setting up the command's pseudo-terminal",
             Step::Proxy => "opening the proxy's port on the sandbox's loopback",
+            Step::Command => "receiving the command",
         }
     }
 }
@@ -164,6 +167,9 @@ pub struct ChildFds {
     /// sbx's end of the pipe it relays stdin through (or -1), which the init closes at once:
     /// the command sees the end of its input only when sbx's copy is the last one.
     pub stdin_feed: c_int,
+    /// For an init made ahead of its call: the pipe its command arrives on (see
+    /// [`handover`](super::handover)); -1 to run the prepared one.
+    pub command: c_int,
 }
 
 pub(super) fn errno() -> c_int {

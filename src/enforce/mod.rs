@@ -12,12 +12,15 @@
 pub mod cgroup;
 pub(crate) mod child;
 mod command;
+pub mod handover;
 pub mod landlock;
 pub mod messages;
 pub mod mounts;
 pub mod pty;
 pub mod seccomp;
 mod setup;
+
+pub use handover::{CommandSlot, ExecPtrs};
 
 use crate::plan::{Rlimit, SandboxPlan};
 use std::ffi::CString;
@@ -73,15 +76,30 @@ impl CStrArray {
     pub fn as_ptr(&self) -> *const *const libc::c_char {
         self.ptrs.as_ptr()
     }
+    pub fn items(&self) -> &[CString] {
+        &self._owned
+    }
 }
 
 /// What the command to exec is, resolved in the parent.
 pub struct ExecSpec {
     /// Candidate paths tried in order (PATH search done in the parent).
-    pub candidates: Vec<CString>,
+    pub candidates: CStrArray,
     pub argv: CStrArray,
     pub envp: CStrArray,
     pub cwd: CString,
+}
+
+impl ExecSpec {
+    /// The pointers the init and the command use.
+    pub fn ptrs(&self) -> ExecPtrs {
+        ExecPtrs {
+            cwd: self.cwd.as_ptr(),
+            candidates: self.candidates.as_ptr(),
+            argv: self.argv.as_ptr(),
+            envp: self.envp.as_ptr(),
+        }
+    }
 }
 
 /// Everything the children need, prepared before `clone`.
@@ -120,6 +138,9 @@ pub struct Prepared {
     /// Without that privilege there is nothing to drop: no_new_privs stops any gain at exec.
     pub drop_bounding: bool,
     pub exec: ExecSpec,
+    /// For an init made ahead of its call: where it receives the command
+    /// ([`ChildFds::command`](messages::ChildFds)) instead of running `exec`.
+    pub command_slot: Option<CommandSlot>,
     pub landlock_skipped: Vec<PathBuf>,
 }
 
@@ -267,6 +288,7 @@ impl Prepared {
             pid_namespace: ns.pid,
             drop_bounding: host.can_drop_bounding || ns.user,
             exec,
+            command_slot: None,
             landlock_skipped,
         })
     }

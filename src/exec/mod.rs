@@ -14,6 +14,7 @@ mod quarantine;
 mod relay;
 mod request;
 mod result;
+mod spare;
 mod stamp;
 mod stdin;
 mod supervise;
@@ -90,6 +91,10 @@ pub struct Sandbox {
     id: u64,
     /// Plans kept for the runs that follow (see [`kept`]).
     kept: kept::Kept,
+    /// Whether each run with a kept plan has the next one's sandbox made ahead (see [`spare`]).
+    spares: std::sync::atomic::AtomicBool,
+    /// The sandbox made ahead, if any.
+    spare: spare::Slot,
 }
 
 fn next_id() -> u64 {
@@ -164,6 +169,8 @@ impl Sandbox {
             host: Host::detect(),
             id: next_id(),
             kept: kept::Kept::default(),
+            spares: false.into(),
+            spare: spare::Slot::default(),
         }
     }
 
@@ -174,7 +181,22 @@ impl Sandbox {
             host,
             id: next_id(),
             kept: kept::Kept::default(),
+            spares: false.into(),
+            spare: spare::Slot::default(),
         }
+    }
+
+    /// Have every run with a kept plan make the next run's sandbox ahead of it, for a session
+    /// that runs one call after another: the next call with the same plan then starts in a
+    /// sandbox already set up (fresh namespaces all the same, one per call). The spare is an
+    /// idle init process, killed when unused, when older than 30 seconds, or with sbx.
+    pub fn make_spares(&self) {
+        self.spares
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn spares_on(&self) -> bool {
+        self.spares.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The profile.

@@ -15,6 +15,11 @@ use std::time::Duration;
 
 /// One run's plan, its prepared enforcement, and what to clean up after it.
 pub(super) struct Launch {
+    /// The spare init this run hands its command to, if it has one; first, so that an unused
+    /// one is killed before `prepared` removes its cgroups.
+    pub(super) handover: Option<super::spare::Handover>,
+    /// What the next run's spare is made from, once this run has started.
+    pub(super) next_spare: Option<NextSpare>,
     /// Shared with the plans the sandbox keeps; copied before a change of its own.
     pub(super) plan: Arc<SandboxPlan>,
     pub(super) prepared: Prepared,
@@ -27,6 +32,19 @@ pub(super) struct Launch {
     pub(super) protected_change: crate::capability::ProtectedChange,
     /// The proxy's port on the host's loopback, when there is no network namespace.
     pub(super) proxy_listener: Option<std::net::TcpListener>,
+}
+
+/// The plan, host and slot a run's successor's spare is made for.
+pub(super) struct NextSpare {
+    pub(super) plan: Arc<SandboxPlan>,
+    pub(super) host: Host,
+    pub(super) slot: super::spare::Slot,
+}
+
+impl NextSpare {
+    pub(super) fn refill(self) {
+        self.slot.refill(self.plan, self.host);
+    }
 }
 
 impl Sandbox {
@@ -73,6 +91,7 @@ impl Sandbox {
                 return Err(e);
             }
         };
+        let spare_ok = reuse && self.spares_on() && spare_fits(req, &plan);
         let proxy_listener =
             super::proxy::host_port(&mut plan).map_err(|source| RunError::Spawn { source })?;
         let exec = exec_spec(req, &plan, cwd)?;
@@ -80,8 +99,18 @@ impl Sandbox {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        let prepared = Prepared::new(&plan, exec, host)?;
+        let taken = spare_ok.then(|| self.spare.take(&plan, &exec)).flatten();
+        let (prepared, handover) = match taken {
+            Some((prepared, h)) => (prepared, Some(h)),
+            None => (Prepared::new(&plan, exec, host)?, None),
+        };
         Ok(Launch {
+            handover,
+            next_spare: spare_ok.then(|| NextSpare {
+                plan: plan.clone(),
+                host: host.clone(),
+                slot: self.spare.clone(),
+            }),
             plan,
             prepared,
             host_tmp,
@@ -92,6 +121,12 @@ impl Sandbox {
             proxy_listener,
         })
     }
+}
+
+/// Whether a run of `req` under `plan` can start in a spare: one with nothing but pipes (no
+/// terminal, no stdin relayed, no proxy, whose bridge is made per run).
+fn spare_fits(req: &RunRequest, plan: &SandboxPlan) -> bool {
+    req.terminal.is_none() && req.pty_primary.is_none() && !req.relay_stdin && plan.proxy.is_none()
 }
 
 /// The command's environment (what the plan keeps of the caller's, then its fixed values),
@@ -144,7 +179,7 @@ fn exec_spec(req: &RunRequest, plan: &SandboxPlan, cwd: &Path) -> Result<ExecSpe
         })
         .collect();
     Ok(ExecSpec {
-        candidates,
+        candidates: CStrArray::new(candidates),
         argv: CStrArray::new(argv),
         envp: CStrArray::new(envp),
         cwd: cstr(cwd)?,

@@ -4,11 +4,12 @@ use super::fds::{ReadBuf, async_fd, pipe, pipe_unless, read_ready, readable, set
 use super::output::{Caps, Capture, deliver};
 use super::prepare::Launch;
 use super::relay::{PtyRelay, receive_ready, relay_pty};
+use super::spare::Handover;
 use super::terminal::Terminal;
 use super::{EnforcementReport, RunError, RunRequest, RunResult, Stream};
 use crate::enforce::messages::{ChildFds, MESSAGE_LEN, Message, MessageKind, Step};
 use crate::plan::LayerStatus;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 use tokio::io::unix::AsyncFd;
 
@@ -94,18 +95,56 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
 }
 
 /// Make the pipes, clone the init with them, and keep sbx's ends.
+/// Start the run's tree: hand the command to the spare made for it, or clone an init. Then
+/// have the next run's spare made.
 fn launch(p: &mut Launch, req: &mut RunRequest) -> Result<Tree, RunError> {
+    let tree = match p.handover.take() {
+        Some(h) => hand_over(h),
+        None => clone_init(p, req),
+    }?;
+    if let Some(next) = p.next_spare.take() {
+        next.refill();
+    }
+    Ok(tree)
+}
+
+/// Send the command to a spare init, set up and waiting for it.
+fn hand_over(h: Handover) -> Result<Tree, RunError> {
+    let spawn_err = |source| RunError::Spawn { source };
+    let (pid, fds) = h
+        .init
+        .take()
+        .ok_or_else(|| spawn_err(std::io::Error::other("the spare init is gone")))?;
+    let start = Instant::now();
+    // An init that failed its setup has closed its end: its messages say why, as those of an
+    // init cloned now would.
+    let _ = std::io::Write::write_all(&mut std::fs::File::from(fds.command), &h.message);
+    let mut tree = Tree {
+        pid,
+        pid_fd: async_fd(fds.pidfd).map_err(spawn_err)?,
+        out_fd: Some(async_fd(fds.out).map_err(spawn_err)?),
+        err_fd: Some(async_fd(fds.err).map_err(spawn_err)?),
+        msg_fd: async_fd(fds.messages).map_err(spawn_err)?,
+        pty: PtyRelay::new(None, None).map_err(spawn_err)?,
+        proxy: None,
+        start,
+    };
+    tree.pty.started();
+    Ok(tree)
+}
+
+fn clone_init(p: &mut Launch, req: &mut RunRequest) -> Result<Tree, RunError> {
     let spawn_err = |source| RunError::Spawn { source };
     let pty = PtyRelay::new(req.terminal, req.pty_primary.take()).map_err(spawn_err)?;
+    let spawning = super::spare::SPAWNING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let on_pty = |on: fn(&Terminal) -> bool| req.terminal.as_ref().is_some_and(on);
     let (out_r, out_w) = pipe_unless(on_pty(|t| t.stdout)).map_err(spawn_err)?;
     let (err_r, err_w) = pipe_unless(on_pty(|t| t.stderr)).map_err(spawn_err)?;
     let (msg_r, msg_w) = pipe().map_err(spawn_err)?;
     let start = Instant::now();
-    // SAFETY: pidfd_open on our own pid returns a new fd (or -1), owned below.
-    let parent_pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::getpid(), 0) } as RawFd;
-    // SAFETY: when non-negative, the fd was just created and is owned by nobody else.
-    let parent_pidfd = (parent_pidfd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(parent_pidfd) });
+    let parent_pidfd = super::spare::own_pidfd();
     let raw_fd = |fd: &Option<OwnedFd>| fd.as_ref().map_or(-1, AsRawFd::as_raw_fd);
     let bridge = super::proxy::Bridge::new(p).map_err(spawn_err)?;
     let mut stdin =
@@ -123,6 +162,7 @@ fn launch(p: &mut Launch, req: &mut RunRequest) -> Result<Tree, RunError> {
         proxy: bridge.as_ref().map_or(-1, super::proxy::Bridge::child_fd),
         parent: raw_fd(&parent_pidfd),
         stdin_feed: stdin.feed_fd(),
+        command: -1,
     };
     // SAFETY: everything the child uses is in `p.prepared` and `fds`, prepared above.
     let (pid, pidfd) =
@@ -131,6 +171,7 @@ fn launch(p: &mut Launch, req: &mut RunRequest) -> Result<Tree, RunError> {
     let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
     let stdin_fd = stdin.fd.take();
     drop((out_w, err_w, msg_w, parent_pidfd, stdin_fd));
+    drop(spawning);
     stdin.start().map_err(spawn_err)?;
     let proxy = bridge
         .map(|b| b.start(req.net_approver.clone()))

@@ -494,6 +494,8 @@ fn open_session(
         allowed: Mutex::new(std::collections::HashSet::new()),
         seq: std::sync::atomic::AtomicU64::new(0),
     });
+    // A session runs call after call: each has the next one's sandbox made ahead.
+    loaded.sandbox.make_spares();
     let executor = Arc::new(
         SandboxExecutor::new(loaded.sandbox.clone(), loaded.workspace.clone())
             .with_sink(sink)

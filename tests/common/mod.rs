@@ -7,14 +7,45 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
+pub mod session;
+
 pub const NOBODY: u32 = 65534;
 
-/// A copy of the binary in a directory every user can enter.
+static BIN_DIR: OnceLock<PathBuf> = OnceLock::new();
+
+/// Removes this test process's copy of the binary as the process exits.
+extern "C" fn remove_bin_dir() {
+    if let Some(dir) = BIN_DIR.get() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+/// Copies left by test processes that are gone (killed before their exit handler ran).
+fn remove_stale_bin_dirs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let pid = name.to_str().and_then(|n| n.strip_prefix("sbx-test-bin-"));
+        if pid.is_some_and(|p| !Path::new("/proc").join(p).exists()) {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+/// A copy of the binary in a directory every user can enter, removed when the test process
+/// exits.
 pub fn sbx_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
+        remove_stale_bin_dirs();
         let dir = std::env::temp_dir().join(format!("sbx-test-bin-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
+        if BIN_DIR.set(dir.clone()).is_ok() {
+            // SAFETY: registers a plain function with no captured state.
+            unsafe { libc::atexit(remove_bin_dir) };
+        }
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
         let dst = dir.join("sbx");
         std::fs::copy(env!("CARGO_BIN_EXE_sbx"), &dst).unwrap();

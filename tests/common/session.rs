@@ -1,0 +1,58 @@
+//! A `sbx serve` session run as the scratch's user, called with JSON lines.
+use super::Scratch;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdout, Stdio};
+
+/// One `sbx serve` session.
+pub struct Session {
+    pub child: Child,
+    out: BufReader<ChildStdout>,
+}
+
+impl Session {
+    /// A session in `s`'s workspace whose policy allows `allow`.
+    pub fn start(s: &Scratch, allow: &str) -> Self {
+        let policy = s.write_profile("policy", &format!("[policy]\nallow = [{allow:?}]\n"));
+        let mut cmd = s.sbx(&["serve", "--workspace"]);
+        cmd.arg(&s.ws).arg("--policy").arg(&policy);
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        let mut me = Self { child, out };
+        assert_eq!(me.next()["type"], "ready");
+        me
+    }
+
+    pub fn next(&mut self) -> Value {
+        let mut line = String::new();
+        assert!(self.out.read_line(&mut line).unwrap() > 0, "serve ended");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// The content of the call's result.
+    pub fn call(&mut self, id: &str, command: &str) -> String {
+        let call = json!({"type": "call", "id": id, "tool": "bash", "input": {"command": command}});
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{call}").unwrap();
+        stdin.flush().unwrap();
+        loop {
+            let ev = self.next();
+            if ev["type"] == "result" && ev["id"] == id {
+                assert_eq!(ev["is_error"], false, "{ev}");
+                return ev["content"].as_str().unwrap_or_default().to_string();
+            }
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}

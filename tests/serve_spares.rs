@@ -1,0 +1,186 @@
+//! A session makes each next call's sandbox ahead of it (a spare init, set up and waiting for
+//! its command). A call started that way is as confined as one whose init is cloned for it,
+//! and in namespaces nothing ran in before: what the previous call left in its private `/tmp`
+//! and `/dev/shm`, or a process it left behind, is not there. An unused spare goes with the
+//! session. As root and as uid 65534.
+//!
+//! Which road a call took is seen from inside: a spare init is cloned by sbx's `sbx-spares`
+//! thread and keeps its name (`/proc/1/comm` in the sandbox's own PID namespace), while the
+//! first call of a session has an init cloned for it, whose name is sbx's.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+mod common;
+use common::session::Session;
+use common::*;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// One scenario at a time: a scratch directory made beside another's changes that one's plan
+/// (its home's parent gains an entry to grant around), and the spare made for it goes unused.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+const PROBE: &str = r#"
+printf 'init=%s\n' "$(cat /proc/1/comm)"
+sleeper() { grep -qs '31\.0[7]' /proc/[0-9]*/cmdline; }
+[ -e /tmp/left-behind ] && echo tmp-seen
+[ -e /dev/shm/left-behind ] && echo shm-seen
+sleeper && echo process-seen
+cat "$HOME/.ssh/id_rsa" 2>/dev/null && echo secret-read
+touch "$HOME/written" 2>/dev/null && echo home-written
+touch ./ws-written && echo ws-ok
+touch /tmp/left-behind /dev/shm/left-behind && echo marks-made
+(sleep 31.07 >/dev/null 2>&1 &)
+for i in 1 2 3 4 5 6 7 8 9 10; do sleeper && echo sleeper-runs && break; sleep 0.1; done
+echo done
+"#;
+
+#[test]
+fn a_call_started_in_a_spare_is_confined_and_fresh() {
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    for user in users() {
+        let s = Scratch::new(user);
+        std::fs::write(s.ws.join("probe.sh"), PROBE).unwrap();
+        s.chown_all();
+        let mut serve = Session::start(&s, "Bash(sh ./probe.sh)");
+        let pid = serve.child.id();
+        let mut inits = Vec::new();
+        for id in ["1", "2", "3", "4"] {
+            // From the second call on, once the spare is made (a call that comes sooner
+            // takes the ordinary road).
+            if id != "1" {
+                assert!(eventually(|| spares_of(pid).len() == 1), "{}", s.label());
+            }
+            let out = serve.call(id, "sh ./probe.sh");
+            let label = format!("{} call {id}: {out}", s.label());
+            for done in ["ws-ok", "marks-made", "sleeper-runs", "done"] {
+                assert!(out.contains(done), "{label}");
+            }
+            for leak in [
+                "tmp-seen",
+                "shm-seen",
+                "process-seen",
+                "secret-read",
+                "home-written",
+            ] {
+                assert!(!out.contains(leak), "{label}");
+            }
+            inits.push(
+                out.lines()
+                    .find_map(|l| l.strip_prefix("init="))
+                    .unwrap()
+                    .to_string(),
+            );
+        }
+        // The first call's init was cloned for it; the later ones were made ahead.
+        assert_ne!(inits[0], "sbx-spares", "{}: {inits:?}", s.label());
+        assert!(
+            inits[1..].iter().all(|i| i == "sbx-spares"),
+            "{}: {inits:?}",
+            s.label()
+        );
+    }
+}
+
+/// The pids of the spare inits sbx process `pid` holds.
+fn spares_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+        let Some((name, rest)) = stat.split_once(") ") else {
+            continue;
+        };
+        let ppid = rest.split(' ').nth(1).and_then(|x| x.parse::<u32>().ok());
+        if name.ends_with("(sbx-spares") && ppid == Some(pid) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Poll `f` until it holds, for at most ten seconds (the spare is made on a thread of its
+/// own after the call has started).
+fn eventually(f: impl Fn() -> bool) -> bool {
+    let end = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < end {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    f()
+}
+
+#[test]
+fn an_unused_spare_goes_with_its_session() {
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    for user in users() {
+        let s = Scratch::new(user);
+        std::fs::write(s.ws.join("probe.sh"), "echo ok\n").unwrap();
+        s.chown_all();
+        let mut serve = Session::start(&s, "Bash(sh ./probe.sh)");
+        let pid = serve.child.id();
+        assert!(serve.call("1", "sh ./probe.sh").contains("ok"));
+        assert!(eventually(|| spares_of(pid).len() == 1), "{}", s.label());
+        let spare = spares_of(pid)[0];
+        drop(serve);
+        let gone = eventually(|| !std::path::Path::new(&format!("/proc/{spare}")).exists());
+        assert!(gone, "{}: spare {spare} outlived its session", s.label());
+    }
+}
+
+/// A spare holds its mounts on the files that were at their paths when it was made. One whose
+/// protected directory the host replaced in between (a rename, as editors and git do) would
+/// leave the new one writable: it is not used, and the call gets a sandbox made now.
+#[test]
+fn a_spare_whose_paths_were_replaced_is_not_used() {
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let probe = "printf 'init=%s\\n' \"$(cat /proc/1/comm)\"\n\
+                 touch .git/hooks/pre-commit 2>/dev/null && echo hook-written\n\
+                 touch ./plain && echo ws-ok\n";
+    for user in users() {
+        let s = Scratch::new(user);
+        std::fs::write(s.ws.join("probe.sh"), probe).unwrap();
+        s.chown_all();
+        let mut serve = Session::start(&s, "Bash(sh ./probe.sh)");
+        let pid = serve.child.id();
+        let init = |out: &str| {
+            out.lines()
+                .find_map(|l| l.strip_prefix("init="))
+                .map(str::to_string)
+        };
+        let first = serve.call("1", "sh ./probe.sh");
+        assert!(eventually(|| spares_of(pid).len() == 1), "{}", s.label());
+        // The host replaces the hooks directory while the spare waits.
+        let hooks = s.ws.join(".git/hooks");
+        std::fs::rename(&hooks, s.ws.join(".git/hooks-old")).unwrap();
+        std::fs::create_dir(&hooks).unwrap();
+        s.chown_all();
+        let second = serve.call("2", "sh ./probe.sh");
+        assert!(eventually(|| spares_of(pid).len() == 1), "{}", s.label());
+        let third = serve.call("3", "sh ./probe.sh");
+        for out in [&first, &second, &third] {
+            assert!(out.contains("ws-ok"), "{}: {out}", s.label());
+            assert!(!out.contains("hook-written"), "{}: {out}", s.label());
+        }
+        assert_ne!(
+            init(&second).as_deref(),
+            Some("sbx-spares"),
+            "{}: {second}",
+            s.label()
+        );
+        assert_eq!(
+            init(&third).as_deref(),
+            Some("sbx-spares"),
+            "{}: {third}",
+            s.label()
+        );
+    }
+}
