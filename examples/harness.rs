@@ -62,7 +62,10 @@ fn main() -> ExitCode {
         }
     };
     let approve = CallbackApproval(|req: &ApprovalRequest| {
-        println!("ask    {} ({}) -> approved once", req.canonical, req.reason);
+        println!(
+            "ask    {} ({}) -> approved once",
+            req.canonical, req.asked.reason
+        );
         ApprovalAnswer::AllowOnce
     });
     let executor = SandboxExecutor::new(loaded.sandbox.clone(), loaded.workspace.clone());

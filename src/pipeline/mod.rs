@@ -38,7 +38,7 @@ pub use audit::{AUDIT_VERSION, AuditLog, AuditRecord};
 pub use builder::PipelineBuilder;
 pub use call::{Caller, ToolCall};
 pub use check::{CheckReport, check};
-pub use decision::{Decision, Ruling, Stage};
+pub use decision::{Decision, Ruling, Stage, Wording};
 pub use engine::{Decided, Pipeline};
 pub use exec::{
     EnforcedCaps, ExecError, ExecOutcome, ExecRequest, Executor, NoExecutor, ProfileCaps,

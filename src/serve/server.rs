@@ -13,7 +13,7 @@ use super::term_tools::{self, TERMINALS, TermTool};
 use super::terminals::Terminals;
 use crate::decision::Decision;
 use crate::exec::Stream;
-use crate::pipeline::{ApprovalAnswer, CallResult, Caller, Observer, Pipeline, ToolCall};
+use crate::pipeline::{ApprovalAnswer, CallResult, Caller, Observer, Pipeline, Ruling, ToolCall};
 use crate::setup::Loaded;
 use crate::tools::{render_refusal, render_result};
 use serde_json::{Map, Value};
@@ -253,15 +253,7 @@ impl Session {
         let terminals = self.terminals.clone();
         self.tasks.spawn(async move {
             let d = pipeline.decide(&call);
-            let _closed = events.send(Event::Decision {
-                id: id.clone(),
-                decision: d.ruling.decision.as_str().into(),
-                stage: d.ruling.stage.as_str().into(),
-                by: d.ruling.by.clone(),
-                reason: d.ruling.reason.clone(),
-                rule: d.ruling.rule.clone(),
-                source: d.ruling.source.as_ref().map(ToString::to_string),
-            });
+            let _closed = events.send(decision_event(id.clone(), &d.ruling));
             let r = pipeline.submit(call).await;
             executor.forget(&id);
             if let Ok(mut m) = running.lock() {
@@ -354,6 +346,19 @@ impl Session {
         while self.tasks.join_next().await.is_some() {}
         self.jobs.wait_all().await;
         self.terminals.wait_all().await;
+    }
+}
+
+/// The `decision` event of a call that goes through the pipeline: its ruling before approval.
+fn decision_event(id: String, r: &Ruling) -> Event {
+    Event::Decision {
+        id,
+        decision: r.decision.as_str().into(),
+        stage: r.stage.as_str().into(),
+        by: r.by.clone(),
+        reason: r.reason.clone(),
+        rule: r.rule.clone(),
+        source: r.source.as_ref().map(ToString::to_string),
     }
 }
 

@@ -8,7 +8,7 @@ mod execute;
 use super::access::{Access, AccessEnv, extract};
 use super::approval::{ApprovalChannel, SessionGrants};
 use super::call::ToolCall;
-use super::decision::{Decision, Ruling, Stage};
+use super::decision::{Decision, Ruling, Stage, Wording};
 use super::exec::{Executor, ProfileCaps};
 use super::guard::Guard;
 use super::listener::{CallContext, EnforcementOutlook, Listener, TraceStep, ask_listeners};
@@ -269,7 +269,7 @@ fn unexecuted(
     trace: Vec<TraceStep>,
     rewrites: Vec<PolicyHookRewrite>,
 ) -> CallResult {
-    let content = ruling.denial_text();
+    let content = ruling.text(Wording::Denial);
     CallResult {
         call_id: call.id().to_string(),
         tool: call.tool().to_string(),
