@@ -68,7 +68,7 @@ fn main() -> ExitCode {
         );
         ApprovalAnswer::AllowOnce
     });
-    let executor = SandboxExecutor::new(loaded.sandbox.clone(), loaded.workspace.clone());
+    let executor = SandboxExecutor::new(loaded.sandbox.clone(), loaded.workspace.root.clone());
     let pipeline = loaded
         .pipeline()
         .approval(Arc::new(approve))
@@ -97,7 +97,7 @@ fn main() -> ExitCode {
     };
     let mut ok = true;
     for (id, command, expect) in calls {
-        let call = ToolCall::bash(id, command, caller.clone(), &loaded.workspace);
+        let call = ToolCall::bash(id, command, caller.clone(), &loaded.workspace.root);
         let r = rt.block_on(pipeline.submit(call));
         if r.ruling.decision.as_str() != expect {
             eprintln!(
@@ -107,7 +107,7 @@ fn main() -> ExitCode {
             ok = false;
         }
     }
-    let made = loaded.workspace.join("approved.txt").exists();
+    let made = loaded.workspace.root.join("approved.txt").exists();
     println!("approved.txt exists: {made}");
     if ok && made {
         ExitCode::SUCCESS

@@ -29,7 +29,7 @@ mod tool;
 mod wrappers;
 
 pub use crate::decision::Mode;
-pub use access::{Access, AccessEnv, AccessError, BashAccess, extract, resolve_path, url_host};
+pub use access::{Access, AccessError, BashAccess, extract, resolve_path, url_host};
 pub use approval::{
     ApprovalAnswer, ApprovalChannel, ApprovalRequest, BoxFuture, CallbackApproval, GrantScope,
     SessionGrants, grant_key, offered_scopes,

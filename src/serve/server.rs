@@ -422,7 +422,7 @@ where
     let _closed = tx.send(Event::Ready {
         protocol: PROTOCOL_VERSION,
         profile: opts.profile.clone(),
-        workspace: loaded.workspace.clone(),
+        workspace: loaded.workspace.root.clone(),
         max_line_bytes: opts.max_line_bytes,
         approval_timeout_ms: u64::try_from(opts.approval_timeout.as_millis()).unwrap_or(u64::MAX),
     });
@@ -500,7 +500,7 @@ fn open_session(
         seq: std::sync::atomic::AtomicU64::new(0),
     });
     let executor = Arc::new(
-        SandboxExecutor::new(loaded.sandbox.clone(), loaded.workspace.clone())
+        SandboxExecutor::new(loaded.sandbox.clone(), loaded.workspace.root.clone())
             .with_sink(sink)
             .with_net_approval(net_approval)
             .with_terminal_idle(opts.terminal_idle),
@@ -528,7 +528,7 @@ fn open_session(
         running: Arc::new(Mutex::new(HashMap::new())),
         jobs,
         terminals,
-        workspace: loaded.workspace.clone(),
+        workspace: loaded.workspace.root.clone(),
         tasks: tokio::task::JoinSet::new(),
     }
 }
