@@ -3,11 +3,12 @@
 //! Criterion measures the mean/median; a direct sample of single decisions
 //! prints the median and p99 as well.
 use criterion::Criterion;
+use sbx::WorkspaceContext;
 use sbx::capability::{
     CapabilitySet, EnvFilter, FsCaps, Isolation, Limits, NetworkMode, Origin, PathEntry,
 };
 use sbx::pipeline::{Caller, Pipeline, ProfileCaps, ToolCall};
-use sbx::policy::{self, PolicyEnv, SourceKind};
+use sbx::policy::{self, SourceKind};
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Instant;
@@ -40,10 +41,7 @@ fn policy_text(n: usize) -> String {
 }
 
 fn pipeline() -> Pipeline {
-    let env = PolicyEnv {
-        workspace: WS.into(),
-        home: "/nonexistent-sbx-bench/home".into(),
-    };
+    let env = WorkspaceContext::new(WS, "/nonexistent-sbx-bench/home");
     let src = policy::parse_policy_file(&policy_text(1000), SourceKind::User, "bench.toml", &env);
     let policy = match src.and_then(|s| policy::merge(vec![s], &env)) {
         Ok(p) => p,

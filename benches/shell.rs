@@ -2,6 +2,7 @@
 //! Target: at least 100,000 commands classified per second on one core.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use sbx::WorkspaceContext;
 use sbx::shell::{ShellContext, analyze};
 use std::hint::black_box;
 
@@ -33,11 +34,11 @@ const TYPICAL: &[&str] = &[
 ];
 
 fn bench(c: &mut Criterion) {
+    let workspace = WorkspaceContext::new("/nonexistent-ws", "/nonexistent-home")
+        .with_writable(["/tmp".into()]);
     let ctx = ShellContext {
         cwd: "/nonexistent-ws".into(),
-        workspace: "/nonexistent-ws".into(),
-        home: "/nonexistent-home".into(),
-        writable: vec!["/tmp".into()],
+        workspace: &workspace,
     };
     let mut g = c.benchmark_group("shell");
     g.throughput(Throughput::Elements(TYPICAL.len() as u64));

@@ -62,10 +62,13 @@ fn main() -> ExitCode {
         }
     };
     let approve = CallbackApproval(|req: &ApprovalRequest| {
-        println!("ask    {} ({}) -> approved once", req.canonical, req.reason);
+        println!(
+            "ask    {} ({}) -> approved once",
+            req.canonical, req.asked.reason
+        );
         ApprovalAnswer::AllowOnce
     });
-    let executor = SandboxExecutor::new(loaded.sandbox.clone(), loaded.workspace.clone());
+    let executor = SandboxExecutor::new(loaded.sandbox.clone(), loaded.workspace.root.clone());
     let pipeline = loaded
         .pipeline()
         .approval(Arc::new(approve))
@@ -94,7 +97,7 @@ fn main() -> ExitCode {
     };
     let mut ok = true;
     for (id, command, expect) in calls {
-        let call = ToolCall::bash(id, command, caller.clone(), &loaded.workspace);
+        let call = ToolCall::bash(id, command, caller.clone(), &loaded.workspace.root);
         let r = rt.block_on(pipeline.submit(call));
         if r.ruling.decision.as_str() != expect {
             eprintln!(
@@ -104,7 +107,7 @@ fn main() -> ExitCode {
             ok = false;
         }
     }
-    let made = loaded.workspace.join("approved.txt").exists();
+    let made = loaded.workspace.root.join("approved.txt").exists();
     println!("approved.txt exists: {made}");
     if ok && made {
         ExitCode::SUCCESS

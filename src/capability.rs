@@ -272,6 +272,11 @@ impl CapabilitySet {
         }
     }
 
+    /// The trees a command may write, as the workspace context carries them.
+    pub fn writable_trees(&self) -> impl Iterator<Item = PathBuf> + '_ {
+        self.fs.write.iter().map(|e| e.path.clone())
+    }
+
     /// The greatest set that both `self` and `other` allow. Denials of both are kept.
     #[must_use]
     pub fn intersect(&self, other: &Self) -> Self {

@@ -2,6 +2,7 @@
 //! the rule that decided.
 use crate::stdout::outln;
 use crate::{cwd, gate};
+use sbx::CheckReport;
 use std::path::PathBuf;
 
 #[expect(clippy::too_many_arguments, reason = "one parameter per CLI flag")]
@@ -34,26 +35,13 @@ pub fn check_cmd(
         _ => gate::bash_call(&command.join(" "), cwd()),
     };
     let report = match gate::decide(&loaded, &call, mode.as_deref(), sbx::Mode::Default) {
-        Ok(r) => r,
+        Ok((mode, decided)) => CheckReport::new(&call, mode, decided),
         Err(e) => return fail(e),
     };
     if json {
         outln!("{}", serde_json::to_string(&report).unwrap_or_default());
     } else {
-        outln!(
-            "{} by {} ({})",
-            report.decision.as_str(),
-            report.by,
-            report.stage
-        );
-        outln!("  reason: {}", report.reason);
-        if let Some(r) = &report.rule {
-            outln!("  rule:   {r}");
-        }
-        if let Some(s) = &report.source {
-            outln!("  source: {s}");
-        }
-        outln!("  call:   {}", report.canonical);
+        outln!("{report}");
     }
     0
 }

@@ -1,9 +1,9 @@
 //! `sbx check`, and the permission gate in front of `sbx run`: argument handling only; the
 //! decision is the library pipeline's.
 use sbx::hook::sh_quote;
-use sbx::pipeline::EnforcementOutlook;
+use sbx::pipeline::{Decided, EnforcementOutlook, Wording};
 use sbx::setup::{Loaded, SetupOptions};
-use sbx::{Caller, CheckReport, Decision, Mode, ToolCall, check};
+use sbx::{Caller, Decision, Mode, Pipeline, ProfileCaps, Ruling, Stage, ToolCall};
 use std::ffi::OsString;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
@@ -43,26 +43,24 @@ fn mode_of(loaded: &Loaded, mode: Option<&str>, fallback: Mode) -> Result<Mode, 
     }
 }
 
-/// Decide one call without running anything.
+/// Decide one call without running anything: the mode it was decided in, and the decision.
 pub fn decide(
     loaded: &Loaded,
     call: &ToolCall,
     mode: Option<&str>,
     fallback: Mode,
-) -> Result<CheckReport, String> {
+) -> Result<(Mode, Decided), String> {
     let mode = mode_of(loaded, mode, fallback)?;
     // Only these modes' fast paths read the outlook; the others need not plan for it.
     let outlook = match mode {
         Mode::SandboxAuto | Mode::Bypass => loaded.outlook(),
         Mode::Default | Mode::Plan | Mode::AcceptEdits => EnforcementOutlook::default(),
     };
-    Ok(check(
-        call,
-        loaded.policy.clone(),
-        mode,
-        &loaded.caps,
-        outlook,
-    ))
+    let pipeline = Pipeline::builder(loaded.policy.clone(), ProfileCaps::new(loaded.caps.clone()))
+        .mode(mode)
+        .outlook(outlook)
+        .build();
+    Ok((mode, pipeline.decide(call)))
 }
 
 fn caller(agent: &str) -> Caller {
@@ -91,16 +89,8 @@ pub fn tool_call(tool: &str, input: serde_json::Value, cwd: PathBuf) -> ToolCall
     )
 }
 
-fn describe(r: &CheckReport) -> String {
-    match (&r.rule, &r.source) {
-        (Some(rule), Some(source)) => format!("{} ({rule} from {source})", r.reason),
-        (Some(rule), None) => format!("{} ({rule})", r.reason),
-        _ => format!("{} (stage {})", r.reason, r.stage),
-    }
-}
-
 /// Ask the person at the terminal. No terminal means no.
-fn prompt(command: &str, r: &CheckReport) -> bool {
+fn prompt(command: &str, r: &Ruling) -> bool {
     if !std::io::stdin().is_terminal() {
         return false;
     }
@@ -115,7 +105,7 @@ fn prompt(command: &str, r: &CheckReport) -> bool {
     let _ = write!(
         w,
         "sbx: {command}\nsbx: needs approval: {}\nsbx: run it? [y/N] ",
-        describe(r)
+        r.text(Wording::Terminal)
     );
     let _ = w.flush();
     let mut line = String::new();
@@ -126,8 +116,8 @@ fn prompt(command: &str, r: &CheckReport) -> bool {
 }
 
 /// What a job with no terminal can do about an ask.
-fn how_to_proceed(command: &str, r: &CheckReport) -> String {
-    let first = if r.rule.is_some() && r.stage == "rules" {
+fn how_to_proceed(command: &str, r: &Ruling) -> String {
+    let first = if r.rule.is_some() && r.stage == Stage::Rules {
         "sbx: an ask rule decided: remove it from the policy, or run from a terminal and approve the command"
     } else {
         "sbx: to run it with no terminal, allow it by a rule in .sbx/policy.toml or a file given with --policy (a finding of the shell analysis is lifted only by a rule that writes the command out, with no wildcard), or run from a terminal and approve it"
@@ -156,34 +146,32 @@ pub fn gate(
         125
     })?;
     // A person or a CI job typed this command: the kernel confines it (`sandbox-auto`).
-    let report =
+    let (_, decided) =
         decide(loaded, &bash_call(&command, cwd), mode, Mode::SandboxAuto).map_err(|e| {
             eprintln!("sbx: {e}");
             125
         })?;
-    match report.decision {
+    let ruling = decided.ruling;
+    let why = ruling.text(Wording::Terminal);
+    match ruling.decision {
         Decision::Allow => Ok(Passed::Allowed),
         Decision::Ask => {
             if !std::io::stdin().is_terminal() {
                 eprintln!(
-                    "sbx: denied: needs approval and there is no terminal to ask on: {}\n{}",
-                    describe(&report),
-                    how_to_proceed(&command, &report)
+                    "sbx: denied: needs approval and there is no terminal to ask on: {why}\n{}",
+                    how_to_proceed(&command, &ruling)
                 );
                 return Err(DENIED);
             }
-            if prompt(&command, &report) {
+            if prompt(&command, &ruling) {
                 Ok(Passed::Approved)
             } else {
-                eprintln!(
-                    "sbx: denied: approval needed and not given: {}",
-                    describe(&report)
-                );
+                eprintln!("sbx: denied: approval needed and not given: {why}");
                 Err(DENIED)
             }
         }
         Decision::Deny => {
-            eprintln!("sbx: denied: {}", describe(&report));
+            eprintln!("sbx: denied: {why}");
             Err(DENIED)
         }
     }

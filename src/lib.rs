@@ -90,8 +90,10 @@ pub mod proxy;
 pub mod serve;
 pub mod setup;
 pub mod tools;
+pub mod workspace;
 pub use pipeline::{
     CallResult, Caller, CheckReport, Decision, EnforcedCaps, ExecOutcome, ExecRequest, Executor,
     Mode, Pipeline, ProfileCaps, Ruling, Stage, ToolCall, check,
 };
-pub use policy::{LoadOptions, Policy, PolicyEnv, PolicyError};
+pub use policy::{LoadOptions, Policy, PolicyError};
+pub use workspace::WorkspaceContext;

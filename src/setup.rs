@@ -12,8 +12,9 @@
 use crate::exec::{Resolved, RunError, Sandbox};
 use crate::pipeline::{EnforcementOutlook, PipelineBuilder, ProfileCaps};
 use crate::plan::LayerStatus;
-use crate::policy::{self, LoadOptions, Policy, PolicyEnv, PolicyError};
+use crate::policy::{self, LoadOptions, Policy, PolicyError};
 use crate::profile::{Profile, ProfileError};
+use crate::workspace::WorkspaceContext;
 use crate::{CapabilitySet, Pipeline};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -71,8 +72,9 @@ pub struct Loaded {
     /// What this host would enforce, planned on first use: only the sandbox-auto and
     /// bypass fast paths need it, and planning reads the file system.
     outlook: std::sync::OnceLock<EnforcementOutlook>,
-    /// Canonical workspace root.
-    pub workspace: PathBuf,
+    /// Where the commands work: the canonical workspace root, the home, and the profile's
+    /// writable trees. Built here once; the policy, the pipeline and the resolution read it.
+    pub workspace: WorkspaceContext,
     /// The resolution behind `caps`, for a run that follows at once ([`Sandbox::run_resolved`]);
     /// a caller that runs later lets it go and the run resolves afresh.
     pub resolved: Option<Resolved>,
@@ -82,14 +84,16 @@ impl Loaded {
     /// Load the profile, resolve it for the workspace and merge the policy sources
     /// (built-in, the profile's, user, project, `--policy`).
     pub fn load(opts: &SetupOptions) -> Result<Self, SetupError> {
-        let workspace =
+        let root =
             std::fs::canonicalize(&opts.workspace).map_err(|source| SetupError::Workspace {
                 path: opts.workspace.clone(),
                 source,
             })?;
         let sandbox = sandbox(&opts.profile)?;
-        let resolved = sandbox.resolve(&workspace)?;
+        let context = WorkspaceContext::of(&root);
+        let resolved = sandbox.resolve_in(&context)?;
         let caps = resolved.caps().clone();
+        let workspace = context.with_writable(caps.writable_trees());
         let policy = load_policy(sandbox.profile(), opts.policy.clone(), &workspace)?;
         Ok(Self {
             sandbox: Arc::new(sandbox),
@@ -104,7 +108,7 @@ impl Loaded {
     /// What the sandbox would enforce on this host (planned once, on first use).
     pub fn outlook(&self) -> EnforcementOutlook {
         self.outlook
-            .get_or_init(|| outlook(&self.sandbox, &self.workspace, self.resolved.as_ref()))
+            .get_or_init(|| outlook(&self.sandbox, &self.workspace.root, self.resolved.as_ref()))
             .clone()
     }
 
@@ -120,22 +124,14 @@ impl Loaded {
 fn load_policy(
     profile: &Profile,
     policy_file: Option<PathBuf>,
-    workspace: &Path,
+    workspace: &WorkspaceContext,
 ) -> Result<Policy, PolicyError> {
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|h| h.is_absolute())
-        .unwrap_or_else(|| PathBuf::from("/"));
-    let env = PolicyEnv {
-        workspace: workspace.to_path_buf(),
-        home,
-    };
     let load = LoadOptions {
         profile: profile.policy_sources.clone(),
         policy_file,
         ..LoadOptions::default()
     };
-    policy::load(&env, &load)
+    policy::load(workspace, &load)
 }
 
 /// What the executor will enforce here, from the plan's report. The plan is made from the
@@ -228,7 +224,7 @@ mod tests {
         assert_eq!(
             mine.caps,
             mine.sandbox
-                .capabilities(&mine.workspace)
+                .capabilities(&mine.workspace.root)
                 .unwrap_or_else(|e| panic!("{e}"))
         );
     }

@@ -219,10 +219,7 @@ fn symlinks_are_judged_by_their_target() {
     std::fs::create_dir_all(ws.join(".git/hooks")).ok();
     #[cfg(unix)]
     std::os::unix::fs::symlink(ws.join(".git/hooks"), ws.join("innocent")).ok();
-    let env = sbx::policy::PolicyEnv {
-        workspace: ws.clone(),
-        home: dir.path().join("home"),
-    };
+    let env = WorkspaceContext::new(ws.clone(), dir.path().join("home"));
     let policy = sbx::policy::merge(vec![], &env).map_err(|e| e.to_string());
     let Ok(policy) = policy else {
         panic!("{policy:?}")

@@ -3,6 +3,7 @@
 //! with the plan checked in under `tests/data/plans/`. A change to a profile, to resolution or
 //! to planning shows in review as a change to these files: `SBX_BLESS=1 cargo test --test
 //! plan_snapshots` writes them afresh.
+use sbx::WorkspaceContext;
 use sbx::capability::{CapabilitySet, DeniedSyscall, Origin, Protection, Requirement};
 use sbx::host::{Availability, Host};
 use sbx::plan::{FakeFs, PlanError, PlanInput, capable_host, plan};
@@ -63,11 +64,9 @@ fn machine() -> FakeFs {
 
 fn vars() -> Vars {
     Vars {
-        workspace: WORKSPACE.into(),
-        home: HOME.into(),
+        workspace: WorkspaceContext::new(WORKSPACE, HOME),
         // The capable host gives every run a private /tmp.
         tmp: "/tmp".into(),
-        other_homes: Vec::new(),
     }
 }
 

@@ -178,10 +178,7 @@ fn load_reads_user_project_and_file_sources() {
     .ok();
     let extra = dir.path().join("extra.toml");
     std::fs::write(&extra, "[policy]\nask = [\"Bash(make *)\"]\n").ok();
-    let env = policy::PolicyEnv {
-        workspace: ws.clone(),
-        home: home.clone(),
-    };
+    let env = WorkspaceContext::new(ws.clone(), home.clone());
     let opts = policy::LoadOptions {
         policy_file: Some(extra.clone()),
         ..Default::default()

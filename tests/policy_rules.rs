@@ -288,11 +288,7 @@ fn reported_rule_does_not_depend_on_rule_order() {
 
 #[test]
 fn floor_raises_writes() {
-    let f = policy::FloorEnv {
-        workspace: WS.into(),
-        home: HOME.into(),
-        writable: vec!["/tmp".into()],
-    };
+    let f = WorkspaceContext::new(WS, HOME).with_writable(["/tmp".into()]);
     let d = |p: &str| policy::floor_for_write(Path::new(p), &f).map(|h| h.decision);
     assert_eq!(d(&format!("{WS}/src/main.rs")), None);
     assert_eq!(d("/tmp/x"), None);

@@ -3,9 +3,10 @@
 //! Each prints the figures it is measured by and asserts them.
 #![expect(clippy::unwrap_used, reason = "test harness")]
 
+use sbx::WorkspaceContext;
 use sbx::capability::CapabilitySet;
 use sbx::pipeline::{Caller, Decision, EnforcementOutlook, Mode, ToolCall, check};
-use sbx::policy::{self, Policy, PolicyEnv, SourceKind};
+use sbx::policy::{self, Policy, SourceKind};
 use sbx::profile::{Profile, Vars};
 use sbx::shell::{ShellContext, analyze};
 use std::collections::BTreeMap;
@@ -32,8 +33,18 @@ enum Floor {
 
 struct Fixture {
     _root: tempfile::TempDir,
-    ctx: ShellContext,
+    workspace: WorkspaceContext,
     vars: Vec<(&'static str, String)>,
+}
+
+impl Fixture {
+    /// A command starting in the workspace root.
+    fn ctx(&self) -> ShellContext<'_> {
+        ShellContext {
+            cwd: self.workspace.root.clone(),
+            workspace: &self.workspace,
+        }
+    }
 }
 
 fn fixture() -> Fixture {
@@ -62,12 +73,7 @@ fn fixture() -> Fixture {
     let s = |p: &Path| p.to_string_lossy().into_owned();
     Fixture {
         vars: vec![("{ws}", s(&ws)), ("{out}", s(&out)), ("{tmp}", s(&tmp))],
-        ctx: ShellContext {
-            cwd: ws.clone(),
-            workspace: ws,
-            home,
-            writable: vec![tmp],
-        },
+        workspace: WorkspaceContext::new(ws, home).with_writable([tmp]),
         _root: root,
     }
 }
@@ -103,7 +109,7 @@ fn corpus_meets_targets() {
         (0usize, 0usize, 0usize, 0usize, 0usize);
     let mut failures = Vec::new();
     for (cat, floor, cmd) in &cases {
-        let a = analyze(cmd, &fx.ctx);
+        let a = analyze(cmd, &fx.ctx());
         let ok = match floor {
             Floor::Allow => {
                 allow_n += 1;
@@ -178,13 +184,13 @@ struct GateCorpus {
 /// The workspace profile's capability set and policy for the fixture, as `sbx run` and the
 /// hooks resolve them.
 fn gate_setup(fx: &Fixture, user_policy: &str) -> (CapabilitySet, Arc<Policy>) {
-    let ws = fx.ctx.workspace.clone();
+    let ws = fx.workspace.root.clone();
     for d in [".github/workflows", ".git/hooks"] {
         std::fs::create_dir_all(ws.join(d)).unwrap();
     }
     std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
     std::fs::write(ws.join(".env"), "A=1\n").unwrap();
-    let home = fx.ctx.home.clone();
+    let home = fx.workspace.home.clone();
     std::fs::create_dir_all(home.join(".config/gh")).unwrap();
     std::fs::write(home.join(".config/gh/hosts.yml"), "x\n").unwrap();
     std::fs::write(home.join(".ssh/id_rsa"), "x\n").unwrap();
@@ -203,16 +209,11 @@ fn gate_setup(fx: &Fixture, user_policy: &str) -> (CapabilitySet, Arc<Policy>) {
         std::fs::write(home.join(f), "secret\n").unwrap();
     }
     let vars = Vars {
-        workspace: ws.clone(),
-        home: home.clone(),
-        tmp: fx.ctx.writable[0].clone(),
-        other_homes: Vec::new(),
+        workspace: WorkspaceContext::new(&ws, &home),
+        tmp: fx.workspace.writable[0].clone(),
     };
     let caps = Profile::load("workspace").unwrap().resolve(&vars).unwrap();
-    let env = PolicyEnv {
-        workspace: ws,
-        home,
-    };
+    let env = WorkspaceContext::new(ws, home);
     let shipped = policy::profile_policy("workspace").unwrap();
     let sources = vec![
         policy::parse_profile_policy(shipped, "workspace", &env).unwrap(),
@@ -251,7 +252,7 @@ fn gate_corpus_meets_targets() {
                 for (k, v) in &fx.vars {
                     cmd = cmd.replace(k, v);
                 }
-                let call = ToolCall::bash("c", &cmd, Caller::default(), &fx.ctx.cwd);
+                let call = ToolCall::bash("c", &cmd, Caller::default(), &fx.workspace.root);
                 let r = check(&call, policy.clone(), mode, &caps, outlook.clone());
                 cases += 1;
                 match (want, r.decision) {

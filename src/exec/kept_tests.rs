@@ -7,6 +7,7 @@ use crate::capability::CapabilitySet;
 use crate::host::{Availability, Host};
 use crate::plan::{MountStep, SandboxPlan, capable_host};
 use crate::profile::{Profile, Vars};
+use crate::workspace::WorkspaceContext;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -16,10 +17,8 @@ fn sandbox() -> Sandbox {
 
 fn vars(ws: &Path, home: &Path) -> Vars {
     Vars {
-        workspace: ws.to_path_buf(),
-        home: home.to_path_buf(),
+        workspace: WorkspaceContext::new(ws, home),
         tmp: PathBuf::from("/tmp"),
-        other_homes: Vec::new(),
     }
 }
 

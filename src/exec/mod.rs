@@ -35,6 +35,7 @@ use crate::enforce::messages::Step;
 use crate::host::{Availability, Host};
 use crate::plan::{self, PlanInput, RealFs, SandboxPlan};
 use crate::profile::{Profile, ProfileError, Vars};
+use crate::workspace::WorkspaceContext;
 use prepare::cleanup;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -122,45 +123,6 @@ impl Resolved {
     }
 }
 
-pub(crate) fn home_dir() -> PathBuf {
-    if let Some(h) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-        return PathBuf::from(h);
-    }
-    account_home().unwrap_or_else(|| PathBuf::from("/"))
-}
-
-/// The home directory of this process's user in the password database, which programs that
-/// ignore `HOME` (ssh among them) take for theirs.
-fn account_home() -> Option<PathBuf> {
-    let uid = nix::unistd::geteuid().as_raw();
-    // /etc/passwd first: the name service would read it too, after looking for nscd and
-    // reading nsswitch.conf on every run. Accounts it does not list (LDAP, sssd) are asked
-    // of the name service.
-    let listed = std::fs::read("/etc/passwd")
-        .ok()
-        .and_then(|text| passwd_home(&text, uid));
-    listed.or_else(|| {
-        nix::unistd::User::from_uid(uid.into())
-            .ok()
-            .flatten()
-            .map(|u| u.dir)
-    })
-}
-
-/// The home directory of `uid` in a passwd(5) text: the sixth field of the first line whose
-/// third is `uid`.
-fn passwd_home(text: &[u8], uid: u32) -> Option<PathBuf> {
-    use std::os::unix::ffi::OsStrExt;
-    let uid = uid.to_string();
-    text.split(|b| *b == b'\n').find_map(|line| {
-        let mut fields = line.split(|b| *b == b':');
-        (fields.nth(2)? == uid.as_bytes())
-            .then(|| fields.nth(2))
-            .flatten()
-            .map(|home| PathBuf::from(std::ffi::OsStr::from_bytes(home)))
-    })
-}
-
 impl Sandbox {
     /// Bind a loaded profile to the detected host.
     pub fn new(profile: Profile) -> Self {
@@ -216,23 +178,16 @@ impl Sandbox {
 
     /// The variables for `workspace`. Without a private `/tmp`, `{tmp}` is a fresh directory
     /// per run (`host_tmp`), or a placeholder when only planning.
-    pub fn vars(&self, workspace: &Path, host: &Host, host_tmp: Option<&Path>) -> Vars {
+    pub fn vars(&self, workspace: &WorkspaceContext, host: &Host, host_tmp: Option<&Path>) -> Vars {
         let tmp = if self.private_tmp(host) {
             PathBuf::from("/tmp")
         } else {
             host_tmp.map_or_else(|| std::env::temp_dir().join("sbx-RUN"), Path::to_path_buf)
         };
-        let mut vars = Vars {
-            workspace: workspace.to_path_buf(),
-            home: home_dir(),
+        Vars {
+            workspace: workspace.clone(),
             tmp,
-            other_homes: Vec::new(),
-        };
-        // A home that does not exist holds nothing to hide (`/nonexistent` for nobody).
-        if let Some(h) = account_home().filter(|h| h.is_dir()) {
-            vars.add_home(&h);
         }
-        vars
     }
 
     /// Resolve the capability set for a workspace.
@@ -242,6 +197,12 @@ impl Sandbox {
 
     /// Resolve the capability set for a workspace, as a snapshot a run may reuse.
     pub fn resolve(&self, workspace: &Path) -> Result<Resolved, RunError> {
+        self.resolve_in(&WorkspaceContext::of(workspace))
+    }
+
+    /// Resolve the capability set where `workspace` says, as a snapshot a run in the same
+    /// workspace may reuse.
+    pub fn resolve_in(&self, workspace: &WorkspaceContext) -> Result<Resolved, RunError> {
         let vars = self.vars(workspace, &self.host, None);
         let caps = self.profile.resolve(&vars)?;
         Ok(Resolved {
@@ -268,8 +229,8 @@ impl Sandbox {
         workspace: &Path,
         host: &Host,
     ) -> Result<(CapabilitySet, SandboxPlan), RunError> {
-        let (caps, plan) =
-            self.plan_with_vars(&self.vars(workspace, host, None), host, None, None, false)?;
+        let vars = self.vars(&WorkspaceContext::of(workspace), host, None);
+        let (caps, plan) = self.plan_with_vars(&vars, host, None, None, false)?;
         Ok((Arc::unwrap_or_clone(caps), Arc::unwrap_or_clone(plan)))
     }
 
@@ -506,30 +467,4 @@ fn places(req: &RunRequest) -> Result<(PathBuf, PathBuf), RunError> {
         .filter(|c| c.starts_with(&workspace))
         .unwrap_or_else(|| workspace.clone());
     Ok((workspace, cwd))
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::passwd_home;
-    use std::path::PathBuf;
-
-    #[test]
-    fn passwd_home_is_the_first_line_with_the_uid() {
-        let text = b"root:x:0:0:root:/root:/bin/bash\n+::::::\nu:x:1000:1000:A, B:/home/u:/bin/sh\nv:x:1000:1:v:/home/v:/bin/sh";
-        assert_eq!(passwd_home(text, 0), Some(PathBuf::from("/root")));
-        assert_eq!(passwd_home(text, 1000), Some(PathBuf::from("/home/u")));
-        assert_eq!(passwd_home(text, 100), None);
-        assert_eq!(passwd_home(b"short:x:7", 7), None);
-    }
-
-    #[test]
-    fn passwd_home_agrees_with_the_name_service() {
-        let uid = nix::unistd::geteuid();
-        let nss = nix::unistd::User::from_uid(uid).unwrap().map(|u| u.dir);
-        let text = std::fs::read("/etc/passwd").unwrap();
-        if let Some(listed) = passwd_home(&text, uid.as_raw()) {
-            assert_eq!(Some(listed), nss);
-        }
-    }
 }

@@ -6,6 +6,7 @@ use crate::capability::CapabilitySet;
 use crate::enforce::{CStrArray, EnforceError, ExecSpec, Prepared, cstr};
 use crate::host::Host;
 use crate::plan::SandboxPlan;
+use crate::workspace::WorkspaceContext;
 use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -62,13 +63,14 @@ impl Sandbox {
         } else {
             Some(make_host_tmp()?)
         };
-        let mut vars = self.vars(workspace, host, host_tmp.as_deref());
+        let mut context = WorkspaceContext::of(workspace);
         // The home the command is given is one it may take for its own: hide its secrets too.
         if let Some((_, h)) = req.env.iter().find(|(k, _)| k == "HOME")
             && Path::new(h).is_dir()
         {
-            vars.add_home(Path::new(h));
+            context.add_home(Path::new(h));
         }
+        let vars = self.vars(&context, host, host_tmp.as_deref());
         let mut resolved = resolved;
         // A per-run `{tmp}` makes every run's variables new: no kept plan would ever match.
         let mut reuse = req.keep_plan && host_tmp.is_none();

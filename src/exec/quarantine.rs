@@ -21,7 +21,7 @@ pub fn quarantine_root() -> PathBuf {
     let state = std::env::var_os("XDG_STATE_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
-        .unwrap_or_else(|| super::home_dir().join(".local/state"));
+        .unwrap_or_else(|| crate::workspace::home_dir().join(".local/state"));
     state.join("sbx/quarantine")
 }
 

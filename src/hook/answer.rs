@@ -10,7 +10,7 @@
 #![forbid(unsafe_code)]
 
 use super::event::Harness;
-use crate::pipeline::{Decision, Ruling, Stage};
+use crate::pipeline::{Decision, Ruling, Stage, Wording};
 use serde_json::{Map, Value, json};
 
 /// A denial by sbx itself (bad input, missing policy, internal error).
@@ -22,25 +22,16 @@ pub fn fail_closed(cause: impl std::fmt::Display) -> Ruling {
     )
 }
 
-/// The reason shown to the user or the model, naming the rule and its source.
-fn text(r: &Ruling) -> String {
-    let by = match (&r.rule, &r.source) {
-        (Some(rule), Some(src)) => format!("rule {rule} from {src}"),
-        (Some(rule), None) => format!("rule {rule}"),
-        (None, Some(src)) => format!("{} from {src}", r.by),
-        (None, None) => r.by.clone(),
-    };
-    format!("sbx: {} by {by}: {}", r.decision.as_str(), r.reason)
-}
-
 /// The JSON a harness reads on stdout. `updated` is the rewritten tool input, if any.
 pub fn answer(harness: Harness, v: &Ruling, updated: Option<&Map<String, Value>>) -> Value {
+    // The reason shown to the user or the model, naming the rule and its source.
+    let why = v.text(Wording::HarnessAnswer);
     match harness {
         Harness::ClaudeCode => {
             let mut out = Map::new();
             out.insert("hookEventName".into(), "PreToolUse".into());
             out.insert("permissionDecision".into(), v.decision.as_str().into());
-            out.insert("permissionDecisionReason".into(), text(v).into());
+            out.insert("permissionDecisionReason".into(), why.into());
             if let (Some(u), Decision::Allow | Decision::Ask) = (updated, v.decision) {
                 out.insert("updatedInput".into(), Value::Object(u.clone()));
             }
@@ -57,26 +48,26 @@ pub fn answer(harness: Harness, v: &Ruling, updated: Option<&Map<String, Value>>
                 "hookEventName": "PreToolUse",
                 "permissionDecision": "deny",
                 "permissionDecisionReason":
-                    format!("{} (needs approval, which Codex hooks cannot ask for)", text(v)),
+                    format!("{why} (needs approval, which Codex hooks cannot ask for)"),
             }}),
             (Decision::Deny, _) => json!({ "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
                 "permissionDecision": "deny",
-                "permissionDecisionReason": text(v),
+                "permissionDecisionReason": why,
             }}),
         },
         Harness::Gemini => match (v.decision, updated) {
-            (Decision::Allow, None) => json!({ "decision": "allow", "reason": text(v) }),
+            (Decision::Allow, None) => json!({ "decision": "allow", "reason": why }),
             (Decision::Allow, Some(u)) => json!({
                 "decision": "allow",
-                "reason": text(v),
+                "reason": why,
                 "hookSpecificOutput": { "tool_input": u },
             }),
             (Decision::Ask, _) => json!({
                 "decision": "deny",
-                "reason": format!("{} (needs approval, which Gemini CLI hooks cannot ask for)", text(v)),
+                "reason": format!("{why} (needs approval, which Gemini CLI hooks cannot ask for)"),
             }),
-            (Decision::Deny, _) => json!({ "decision": "deny", "reason": text(v) }),
+            (Decision::Deny, _) => json!({ "decision": "deny", "reason": why }),
         },
     }
 }

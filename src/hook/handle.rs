@@ -141,7 +141,7 @@ fn decide_calls(event: &HookEvent, opts: &HookOptions, loaded: &Loaded) -> Resul
     let cwd = event
         .cwd
         .clone()
-        .unwrap_or_else(|| loaded.workspace.clone());
+        .unwrap_or_else(|| loaded.workspace.root.clone());
     let calls = event.calls(opts.harness, cwd).map_err(|e| e.to_string())?;
     let pipeline = loaded.pipeline().build();
     let mut verdict: Option<Ruling> = None;
@@ -192,7 +192,7 @@ impl Wrap {
         Ok(Self {
             sbx,
             profile,
-            workspace: loaded.workspace.clone(),
+            workspace: loaded.workspace.root.clone(),
         })
     }
 

@@ -9,6 +9,7 @@ use super::call::ToolCall;
 use crate::decision::Decision;
 use crate::policy::{PathFamily, Target};
 use crate::shell::{self, Analysis, ShellContext};
+use crate::workspace::WorkspaceContext;
 use std::path::{Path, PathBuf};
 
 /// What a Bash call runs.
@@ -123,17 +124,6 @@ pub enum AccessError {
     },
 }
 
-/// Where shell analysis and path resolution are anchored.
-#[derive(Clone, Debug, Default)]
-pub struct AccessEnv {
-    /// The workspace root.
-    pub workspace: PathBuf,
-    /// The home directory `~` stands for.
-    pub home: PathBuf,
-    /// The trees the profile lets the command write.
-    pub writable: Vec<PathBuf>,
-}
-
 fn str_field<'a>(call: &'a ToolCall, field: &'static str) -> Result<&'a str, AccessError> {
     call.input()
         .get(field)
@@ -161,7 +151,7 @@ pub fn resolve_path(cwd: &Path, p: &Path, home: &Path) -> PathBuf {
 fn path_field(
     call: &ToolCall,
     field: &'static str,
-    env: &AccessEnv,
+    workspace: &WorkspaceContext,
 ) -> Result<PathBuf, AccessError> {
     let raw = str_field(call, field)?;
     if shell::through_descriptor(raw) {
@@ -176,7 +166,7 @@ fn path_field(
             field,
         });
     }
-    Ok(resolve_path(call.cwd(), Path::new(raw), &env.home))
+    Ok(resolve_path(call.cwd(), Path::new(raw), &workspace.home))
 }
 
 /// The literal directory an absolute or home-relative glob pattern starts in.
@@ -212,14 +202,14 @@ pub fn url_host(tool: &str, url: &str) -> Result<String, AccessError> {
 }
 
 /// Turn a call into what it touches.
-pub fn extract(call: &ToolCall, env: &AccessEnv) -> Result<Access, AccessError> {
+pub fn extract(call: &ToolCall, workspace: &WorkspaceContext) -> Result<Access, AccessError> {
     let tool = call.tool();
     match tool {
         "Bash" => {
             let command = str_field(call, "command")?.to_string();
             let workdir = opt_str(call, "workdir")
-                .map(|w| resolve_path(call.cwd(), Path::new(w), &env.home))
-                .unwrap_or_else(|| resolve_path(Path::new("/"), call.cwd(), &env.home));
+                .map(|w| resolve_path(call.cwd(), Path::new(w), &workspace.home))
+                .unwrap_or_else(|| resolve_path(Path::new("/"), call.cwd(), &workspace.home));
             let timeout_ms = call.input().get("timeout").and_then(|v| v.as_u64());
             let background = call
                 .input()
@@ -228,9 +218,7 @@ pub fn extract(call: &ToolCall, env: &AccessEnv) -> Result<Access, AccessError> 
                 .unwrap_or(false);
             let ctx = ShellContext {
                 cwd: workdir.clone(),
-                workspace: env.workspace.clone(),
-                home: env.home.clone(),
-                writable: env.writable.clone(),
+                workspace,
             };
             let analysis = shell::analyze(&command, &ctx);
             Ok(Access::Bash(BashAccess {
@@ -242,16 +230,16 @@ pub fn extract(call: &ToolCall, env: &AccessEnv) -> Result<Access, AccessError> 
             }))
         }
         "Read" => Ok(Access::Read {
-            paths: vec![path_field(call, "file_path", env)?],
+            paths: vec![path_field(call, "file_path", workspace)?],
             trees: Vec::new(),
         }),
         "Grep" | "Glob" | "LS" => {
             let p = opt_str(call, "path").unwrap_or(".");
-            let mut paths = vec![resolve_path(call.cwd(), Path::new(p), &env.home)];
+            let mut paths = vec![resolve_path(call.cwd(), Path::new(p), &workspace.home)];
             // A Glob pattern that names its own directory (`~/.ssh/*`, `/etc/**`) reads there.
             if let Some(dir) = opt_str(call, "pattern").and_then(pattern_dir) {
-                let base = resolve_path(call.cwd(), Path::new(p), &env.home);
-                paths.push(resolve_path(&base, Path::new(&dir), &env.home));
+                let base = resolve_path(call.cwd(), Path::new(p), &workspace.home);
+                paths.push(resolve_path(&base, Path::new(&dir), &workspace.home));
             }
             // Grep and Glob walk their directories; LS lists one.
             let trees = if tool == "LS" {
@@ -262,10 +250,10 @@ pub fn extract(call: &ToolCall, env: &AccessEnv) -> Result<Access, AccessError> 
             Ok(Access::Read { paths, trees })
         }
         "Write" | "Edit" | "MultiEdit" => Ok(Access::Write {
-            paths: vec![path_field(call, "file_path", env)?],
+            paths: vec![path_field(call, "file_path", workspace)?],
         }),
         "NotebookEdit" => Ok(Access::Write {
-            paths: vec![path_field(call, "notebook_path", env)?],
+            paths: vec![path_field(call, "notebook_path", workspace)?],
         }),
         "WebFetch" => {
             let url = str_field(call, "url")?.to_string();

@@ -4,6 +4,7 @@
 
 use super::access::Access;
 use super::call::ToolCall;
+use super::decision::Ruling;
 use super::stage_error::StageError;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -51,10 +52,9 @@ pub struct ApprovalRequest {
     pub call: ToolCall,
     /// The call in one canonical line, as rules see it.
     pub canonical: String,
-    /// Why it needs approval.
-    pub reason: String,
-    /// The ask rule that decided, when one did.
-    pub rule: Option<String>,
+    /// The ask: why the call needs approval, the rule that decided when one did, and where
+    /// that rule was written.
+    pub asked: Ruling,
     /// The scopes an allow-for-session answer may choose from.
     pub scopes: Vec<GrantScope>,
 }

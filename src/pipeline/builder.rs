@@ -1,7 +1,6 @@
 //! Building a [`Pipeline`]: the profile's capability set is given once, here.
 #![forbid(unsafe_code)]
 
-use super::access::AccessEnv;
 use super::approval::{ApprovalChannel, SessionGrants};
 use super::engine::Pipeline;
 use super::exec::{Executor, NoExecutor, ProfileCaps};
@@ -13,7 +12,7 @@ use super::policy_hooks::{CommandPolicyHook, PolicyHook};
 use super::post::PostHandler;
 use super::wrappers::ExecWrapper;
 use crate::decision::Mode;
-use crate::policy::{FloorEnv, Policy};
+use crate::policy::Policy;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -100,13 +99,7 @@ impl PipelineBuilder {
         self
     }
     /// The pipeline, with the built-in listeners ahead of the added ones.
-    pub fn build(mut self) -> Pipeline {
-        let f = &self.p.floor;
-        self.p.access_env = AccessEnv {
-            workspace: f.workspace.clone(),
-            home: f.home.clone(),
-            writable: f.writable.clone(),
-        };
+    pub fn build(self) -> Pipeline {
         self.p
     }
 }
@@ -114,14 +107,10 @@ impl PipelineBuilder {
 impl Pipeline {
     /// A pipeline with the default waterfall, the policy's hooks and mode, and no executor.
     pub fn builder(policy: Arc<Policy>, profile: ProfileCaps) -> PipelineBuilder {
-        let env = policy.env().clone();
-        let writable = profile
-            .get()
-            .fs
-            .write
-            .iter()
-            .map(|e| e.path.clone())
-            .collect();
+        let workspace = policy
+            .workspace()
+            .clone()
+            .with_writable(profile.get().writable_trees());
         let hooks: Vec<Arc<dyn PolicyHook>> = policy
             .hooks()
             .iter()
@@ -133,11 +122,7 @@ impl Pipeline {
                 policy,
                 mode,
                 profile,
-                floor: FloorEnv {
-                    workspace: env.workspace,
-                    home: env.home,
-                    writable,
-                },
+                workspace,
                 outlook: EnforcementOutlook::default(),
                 listeners: default_listeners(),
                 guards: Vec::new(),
@@ -151,7 +136,6 @@ impl Pipeline {
                 listener_budget: Duration::from_millis(500),
                 guard_budget: Duration::from_millis(500),
                 approval_timeout: None,
-                access_env: AccessEnv::default(),
             },
         }
     }

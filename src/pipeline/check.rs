@@ -7,30 +7,34 @@
 
 use super::call::ToolCall;
 use super::decision::Decision;
-use super::engine::Pipeline;
+use super::engine::{Decided, Pipeline};
 use super::exec::ProfileCaps;
 use super::listener::{EnforcementOutlook, TraceStep};
 use crate::capability::CapabilitySet;
 use crate::decision::Mode;
 use crate::policy::Policy;
+use crate::provenance::Provenance;
 use serde::Serialize;
+use std::fmt;
 use std::sync::Arc;
 
-/// The answer `sbx check --json` prints.
+/// `sbx check`'s view of a [`Ruling`](super::Ruling): its fields, the stage by name, and the
+/// call, the mode and the trace it was decided with. `--json` prints it as it serialises;
+/// the text form is its `Display`. Only [`CheckReport::new`] makes one, from a decision.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CheckReport {
     /// The decision.
     pub decision: Decision,
     /// Why.
     pub reason: String,
-    /// The stage that decided.
+    /// The stage that decided, by name.
     pub stage: &'static str,
     /// The listener, guard, hook or floor entry that decided.
     pub by: String,
     /// The deciding rule as written.
     pub rule: Option<String>,
     /// Where that rule was written.
-    pub source: Option<crate::provenance::Provenance>,
+    pub source: Option<Provenance>,
     /// The tool called.
     pub tool: String,
     /// The call in one canonical line.
@@ -39,6 +43,41 @@ pub struct CheckReport {
     pub mode: Mode,
     /// Each step of the waterfall.
     pub trace: Vec<TraceStep>,
+}
+
+impl CheckReport {
+    /// The view of the decision on `call`, decided in `mode`.
+    pub fn new(call: &ToolCall, mode: Mode, decided: Decided) -> Self {
+        let r = decided.ruling;
+        Self {
+            decision: r.decision,
+            reason: r.reason,
+            stage: r.stage.as_str(),
+            by: r.by,
+            rule: r.rule,
+            source: r.source,
+            tool: call.tool().to_string(),
+            canonical: decided.canonical,
+            mode,
+            trace: decided.trace,
+        }
+    }
+}
+
+/// The text `sbx check` prints: the decision and who made it, then one field a line.
+impl fmt::Display for CheckReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (decision, by, stage) = (self.decision.as_str(), &self.by, self.stage);
+        writeln!(f, "{decision} by {by} ({stage})")?;
+        writeln!(f, "  reason: {}", self.reason)?;
+        if let Some(r) = &self.rule {
+            writeln!(f, "  rule:   {r}")?;
+        }
+        if let Some(s) = &self.source {
+            writeln!(f, "  source: {s}")?;
+        }
+        write!(f, "  call:   {}", self.canonical)
+    }
 }
 
 /// Decide `call` under `policy`, `mode` and the profile's capability set.
@@ -53,17 +92,5 @@ pub fn check(
         .mode(mode)
         .outlook(outlook)
         .build();
-    let d = pipeline.decide(call);
-    CheckReport {
-        decision: d.ruling.decision,
-        reason: d.ruling.reason,
-        stage: d.ruling.stage.as_str(),
-        by: d.ruling.by,
-        rule: d.ruling.rule,
-        source: d.ruling.source,
-        tool: call.tool().to_string(),
-        canonical: d.canonical,
-        mode,
-        trace: d.trace,
-    }
+    CheckReport::new(call, mode, pipeline.decide(call))
 }

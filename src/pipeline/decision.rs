@@ -134,18 +134,130 @@ impl Ruling {
         self
     }
 
-    /// `denied: <reason> (<rule>)`, the text a denied call shows the model.
-    pub fn denial_text(&self) -> String {
-        match &self.rule {
-            Some(rule) => format!("denied: {} ({rule})", self.reason),
-            None => format!("denied: {} ({})", self.reason, self.by),
+    /// The ruling's reason and who decided it, worded for where it is shown: the one
+    /// rendering of a ruling as text, which every adapter calls. A source is rendered by
+    /// [`Provenance`]'s `Display`, here and in the fields of `sbx check --json`, the serve
+    /// events and the audit log.
+    pub fn text(&self, wording: Wording) -> String {
+        let (rule, source) = (self.rule.as_deref(), self.source.as_ref());
+        match wording {
+            Wording::HarnessAnswer => {
+                let by = match (rule, source) {
+                    (Some(rule), Some(src)) => format!("rule {rule} from {src}"),
+                    (Some(rule), None) => format!("rule {rule}"),
+                    (None, Some(src)) => format!("{} from {src}", self.by),
+                    (None, None) => self.by.clone(),
+                };
+                format!("sbx: {} by {by}: {}", self.decision.as_str(), self.reason)
+            }
+            Wording::Terminal => match (rule, source) {
+                (Some(rule), Some(src)) => format!("{} ({rule} from {src})", self.reason),
+                (Some(rule), None) => format!("{} ({rule})", self.reason),
+                (None, _) => format!("{} (stage {})", self.reason, self.stage.as_str()),
+            },
+            Wording::Denial => format!("denied: {} ({})", self.reason, rule.unwrap_or(&self.by)),
         }
     }
+}
+
+/// Where a ruling's text is shown. Each edge words it its own way, since harnesses, people
+/// and models read it; the words of all of them are [`Ruling::text`]'s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Wording {
+    /// A harness hook's answer (`sbx hook`): `sbx: deny by rule R from S: why`.
+    HarnessAnswer,
+    /// The terminal, from the gate of `sbx run`: `why (R from S)`, or the stage when no rule
+    /// decided.
+    Terminal,
+    /// The error result of a call that did not run, as the model sees it: `denied: why (R)`,
+    /// or who decided when no rule did.
+    Denial,
 }
 
 #[cfg(test)]
 mod tests {
     use super::Decision::{Allow, Ask, Deny};
+    use super::{Provenance, Ruling, Stage, Wording};
+    use crate::provenance::{RuleSource, SourceKind};
+
+    #[test]
+    fn each_wording_names_the_rule_its_source_or_who_decided() {
+        let mut r = Ruling::deny(Stage::Rules, "rules", "no force push");
+        let texts = |r: &Ruling| {
+            [Wording::HarnessAnswer, Wording::Terminal, Wording::Denial].map(|w| r.text(w))
+        };
+        assert_eq!(
+            texts(&r),
+            [
+                "sbx: deny by rules: no force push",
+                "no force push (stage rules)",
+                "denied: no force push (rules)",
+            ]
+        );
+        r.source = Some(Provenance::Sbx("floor"));
+        assert_eq!(
+            texts(&r),
+            [
+                "sbx: deny by rules from floor: no force push",
+                "no force push (stage rules)",
+                "denied: no force push (rules)",
+            ]
+        );
+        r.rule = Some("Bash(git push --force *)".into());
+        assert_eq!(
+            texts(&r),
+            [
+                "sbx: deny by rule Bash(git push --force *) from floor: no force push",
+                "no force push (Bash(git push --force *) from floor)",
+                "denied: no force push (Bash(git push --force *))",
+            ]
+        );
+        r.source = Some(Provenance::Rule(RuleSource {
+            kind: SourceKind::Project,
+            file: ".sbx/policy.toml".into(),
+            line: 3,
+        }));
+        assert_eq!(
+            r.text(Wording::Terminal),
+            "no force push (Bash(git push --force *) from project:.sbx/policy.toml:3)"
+        );
+        r.source = None;
+        assert_eq!(
+            texts(&r),
+            [
+                "sbx: deny by rule Bash(git push --force *): no force push",
+                "no force push (Bash(git push --force *))",
+                "denied: no force push (Bash(git push --force *))",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_stage_is_named_alike_in_text_and_in_json() {
+        use super::Stage::*;
+        let all = [
+            Extraction,
+            PlanModeGate,
+            ManagedDeny,
+            Rules,
+            SessionGrant,
+            SandboxFastPath,
+            ModeFastPath,
+            ReadOnlyFastPath,
+            Default,
+            Listener,
+            Floor,
+            SandboxRefusal,
+            PolicyHook,
+            Guard,
+            Approval,
+        ];
+        for s in all {
+            let json = serde_json::to_value(s).unwrap_or_default();
+            assert_eq!(json.as_str(), Some(s.as_str()), "{s:?}");
+        }
+    }
 
     #[test]
     fn lattice_order_and_join() {

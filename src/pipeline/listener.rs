@@ -14,7 +14,8 @@ pub use super::stage_error::StageError;
 use super::tool::ToolMeta;
 use crate::capability::CapabilitySet;
 use crate::decision::Mode;
-use crate::policy::{FloorEnv, Policy};
+use crate::policy::Policy;
+use crate::workspace::WorkspaceContext;
 use serde::Serialize;
 use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -42,8 +43,9 @@ pub struct CallContext<'a> {
     pub mode: Mode,
     /// The merged policy.
     pub policy: &'a Policy,
-    /// What the safety floor protects.
-    pub floor: &'a FloorEnv,
+    /// Where the call works: the workspace, the home and the writable trees the safety floor
+    /// and the fast paths judge paths against.
+    pub workspace: &'a WorkspaceContext,
     /// The profile's capability set, read-only.
     pub profile: &'a CapabilitySet,
     /// What this host enforces.

@@ -191,7 +191,10 @@ impl Listener for SessionGrantListener {
 }
 
 fn sensitive_write(cx: &CallContext<'_>) -> bool {
-    cx.access.writes().iter().any(|p| is_sensitive(p, cx.floor))
+    cx.access
+        .writes()
+        .iter()
+        .any(|p| is_sensitive(p, cx.workspace))
 }
 
 /// The mode's fast path: sandbox-auto for Bash, accept-edits for workspace edits, bypass for the rest.
@@ -217,7 +220,7 @@ impl Listener for ModeFastPath {
                 ))
             }
             (Mode::AcceptEdits | Mode::Bypass, Access::Write { paths })
-                if paths.iter().all(|p| path_within(p, &cx.floor.workspace)) =>
+                if paths.iter().all(|p| path_within(p, &cx.workspace.root)) =>
             {
                 Ok(Ruling::allow(
                     Stage::ModeFastPath,
@@ -249,7 +252,7 @@ impl Listener for ReadOnlyFastPath {
     fn on_call(&self, cx: &CallContext<'_>, next: Next<'_>) -> Result<Ruling, StageError> {
         let readable = |p: &std::path::Path| {
             let fs = &cx.profile.fs;
-            (path_within(p, &cx.floor.workspace) || fs.read.iter().any(|e| path_within(p, &e.path)))
+            (path_within(p, &cx.workspace.root) || fs.read.iter().any(|e| path_within(p, &e.path)))
                 && !fs.deny_read.iter().any(|e| path_within(p, &e.path))
                 && !fs
                     .deny_read

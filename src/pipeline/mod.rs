@@ -29,7 +29,7 @@ mod tool;
 mod wrappers;
 
 pub use crate::decision::Mode;
-pub use access::{Access, AccessEnv, AccessError, BashAccess, extract, resolve_path, url_host};
+pub use access::{Access, AccessError, BashAccess, extract, resolve_path, url_host};
 pub use approval::{
     ApprovalAnswer, ApprovalChannel, ApprovalRequest, BoxFuture, CallbackApproval, GrantScope,
     SessionGrants, grant_key, offered_scopes,
@@ -38,7 +38,7 @@ pub use audit::{AUDIT_VERSION, AuditLog, AuditRecord};
 pub use builder::PipelineBuilder;
 pub use call::{Caller, ToolCall};
 pub use check::{CheckReport, check};
-pub use decision::{Decision, Ruling, Stage};
+pub use decision::{Decision, Ruling, Stage, Wording};
 pub use engine::{Decided, Pipeline};
 pub use exec::{
     EnforcedCaps, ExecError, ExecOutcome, ExecRequest, Executor, NoExecutor, ProfileCaps,

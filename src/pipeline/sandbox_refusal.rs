@@ -456,10 +456,8 @@ mod tests {
         let mut c = crate::profile::Profile::load("workspace")
             .and_then(|p| {
                 p.resolve(&crate::profile::Vars {
-                    workspace: ws.as_ref().into(),
-                    home: home.into(),
+                    workspace: crate::workspace::WorkspaceContext::new(ws.as_ref(), home),
                     tmp: "/tmp".into(),
-                    other_homes: Vec::new(),
                 })
             })
             .unwrap_or_else(|e| panic!("{e}"));

@@ -7,17 +7,18 @@ use super::load::PolicySource;
 use super::set::Policy;
 use crate::decision::Decision;
 use crate::shell::{self, ShellContext};
+use crate::workspace::WorkspaceContext;
 use std::path::PathBuf;
 
 /// The decision the rules and the shell analysis give a command in default mode
 /// (no floor, no grants, no hooks), with a short explanation.
 pub fn command_decision(policy: &Policy, command: &str) -> (Decision, String) {
-    let env = policy.env();
+    // Nothing but the workspace is writable here, so that an example means the same under
+    // every profile.
+    let workspace = WorkspaceContext::new(&policy.workspace().root, &policy.workspace().home);
     let ctx = ShellContext {
-        cwd: env.workspace.clone(),
-        workspace: env.workspace.clone(),
-        home: env.home.clone(),
-        writable: Vec::new(),
+        cwd: workspace.root.clone(),
+        workspace: &workspace,
     };
     let analysis = shell::analyze(command, &ctx);
     if let Some(r) = bash::evaluate(policy, &analysis) {

@@ -6,19 +6,9 @@
 #![forbid(unsafe_code)]
 
 use crate::decision::Decision;
+use crate::workspace::WorkspaceContext;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-
-/// Where writes are judged from.
-#[derive(Clone, Debug, Default)]
-pub struct FloorEnv {
-    /// The workspace root.
-    pub workspace: PathBuf,
-    /// The home directory.
-    pub home: PathBuf,
-    /// The profile's writable trees (the workspace need not be listed).
-    pub writable: Vec<PathBuf>,
-}
 
 /// Why the floor raised a call.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -60,10 +50,10 @@ fn has_component(p: &Path, name: &str) -> bool {
 }
 
 /// The floor's verdict on one absolute, normalized write target.
-pub fn floor_for_write(path: &Path, env: &FloorEnv) -> Option<FloorHit> {
-    let (decision, rule, reason) = malicious(path, env)
+pub fn floor_for_write(path: &Path, workspace: &WorkspaceContext) -> Option<FloorHit> {
+    let (decision, rule, reason) = malicious(path, workspace)
         .map(|(rule, reason)| (Decision::Deny, rule, reason))
-        .or_else(|| risky(path, env).map(|(rule, reason)| (Decision::Ask, rule, reason)))?;
+        .or_else(|| risky(path, workspace).map(|(rule, reason)| (Decision::Ask, rule, reason)))?;
     Some(FloorHit {
         decision,
         rule,
@@ -74,8 +64,8 @@ pub fn floor_for_write(path: &Path, env: &FloorEnv) -> Option<FloorHit> {
 
 /// Plainly malicious writes, denied: git hooks, authorized keys, the home's shell start-up
 /// files, system directories.
-fn malicious(path: &Path, env: &FloorEnv) -> Option<(&'static str, &'static str)> {
-    let in_home = |rel: &str| path.starts_with(env.home.join(rel));
+fn malicious(path: &Path, workspace: &WorkspaceContext) -> Option<(&'static str, &'static str)> {
+    let in_home = |rel: &str| path.starts_with(workspace.home.join(rel));
     if path
         .ancestors()
         .any(|a| name_of(a) == "hooks" && a.parent().is_some_and(|p| name_of(p) == ".git"))
@@ -85,7 +75,7 @@ fn malicious(path: &Path, env: &FloorEnv) -> Option<(&'static str, &'static str)
     if in_home(".ssh/authorized_keys") || in_home(".ssh/authorized_keys2") {
         return Some(("floor:ssh-authorized-keys", "write to ssh authorized keys"));
     }
-    if path.parent() == Some(env.home.as_path()) && RC_FILES.contains(&name_of(path))
+    if path.parent() == Some(workspace.home.as_path()) && RC_FILES.contains(&name_of(path))
         || in_home(".config/fish/config.fish")
     {
         return Some(("floor:shell-rc", "write to a shell startup file"));
@@ -99,8 +89,8 @@ fn malicious(path: &Path, env: &FloorEnv) -> Option<(&'static str, &'static str)
 /// Risky writes, asked about at least: git internals, CI workflows, environment files, ssh
 /// keys, shell start-up files anywhere, sbx's policy files, anything outside the workspace
 /// and the writable set.
-fn risky(path: &Path, env: &FloorEnv) -> Option<(&'static str, &'static str)> {
-    let in_home = |rel: &str| path.starts_with(env.home.join(rel));
+fn risky(path: &Path, workspace: &WorkspaceContext) -> Option<(&'static str, &'static str)> {
+    let in_home = |rel: &str| path.starts_with(workspace.home.join(rel));
     let name = name_of(path);
     if has_component(path, ".git") {
         return Some(("floor:git-internals", "write inside .git"));
@@ -124,11 +114,11 @@ fn risky(path: &Path, env: &FloorEnv) -> Option<(&'static str, &'static str)> {
     if RC_FILES.contains(&name) {
         return Some(("floor:shell-rc", "write to a shell startup file"));
     }
-    if path.starts_with(env.workspace.join(".sbx")) || in_home(".config/sbx") {
+    if path.starts_with(workspace.root.join(".sbx")) || in_home(".config/sbx") {
         return Some(("floor:policy-files", "write to sbx policy files"));
     }
-    let inside = path.starts_with(&env.workspace)
-        || env.writable.iter().any(|w| path.starts_with(w))
+    let inside = path.starts_with(&workspace.root)
+        || workspace.writable.iter().any(|w| path.starts_with(w))
         || ordinary_device(path);
     (!inside).then_some((
         "floor:outside-workspace",
@@ -139,11 +129,11 @@ fn risky(path: &Path, env: &FloorEnv) -> Option<(&'static str, &'static str)> {
 /// The strictest floor verdict over several write targets.
 pub fn floor_for_writes<'a>(
     paths: impl IntoIterator<Item = &'a PathBuf>,
-    env: &FloorEnv,
+    workspace: &WorkspaceContext,
 ) -> Option<FloorHit> {
     let mut worst: Option<FloorHit> = None;
     for p in paths {
-        if let Some(h) = floor_for_write(p, env) {
+        if let Some(h) = floor_for_write(p, workspace) {
             let stricter = worst
                 .as_ref()
                 .is_none_or(|w| (h.decision, h.rule, &h.path) > (w.decision, w.rule, &w.path));
@@ -156,6 +146,6 @@ pub fn floor_for_writes<'a>(
 }
 
 /// True for credentials and policy files: write-tier tools touching them are never auto-approved by a mode.
-pub fn is_sensitive(path: &Path, env: &FloorEnv) -> bool {
-    floor_for_write(path, env).is_some_and(|h| h.rule != "floor:outside-workspace")
+pub fn is_sensitive(path: &Path, workspace: &WorkspaceContext) -> bool {
+    floor_for_write(path, workspace).is_some_and(|h| h.rule != "floor:outside-workspace")
 }

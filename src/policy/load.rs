@@ -20,10 +20,11 @@
 
 use super::error::{Location, PolicyError};
 use super::hook::{DEFAULT_POLICY_HOOK_TIMEOUT_MS, PolicyHookSpec};
-use super::pattern::{Pattern, PolicyEnv};
+use super::pattern::Pattern;
 use super::rule::{Rule, RuleSource, SourceKind};
 use crate::decision::{Decision, Mode};
 use crate::lines::LineIndex;
+use crate::workspace::WorkspaceContext;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 use toml::de::{DeArray, DeTable, DeValue};
@@ -78,7 +79,7 @@ struct Cx<'a> {
     lines: LineIndex,
     kind: SourceKind,
     file: &'a str,
-    env: &'a PolicyEnv,
+    workspace: &'a WorkspaceContext,
 }
 
 impl Cx<'_> {
@@ -115,45 +116,45 @@ pub fn parse_policy_file(
     text: &str,
     kind: SourceKind,
     file: &str,
-    env: &PolicyEnv,
+    workspace: &WorkspaceContext,
 ) -> Result<PolicySource, PolicyError> {
-    parse(text, kind, file, env, true)
+    parse(text, kind, file, workspace, true)
 }
 
 /// Parse the `[policy]` table of a profile's text; the profile's other tables are not ours.
 pub fn parse_profile_policy(
     text: &str,
     file: &str,
-    env: &PolicyEnv,
+    workspace: &WorkspaceContext,
 ) -> Result<PolicySource, PolicyError> {
-    parse(text, SourceKind::Profile, file, env, false)
+    parse(text, SourceKind::Profile, file, workspace, false)
 }
 
 /// Read and parse a policy file.
 pub fn load_policy_file(
     path: &Path,
     kind: SourceKind,
-    env: &PolicyEnv,
+    workspace: &WorkspaceContext,
 ) -> Result<PolicySource, PolicyError> {
     let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read {
         path: path.to_path_buf(),
         source,
     })?;
-    parse_policy_file(&text, kind, &path.to_string_lossy(), env)
+    parse_policy_file(&text, kind, &path.to_string_lossy(), workspace)
 }
 
 fn parse(
     text: &str,
     kind: SourceKind,
     file: &str,
-    env: &PolicyEnv,
+    workspace: &WorkspaceContext,
     strict_top: bool,
 ) -> Result<PolicySource, PolicyError> {
     let cx = Cx {
         lines: LineIndex::new(text),
         kind,
         file,
-        env,
+        workspace,
     };
     let doc = DeTable::parse(text).map_err(|e| PolicyError::Toml {
         at: cx.at(e.span().map(|s| s.start).unwrap_or(0)),
@@ -300,7 +301,7 @@ fn rules(
                 ));
             }
         };
-        let pattern = Pattern::parse(&text, cx.env).map_err(|reason| PolicyError::Rule {
+        let pattern = Pattern::parse(&text, cx.workspace).map_err(|reason| PolicyError::Rule {
             at: cx.at(off),
             rule: text.clone(),
             reason,

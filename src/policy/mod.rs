@@ -18,21 +18,22 @@ mod rule;
 mod set;
 mod simple_glob;
 
+use crate::workspace::WorkspaceContext;
 pub use builtin::{BUILTIN_POLICY, PROFILE_POLICIES, profile_policy};
 pub use command::CommandPattern;
 pub use error::{Location, PolicyError};
-pub use floor::{FloorEnv, FloorHit, floor_for_write, floor_for_writes, is_sensitive};
+pub use floor::{FloorHit, floor_for_write, floor_for_writes, is_sensitive};
 pub use hook::{DEFAULT_POLICY_HOOK_TIMEOUT_MS, PolicyHookSpec};
 pub use load::{Example, PolicySource, load_policy_file, parse_policy_file, parse_profile_policy};
-pub use pattern::{DomainPattern, PathFamily, PathPattern, Pattern, PolicyEnv};
+pub use pattern::{DomainPattern, PathFamily, PathPattern, Pattern};
 pub use rule::{Rule, RuleSource, SourceKind};
 pub use set::{Policy, Target};
 
 use std::path::PathBuf;
 
 /// The built-in source, parsed.
-pub fn builtin_source(env: &PolicyEnv) -> Result<PolicySource, PolicyError> {
-    parse_policy_file(BUILTIN_POLICY, SourceKind::Builtin, "sbx", env)
+pub fn builtin_source(workspace: &WorkspaceContext) -> Result<PolicySource, PolicyError> {
+    parse_policy_file(BUILTIN_POLICY, SourceKind::Builtin, "sbx", workspace)
 }
 
 /// Merge sources into one policy. The built-in source is always part of it
@@ -42,12 +43,15 @@ pub fn builtin_source(env: &PolicyEnv) -> Result<PolicySource, PolicyError> {
 /// rules; a source whose own examples fail makes the whole load fail. The mode
 /// is taken from the last source that sets one in the order profile, project,
 /// user, file (the order of `sources` does not matter).
-pub fn merge(mut sources: Vec<PolicySource>, env: &PolicyEnv) -> Result<Policy, PolicyError> {
-    let builtin = builtin_source(env)?;
+pub fn merge(
+    mut sources: Vec<PolicySource>,
+    workspace: &WorkspaceContext,
+) -> Result<Policy, PolicyError> {
+    let builtin = builtin_source(workspace)?;
     if !sources.iter().any(|s| s.kind == SourceKind::Builtin) {
         sources.push(builtin.clone());
     }
-    verify_examples(&sources, &builtin, env)?;
+    verify_examples(&sources, &builtin, workspace)?;
     let rank = |k: SourceKind| match k {
         SourceKind::Builtin => 0,
         SourceKind::Managed => 1,
@@ -66,7 +70,7 @@ pub fn merge(mut sources: Vec<PolicySource>, env: &PolicyEnv) -> Result<Policy, 
         rules.extend(s.rules);
         hooks.extend(s.hooks);
     }
-    Ok(Policy::from_parts(rules, mode, hooks, env.clone()))
+    Ok(Policy::from_parts(rules, mode, hooks, workspace.clone()))
 }
 
 /// Verify each source's examples against the built-in rules plus its own, shipped ones
@@ -75,7 +79,7 @@ pub fn merge(mut sources: Vec<PolicySource>, env: &PolicyEnv) -> Result<Policy, 
 fn verify_examples(
     sources: &[PolicySource],
     builtin: &PolicySource,
-    env: &PolicyEnv,
+    workspace: &WorkspaceContext,
 ) -> Result<(), PolicyError> {
     for s in sources {
         if s.examples.is_empty() {
@@ -85,7 +89,7 @@ fn verify_examples(
         if s.kind != SourceKind::Builtin {
             rules.extend(s.rules.iter().cloned());
         }
-        let own = Policy::from_parts(rules, None, Vec::new(), env.clone());
+        let own = Policy::from_parts(rules, None, Vec::new(), workspace.clone());
         examples::verify(s, &own)?;
     }
     Ok(())
@@ -109,30 +113,30 @@ pub struct LoadOptions {
 }
 
 /// Load built-in, profile, user, project and `--policy` sources and merge them.
-pub fn load(env: &PolicyEnv, opts: &LoadOptions) -> Result<Policy, PolicyError> {
+pub fn load(workspace: &WorkspaceContext, opts: &LoadOptions) -> Result<Policy, PolicyError> {
     let mut sources = Vec::new();
     for (name, text) in &opts.profile {
-        sources.push(parse_profile_policy(text, name, env)?);
+        sources.push(parse_profile_policy(text, name, workspace)?);
     }
     if !opts.no_user {
         let user = opts
             .user_file
             .clone()
-            .unwrap_or_else(|| env.home.join(".config/sbx/policy.toml"));
+            .unwrap_or_else(|| workspace.home.join(".config/sbx/policy.toml"));
         if user.is_file() {
-            sources.push(load_policy_file(&user, SourceKind::User, env)?);
+            sources.push(load_policy_file(&user, SourceKind::User, workspace)?);
         }
     }
     if !opts.no_project {
-        let project = env.workspace.join(".sbx/policy.toml");
+        let project = workspace.root.join(".sbx/policy.toml");
         if project.is_file() {
-            sources.push(load_policy_file(&project, SourceKind::Project, env)?);
+            sources.push(load_policy_file(&project, SourceKind::Project, workspace)?);
         }
     }
     if let Some(f) = &opts.policy_file {
-        sources.push(load_policy_file(f, SourceKind::File, env)?);
+        sources.push(load_policy_file(f, SourceKind::File, workspace)?);
     }
-    merge(sources, env)
+    merge(sources, workspace)
 }
 
 #[cfg(test)]
@@ -141,10 +145,7 @@ mod tests {
 
     #[test]
     fn shipped_examples_hold() {
-        let env = PolicyEnv {
-            workspace: PathBuf::from("/work/ws"),
-            home: PathBuf::from("/home/u"),
-        };
+        let env = WorkspaceContext::new(PathBuf::from("/work/ws"), PathBuf::from("/home/u"));
         let builtin = builtin_source(&env);
         assert!(builtin.is_ok(), "{:?}", builtin.as_ref().err());
         let Ok(builtin) = builtin else { return };
@@ -174,10 +175,10 @@ mod tests {
     /// denies or asks, which Bash reads and writes meet) decides at least one of its examples.
     #[test]
     fn every_shipped_rule_carries_an_example() {
-        let env = PolicyEnv {
-            workspace: PathBuf::from("/nonexistent-sbx-ws"),
-            home: PathBuf::from("/nonexistent-sbx-home"),
-        };
+        let env = WorkspaceContext::new(
+            PathBuf::from("/nonexistent-sbx-ws"),
+            PathBuf::from("/nonexistent-sbx-home"),
+        );
         let Ok(builtin) = builtin_source(&env) else {
             panic!("the built-in policy loads")
         };

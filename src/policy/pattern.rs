@@ -3,18 +3,10 @@
 
 use super::command::CommandPattern;
 use super::simple_glob::SimpleGlob;
+use crate::workspace::WorkspaceContext;
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-
-/// The directories a path pattern is anchored to.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PolicyEnv {
-    /// Absolute workspace root; relative path rules are anchored here.
-    pub workspace: PathBuf,
-    /// Absolute home directory; `~/` rules are anchored here.
-    pub home: PathBuf,
-}
 
 /// Which family of file tools a path rule covers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -90,14 +82,18 @@ fn has_glob_syntax(s: &str) -> bool {
 /// A specifier made absolute: `//abs`, `~` and `~/...` under the home, `/...`, `./...` and
 /// `dir/...` under the workspace, each root written by `root`. `None` for a bare name, which
 /// matches at any depth.
-fn anchored(spec: &str, env: &PolicyEnv, root: impl Fn(&Path) -> String) -> Option<String> {
-    let ws = |r: &str| format!("{}/{r}", root(&env.workspace));
+fn anchored(
+    spec: &str,
+    workspace: &WorkspaceContext,
+    root: impl Fn(&Path) -> String,
+) -> Option<String> {
+    let ws = |r: &str| format!("{}/{r}", root(&workspace.root));
     if let Some(abs) = spec.strip_prefix("//") {
         Some(format!("/{abs}"))
     } else if let Some(r) = spec.strip_prefix("~/") {
-        Some(format!("{}/{r}", root(&env.home)))
+        Some(format!("{}/{r}", root(&workspace.home)))
     } else if spec == "~" {
-        Some(root(&env.home))
+        Some(root(&workspace.home))
     } else if let Some(r) = spec.strip_prefix('/') {
         Some(ws(r))
     } else if let Some(r) = spec.strip_prefix("./") {
@@ -110,23 +106,23 @@ fn anchored(spec: &str, env: &PolicyEnv, root: impl Fn(&Path) -> String) -> Opti
 }
 
 /// The same path without glob escaping, when the specifier itself has no glob syntax.
-fn literal(rest: &str, env: &PolicyEnv) -> Option<PathBuf> {
+fn literal(rest: &str, workspace: &WorkspaceContext) -> Option<PathBuf> {
     if has_glob_syntax(rest) {
         return None;
     }
-    let joined = anchored(rest, env, |p| p.to_string_lossy().into_owned())?;
+    let joined = anchored(rest, workspace, |p| p.to_string_lossy().into_owned())?;
     clean(&joined).then(|| PathBuf::from(joined))
 }
 
 /// A matcher without a glob: an exact path, or everything beneath a directory.
-fn fast_matcher(trimmed: &str, env: &PolicyEnv) -> Option<PathMatcher> {
+fn fast_matcher(trimmed: &str, workspace: &WorkspaceContext) -> Option<PathMatcher> {
     let clean_dir = |p: &Path| clean(&p.to_string_lossy()).then(|| p.to_path_buf());
     match trimmed.strip_suffix("/**") {
         _ if trimmed == "//**" => Some(PathMatcher::Exact(PathBuf::from("/"))),
-        _ if trimmed == "/**" => clean_dir(&env.workspace).map(PathMatcher::Beneath),
-        _ if trimmed == "~/**" => clean_dir(&env.home).map(PathMatcher::Beneath),
-        Some(base) => literal(base, env).map(PathMatcher::Beneath),
-        None => literal(trimmed, env).map(PathMatcher::Exact),
+        _ if trimmed == "/**" => clean_dir(&workspace.root).map(PathMatcher::Beneath),
+        _ if trimmed == "~/**" => clean_dir(&workspace.home).map(PathMatcher::Beneath),
+        Some(base) => literal(base, workspace).map(PathMatcher::Beneath),
+        None => literal(trimmed, workspace).map(PathMatcher::Exact),
     }
 }
 
@@ -159,17 +155,17 @@ fn glob_matcher(absolute: &str) -> Result<PathMatcher, String> {
 
 impl PathPattern {
     /// Compile a specifier: `//abs`, `~/home-rel`, `/ws-rel`, `./ws-rel`, `ws/rel`, or `name` (any depth).
-    pub fn new(spec: &str, env: &PolicyEnv) -> Result<Self, String> {
+    pub fn new(spec: &str, workspace: &WorkspaceContext) -> Result<Self, String> {
         let spec = spec.trim();
         if spec.is_empty() {
             return Err("empty path pattern".into());
         }
         let trimmed = spec.strip_suffix('/').unwrap_or(spec);
         let escaped = |p: &Path| globset::escape(&p.to_string_lossy());
-        let absolute = anchored(trimmed, env, escaped)
-            .unwrap_or_else(|| format!("{}/**/{trimmed}", escaped(&env.workspace)))
+        let absolute = anchored(trimmed, workspace, escaped)
+            .unwrap_or_else(|| format!("{}/**/{trimmed}", escaped(&workspace.root)))
             .replace("//", "/");
-        let matcher = match fast_matcher(trimmed, env) {
+        let matcher = match fast_matcher(trimmed, workspace) {
             Some(m) => m,
             None => glob_matcher(&absolute)?,
         };
@@ -282,7 +278,7 @@ fn valid_tool_name(name: &str) -> bool {
 
 impl Pattern {
     /// Parse and compile `Tool` or `Tool(specifier)`.
-    pub fn parse(text: &str, env: &PolicyEnv) -> Result<Self, String> {
+    pub fn parse(text: &str, workspace: &WorkspaceContext) -> Result<Self, String> {
         let text = text.trim();
         let (tool, spec) = match text.find('(') {
             Some(open) => {
@@ -325,7 +321,7 @@ impl Pattern {
                 Ok(Pattern::Path {
                     family,
                     tool: one,
-                    pattern: PathPattern::new(s, env)?,
+                    pattern: PathPattern::new(s, workspace)?,
                 })
             }
         }

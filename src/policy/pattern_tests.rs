@@ -85,10 +85,7 @@ fn fast_path_matchers_agree_with_the_glob_set() {
 
 /// Every specifier's matcher agrees with the glob set over every path, in one environment.
 fn agree_in(ws: &str, home: &str) {
-    let env = PolicyEnv {
-        workspace: PathBuf::from(ws),
-        home: PathBuf::from(home),
-    };
+    let env = WorkspaceContext::new(PathBuf::from(ws), PathBuf::from(home));
     let paths = paths_in(ws, home);
     let (mut fast, mut simple) = (0, 0);
     for spec in SPECS {
@@ -177,11 +174,8 @@ fn paths_in(ws: &str, home: &str) -> Vec<String> {
     paths
 }
 
-fn env() -> PolicyEnv {
-    PolicyEnv {
-        workspace: "/w".into(),
-        home: "/h".into(),
-    }
+fn env() -> WorkspaceContext {
+    WorkspaceContext::new("/w", "/h")
 }
 
 fn path(spec: &str, p: &str) -> bool {

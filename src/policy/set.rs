@@ -6,9 +6,10 @@
 #![forbid(unsafe_code)]
 
 use super::hook::PolicyHookSpec;
-use super::pattern::{PathFamily, Pattern, PolicyEnv};
+use super::pattern::{PathFamily, Pattern};
 use super::rule::{Rule, RuleSource, SourceKind};
 use crate::decision::{Decision, Mode};
+use crate::workspace::WorkspaceContext;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -106,7 +107,7 @@ pub struct Policy {
     index: [Index; 3],
     mode: Option<(Mode, RuleSource)>,
     hooks: Vec<PolicyHookSpec>,
-    env: PolicyEnv,
+    workspace: WorkspaceContext,
 }
 
 fn slot(d: Decision) -> usize {
@@ -123,7 +124,7 @@ impl Policy {
         mut rules: Vec<Rule>,
         mode: Option<(Mode, RuleSource)>,
         mut hooks: Vec<PolicyHookSpec>,
-        env: PolicyEnv,
+        workspace: WorkspaceContext,
     ) -> Self {
         rules.sort_by(|a, b| (&a.text, &a.source).cmp(&(&b.text, &b.source)));
         let mut index: [Index; 3] = Default::default();
@@ -150,13 +151,13 @@ impl Policy {
             index,
             mode,
             hooks,
-            env,
+            workspace,
         }
     }
 
     /// A policy with no rules at all (nothing matches; everything falls through to ask).
-    pub fn empty(env: PolicyEnv) -> Self {
-        Self::from_parts(Vec::new(), None, Vec::new(), env)
+    pub fn empty(workspace: WorkspaceContext) -> Self {
+        Self::from_parts(Vec::new(), None, Vec::new(), workspace)
     }
 
     /// Every rule, from every source.
@@ -175,8 +176,8 @@ impl Policy {
     }
 
     /// Where `~` and relative paths in rules are anchored.
-    pub fn env(&self) -> &PolicyEnv {
-        &self.env
+    pub fn workspace(&self) -> &WorkspaceContext {
+        &self.workspace
     }
 
     /// The first rule (in canonical order) of list `effect` matching `target`.

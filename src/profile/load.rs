@@ -636,10 +636,7 @@ mod tests {
         // The digest takes out the long lists, which is what it is for.
         let (_, text, records) = DIGESTED.iter().find(|(n, _, _)| *n == "base").unwrap();
         assert!(records.lines().count() > 100 && !text.contains("/.ssh"));
-        let env = crate::policy::PolicyEnv {
-            workspace: "/w".into(),
-            home: "/h".into(),
-        };
+        let env = crate::workspace::WorkspaceContext::new("/w", "/h");
         let mut policies = 0;
         for name in BUILTIN_NAMES {
             let Some(embedded) = crate::policy::profile_policy(name) else {

@@ -5,39 +5,19 @@
 use super::files::{FileKind, Files, RealFiles};
 use super::{Profile, ProfileError, ProfilePath};
 use crate::capability::{CapabilitySet, FsCaps, Limits, NetworkMode, Origin, PathEntry};
+use crate::workspace::WorkspaceContext;
 use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
 
-/// Values substituted into path patterns.
+/// Values substituted into path patterns: `{workspace}` and `{home}` from where the command
+/// works, `{tmp}` from the run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Vars {
-    /// `{workspace}`.
-    pub workspace: PathBuf,
-    /// `{home}`.
-    pub home: PathBuf,
+    /// `{workspace}` is its root, `{home}` its home; a denial's `{home}` is expanded for its
+    /// other homes too. Its writable trees are what the resolution makes, not what it reads.
+    pub workspace: WorkspaceContext,
     /// `{tmp}`: the sandbox's temporary directory as the command sees it.
     pub tmp: PathBuf,
-    /// Other homes the command may take for its own (the account's home in the password
-    /// database, the `HOME` a request passes in): `{home}` in `deny_read` and `deny_write` is
-    /// expanded for each of them too. Grants use `home` alone.
-    pub other_homes: Vec<PathBuf>,
-}
-
-impl Vars {
-    /// Add `home` to [`Vars::other_homes`] unless it is already one of the homes.
-    pub fn add_home(&mut self, home: &Path) {
-        if !home.as_os_str().is_empty()
-            && self.home != home
-            && !self.other_homes.iter().any(|h| h == home)
-        {
-            self.other_homes.push(home.to_path_buf());
-        }
-    }
-
-    /// Every home a denial is expanded for, `home` first.
-    fn homes(&self) -> impl Iterator<Item = &Path> {
-        std::iter::once(self.home.as_path()).chain(self.other_homes.iter().map(PathBuf::as_path))
-    }
 }
 
 impl Profile {
@@ -119,7 +99,7 @@ impl Profile {
                 ),
                 watch: self.watched(vars),
                 protected_change: self.protected_change.0,
-                homes: vars.homes().map(Path::to_path_buf).collect(),
+                homes: vars.workspace.homes().map(Path::to_path_buf).collect(),
             },
             network: self.network.0,
             net_rules: if self.network.0 == NetworkMode::Proxy {
@@ -153,7 +133,7 @@ impl Profile {
 /// repository's config or the user's global one, whose scripts git runs instead of
 /// `.git/hooks`; and config files the repository's config includes from the workspace.
 fn with_gitlink(mut deny_write: Vec<PathEntry>, vars: &Vars, files: &dyn Files) -> Vec<PathEntry> {
-    let dot_git = vars.workspace.join(".git");
+    let dot_git = vars.workspace.root.join(".git");
     let Some(origin) = deny_write
         .iter()
         .find(|e| e.path.starts_with(&dot_git) && e.path != dot_git)
@@ -173,18 +153,21 @@ fn with_gitlink(mut deny_write: Vec<PathEntry>, vars: &Vars, files: &dyn Files) 
         let xdg = files
             .var("XDG_CONFIG_HOME")
             .map(PathBuf::from)
-            .unwrap_or_else(|| vars.home.join(".config"));
+            .unwrap_or_else(|| vars.workspace.home.join(".config"));
         // ~/.gitconfig is read after the XDG file, so its value wins.
-        let global = [vars.home.join(".gitconfig"), xdg.join("git/config")]
-            .iter()
-            .find_map(|p| crate::gitconfig::hooks_and_includes(&read(p)).0);
+        let global = [
+            vars.workspace.home.join(".gitconfig"),
+            xdg.join("git/config"),
+        ]
+        .iter()
+        .find_map(|p| crate::gitconfig::hooks_and_includes(&read(p)).0);
         // A relative hooksPath is the worktree's; an include is relative to the config file.
         let not_home = |p: &String| !p.starts_with('~');
         extra.extend(
             hooks
                 .or(global)
                 .filter(not_home)
-                .map(|h| vars.workspace.join(h)),
+                .map(|h| vars.workspace.root.join(h)),
         );
         extra.extend(
             includes
@@ -195,7 +178,7 @@ fn with_gitlink(mut deny_write: Vec<PathEntry>, vars: &Vars, files: &dyn Files) 
     }
     for path in extra {
         let path = normalize(&path);
-        let inside = path.starts_with(&vars.workspace) && path != vars.workspace;
+        let inside = path.starts_with(&vars.workspace.root) && path != vars.workspace.root;
         if inside && !deny_write.iter().any(|e| e.path == path) {
             deny_write.push(PathEntry {
                 path,
@@ -250,7 +233,7 @@ fn is_normal(b: &[u8]) -> bool {
 /// `s` with `{workspace}`, `{home}` (as `home`) and `{tmp}` replaced, in one pass.
 fn substitute(s: &str, vars: &Vars, home: &Path) -> String {
     let values = [
-        vars.workspace.to_string_lossy(),
+        vars.workspace.root.to_string_lossy(),
         home.to_string_lossy(),
         vars.tmp.to_string_lossy(),
     ];
@@ -342,7 +325,7 @@ fn unescape(s: &str) -> String {
 fn plus_paths<'a>(pats: impl Iterator<Item = &'a ProfilePath>, vars: &Vars) -> Vec<PathBuf> {
     pats.filter_map(|p| p.pattern.strip_prefix('+'))
         .filter(|s| !s.contains(['*', '?', '[']))
-        .map(|s| normalize(Path::new(&substitute(s, vars, &vars.home))))
+        .map(|s| normalize(Path::new(&substitute(s, vars, &vars.workspace.home))))
         .collect()
 }
 
@@ -352,16 +335,20 @@ struct Values<'v> {
     /// `[workspace, tmp]`.
     plain: [Cow<'v, str>; 2],
     escaped: [Cow<'v, str>; 2],
-    /// Every home, plain and escaped; the first is `vars.home`.
+    /// Every home, plain and escaped; the first is `vars.workspace.home`.
     homes: Vec<(Cow<'v, str>, Cow<'v, str>)>,
 }
 
 impl<'v> Values<'v> {
     fn new(vars: &'v Vars) -> Self {
         Self {
-            plain: [vars.workspace.to_string_lossy(), vars.tmp.to_string_lossy()],
-            escaped: [escaped(&vars.workspace), escaped(&vars.tmp)],
+            plain: [
+                vars.workspace.root.to_string_lossy(),
+                vars.tmp.to_string_lossy(),
+            ],
+            escaped: [escaped(&vars.workspace.root), escaped(&vars.tmp)],
             homes: vars
+                .workspace
                 .homes()
                 .map(|h| (h.to_string_lossy(), escaped(h)))
                 .collect(),
@@ -500,10 +487,8 @@ mod tests {
             assert_eq!(normalize(Path::new(p)), PathBuf::from(n), "{p}");
         }
         let vars = Vars {
-            workspace: "/ws".into(),
-            home: "/h".into(),
+            workspace: WorkspaceContext::new("/ws", "/h"),
             tmp: "/t".into(),
-            other_homes: Vec::new(),
         };
         assert_eq!(
             substitute("{home}/x{tmp}{workspace}/{y}", &vars, Path::new("/h2")),
@@ -519,15 +504,13 @@ mod tests {
         )
         .unwrap();
         let mut vars = Vars {
-            workspace: "/ws".into(),
-            home: "/h1".into(),
+            workspace: WorkspaceContext::new("/ws", "/h1"),
             tmp: "/tmp".into(),
-            other_homes: Vec::new(),
         };
-        vars.add_home(Path::new("/h2"));
-        vars.add_home(Path::new("/h1"));
-        vars.add_home(Path::new("/h2"));
-        assert_eq!(vars.other_homes, [PathBuf::from("/h2")]);
+        vars.workspace.add_home(Path::new("/h2"));
+        vars.workspace.add_home(Path::new("/h1"));
+        vars.workspace.add_home(Path::new("/h2"));
+        assert_eq!(vars.workspace.other_homes, [PathBuf::from("/h2")]);
         let caps = p.resolve(&vars).unwrap();
         let paths = |v: &[crate::capability::PathEntry]| -> Vec<PathBuf> {
             v.iter().map(|e| e.path.clone()).collect()
@@ -541,10 +524,8 @@ mod tests {
 
     fn fake_vars(workspace: &str) -> Vars {
         Vars {
-            workspace: workspace.into(),
-            home: "/h".into(),
+            workspace: WorkspaceContext::new(workspace, "/h"),
             tmp: "/tmp".into(),
-            other_homes: Vec::new(),
         }
     }
 

@@ -36,8 +36,8 @@ impl ApprovalChannel for ProtocolApproval {
             let _closed = self.events.send(Event::ApprovalRequest {
                 id: id.clone(),
                 canonical: req.canonical.clone(),
-                reason: req.reason.clone(),
-                rule: req.rule.clone(),
+                reason: req.asked.reason.clone(),
+                rule: req.asked.rule.clone(),
                 scopes: req.scopes.iter().map(ToString::to_string).collect(),
                 timeout_ms: u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX),
             });

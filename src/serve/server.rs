@@ -13,7 +13,7 @@ use super::term_tools::{self, TERMINALS, TermTool};
 use super::terminals::Terminals;
 use crate::decision::Decision;
 use crate::exec::Stream;
-use crate::pipeline::{ApprovalAnswer, CallResult, Caller, Observer, Pipeline, ToolCall};
+use crate::pipeline::{ApprovalAnswer, CallResult, Caller, Observer, Pipeline, Ruling, ToolCall};
 use crate::setup::Loaded;
 use crate::tools::{render_refusal, render_result};
 use serde_json::{Map, Value};
@@ -253,15 +253,7 @@ impl Session {
         let terminals = self.terminals.clone();
         self.tasks.spawn(async move {
             let d = pipeline.decide(&call);
-            let _closed = events.send(Event::Decision {
-                id: id.clone(),
-                decision: d.ruling.decision.as_str().into(),
-                stage: d.ruling.stage.as_str().into(),
-                by: d.ruling.by.clone(),
-                reason: d.ruling.reason.clone(),
-                rule: d.ruling.rule.clone(),
-                source: d.ruling.source.as_ref().map(ToString::to_string),
-            });
+            let _closed = events.send(decision_event(id.clone(), &d.ruling));
             let r = pipeline.submit(call).await;
             executor.forget(&id);
             if let Ok(mut m) = running.lock() {
@@ -357,6 +349,19 @@ impl Session {
     }
 }
 
+/// The `decision` event of a call that goes through the pipeline: its ruling before approval.
+fn decision_event(id: String, r: &Ruling) -> Event {
+    Event::Decision {
+        id,
+        decision: r.decision.as_str().into(),
+        stage: r.stage.as_str().into(),
+        by: r.by.clone(),
+        reason: r.reason.clone(),
+        rule: r.rule.clone(),
+        source: r.source.as_ref().map(ToString::to_string),
+    }
+}
+
 /// The `result` event of a call that went through the pipeline.
 fn result_event(id: String, r: &CallResult) -> Event {
     let job_id = r.exec.as_ref().and_then(|x| x.job.clone());
@@ -417,7 +422,7 @@ where
     let _closed = tx.send(Event::Ready {
         protocol: PROTOCOL_VERSION,
         profile: opts.profile.clone(),
-        workspace: loaded.workspace.clone(),
+        workspace: loaded.workspace.root.clone(),
         max_line_bytes: opts.max_line_bytes,
         approval_timeout_ms: u64::try_from(opts.approval_timeout.as_millis()).unwrap_or(u64::MAX),
     });
@@ -497,7 +502,7 @@ fn open_session(
     // A session runs call after call: each has the next one's sandbox made ahead.
     loaded.sandbox.make_spares();
     let executor = Arc::new(
-        SandboxExecutor::new(loaded.sandbox.clone(), loaded.workspace.clone())
+        SandboxExecutor::new(loaded.sandbox.clone(), loaded.workspace.root.clone())
             .with_sink(sink)
             .with_net_approval(net_approval)
             .with_terminal_idle(opts.terminal_idle),
@@ -525,7 +530,7 @@ fn open_session(
         running: Arc::new(Mutex::new(HashMap::new())),
         jobs,
         terminals,
-        workspace: loaded.workspace.clone(),
+        workspace: loaded.workspace.root.clone(),
         tasks: tokio::task::JoinSet::new(),
     }
 }

@@ -143,18 +143,19 @@ pub(crate) fn analyse_guarded(command: &str, ctx: &ShellContext) -> Analysis {
             Err(_) => failed("[shell.internal] analysis failed"),
         }
     } else {
-        let owned = command.to_string();
-        let ctx = ctx.clone();
-        let spawned = std::thread::Builder::new()
-            .name("sbx-shell-parse".into())
-            .stack_size(PARSE_STACK_BYTES)
-            .spawn(move || walk::analyze_top(&owned, &ctx, MAX_NESTING));
-        match spawned {
-            Ok(handle) => match handle.join() {
-                Ok(a) => a,
-                Err(_) => failed("[shell.internal] analysis failed"),
-            },
-            Err(_) => failed("[shell.internal] no thread to parse on"),
-        }
+        // A scoped thread: it borrows the command and the context, and is joined here.
+        std::thread::scope(|scope| {
+            let spawned = std::thread::Builder::new()
+                .name("sbx-shell-parse".into())
+                .stack_size(PARSE_STACK_BYTES)
+                .spawn_scoped(scope, || walk::analyze_top(command, ctx, MAX_NESTING));
+            match spawned {
+                Ok(handle) => match handle.join() {
+                    Ok(a) => a,
+                    Err(_) => failed("[shell.internal] analysis failed"),
+                },
+                Err(_) => failed("[shell.internal] no thread to parse on"),
+            }
+        })
     }
 }

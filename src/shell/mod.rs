@@ -24,23 +24,21 @@ mod words;
 mod writers;
 
 pub use crate::decision::Decision;
+use crate::workspace::WorkspaceContext;
 use serde::Serialize;
 use std::path::PathBuf;
 
 pub use limits::{MAX_INPUT_BYTES, MAX_NESTING, PARSE_STACK_BYTES};
 pub(crate) use paths::{canonical_prefix, through_descriptor};
 
-/// What the analysis needs to know about where the command runs.
-#[derive(Clone, Debug, Default)]
-pub struct ShellContext {
+/// What the analysis needs to know about where the command runs: the directory it starts in,
+/// and the workspace context it works in (borrowed: one per pipeline, not one per call).
+#[derive(Clone, Debug)]
+pub struct ShellContext<'a> {
     /// The directory the command starts in (absolute).
     pub cwd: PathBuf,
-    /// The workspace root (absolute).
-    pub workspace: PathBuf,
-    /// The user's home directory (absolute).
-    pub home: PathBuf,
-    /// The profile's writable trees besides the workspace (absolute).
-    pub writable: Vec<PathBuf>,
+    /// The workspace root, the home and the writable trees besides the workspace (absolute).
+    pub workspace: &'a WorkspaceContext,
 }
 
 /// What kind of thing one simple command does.

@@ -196,7 +196,7 @@ fn canon_root(p: &Path) -> PathBuf {
 
 /// Floor check on one absolute path.
 pub(crate) fn floor_kind(p: &Path, ctx: &ShellContext) -> Option<&'static str> {
-    let home_ssh = ctx.home.join(".ssh");
+    let home_ssh = ctx.workspace.home.join(".ssh");
     if p.starts_with(&home_ssh) || p.starts_with(canon_root(&home_ssh)) {
         return Some("~/.ssh");
     }
@@ -238,7 +238,7 @@ pub(crate) fn floor_kind(p: &Path, ctx: &ShellContext) -> Option<&'static str> {
     }
     let in_home = p
         .parent()
-        .is_some_and(|d| d == ctx.home || d == canon_root(&ctx.home));
+        .is_some_and(|d| d == ctx.workspace.home || d == canon_root(&ctx.workspace.home));
     if in_home && tables::RC_FILES.contains(&name) {
         return Some("shell start-up file");
     }
@@ -300,15 +300,15 @@ pub(crate) fn judge_write(value: &str, cwd: &Path, ctx: &ShellContext) -> (Zone,
 }
 
 pub(crate) fn inside(real: &Path, ctx: &ShellContext) -> bool {
-    std::iter::once(&ctx.workspace)
-        .chain(ctx.writable.iter())
+    std::iter::once(&ctx.workspace.root)
+        .chain(ctx.workspace.writable.iter())
         .filter(|r| !r.as_os_str().is_empty())
         .any(|r| real.starts_with(canon_root(r)))
 }
 
 /// Inside the workspace itself, the writable set aside.
 pub(crate) fn in_workspace(real: &Path, ctx: &ShellContext) -> bool {
-    !ctx.workspace.as_os_str().is_empty() && real.starts_with(canon_root(&ctx.workspace))
+    !ctx.workspace.root.as_os_str().is_empty() && real.starts_with(canon_root(&ctx.workspace.root))
 }
 
 /// Paths whose recursive removal or wiping is plainly malicious: `/`, the
@@ -318,12 +318,14 @@ pub(crate) fn is_critical(real: &Path, ctx: &ShellContext) -> bool {
     if real == Path::new("/") {
         return true;
     }
-    let home = canon_root(&ctx.home);
-    if !ctx.home.as_os_str().is_empty() && (home.starts_with(real) || ctx.home.starts_with(real)) {
+    let home = canon_root(&ctx.workspace.home);
+    if !ctx.workspace.home.as_os_str().is_empty()
+        && (home.starts_with(real) || ctx.workspace.home.starts_with(real))
+    {
         return true;
     }
-    let ws = canon_root(&ctx.workspace);
-    if !ctx.workspace.as_os_str().is_empty() && ws.starts_with(real) && ws != real {
+    let ws = canon_root(&ctx.workspace.root);
+    if !ctx.workspace.root.as_os_str().is_empty() && ws.starts_with(real) && ws != real {
         return true;
     }
     let mut comps = real.components();
@@ -375,13 +377,12 @@ pub(crate) fn is_secret(value: &str, ctx: &ShellContext) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workspace::WorkspaceContext;
 
-    fn ctx(ws: &Path, home: &Path) -> ShellContext {
+    fn ctx(workspace: &WorkspaceContext) -> ShellContext<'_> {
         ShellContext {
-            cwd: ws.to_path_buf(),
-            workspace: ws.to_path_buf(),
-            home: home.to_path_buf(),
-            writable: Vec::new(),
+            cwd: workspace.root.clone(),
+            workspace,
         }
     }
 
@@ -393,7 +394,8 @@ mod tests {
         std::fs::create_dir_all(&ws)?;
         std::fs::create_dir_all(&out)?;
         std::os::unix::fs::symlink(&out, ws.join("link"))?;
-        let c = ctx(&ws, &root.path().join("home"));
+        let w = WorkspaceContext::new(&ws, root.path().join("home"));
+        let c = ctx(&w);
         assert_eq!(judge_write("link/f", &ws, &c).0, Zone::Outside);
         assert_eq!(judge_write("plain/f", &ws, &c).0, Zone::Inside);
         Ok(())
@@ -405,7 +407,8 @@ mod tests {
         let ws = root.path().join("ws");
         std::fs::create_dir_all(ws.join(".git/hooks"))?;
         std::os::unix::fs::symlink(ws.join(".git/hooks"), ws.join("h"))?;
-        let c = ctx(&ws, &root.path().join("home"));
+        let w = WorkspaceContext::new(&ws, root.path().join("home"));
+        let c = ctx(&w);
         assert!(matches!(
             judge_write("h/pre-commit", &ws, &c).0,
             Zone::Floor(_)
@@ -416,10 +419,8 @@ mod tests {
 
     #[test]
     fn dotdot_escapes() {
-        let c = ctx(
-            Path::new("/nonexistent-ws/a"),
-            Path::new("/nonexistent-home"),
-        );
+        let w = WorkspaceContext::new("/nonexistent-ws/a", "/nonexistent-home");
+        let c = ctx(&w);
         let cwd = Path::new("/nonexistent-ws/a");
         assert_eq!(judge_write("../../etc/x", cwd, &c).0, Zone::Outside);
         assert_eq!(judge_write("b/../c", cwd, &c).0, Zone::Inside);

@@ -1,11 +1,12 @@
 use super::*;
 
-fn ctx() -> ShellContext {
+fn ctx() -> ShellContext<'static> {
+    static WORKSPACE: std::sync::LazyLock<WorkspaceContext> = std::sync::LazyLock::new(|| {
+        WorkspaceContext::new("/nonexistent-ws", "/nonexistent-home").with_writable(["/tmp".into()])
+    });
     ShellContext {
         cwd: "/nonexistent-ws/sub".into(),
-        workspace: "/nonexistent-ws".into(),
-        home: "/nonexistent-home".into(),
-        writable: vec!["/tmp".into()],
+        workspace: &WORKSPACE,
     }
 }
 
@@ -204,11 +205,10 @@ fn globs_are_expanded_against_the_home_directory() -> std::io::Result<()> {
     std::fs::create_dir_all(home.join("ws/src"))?;
     std::fs::write(home.join(".codex/auth.json"), "x")?;
     std::fs::write(home.join(".git-credentials"), "x")?;
+    let workspace = WorkspaceContext::new(home.join("ws"), &home);
     let c = ShellContext {
         cwd: home.join("ws"),
-        workspace: home.join("ws"),
-        home: home.clone(),
-        writable: Vec::new(),
+        workspace: &workspace,
     };
     for cmd in [
         "cat ~/.cod*/auth.json",

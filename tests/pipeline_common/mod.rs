@@ -1,19 +1,17 @@
 #![allow(dead_code)]
+pub use sbx::WorkspaceContext;
 use sbx::capability::{
     CapabilitySet, EnvFilter, FsCaps, Isolation, Limits, NetworkMode, Origin, PathEntry,
 };
 use sbx::pipeline::{Caller, ToolCall};
-use sbx::policy::{self, PolicyEnv, PolicySource, SourceKind};
+use sbx::policy::{self, PolicySource, SourceKind};
 use std::path::PathBuf;
 
 pub const WS: &str = "/nonexistent-sbx-test/ws";
 pub const HOME: &str = "/nonexistent-sbx-test/home";
 
-pub fn env() -> PolicyEnv {
-    PolicyEnv {
-        workspace: WS.into(),
-        home: HOME.into(),
-    }
+pub fn env() -> WorkspaceContext {
+    WorkspaceContext::new(WS, HOME)
 }
 
 pub fn entry(p: &str) -> PathEntry {

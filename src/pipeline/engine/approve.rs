@@ -36,8 +36,7 @@ impl Pipeline {
         let req = ApprovalRequest {
             call: call.clone(),
             canonical: canonical.to_string(),
-            reason: asked.reason.clone(),
-            rule: asked.rule.clone(),
+            asked,
             scopes: scopes.clone(),
         };
         let fut = std::panic::AssertUnwindSafe(channel.ask(&req));

@@ -5,10 +5,10 @@ mod approve;
 mod deadline;
 mod execute;
 
-use super::access::{Access, AccessEnv, extract};
+use super::access::{Access, extract};
 use super::approval::{ApprovalChannel, SessionGrants};
 use super::call::ToolCall;
-use super::decision::{Decision, Ruling, Stage};
+use super::decision::{Decision, Ruling, Stage, Wording};
 use super::exec::{Executor, ProfileCaps};
 use super::guard::Guard;
 use super::listener::{CallContext, EnforcementOutlook, Listener, TraceStep, ask_listeners};
@@ -20,8 +20,9 @@ use super::sandbox_refusal::sandbox_refusal;
 use super::tool::tool_meta;
 use super::wrappers::ExecWrapper;
 use crate::decision::Mode;
-use crate::policy::{FloorEnv, Policy, floor_for_writes};
+use crate::policy::{Policy, floor_for_writes};
 use crate::provenance::Provenance;
+use crate::workspace::WorkspaceContext;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -44,7 +45,9 @@ pub struct Pipeline {
     pub(super) policy: Arc<Policy>,
     pub(super) mode: Mode,
     pub(super) profile: ProfileCaps,
-    pub(super) floor: FloorEnv,
+    /// The policy's workspace context with the profile's writable trees: what the floor, the
+    /// fast paths and access extraction judge paths against.
+    pub(super) workspace: WorkspaceContext,
     pub(super) outlook: EnforcementOutlook,
     pub(super) listeners: Vec<Arc<dyn Listener>>,
     pub(super) guards: Vec<Arc<dyn Guard>>,
@@ -58,8 +61,6 @@ pub struct Pipeline {
     pub(super) listener_budget: Duration,
     pub(super) guard_budget: Duration,
     pub(super) approval_timeout: Option<Duration>,
-    /// Derived from `floor` when the pipeline is built; read on every call.
-    pub(super) access_env: AccessEnv,
 }
 
 impl Pipeline {
@@ -73,10 +74,6 @@ impl Pipeline {
         &self.grants
     }
 
-    fn access_env(&self) -> &AccessEnv {
-        &self.access_env
-    }
-
     fn context<'a>(&'a self, call: &'a ToolCall, access: &'a Access) -> CallContext<'a> {
         CallContext {
             call,
@@ -84,7 +81,7 @@ impl Pipeline {
             meta: tool_meta(call.tool()),
             mode: self.mode,
             policy: &self.policy,
-            floor: &self.floor,
+            workspace: &self.workspace,
             profile: self.profile.get(),
             outlook: &self.outlook,
             grants: &self.grants,
@@ -93,7 +90,7 @@ impl Pipeline {
 
     /// Extraction, the waterfall and the floor: the decision before hooks, approval and guards.
     pub fn decide(&self, call: &ToolCall) -> Decided {
-        let access = match extract(call, self.access_env()) {
+        let access = match extract(call, &self.workspace) {
             Ok(a) => a,
             Err(e) => {
                 return Decided {
@@ -124,7 +121,7 @@ impl Pipeline {
         ruling: &mut Ruling,
         trace: &mut Vec<TraceStep>,
     ) {
-        if let Some(hit) = floor_for_writes(access.writes(), &self.floor) {
+        if let Some(hit) = floor_for_writes(access.writes(), &self.workspace) {
             trace.push(TraceStep {
                 stage: "floor",
                 by: hit.rule.into(),
@@ -269,7 +266,7 @@ fn unexecuted(
     trace: Vec<TraceStep>,
     rewrites: Vec<PolicyHookRewrite>,
 ) -> CallResult {
-    let content = ruling.denial_text();
+    let content = ruling.text(Wording::Denial);
     CallResult {
         call_id: call.id().to_string(),
         tool: call.tool().to_string(),

@@ -182,7 +182,7 @@ fn cd_target(c: &Ctx<'_, '_, '_>, args: &[Word]) -> Cwd {
         .iter()
         .find(|a| !a.value.starts_with('-') || a.value == "-");
     match target {
-        None => Some(vec![ctx.home.clone()]),
+        None => Some(vec![ctx.workspace.home.clone()]),
         Some(t) if t.unknown || t.subst || t.value == "-" => None,
         Some(t) => {
             let cs = c.cmd.cwd.clone().unwrap_or_default();

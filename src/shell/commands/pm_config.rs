@@ -32,7 +32,7 @@ pub(crate) fn config_change(j: &mut Judge, c: &Ctx<'_, '_, '_>, tool: &str, args
             "[shell.config.{tool}] `{tool} config` changes configuration that later commands read"
         ),
     );
-    for file in files(tool, args, &c.w.ctx.home) {
+    for file in files(tool, args, &c.w.ctx.workspace.home) {
         j.write(&file, c.cmd.cwd, c.w.ctx, "configuration file");
     }
     true

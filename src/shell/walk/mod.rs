@@ -56,7 +56,7 @@ pub(crate) struct Scope {
 }
 
 pub(crate) struct Walker<'c> {
-    pub ctx: &'c ShellContext,
+    pub ctx: &'c ShellContext<'c>,
     budget: usize,
     pub out: Vec<Seg>,
 }
@@ -280,7 +280,7 @@ impl Walker<'_> {
 
     pub(crate) fn env<'a>(&'a self, scope: &'a Scope) -> Env<'a> {
         Env {
-            home: self.ctx.home.to_str().unwrap_or("~"),
+            home: self.ctx.workspace.home.to_str().unwrap_or("~"),
             pwd: scope
                 .cwd
                 .as_ref()

@@ -1,0 +1,153 @@
+//! Where a command works: the one answer to "where am I" that the profile's variables, the
+//! policy's path rules, the safety floor, access extraction and the shell analysis all read.
+//!
+//! [`setup`](crate::setup) builds it once per command from the workspace it names; the pipeline
+//! takes it from the policy and the shell analysis borrows it for each call. A run of the
+//! executor given only a workspace path derives it by [`WorkspaceContext::of`], as setup does.
+#![forbid(unsafe_code)]
+
+use std::path::{Path, PathBuf};
+
+/// A workspace, the home of the account working in it, and the trees besides it that the
+/// profile lets a command write.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct WorkspaceContext {
+    /// The workspace root, absolute: `{workspace}` in a profile; relative path rules and the
+    /// floor's "inside the workspace" are anchored here.
+    pub root: PathBuf,
+    /// The home directory: `{home}` in a profile, `~` in a rule or a command.
+    pub home: PathBuf,
+    /// Other homes the command may take for its own (the account's home in the password
+    /// database, the `HOME` a run passes in): `{home}` in `deny_read` and `deny_write` is
+    /// expanded for each of them too. Grants use `home` alone.
+    pub other_homes: Vec<PathBuf>,
+    /// The trees besides the workspace the profile's capability set lets a command write. The
+    /// resolution of the profile makes them and does not read them; they are set from its
+    /// capability set ([`WorkspaceContext::with_writable`]).
+    pub writable: Vec<PathBuf>,
+}
+
+impl WorkspaceContext {
+    /// `root` with `home` and nothing else: no other homes, no writable trees yet.
+    pub fn new(root: impl Into<PathBuf>, home: impl Into<PathBuf>) -> Self {
+        Self {
+            root: root.into(),
+            home: home.into(),
+            other_homes: Vec::new(),
+            writable: Vec::new(),
+        }
+    }
+
+    /// The context of `root` for this process: its home ([`home_dir`]) and, when it is
+    /// another existing directory, the account's home in the password database.
+    pub fn of(root: &Path) -> Self {
+        let mut context = Self::new(root, home_dir());
+        // A home that does not exist holds nothing to hide (`/nonexistent` for nobody).
+        if let Some(h) = account_home().filter(|h| h.is_dir()) {
+            context.add_home(&h);
+        }
+        context
+    }
+
+    /// The same context with `trees` as its writable trees.
+    #[must_use]
+    pub fn with_writable(mut self, trees: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.writable = trees.into_iter().collect();
+        self
+    }
+
+    /// Add `home` to [`WorkspaceContext::other_homes`] unless it is already one of the homes.
+    pub fn add_home(&mut self, home: &Path) {
+        if !home.as_os_str().is_empty()
+            && self.home != home
+            && !self.other_homes.iter().any(|h| h == home)
+        {
+            self.other_homes.push(home.to_path_buf());
+        }
+    }
+
+    /// Every home a denial is expanded for, `home` first.
+    pub fn homes(&self) -> impl Iterator<Item = &Path> {
+        std::iter::once(self.home.as_path()).chain(self.other_homes.iter().map(PathBuf::as_path))
+    }
+}
+
+/// This process's home directory: `HOME` when it is an absolute path, else the account's
+/// home in the password database, else `/`.
+pub fn home_dir() -> PathBuf {
+    if let Some(h) = std::env::var_os("HOME").filter(|h| Path::new(h).is_absolute()) {
+        return PathBuf::from(h);
+    }
+    account_home().unwrap_or_else(|| PathBuf::from("/"))
+}
+
+/// The home directory of this process's user in the password database, which programs that
+/// ignore `HOME` (ssh among them) take for theirs.
+fn account_home() -> Option<PathBuf> {
+    let uid = nix::unistd::geteuid().as_raw();
+    // /etc/passwd first: the name service would read it too, after looking for nscd and
+    // reading nsswitch.conf on every run. Accounts it does not list (LDAP, sssd) are asked
+    // of the name service.
+    let listed = std::fs::read("/etc/passwd")
+        .ok()
+        .and_then(|text| passwd_home(&text, uid));
+    listed.or_else(|| {
+        nix::unistd::User::from_uid(uid.into())
+            .ok()
+            .flatten()
+            .map(|u| u.dir)
+    })
+}
+
+/// The home directory of `uid` in a passwd(5) text: the sixth field of the first line whose
+/// third is `uid`.
+fn passwd_home(text: &[u8], uid: u32) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let uid = uid.to_string();
+    text.split(|b| *b == b'\n').find_map(|line| {
+        let mut fields = line.split(|b| *b == b':');
+        (fields.nth(2)? == uid.as_bytes())
+            .then(|| fields.nth(2))
+            .flatten()
+            .map(|home| PathBuf::from(std::ffi::OsStr::from_bytes(home)))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::{WorkspaceContext, passwd_home};
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn passwd_home_is_the_first_line_with_the_uid() {
+        let text = b"root:x:0:0:root:/root:/bin/bash\n+::::::\nu:x:1000:1000:A, B:/home/u:/bin/sh\nv:x:1000:1:v:/home/v:/bin/sh";
+        assert_eq!(passwd_home(text, 0), Some(PathBuf::from("/root")));
+        assert_eq!(passwd_home(text, 1000), Some(PathBuf::from("/home/u")));
+        assert_eq!(passwd_home(text, 100), None);
+        assert_eq!(passwd_home(b"short:x:7", 7), None);
+    }
+
+    #[test]
+    fn passwd_home_agrees_with_the_name_service() {
+        let uid = nix::unistd::geteuid();
+        let nss = nix::unistd::User::from_uid(uid).unwrap().map(|u| u.dir);
+        let text = std::fs::read("/etc/passwd").unwrap();
+        if let Some(listed) = passwd_home(&text, uid.as_raw()) {
+            assert_eq!(Some(listed), nss);
+        }
+    }
+
+    #[test]
+    fn a_home_is_added_once_and_never_as_the_home_itself() {
+        let mut c = WorkspaceContext::new("/w", "/h1");
+        c.add_home(Path::new("/h2"));
+        c.add_home(Path::new("/h1"));
+        c.add_home(Path::new("/h2"));
+        c.add_home(Path::new(""));
+        assert_eq!(
+            c.homes().collect::<Vec<_>>(),
+            [Path::new("/h1"), Path::new("/h2")]
+        );
+    }
+}
