@@ -135,10 +135,10 @@ fn hand_over(h: Handover) -> Result<Tree, RunError> {
 
 fn clone_init(p: &mut Launch, req: &mut RunRequest) -> Result<Tree, RunError> {
     let spawn_err = |source| RunError::Spawn { source };
-    let pty = PtyRelay::new(req.terminal, req.pty_primary.take()).map_err(spawn_err)?;
     let spawning = super::spare::SPAWNING
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut pty = PtyRelay::new(req.terminal, req.pty_primary.take()).map_err(spawn_err)?;
     let on_pty = |on: fn(&Terminal) -> bool| req.terminal.as_ref().is_some_and(on);
     let (out_r, out_w) = pipe_unless(on_pty(|t| t.stdout)).map_err(spawn_err)?;
     let (err_r, err_w) = pipe_unless(on_pty(|t| t.stderr)).map_err(spawn_err)?;
@@ -171,14 +171,16 @@ fn clone_init(p: &mut Launch, req: &mut RunRequest) -> Result<Tree, RunError> {
     let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
     let stdin_fd = stdin.fd.take();
     drop((out_w, err_w, msg_w, parent_pidfd, stdin_fd));
-    drop(spawning);
+    pty.started();
     stdin.start().map_err(spawn_err)?;
     let proxy = bridge
         .map(|b| b.start(req.net_approver.clone()))
         .transpose()
         .map_err(spawn_err)?;
+    // Every end meant for the init alone is gone.
+    drop(spawning);
     set_nonblocking(msg_r.as_raw_fd());
-    let mut tree = Tree {
+    Ok(Tree {
         pid,
         pid_fd: async_fd(pidfd).map_err(spawn_err)?,
         out_fd: out_r.map(async_fd).transpose().map_err(spawn_err)?,
@@ -187,9 +189,7 @@ fn clone_init(p: &mut Launch, req: &mut RunRequest) -> Result<Tree, RunError> {
         pty,
         proxy,
         start,
-    };
-    tree.pty.started();
-    Ok(tree)
+    })
 }
 
 /// What watching the tree found: whether the init exited (and can be reaped now), whether the
