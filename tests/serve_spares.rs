@@ -184,3 +184,151 @@ fn a_spare_whose_paths_were_replaced_is_not_used() {
         );
     }
 }
+
+/// What `/proc/1/comm` says in a call's output (which road it took).
+fn init_of(out: &str) -> Option<&str> {
+    out.lines().find_map(|l| l.strip_prefix("init="))
+}
+
+/// One call, a change the host makes while the spare waits, and two calls after it: the
+/// change must not weaken the call after it (`refused` never in its output), whether it ran
+/// in a sandbox made now or, for the third call, in a spare made after the change.
+fn across_a_host_change(s: &Scratch, probe: &str, refused: &str, change: impl Fn()) {
+    let script = format!("printf 'init=%s\\n' \"$(cat /proc/1/comm)\"\n{probe}echo end\n");
+    std::fs::write(s.ws.join("probe.sh"), script).unwrap();
+    s.chown_all();
+    let mut serve = Session::start(s, "Bash(sh ./probe.sh)");
+    let pid = serve.child.id();
+    let first = serve.call("1", "sh ./probe.sh");
+    assert!(eventually(|| spares_of(pid).len() == 1), "{}", s.label());
+    change();
+    s.chown_all();
+    let second = serve.call("2", "sh ./probe.sh");
+    assert!(eventually(|| spares_of(pid).len() == 1), "{}", s.label());
+    let third = serve.call("3", "sh ./probe.sh");
+    for out in [&first, &second, &third] {
+        assert!(!out.contains(refused), "{}: {out}", s.label());
+    }
+    assert_ne!(
+        init_of(&second),
+        Some("sbx-spares"),
+        "{}: {second}",
+        s.label()
+    );
+    assert_eq!(
+        init_of(&third),
+        Some("sbx-spares"),
+        "{}: {third}",
+        s.label()
+    );
+}
+
+/// A secret reached through a link (dotfiles kept elsewhere) is hidden where the link leads;
+/// the host saving the target by rename while the spare waits leaves the spare's mount on the
+/// old file, so the spare is not used.
+#[test]
+fn a_spare_whose_hidden_link_target_was_replaced_is_not_used() {
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    for user in users() {
+        let s = Scratch::new(user);
+        std::fs::create_dir_all(s.home.join("dotfiles")).unwrap();
+        std::fs::write(
+            s.home.join("dotfiles/netrc"),
+            "machine a password OLD-7c1\n",
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("dotfiles/netrc", s.home.join(".netrc")).unwrap();
+        let netrc = s.home.join("dotfiles/netrc");
+        across_a_host_change(&s, "cat \"$HOME/.netrc\" 2>/dev/null\n", "password", || {
+            let new = s.home.join("dotfiles/.netrc.new");
+            std::fs::write(&new, "machine a password NEW-7c1\n").unwrap();
+            std::fs::rename(&new, &netrc).unwrap();
+        });
+    }
+}
+
+/// A protected directory the host removes and makes again (its inode number may well come
+/// back) is not taken for the one the spare's read-only mount was on.
+#[test]
+fn a_spare_whose_protected_directory_was_made_again_is_not_used() {
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    for user in users() {
+        let s = Scratch::new(user);
+        let hooks = s.ws.join(".git/hooks");
+        let probe = "touch .git/hooks/pre-commit 2>/dev/null && echo hook-written\n";
+        across_a_host_change(&s, probe, "hook-written", || {
+            std::fs::remove_dir_all(&hooks).unwrap();
+            std::fs::create_dir(&hooks).unwrap();
+        });
+    }
+}
+
+/// A file system the host unmounts while the spare waits stays in the spare's copy of the
+/// mount table: the spare is not used, and the next call does not see it. Root mounts it.
+#[test]
+fn a_spare_made_before_a_host_unmount_is_not_used() {
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return;
+    }
+    for user in users() {
+        let s = Scratch::new(user);
+        let vault = s.ws.parent().unwrap().join("vault");
+        std::fs::create_dir(&vault).unwrap();
+        let mount = |args: &[&str]| {
+            let ok = std::process::Command::new(args[0])
+                .args(&args[1..])
+                .status()
+                .unwrap();
+            assert!(ok.success(), "{args:?}");
+        };
+        let v = vault.to_str().unwrap().to_string();
+        mount(&["mount", "-t", "tmpfs", "tmpfs", &v]);
+        std::fs::write(vault.join("data"), "VAULT-DATA-3e9\n").unwrap();
+        std::fs::set_permissions(&vault, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        std::fs::set_permissions(
+            vault.join("data"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o644),
+        )
+        .unwrap();
+        let probe = format!("printf 'init=%s\\n' \"$(cat /proc/1/comm)\"\ncat {v}/data\n");
+        std::fs::write(s.ws.join("probe.sh"), probe).unwrap();
+        s.chown_all();
+        let mut serve = Session::start(&s, "Bash(sh ./probe.sh)");
+        let pid = serve.child.id();
+        assert!(
+            serve.call("1", "sh ./probe.sh").contains("VAULT-DATA"),
+            "{}",
+            s.label()
+        );
+        // Its twin: with nothing changed, the spare is used and sees the mount too.
+        assert!(eventually(|| spares_of(pid).len() == 1), "{}", s.label());
+        let second = serve.call("2", "sh ./probe.sh");
+        assert!(second.contains("VAULT-DATA"), "{}: {second}", s.label());
+        assert_eq!(
+            init_of(&second),
+            Some("sbx-spares"),
+            "{}: {second}",
+            s.label()
+        );
+        assert!(eventually(|| spares_of(pid).len() == 1), "{}", s.label());
+        mount(&["umount", &v]);
+        let (third, result) = serve.call_result("3", "sh ./probe.sh");
+        assert!(!third.contains("VAULT-DATA"), "{}: {third}", s.label());
+        assert_eq!(result["exit_code"], 1, "{}: {third}", s.label());
+        assert_ne!(
+            init_of(&third),
+            Some("sbx-spares"),
+            "{}: {third}",
+            s.label()
+        );
+    }
+}

@@ -19,7 +19,7 @@ use crate::host::Host;
 use crate::plan::{MountStep, SandboxPlan};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
@@ -79,7 +79,10 @@ pub(super) struct Spare {
     plan: Arc<SandboxPlan>,
     made: Instant,
     /// What was at each host path its mounts and Landlock rules hold, when it was made.
-    held: Vec<(PathBuf, Option<Identity>)>,
+    held: Vec<Held>,
+    /// sbx's own mount table, opened when the spare was made: it polls as changed once a file
+    /// system is mounted or unmounted on the host, which the spare's copy would not follow.
+    mounts: Option<std::fs::File>,
     /// `None` once handed over.
     parts: Option<(Prepared, Init)>,
 }
@@ -119,7 +122,7 @@ impl Slot {
         let message = handover::encode(exec)?;
         // Any other spare is killed as it drops here.
         let same_plan = Arc::ptr_eq(&spare.plan, plan) || *spare.plan == **plan;
-        if !same_plan || spare.made.elapsed() >= MAX_AGE || !still_held(&spare.held) {
+        if !same_plan || spare.made.elapsed() >= MAX_AGE || !spare.intact() {
             return None;
         }
         let (prepared, init) = spare.parts.take()?;
@@ -166,13 +169,70 @@ fn maker() -> Option<&'static mpsc::Sender<Job>> {
         .as_ref()
 }
 
-/// A file's identity: device and inode.
-type Identity = (u64, u64);
+/// A host path a spare holds, and which file was at it (links followed, as the mount and the
+/// Landlock rule follow them).
+struct Held {
+    path: PathBuf,
+    file: Option<Identity>,
+}
 
-fn identity(path: &Path) -> Option<Identity> {
-    std::fs::symlink_metadata(path)
+/// A file's device, inode and birth time. An inode number freed by a removal is given to
+/// the next file made: the birth time tells them apart (the change time stands in where the
+/// file system keeps none). No descriptor is kept open: one would keep the host from
+/// unmounting the file system.
+type Identity = (u64, u64, i64, i64);
+
+fn identity(path: &std::path::Path) -> Option<Identity> {
+    let m = std::fs::metadata(path).ok()?;
+    let born = m
+        .created()
         .ok()
-        .map(|m| (m.dev(), m.ino()))
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| (d.as_secs() as i64, i64::from(d.subsec_nanos())));
+    let (secs, nanos) = born.unwrap_or((m.ctime(), m.ctime_nsec()));
+    Some((m.dev(), m.ino(), secs, nanos))
+}
+
+impl Held {
+    fn new(path: PathBuf) -> Self {
+        let file = identity(&path);
+        Self { path, file }
+    }
+
+    /// Whether the file at the path is still the one held (or the path still empty).
+    fn holds(&self) -> bool {
+        identity(&self.path) == self.file
+    }
+}
+
+/// Whether `fd` has any of `events` now.
+fn polls(fd: &impl AsRawFd, events: libc::c_short) -> bool {
+    let mut p = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events,
+        revents: 0,
+    };
+    // SAFETY: one pollfd on the stack, no wait.
+    unsafe { libc::poll(&mut p, 1, 0) > 0 && p.revents & (events | libc::POLLERR) != 0 }
+}
+
+impl Spare {
+    /// Whether the spare is as a sandbox made now would be: its init alive and waiting, every
+    /// held path still the file it holds (a mount stays on the file it was made on, and goes
+    /// when the host replaces or removes it; a Landlock rule grants an inode), and no file
+    /// system mounted or unmounted on the host since.
+    fn intact(&self) -> bool {
+        let alive = self
+            .parts
+            .as_ref()
+            .and_then(|(_, init)| init.fds.as_ref())
+            .is_some_and(|f| !polls(&f.pidfd, libc::POLLIN));
+        let mounts_same = self
+            .mounts
+            .as_ref()
+            .is_some_and(|m| !polls(m, libc::POLLPRI));
+        alive && mounts_same && self.held.iter().all(Held::holds)
+    }
 }
 
 /// The host paths a sandbox made from `plan` holds on to: its mount targets (a mount stays on
@@ -198,23 +258,11 @@ fn held_paths(plan: &SandboxPlan) -> Vec<PathBuf> {
     out
 }
 
-/// Whether every held path is still the file it was: a spare whose mount or rule now holds
-/// a file no longer at its path (replaced by a rename, removed) differs from a sandbox made
-/// now, and is not used.
-fn still_held(held: &[(PathBuf, Option<Identity>)]) -> bool {
-    held.iter().all(|(p, id)| identity(p) == *id)
-}
-
 /// Prepare `plan`'s enforcement and clone its init, which waits for a command.
 fn make(plan: Arc<SandboxPlan>, host: &Host) -> std::io::Result<Spare> {
     // Before the sandbox is made: a change in between shows as a difference at the call.
-    let held = held_paths(&plan)
-        .into_iter()
-        .map(|p| {
-            let id = identity(&p);
-            (p, id)
-        })
-        .collect();
+    let held = held_paths(&plan).into_iter().map(Held::new).collect();
+    let mounts = std::fs::File::open("/proc/self/mountinfo").ok();
     let mut prepared = Prepared::new(&plan, handover::placeholder(), host)
         .map_err(|e| std::io::Error::other(e.to_string()))?;
     prepared.command_slot = Some(CommandSlot::new());
@@ -261,6 +309,7 @@ fn make(plan: Arc<SandboxPlan>, host: &Host) -> std::io::Result<Spare> {
         plan,
         made: Instant::now(),
         held,
+        mounts,
         parts: Some((prepared, init)),
     })
 }

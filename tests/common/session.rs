@@ -34,8 +34,15 @@ impl Session {
         serde_json::from_str(&line).unwrap()
     }
 
-    /// The content of the call's result.
+    /// The content of the call's result, which must not be an error.
     pub fn call(&mut self, id: &str, command: &str) -> String {
+        let (content, ev) = self.call_result(id, command);
+        assert_eq!(ev["is_error"], false, "{ev}");
+        content
+    }
+
+    /// The content of the call's result, and the result.
+    pub fn call_result(&mut self, id: &str, command: &str) -> (String, Value) {
         let call = json!({"type": "call", "id": id, "tool": "bash", "input": {"command": command}});
         let stdin = self.child.stdin.as_mut().unwrap();
         writeln!(stdin, "{call}").unwrap();
@@ -43,8 +50,8 @@ impl Session {
         loop {
             let ev = self.next();
             if ev["type"] == "result" && ev["id"] == id {
-                assert_eq!(ev["is_error"], false, "{ev}");
-                return ev["content"].as_str().unwrap_or_default().to_string();
+                let content = ev["content"].as_str().unwrap_or_default().to_string();
+                return (content, ev);
             }
         }
     }
