@@ -87,6 +87,7 @@ mod pathset;
 pub mod plan;
 pub mod profile;
 pub mod proxy;
+mod regular_file;
 pub mod serve;
 pub mod setup;
 pub mod tools;

@@ -190,6 +190,7 @@ fn gate_setup(fx: &Fixture, user_policy: &str) -> (CapabilitySet, Arc<Policy>) {
     }
     std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
     std::fs::write(ws.join(".env"), "A=1\n").unwrap();
+    plant_project_files(&ws);
     let home = fx.workspace.home.clone();
     std::fs::create_dir_all(home.join(".config/gh")).unwrap();
     std::fs::write(home.join(".config/gh/hosts.yml"), "x\n").unwrap();
@@ -220,6 +221,78 @@ fn gate_setup(fx: &Fixture, user_policy: &str) -> (CapabilitySet, Arc<Policy>) {
         policy::parse_policy_file(user_policy, SourceKind::User, "user.toml", &env).unwrap(),
     ];
     (caps, Arc::new(policy::merge(sources, &env).unwrap()))
+}
+
+/// Project files that name programs, each beside an ordinary twin (see `[project-config-agent]`
+/// in the gate corpus): cargo configuration, rustup toolchain files, yarn configuration,
+/// repositories planted without a `.git` name or with a hook, Python modules that shadow the
+/// standard library's.
+fn plant_project_files(ws: &Path) {
+    let bare = |dir: &str, config: &str| {
+        for d in ["objects", "refs/heads"] {
+            std::fs::create_dir_all(ws.join(dir).join(d)).unwrap();
+        }
+        std::fs::write(ws.join(dir).join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(ws.join(dir).join("config"), config).unwrap();
+    };
+    bare(
+        "bare-evil",
+        "[core]\n\tbare = true\n[gpg]\n\tprogram = ./x\n",
+    );
+    bare("bare-plain", "[core]\n\tbare = true\n");
+    bare("tree-out", "[core]\n\tbare = false\n\tworktree = ../..\n");
+    bare("tree-in", "[core]\n\tbare = false\n\tworktree = ..\n");
+    bare("hooked/.git", "[core]\n\tbare = false\n");
+    bare(
+        "cloned/.git",
+        "[remote \"origin\"]\n\turl = https://example.com/r\n",
+    );
+    std::fs::create_dir_all(ws.join("hooked/.git/hooks")).unwrap();
+    std::fs::write(ws.join("hooked/.git/hooks/post-checkout"), "#!/bin/sh\n").unwrap();
+    std::fs::create_dir_all(ws.join("cloned/.git/hooks")).unwrap();
+    std::fs::write(ws.join("cloned/.git/hooks/pre-commit.sample"), "").unwrap();
+    let files = [
+        (
+            "cfg-wrap/.cargo/config.toml",
+            "[build]\nrustc-wrapper = \"./w\"\n",
+        ),
+        (
+            "cfg-env/.cargo/config.toml",
+            "[env]\nLD_PRELOAD = \"./x.so\"\n",
+        ),
+        (
+            "cfg-alias/.cargo/config.toml",
+            "[alias]\nfmt = \"run --bin x\"\n",
+        ),
+        (
+            "cfg-plain/.cargo/config.toml",
+            "[build]\nrustflags = [\"-Dwarnings\"]\n[alias]\nxtask = \"run -p xtask --\"\n\
+             [target.thumbv7em-none-eabihf]\nrunner = \"probe-rs run\"\n",
+        ),
+        (
+            "tc-path/rust-toolchain.toml",
+            "[toolchain]\npath = \"/opt/tc\"\n",
+        ),
+        ("tc-legacy/rust-toolchain", "/opt/tc\n"),
+        (
+            "tc-channel/rust-toolchain.toml",
+            "[toolchain]\nchannel = \"1.85\"\n",
+        ),
+        ("gitfile/.git", "gitdir: ../bare-evil\n"),
+        ("badgitfile/.git", "not a gitdir line\n"),
+        ("py-shadow/argparse.py", "import os\n"),
+        ("py-shadow/x.json", "{}\n"),
+        ("py-plain/x.json", "{}\n"),
+        (
+            "yarn-path/.yarnrc.yml",
+            "yarnPath: .yarn/releases/yarn.cjs\n",
+        ),
+        ("yarn-plain/.yarnrc.yml", "nodeLinker: node-modules\n"),
+    ];
+    for (f, text) in files {
+        std::fs::create_dir_all(ws.join(f).parent().unwrap()).unwrap();
+        std::fs::write(ws.join(f), text).unwrap();
+    }
 }
 
 #[test]

@@ -409,20 +409,11 @@ fn check_index_gitlinks(workspace: &Path, since: &Since, out: &mut Vec<Finding>)
 }
 
 /// A file's bytes, only when it is a regular file: a FIFO the command left as `.git` or
-/// `.git/config` would block the check after the run for ever (opened without blocking, and
-/// refused), and a device would never end.
+/// `.git/config` would block the check after the run for ever.
 fn read_file(path: impl AsRef<Path>) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
-    if !f.metadata()?.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
     let mut out = Vec::new();
-    f.read_to_end(&mut out)?;
+    crate::regular_file::open(path)?.read_to_end(&mut out)?;
     Ok(out)
 }
 

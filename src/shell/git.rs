@@ -4,26 +4,31 @@
 
 use super::classify::Judge;
 use super::exec_args::Ctx;
-use super::tables::git::{NETWORK, READ, WRITE};
+use super::tables::git::{NETWORK, READ, REPOSITORY_ONLY, WRITE};
 use super::words::Word;
 use super::{Class, paths, tables};
 
 pub(crate) fn classify(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
-    let (i, dir) = global_options(j, args);
+    let (i, dirs) = global_options(j, args);
+    // Each `-C` is taken from the directory the one before it leads to.
+    let cwd = dirs.iter().fold(c.cmd.cwd.clone(), |cwd, d| {
+        super::commands::dir_from(d, &cwd, c.w.ctx)
+    });
+    super::git_repos::judge(j, c.w.ctx, &cwd);
     let sub = Sub {
         name: args.get(i).map(|a| a.value.as_str()).unwrap_or(""),
         rest: args.get(i + 1..).unwrap_or(&[]),
-        outside_dir: dir.is_some_and(|d| outside(d, c)),
+        outside_dir: !dirs.is_empty() && outside(&cwd, c),
         c,
     };
     subcommand(j, &sub);
 }
 
-/// Global options before the subcommand: `-c` pairs are judged, `-C DIR` is returned, options
-/// that point git elsewhere raise. Returns the subcommand's index.
-fn global_options<'w>(j: &mut Judge, args: &'w [Word]) -> (usize, Option<&'w Word>) {
+/// Global options before the subcommand: `-c` pairs are judged, the `-C` directories are
+/// returned in order, options that point git elsewhere raise. Returns the subcommand's index.
+fn global_options<'w>(j: &mut Judge, args: &'w [Word]) -> (usize, Vec<&'w Word>) {
     let mut i = 0;
-    let mut dir: Option<&Word> = None;
+    let mut dirs: Vec<&Word> = Vec::new();
     while let Some(a) = args.get(i) {
         let v = a.value.as_str();
         match v {
@@ -34,7 +39,7 @@ fn global_options<'w>(j: &mut Judge, args: &'w [Word]) -> (usize, Option<&'w Wor
                 i += 2;
             }
             "-C" => {
-                dir = args.get(i + 1);
+                dirs.extend(args.get(i + 1));
                 i += 2;
             }
             "--namespace" => i += 2,
@@ -69,22 +74,13 @@ fn global_options<'w>(j: &mut Judge, args: &'w [Word]) -> (usize, Option<&'w Wor
             _ => break,
         }
     }
-    (i, dir)
+    (i, dirs)
 }
 
-/// `git -C DIR` names a directory outside the workspace, or one not known before running.
-fn outside(d: &Word, c: &Ctx<'_, '_, '_>) -> bool {
-    let ctx = c.w.ctx;
-    d.unknown || d.subst || {
-        let cwd = c
-            .cmd
-            .cwd
-            .as_ref()
-            .and_then(|v| v.first())
-            .cloned()
-            .unwrap_or_else(|| ctx.cwd.clone());
-        !paths::inside(&paths::resolve(&d.value, &cwd), ctx)
-    }
+/// `git -C DIR` leads outside the workspace, or to a directory not known before running.
+fn outside(cwd: &crate::shell::walk::Cwd, c: &Ctx<'_, '_, '_>) -> bool {
+    cwd.as_ref()
+        .is_none_or(|ds| ds.iter().any(|d| !paths::inside(d, c.w.ctx)))
 }
 
 /// A subcommand with its arguments.
@@ -143,6 +139,7 @@ impl Sub<'_, '_, '_, '_> {
 
 /// Sort the subcommand into inspection, workspace writes, destructive, network or unknown.
 fn subcommand(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
+    j.t.rewrites_only = REPOSITORY_ONLY.contains(&s.name);
     super::git_exec::program_args(j, s.name, s.rest);
     super::git_outputs::judge(j, s.c, s.name, s.rest);
     match s.name {
@@ -460,11 +457,25 @@ fn config_pair(j: &mut Judge, kv: &Word, via: &str) {
 }
 
 fn config(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
-    let rest = s.rest;
-    // The file it reads or writes, in every form (`-f FILE`, `-fFILE`, `-lf FILE`).
-    for f in crate::shell::commands::outputs::getopt_values(rest, &["-f", "--file"]) {
-        j.read(&f, s.c.cmd.cwd, s.c.w.ctx);
+    let (cwd, ctx) = (s.c.cmd.cwd, s.c.w.ctx);
+    // The file it reads or writes, in every form (`-f FILE`, `-fFILE`, `-lf FILE`): a bare
+    // repository's `config` planted this way is judged by where it lands.
+    let files = crate::shell::commands::outputs::getopt_values(s.rest, &["-f", "--file"]);
+    for f in &files {
+        j.read(f, cwd, ctx);
     }
+    if config_change(j, s.rest) {
+        for f in &files {
+            j.write(f, cwd, ctx, "git config file");
+        }
+    }
+}
+
+/// Options of `git config` that take the next word as their value.
+const CONFIG_VALUED: &[&str] = &["-f", "--file", "--blob", "--type", "--default", "--comment"];
+
+/// Judge what `git config REST` changes; `true` when it writes the file.
+fn config_change(j: &mut Judge, rest: &[Word]) -> bool {
     let read_flags = [
         "--get",
         "--get-all",
@@ -495,14 +506,24 @@ fn config(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
             Class::ConfigChange,
             "[shell.git.config] `git config` removes or rewrites settings",
         );
-        return;
+        return true;
     }
     if rest.iter().any(|a| read_flags.contains(&a.value.as_str())) {
-        return;
+        return false;
     }
-    let ops: Vec<&Word> = rest.iter().filter(|a| !a.value.starts_with('-')).collect();
+    let valued = |i: usize| {
+        i > 0
+            && rest
+                .get(i - 1)
+                .is_some_and(|p| CONFIG_VALUED.contains(&p.value.as_str()))
+    };
+    let ops: Vec<&Word> = (0..rest.len())
+        .filter(|&i| !valued(i))
+        .filter_map(|i| rest.get(i))
+        .filter(|a| !a.value.starts_with('-'))
+        .collect();
     match ops.as_slice() {
-        [] | [_] => {}
+        [] | [_] => false,
         [first, ..] => {
             let key = if first.value == "set" {
                 ops.get(1).map(|w| w.value.as_str()).unwrap_or("")
@@ -517,6 +538,7 @@ fn config(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
                     format!("[shell.git.config] `git config {key}` changes git settings"),
                 );
             }
+            true
         }
     }
 }

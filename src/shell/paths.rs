@@ -180,7 +180,8 @@ pub(crate) fn reset_roots() {
     ROOTS.with(|r| r.borrow_mut().clear());
 }
 
-fn canon_root(p: &Path) -> PathBuf {
+/// `p` canonicalised, cached for the length of one analysis.
+pub(crate) fn canon_root(p: &Path) -> PathBuf {
     if let Some(hit) = ROOTS.with(|r| {
         r.borrow()
             .iter()

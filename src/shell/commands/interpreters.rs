@@ -31,7 +31,13 @@ pub(super) fn interpreter(
         }
         if v == "-m" {
             let module = args.get(i + 1).map(|x| x.value.as_str()).unwrap_or("");
-            module_run(j, c, name, module, args.get(i + 2..).unwrap_or(&[]));
+            // `-I` and `-P` leave the working directory off the import path.
+            let before = args.get(..i).unwrap_or(&[]);
+            let safe = before
+                .iter()
+                .any(|a| matches!(a.value.as_str(), "-I" | "-P"));
+            let m = Module { name: module, safe };
+            module_run(j, c, name, &m, args.get(i + 2..).unwrap_or(&[]));
             return;
         }
         if matches!(v, "--version" | "-V" | "--help" | "-h") || subcommand(j, name, v) {
@@ -50,9 +56,16 @@ pub(super) fn interpreter(
     stdin_code(j, c, name);
 }
 
+/// The module `python -m` runs, and whether the working directory is on the import path.
+struct Module<'a> {
+    name: &'a str,
+    safe: bool,
+}
+
 /// `python -m MODULE`: tests and linters build, `pip` installs, `venv` writes its directory,
 /// a server uses the network, any other module runs.
-fn module_run(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, module: &str, rest: &[Word]) {
+fn module_run(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, m: &Module<'_>, rest: &[Word]) {
+    let module = m.name;
     match module {
         "pytest" | "unittest" | "mypy" | "ruff" | "black" | "flake8" | "pylint" | "doctest"
         | "compileall" | "py_compile" | "tox" | "nox" => j.raise(
@@ -60,7 +73,7 @@ fn module_run(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, module: &str, rest
             format!("[shell.build] `{name} -m {module}`"),
         ),
         "pip" | "ensurepip" => {
-            shadowed(j, c, name, module);
+            shadowed(j, c, name, m);
             if !matches!(
                 first_op(rest),
                 "list" | "show" | "freeze" | "check" | "--version"
@@ -77,7 +90,7 @@ fn module_run(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, module: &str, rest
             }
         }
         "json.tool" | "tabnanny" | "pydoc" | "site" | "platform" | "sysconfig" => {
-            shadowed(j, c, name, module);
+            shadowed(j, c, name, m);
             if module == "json.tool"
                 && let Some(out) = operands(rest).get(1)
             {
@@ -98,24 +111,48 @@ fn module_run(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, module: &str, rest
     }
 }
 
-/// `python -m MODULE` puts the working directory first on the import path: a `MODULE/` or
-/// `MODULE.py` there (the module's first component) runs instead of the standard library's.
-fn shadowed(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, module: &str) {
-    let top = module.split('.').next().unwrap_or(module);
+/// `python -m MODULE` puts the working directory first on the import path: any module there
+/// (`argparse.py`, a `json/` package) runs in place of the standard library's one of that name
+/// when the run imports it, and a run imports dozens.
+fn shadowed(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, m: &Module<'_>) {
+    if m.safe {
+        return;
+    }
     let dirs = c.cmd.cwd.clone().unwrap_or_default();
-    let here = dirs.is_empty()
-        || dirs.iter().any(|d| {
-            d.join(top).symlink_metadata().is_ok()
-                || d.join(format!("{top}.py")).symlink_metadata().is_ok()
-        });
-    if here {
+    j.t.project_files = true;
+    let found = if dirs.is_empty() {
+        Some("a working directory only known when it runs".to_string())
+    } else {
+        let top = m.name.split('.').next().unwrap_or(m.name);
+        dirs.iter().find_map(|d| python_module(d, top))
+    };
+    if let Some(what) = found {
         j.raise(
             Class::ScriptRun,
             format!(
-                "[shell.script] `{name} -m {module}` imports `{top}` from the working directory"
+                "[shell.script] `{name} -m {}` imports modules from {what}",
+                m.name
             ),
         );
     }
+}
+
+/// A Python module or package in `dir`, which an import would take from there, or an entry
+/// named as the module's first component.
+fn python_module(dir: &std::path::Path, top: &str) -> Option<String> {
+    const MODULE: [&str; 3] = [".py", ".pyc", ".so"];
+    let entries = std::fs::read_dir(dir).ok()?;
+    entries.filter_map(Result::ok).find_map(|e| {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let package = || {
+            e.file_type().is_ok_and(|t| !t.is_file())
+                && ["__init__.py", "__init__.pyc"]
+                    .iter()
+                    .any(|i| e.path().join(i).exists())
+        };
+        let module = name == top || MODULE.iter().any(|x| name.ends_with(x)) || package();
+        module.then(|| format!("the working directory (`{name}`)"))
+    })
 }
 
 /// The runtimes' own subcommands (`deno test`, `bun add`, `node --test`); `true` when `v`

@@ -18,6 +18,7 @@ use super::walk::Cwd;
 use super::words::Word;
 use super::{Class, paths, tables};
 use interpreters::interpreter;
+use std::path::PathBuf;
 use system::{containers, ip, openssl, services, socket_client, system_packages};
 use toolchains::{build_tool, cargo, go, js_pm, package_manager, task_runner};
 pub(crate) use trees::{follows_links, lists_paths, tree_roots};
@@ -183,18 +184,51 @@ fn cd_target(c: &Ctx<'_, '_, '_>, args: &[Word]) -> Cwd {
         .find(|a| !a.value.starts_with('-') || a.value == "-");
     match target {
         None => Some(vec![ctx.workspace.home.clone()]),
-        Some(t) if t.unknown || t.subst || t.value == "-" => None,
-        Some(t) => {
-            let cs = c.cmd.cwd.clone().unwrap_or_default();
-            if cs.is_empty() && !t.value.starts_with('/') {
-                None
-            } else if t.value.starts_with('/') {
-                Some(vec![paths::resolve(&t.value, &ctx.cwd)])
-            } else {
-                Some(cs.iter().map(|d| paths::resolve(&t.value, d)).collect())
+        Some(t) if t.value == "-" => None,
+        Some(t) => dir_from(t, c.cmd.cwd, ctx),
+    }
+}
+
+/// The directory a word names (`cd DIR`, `git -C DIR`), from each candidate working directory;
+/// unknown when it is computed, or relative to a directory that is unknown.
+pub(crate) fn dir_from(t: &Word, cwd: &Cwd, ctx: &crate::shell::ShellContext) -> Cwd {
+    if t.unknown || t.subst {
+        return toplevel(t, cwd);
+    }
+    if t.value.starts_with('/') {
+        return Some(vec![paths::resolve(&t.value, &ctx.cwd)]);
+    }
+    let cs = cwd.as_deref().unwrap_or_default();
+    if cs.is_empty() {
+        None
+    } else {
+        Some(cs.iter().map(|d| paths::resolve(&t.value, d)).collect())
+    }
+}
+
+/// `cd "$(git rev-parse --show-toplevel)"`: the work tree around each candidate directory, the
+/// first one up with a `.git`; unknown past a directory with a `HEAD`, a repository whose work
+/// tree its configuration names, or without any.
+fn toplevel(t: &Word, cwd: &Cwd) -> Cwd {
+    let forms = [
+        "$(git rev-parse --show-toplevel)",
+        "`git rev-parse --show-toplevel`",
+    ];
+    if !forms.contains(&t.raw.trim_matches('"')) {
+        return None;
+    }
+    let top = |d: &PathBuf| {
+        for a in d.ancestors() {
+            if a.join(".git").symlink_metadata().is_ok() {
+                return Some(a.to_path_buf());
+            }
+            if a.join("HEAD").symlink_metadata().is_ok() {
+                return None;
             }
         }
-    }
+        None
+    };
+    cwd.as_ref()?.iter().map(top).collect()
 }
 
 /// `export`, `declare` and the like: `-p` dumps the environment; a variable that changes

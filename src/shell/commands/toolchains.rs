@@ -5,6 +5,8 @@ use super::{first_op, has, outputs, pm_config, program_options};
 use crate::shell::Class;
 use crate::shell::classify::Judge;
 use crate::shell::exec_args::Ctx;
+use crate::shell::project::{self, Run};
+use crate::shell::tables::project::RUSTUP_PROXIES;
 use crate::shell::words::Word;
 
 /// Options of a build or test tool that run another program: `-exec`/`-toolexec` runners,
@@ -47,6 +49,7 @@ pub(super) fn go(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
         ),
         "version" | "env" | "list" | "doc" | "help" | "" => {}
         "fmt" => {
+            j.t.rewrites_only = true;
             j.raise(
                 Class::WorkspaceWrite,
                 "[shell.build.go] `go fmt` rewrites sources",
@@ -69,6 +72,18 @@ pub(super) fn go(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
 const NO_PROJECT_CODE: &[&str] = &["ruff", "isort", "shellcheck", "tsc", "rustfmt"];
 
 pub(super) fn build_tool(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
+    build_class(j, c, name, args);
+    if RUSTUP_PROXIES.contains(&name) {
+        let run = Run {
+            program: name,
+            sub: "",
+            dirs: c.cmd.cwd,
+        };
+        rustup_proxy(j, c, &run, args);
+    }
+}
+
+fn build_class(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
     let ctx = c.w.ctx;
     let cwd = c.cmd.cwd;
     let version = !args.is_empty()
@@ -79,6 +94,8 @@ pub(super) fn build_tool(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &
         return;
     }
     if NO_PROJECT_CODE.contains(&name) {
+        // `tsc` emits new files; the others rewrite the ones they are given.
+        j.t.rewrites_only = name != "tsc";
         j.raise(
             Class::WorkspaceWrite,
             format!("[shell.build.lint] `{name}` lints or formats and runs no project code"),
@@ -164,7 +181,11 @@ pub(super) fn package_manager(j: &mut Judge, c: &Ctx<'_, '_, '_>, n: &str, args:
             | "which"
             | "tree"
     );
-    if read || (args.len() == 1 && has(args, &["--version", "-V", "--help"])) {
+    let version = args.len() == 1 && has(args, &["--version", "-V", "--help"]);
+    if read && !version {
+        project_code(j, n, verb, args);
+    }
+    if read || version {
         return;
     }
     if matches!(n, "uv" | "poetry" | "pdm") && matches!(verb, "run") {
@@ -196,7 +217,61 @@ pub(super) fn package_manager(j: &mut Judge, c: &Ctx<'_, '_, '_>, n: &str, args:
     );
 }
 
+/// Package managers whose every command loads code from the project: Bundler evaluates the
+/// Gemfile, which is Ruby; Composer loads the plugins installed in `vendor/` (unless
+/// `--no-plugins`).
+fn project_code(j: &mut Judge, n: &str, verb: &str, args: &[Word]) {
+    let why = match n {
+        "bundle" | "bundler" if !matches!(verb, "version" | "help" | "config") => {
+            "evaluates the Gemfile, which is Ruby"
+        }
+        "composer" if !has(args, &["--no-plugins"]) => {
+            "loads the plugins installed in the project's `vendor/`"
+        }
+        _ => return,
+    };
+    j.raise(
+        Class::ScriptRun,
+        format!("[shell.script.project] `{n} {verb}` {why}"),
+    );
+}
+
 pub(super) fn cargo(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
+    let sub = cargo_subcommand(j, c, args);
+    let run = Run {
+        program: "cargo",
+        // `cargo metadata --no-deps` resolves nothing, so it runs no compiler.
+        sub: if sub == "metadata" && has(args, &["--no-deps"]) {
+            ""
+        } else {
+            sub
+        },
+        dirs: c.cmd.cwd,
+    };
+    rustup_proxy(j, c, &run, args);
+}
+
+/// A rustup proxy (`cargo`, `rustc`, `rustfmt`, ...): `+/path` runs the toolchain at that path,
+/// and the project's toolchain file and cargo configuration can name programs it runs.
+fn rustup_proxy(j: &mut Judge, c: &Ctx<'_, '_, '_>, run: &Run<'_>, args: &[Word]) {
+    let name = run.program;
+    if let Some(a) = args
+        .first()
+        .filter(|a| a.value.starts_with('+') && a.value.contains('/'))
+    {
+        j.raise(
+            Class::Opaque,
+            format!(
+                "[shell.exec-arg.toolchain] `{name} {}` runs the toolchain in that directory",
+                a.display
+            ),
+        );
+    }
+    project::judge(j, c.w.ctx, run);
+}
+
+/// Judge `cargo SUB`; returns SUB.
+fn cargo_subcommand<'a>(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &'a [Word]) -> &'a str {
     runner_options(j, "cargo", args);
     let dirs = ["--target-dir", "--root", "--artifact-dir", "--out-dir"];
     outputs::judge(j, c, args, &dirs, "cargo output");
@@ -210,6 +285,7 @@ pub(super) fn cargo(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
         "tree" | "metadata" | "verify-project" | "locate-project" | "pkgid" | "version"
         | "help" | "" => {}
         "fmt" => {
+            j.t.rewrites_only = true;
             j.raise(
                 Class::WorkspaceWrite,
                 "[shell.build.cargo] `cargo fmt` rewrites sources",
@@ -247,9 +323,20 @@ pub(super) fn cargo(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
             format!("[shell.unknown] `cargo {sub}` (may be an installed plugin)"),
         ),
     }
+    sub
 }
 
 pub(super) fn js_pm(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
+    js_subcommand(j, c, name, args);
+    let run = Run {
+        program: name,
+        sub: "",
+        dirs: c.cmd.cwd,
+    };
+    project::judge(j, c.w.ctx, &run);
+}
+
+fn js_subcommand(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
     let sub = first_op(args);
     program_options::js(j, name, sub, args);
     outputs::judge(

@@ -94,10 +94,11 @@ const EXACT: &[(&str, &str)] = &[
     ("RUSTC", RUNS),
     ("RUSTC_WRAPPER", RUNS),
     ("RUSTC_WORKSPACE_WRAPPER", RUNS),
-    ("CARGO_BUILD_RUSTC_WRAPPER", RUNS),
+    ("RUSTDOC", RUNS),
     ("CARGO_HOME", CONFIG),
     ("RUSTUP_HOME", RUNS),
     ("RUSTUP_TOOLCHAIN", RUNS),
+    ("PIP_CONFIG_FILE", CONFIG),
     ("GOFLAGS", OPTIONS),
     ("GOENV", CONFIG),
     ("GOTOOLCHAIN", RUNS),
@@ -123,6 +124,8 @@ const PREFIXES: &[(&str, &str)] = &[
         "gives `less` key bindings, which can run commands",
     ),
     (GIT_TRACE, "makes git write a trace to the file it names"),
+    // Any option of pip (`PIP_PYTHON` runs another interpreter, `PIP_LOG` writes a file).
+    ("PIP_", OPTIONS),
     (
         "BASH_FUNC_",
         "defines a function that a child bash runs in place of a command",
@@ -136,6 +139,10 @@ const GIT_TRACE: &str = "GIT_TRACE";
 pub(crate) fn exec_env(name: &str, value: &str) -> Option<&'static str> {
     if let Some((_, why)) = EXACT.iter().find(|(n, _)| *n == name) {
         return Some(why);
+    }
+    // Cargo's configuration keys that name programs, as variables (`CARGO_BUILD_RUSTC`).
+    if super::project::cargo_program_env(name) {
+        return Some(RUNS);
     }
     let (prefix, why) = PREFIXES.iter().find(|(p, _)| name.starts_with(p))?;
     (*prefix != GIT_TRACE || !to_terminal(value)).then_some(*why)
@@ -164,6 +171,10 @@ mod tests {
             "LD_DEBUG_OUTPUT",
             "BASH_FUNC_ls%%",
             "GIT_ALLOW_PROTOCOL",
+            "CARGO_BUILD_RUSTC_WRAPPER",
+            "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER",
+            "PIP_CONFIG_FILE",
+            "PIP_PYTHON",
         ] {
             assert!(exec_env(name, "x").is_some(), "{name}");
         }

@@ -74,6 +74,27 @@ pub(crate) const WRITE: &[&str] = &[
     "archive",
 ];
 
+/// Subcommands that write only the repository's own git directory (its index, objects and
+/// refs), never the work tree: they cannot plant a file there for a later command to read.
+pub(crate) const REPOSITORY_ONLY: &[&str] = &[
+    "add",
+    "stage",
+    "commit",
+    "tag",
+    "branch",
+    "notes",
+    "update-index",
+    "commit-tree",
+    "write-tree",
+    "hash-object",
+    "mktree",
+    "mktag",
+    "pack-refs",
+    "repack",
+    "gc",
+    "fetch",
+];
+
 /// Subcommands that talk to a remote.
 pub(crate) const NETWORK: &[&str] = &[
     "fetch",

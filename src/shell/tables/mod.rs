@@ -6,6 +6,7 @@ mod env;
 mod files;
 pub(crate) mod git;
 mod programs;
+pub(crate) mod project;
 mod read_only;
 
 pub(crate) use code::{DECODERS, FOREIGN_SHELLS, INTERPRETERS, SHELLS};

@@ -116,15 +116,9 @@ impl Walker<'_> {
                 "[shell.xargs.paths] `{}` reads paths that are only known when it runs",
                 s.seg.text
             );
-            if s.seg.findings.len() < 8 {
-                s.seg.findings.push(why.clone());
-            }
-            if s.seg.verdict == crate::decision::Decision::Allow {
-                s.seg.class = Class::Opaque;
-                s.seg.verdict = crate::decision::Decision::Ask;
-                s.seg.reason = why;
-            }
+            opaque(s, why);
         }
+        self.stale_project_files();
         let network = self.out.iter().any(|s| s.t.network);
         let secret = self.out.iter().find(|s| s.t.reads_secret || s.t.dumps_env);
         if let (true, Some(s)) = (network, secret) {
@@ -171,6 +165,44 @@ impl Walker<'_> {
                 "",
             );
         }
+    }
+}
+
+impl Walker<'_> {
+    /// A segment judged by project files as they are now (see `shell::project`) beside another
+    /// that may write files: that one can plant them first (`git switch b && cargo metadata`,
+    /// where branch `b` holds a `.cargo/config.toml`), or, in a loop, in between.
+    fn stale_project_files(&mut self) {
+        let writes = |s: &Seg| {
+            let class = !matches!(s.seg.class, Class::ReadOnly | Class::SecretRead);
+            let paths = !s.seg.writes.is_empty() || !s.seg.write_patterns.is_empty();
+            (class && !s.t.rewrites_only) || paths
+        };
+        let writers: Vec<usize> = (0..self.out.len())
+            .filter(|&i| self.out.get(i).is_some_and(writes))
+            .collect();
+        for (i, s) in self.out.iter_mut().enumerate() {
+            if s.t.project_files && writers.iter().any(|&w| w != i) {
+                let why = format!(
+                    "[shell.project-config.stale] `{}` reads project files that another command \
+                     on the line may write first",
+                    s.seg.text
+                );
+                opaque(s, why);
+            }
+        }
+    }
+}
+
+/// A finding on `s`, which makes it opaque when it was allowed.
+fn opaque(s: &mut Seg, why: String) {
+    if s.seg.findings.len() < 8 {
+        s.seg.findings.push(why.clone());
+    }
+    if s.seg.verdict == crate::decision::Decision::Allow {
+        s.seg.class = Class::Opaque;
+        s.seg.verdict = crate::decision::Decision::Ask;
+        s.seg.reason = why;
     }
 }
 

@@ -36,6 +36,12 @@ pub(crate) struct Traits {
     /// Prints paths under directories this analysis checked (`find`, `fd`, `rg --files`,
     /// `grep -rl`, `git ls-files`): fine input for an `xargs` reader.
     pub lists_paths: bool,
+    /// Its verdict took project files as they are when the analysis runs (see
+    /// `shell::project`): another command on the line that may write them makes it stale.
+    pub project_files: bool,
+    /// Its writes only rewrite files that exist (a formatter) or a repository's own directory
+    /// (`git add`, `git commit`): it cannot plant project files.
+    pub rewrites_only: bool,
 }
 
 pub(crate) struct Seg {
