@@ -108,8 +108,9 @@ pub(super) struct Handover {
 }
 
 impl Slot {
-    /// The spare set up for `plan` (the same kept plan, not an equal one), with the message
-    /// for `exec`; `None` when there is none, or `exec` does not fit a handover.
+    /// The spare, with the message for `exec`, when it was set up for a plan equal to `plan`
+    /// and is still as a sandbox made now would be; `None` otherwise, or when `exec` does not
+    /// fit a handover. A spare not taken is killed.
     pub(super) fn take(
         &self,
         plan: &Arc<SandboxPlan>,
@@ -117,7 +118,6 @@ impl Slot {
     ) -> Option<(Prepared, Handover)> {
         let mut slot = self.0.lock().ok()?;
         let mut spare = slot.take()?;
-
         drop(slot);
         let message = handover::encode(exec)?;
         // Any other spare is killed as it drops here.
