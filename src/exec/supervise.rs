@@ -133,6 +133,7 @@ fn hand_over(h: Handover) -> Result<Tree, RunError> {
     Ok(tree)
 }
 
+/// Clone an init for the run, with the pipes, the terminal and the proxy's bridge it uses.
 fn clone_init(p: &mut Launch, req: &mut RunRequest) -> Result<Tree, RunError> {
     let spawn_err = |source| RunError::Spawn { source };
     let spawning = super::spare::SPAWNING
