@@ -48,7 +48,14 @@ pub fn sbx_bin() -> &'static Path {
         }
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
         let dst = dir.join("sbx");
-        std::fs::copy(env!("CARGO_BIN_EXE_sbx"), &dst).unwrap();
+        // Copied by another process: a write descriptor in this one would be inherited by a
+        // child another test forks meanwhile, and executing the copy would fail (ETXTBSY).
+        let copied = Command::new("cp")
+            .arg(env!("CARGO_BIN_EXE_sbx"))
+            .arg(&dst)
+            .status()
+            .unwrap();
+        assert!(copied.success(), "copying the binary failed");
         std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(0o755)).unwrap();
         dst
     })
