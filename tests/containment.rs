@@ -969,3 +969,110 @@ fn a_workspace_whose_name_looks_like_a_glob_is_still_writable_and_protected() {
         );
     }
 }
+
+/// Wait (up to a minute) for `path` to appear.
+fn wait_for(path: &Path) {
+    let mut waited = 0;
+    while !path.exists() && waited < 600 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        waited += 1;
+    }
+}
+
+fn piped(mut c: std::process::Command) -> std::process::Child {
+    use std::process::Stdio;
+    c.stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// The command waits for `host-done`, then writes into `.github`: what the host did between
+/// decides whether the write lands.
+const WRITE_AFTER_HOST: &str = "touch ready; i=0; \
+     while [ ! -e host-done ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; \
+     echo evil > .github/x && echo WROTE";
+
+#[test]
+fn a_protected_directory_the_host_removes_and_makes_again_during_a_run_is_caught() {
+    for u in users() {
+        let s = Scratch::new(u);
+        std::fs::create_dir(s.ws.join(".github")).unwrap();
+        s.chown_all();
+        // The host removes the directory and makes it again: the read-only mount in the
+        // sandbox is detached, and the new directory often gets the old inode number.
+        let run = piped(s.command("workspace", WRITE_AFTER_HOST));
+        wait_for(&s.ws.join("ready"));
+        let host = s.outside("rmdir .github && mkdir .github && touch host-done && echo HOST");
+        assert!(stdout(&host).contains("HOST"), "{}", text(&host));
+        let out = run.wait_with_output().unwrap();
+        assert!(
+            stdout(&out).contains("WROTE"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(
+            !s.ws.join(".github").exists(),
+            "{}: the directory written after the host made it stayed: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(text(&out).contains("replaced"), "{}", text(&out));
+        let q = quarantine(&s.home).expect("a quarantine directory");
+        let kept = in_quarantine(&q, ".github/x").expect("listed in the MANIFEST");
+        assert_eq!(std::fs::read_to_string(kept).unwrap(), "evil\n");
+        // Paired: with the same directory left alone, the mount holds, the write fails and
+        // the directory stays.
+        std::fs::create_dir(s.ws.join(".github")).unwrap();
+        s.chown_all();
+        std::fs::remove_file(s.ws.join("ready")).unwrap();
+        let run = piped(s.command("workspace", WRITE_AFTER_HOST));
+        wait_for(&s.ws.join("ready"));
+        s.outside("touch host-done");
+        let held = run.wait_with_output().unwrap();
+        assert!(!stdout(&held).contains("WROTE"), "{}", text(&held));
+        assert!(s.ws.join(".github").is_dir() && !s.ws.join(".github/x").exists());
+    }
+}
+
+#[test]
+fn a_protected_links_target_moved_away_and_made_again_is_caught() {
+    for u in users() {
+        let s = Scratch::new(u);
+        std::fs::create_dir_all(s.ws.join("config/vscode")).unwrap();
+        std::os::unix::fs::symlink("config/vscode", s.ws.join(".vscode")).unwrap();
+        s.chown_all();
+        let moved = "mv config config.old && mkdir -p config/vscode \
+                     && echo evil > .vscode/tasks.json && echo WROTE";
+        let out = s.run("workspace", moved);
+        assert!(
+            stdout(&out).contains("WROTE"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(
+            !s.ws.join("config/vscode").exists(),
+            "{}: the new target stayed: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(
+            text(&out).contains("link target replaced"),
+            "{}",
+            text(&out)
+        );
+        assert_eq!(
+            std::fs::read_link(s.ws.join(".vscode")).unwrap(),
+            Path::new("config/vscode")
+        );
+        // Paired: the target where it was stays read-only through the link.
+        std::fs::create_dir_all(s.ws.join("config/vscode")).unwrap();
+        s.chown_all();
+        let held = s.run("workspace", "echo evil > .vscode/tasks.json && echo WROTE");
+        assert!(!stdout(&held).contains("WROTE"), "{}", text(&held));
+        assert!(!s.ws.join("config/vscode/tasks.json").exists());
+        assert!(s.ws.join("config/vscode").is_dir(), "{}", text(&held));
+    }
+}

@@ -2,6 +2,7 @@
 //! escalation, signal forwarding, exit status and resource usage.
 mod fds;
 mod gitscan;
+mod identity;
 mod kept;
 #[cfg(test)]
 mod kept_tests;

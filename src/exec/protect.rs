@@ -5,6 +5,7 @@
 //! it; whatever is new or changed is moved to a quarantine outside the workspace, never
 //! deleted, and reported.
 use super::gitscan;
+use super::identity::{FileKey, Links};
 use super::quarantine::Quarantine;
 use crate::capability::{PathEntry, ProtectedChange};
 use serde::Serialize;
@@ -107,9 +108,10 @@ pub(super) struct Watch {
     writable: Vec<PathBuf>,
     entries: Vec<PathEntry>,
     /// Each protected path that existed, with its file: a path that names another file after
-    /// the run was replaced (by the command, or by a run beside it that moved the old one).
-    before: BTreeMap<PathBuf, (u64, u64)>,
-    links: Vec<(PathBuf, PathBuf, String)>,
+    /// the run was replaced (by the command, by a run beside it that moved the old one, or by
+    /// a host program, which detaches the path's read-only mount in the sandbox).
+    before: BTreeMap<PathBuf, FileKey>,
+    links: Vec<ProtectedLink>,
     since: Since,
     policy: ProtectedChange,
     /// The profile protects git's files (it has `deny_write` paths under `.git`).
@@ -191,9 +193,56 @@ fn matches(pattern: &Path, workspace: &Path, root: &RootNames) -> Vec<PathBuf> {
     crate::profile::expand_glob(&text).unwrap_or_default()
 }
 
-/// Device and inode of `path`, not followed.
-fn file_id(path: &Path) -> Option<(u64, u64)> {
-    path.symlink_metadata().ok().map(|m| (m.dev(), m.ino()))
+/// The file at `path`, not followed.
+fn file_id(path: &Path) -> Option<FileKey> {
+    FileKey::of(path, Links::Keep)
+}
+
+/// A protected path that is a symbolic link: its text, and the file it led to. The mount
+/// holds that file where it was; a command that moves it (or a directory above it) away and
+/// makes another in its place leaves the link's text alone.
+struct ProtectedLink {
+    link: PathBuf,
+    text: PathBuf,
+    /// Where the link led at the start, links on the way resolved.
+    target: PathBuf,
+    file: Option<FileKey>,
+    rule: String,
+}
+
+impl ProtectedLink {
+    fn read(link: &Path, rule: String) -> Option<Self> {
+        let text = std::fs::read_link(link).ok()?;
+        let target = std::fs::canonicalize(link).unwrap_or_else(|_| {
+            let parent = link.parent().unwrap_or(link);
+            std::fs::canonicalize(parent)
+                .unwrap_or_else(|_| parent.to_path_buf())
+                .join(&text)
+        });
+        Some(Self {
+            link: link.to_path_buf(),
+            file: FileKey::of(link, Links::Follow),
+            text,
+            target,
+            rule,
+        })
+    }
+
+    /// What changed since the start: the link itself, or the file it leads to (checked only
+    /// inside the workspace, where the command could have made the new one).
+    fn change(&self, workspace: &Path) -> Option<(PathBuf, &'static str, String)> {
+        if std::fs::read_link(&self.link).ok().as_ref() != Some(&self.text) {
+            return Some((self.link.clone(), "replaced", self.rule.clone()));
+        }
+        let retargeted = FileKey::of(&self.link, Links::Follow) != self.file;
+        (retargeted && self.target.starts_with(workspace)).then(|| {
+            (
+                self.target.clone(),
+                "link target replaced",
+                self.rule.clone(),
+            )
+        })
+    }
 }
 
 /// Entries inside a `.git` directory are git's: [`gitscan`] judges them by content.
@@ -231,9 +280,7 @@ impl Watch {
         let root = RootNames::new(workspace);
         for e in entries.iter().chain(hooks) {
             for m in matches(&e.path, workspace, &root) {
-                if let Ok(target) = std::fs::read_link(&m) {
-                    links.push((m.clone(), target, e.origin.to_string()));
-                }
+                links.extend(ProtectedLink::read(&m, e.origin.to_string()));
                 if let Some(id) = file_id(&m) {
                     before.insert(m, id);
                 }
@@ -268,11 +315,7 @@ impl Watch {
     /// links back.
     pub(super) fn settle(&self) -> Vec<ProtectedPath> {
         let mut found: Vec<(PathBuf, &'static str, String)> = Vec::new();
-        for (link, target, rule) in &self.links {
-            if std::fs::read_link(link).ok().as_ref() != Some(target) {
-                found.push((link.clone(), "replaced", rule.clone()));
-            }
-        }
+        found.extend(self.links.iter().filter_map(|l| l.change(&self.workspace)));
         let root = RootNames::new(&self.workspace);
         for e in &self.entries {
             for m in matches(&e.path, &self.workspace, &root) {
@@ -325,8 +368,8 @@ impl Watch {
     }
 
     fn restore_link(&self, path: &Path) -> io::Result<()> {
-        match self.links.iter().find(|(l, _, _)| l == path) {
-            Some((link, target, _)) => std::os::unix::fs::symlink(target, link),
+        match self.links.iter().find(|l| l.link == path) {
+            Some(l) => std::os::unix::fs::symlink(&l.text, &l.link),
             None => Ok(()),
         }
     }
