@@ -65,9 +65,8 @@ pub fn run(
             gaps.join("; ")
         );
     }
-    report_protected(&result);
-    for l in &result.limits_reached {
-        eprintln!("sbx: limit reached: {}: {}", l.limit, l.detail);
+    for n in result.notices() {
+        eprintln!("sbx: {n}");
     }
     if json || json_out.is_some() {
         print_json(&result, json_out, open_line.load(Ordering::Relaxed));
@@ -121,31 +120,6 @@ fn print_json(result: &sbx::exec::RunResult, json_out: Option<PathBuf>, open_lin
             let mut out = std::io::stdout().lock();
             let _ = writeln!(out, "{lead}{text}").and_then(|()| out.flush());
         }
-    }
-}
-
-/// Each protected path the command created or changed, on stderr.
-fn report_protected(result: &sbx::exec::RunResult) {
-    for p in &result.protected {
-        let what = match (&p.quarantined, &p.error) {
-            (Some(q), None) => format!("moved to {}", q.display()),
-            (Some(q), Some(e)) => format!("moved to {} ({e})", q.display()),
-            (None, e) => format!("could not be moved: {}", e.as_deref().unwrap_or("unknown")),
-        };
-        eprintln!(
-            "sbx: protected path {} ({}, {}): {what}",
-            p.path.display(),
-            p.change,
-            p.rule
-        );
-    }
-    if result.protected_failed {
-        let why = if result.protected.iter().all(|p| p.undone()) {
-            "the profile sets protected_change = \"fail\""
-        } else {
-            "a protected path could not be undone"
-        };
-        eprintln!("sbx: the run fails (exit 122): {why}");
     }
 }
 

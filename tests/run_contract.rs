@@ -132,6 +132,41 @@ fn exit_codes_follow_the_documented_contract() {
 }
 
 #[test]
+fn a_command_that_cannot_be_executed_says_why() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let run = |args: &[&str]| s.sbx(args).output().unwrap();
+        let missing = run(&["run", "--no-policy", "--", "no-such-command-sbx"]);
+        assert_eq!(missing.status.code(), Some(127));
+        assert!(
+            text(&missing).contains(
+                "sbx: cannot execute no-such-command-sbx: No such file or directory in the sandbox's PATH"
+            ),
+            "{}: {}",
+            s.label(),
+            text(&missing)
+        );
+        std::fs::write(s.ws.join("notexec"), "x").unwrap();
+        s.chown_all();
+        let denied = run(&["run", "--no-policy", "--json", "--", "./notexec"]);
+        assert_eq!(denied.status.code(), Some(126));
+        assert!(
+            text(&denied)
+                .contains("sbx: cannot execute ./notexec: Permission denied: not executable"),
+            "{}",
+            text(&denied)
+        );
+        let report: serde_json::Value =
+            serde_json::from_str(stdout(&denied).lines().last().unwrap_or_default()).unwrap();
+        assert_eq!(report["exec_failure"]["errno"], libc::EACCES, "{report}");
+        // Paired: a program that runs says nothing of the kind.
+        let ran = run(&["run", "--no-policy", "--", "sh", "-c", "exit 0"]);
+        assert_eq!(ran.status.code(), Some(0));
+        assert!(!text(&ran).contains("cannot execute"), "{}", text(&ran));
+    }
+}
+
+#[test]
 fn json_report_describes_the_run() {
     for u in users() {
         let s = Scratch::new(u);

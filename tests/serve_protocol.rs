@@ -251,3 +251,33 @@ fn inputs_that_do_not_fit_the_tool_are_refused() {
     assert!(out.trim_end().ends_with("/sub"), "{out}");
     // Terminals of fitting sizes open and resize in tests/serve_terminals.rs.
 }
+
+/// A command longer than the kernel takes in one argument (`bash -c` gets it whole), once
+/// approved, fails to execute, and the result says why instead of a bare exit 126.
+#[test]
+fn an_approved_command_too_long_to_execute_says_why() {
+    let mut s = Server::start(&["--approval-timeout", "20"]);
+    let long = format!("echo {}", "a".repeat(140 * 1024));
+    s.send(call("long", &long));
+    s.until(|v| v["type"] == "approval_request");
+    s.send(json!({"type": "approval", "id": "long", "answer": "allow-once"}));
+    let (_, r) = s.result_of("long");
+    assert_eq!(r["exit_code"], 126, "{r}");
+    let content = r["content"].as_str().unwrap_or_default();
+    assert!(
+        content
+            .contains("Argument list too long: the kernel takes at most 128 KiB in one argument"),
+        "{content}"
+    );
+    // Paired: the same command under the limit runs.
+    s.send(call("short", &format!("echo {}", "a".repeat(100 * 1024))));
+    s.until(|v| v["type"] == "approval_request" || (v["type"] == "result" && v["id"] == "short"));
+    if s.seen
+        .last()
+        .is_some_and(|v| v["type"] == "approval_request")
+    {
+        s.send(json!({"type": "approval", "id": "short", "answer": "allow-once"}));
+    }
+    let (_, r) = s.result_of("short");
+    assert_eq!(r["exit_code"], 0, "{r}");
+}

@@ -6,6 +6,7 @@ mod identity;
 mod kept;
 #[cfg(test)]
 mod kept_tests;
+mod notices;
 mod output;
 mod prepare;
 mod protect;
@@ -27,7 +28,7 @@ pub use protect::ProtectedPath;
 pub use pty_control::PtyControl;
 pub use quarantine::quarantine_root;
 pub use request::RunRequest;
-pub use result::{EnforcementReport, LimitReached, RunResult};
+pub use result::{EnforcementReport, ExecFailure, LimitReached, RunResult};
 pub use terminal::Terminal;
 
 use crate::capability::CapabilitySet;

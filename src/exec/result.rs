@@ -34,6 +34,9 @@ pub struct RunResult {
     pub timed_out: bool,
     /// The command could not be executed: 126 not executable, 127 not found.
     pub exec_error: Option<i32>,
+    /// Why the command could not be executed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exec_failure: Option<ExecFailure>,
     /// How long it ran.
     pub duration_ms: u64,
     /// Standard output was cut at its cap.
@@ -73,6 +76,27 @@ pub struct RunResult {
     /// Which sized private tmpfs mounts the init found full at the end, one bit each.
     #[serde(skip)]
     pub(crate) full_tmpfs_bits: u32,
+}
+
+/// Why `execve` failed for every candidate of the command.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct ExecFailure {
+    /// The program as the command named it.
+    pub program: String,
+    /// The error number `execve` returned.
+    pub errno: i32,
+    /// What the error number means.
+    pub reason: String,
+}
+
+impl ExecFailure {
+    pub(super) fn new(program: &str, errno: i32) -> Self {
+        Self {
+            program: program.to_string(),
+            errno,
+            reason: nix::errno::Errno::from_raw(errno).desc().to_string(),
+        }
+    }
 }
 
 /// A limit the run ran into.

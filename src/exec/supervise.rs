@@ -4,6 +4,7 @@ use super::fds::{ReadBuf, async_fd, pipe, pipe_unless, read_ready, readable, set
 use super::output::{Caps, Capture, deliver};
 use super::prepare::Launch;
 use super::relay::{PtyRelay, receive_ready, relay_pty};
+use super::result::ExecFailure;
 use super::spare::Handover;
 use super::terminal::Terminal;
 use super::{EnforcementReport, RunError, RunRequest, RunResult, Stream};
@@ -90,6 +91,11 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
     let network = tree.proxy.map(super::proxy::RunProxy::finish);
     let mut result = result_of(p, &mut caps, &ru, watched.timed_out, duration, network);
     apply_messages(&mut result, &watched.messages, status)?;
+    if let Some(f) = &mut result.exec_failure
+        && let Some(program) = req.argv.first()
+    {
+        f.program = program.to_string_lossy().into_owned();
+    }
     result.find_limits_reached(p.timeout, &p.prepared.sized_tmpfs, p.plan.tmp_size);
     Ok(result)
 }
@@ -386,6 +392,7 @@ fn result_of(
         signal: None,
         timed_out,
         exec_error: None,
+        exec_failure: None,
         duration_ms: duration.as_millis() as u64,
         stdout_truncated: caps.out.truncated,
         stderr_truncated: caps.err.truncated,
@@ -428,6 +435,7 @@ fn apply_messages(
             }
             Some(MessageKind::ExecFailed) => {
                 result.exec_error = Some(if m.value == libc::ENOENT { 127 } else { 126 });
+                result.exec_failure = Some(ExecFailure::new("", m.value));
             }
             Some(MessageKind::Usage) => {
                 let v = m.value.max(0) as u64;

@@ -252,6 +252,17 @@ fn collector(
     }
 }
 
+/// The command's standard error and after it the run's notices, as `sbx run` prints them.
+pub(super) fn with_notices(mut stderr: String, result: &crate::exec::RunResult) -> String {
+    for n in result.notices() {
+        if !stderr.is_empty() && !stderr.ends_with('\n') {
+            stderr.push('\n');
+        }
+        stderr.push_str(&format!("sbx: {n}\n"));
+    }
+    stderr
+}
+
 /// What the pipeline gets back from a run and the output kept of it.
 fn outcome(result: &crate::exec::RunResult, c: Collected) -> ExecOutcome {
     let killed = result.signal.filter(|_| !result.timed_out);
@@ -263,7 +274,7 @@ fn outcome(result: &crate::exec::RunResult, c: Collected) -> ExecOutcome {
         },
         signal: killed,
         stdout: String::from_utf8_lossy(&c.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&c.stderr).into_owned(),
+        stderr: with_notices(String::from_utf8_lossy(&c.stderr).into_owned(), result),
         truncated: c.cut || result.stdout_truncated || result.stderr_truncated,
         timed_out: result.timed_out,
         duration: Duration::from_millis(result.duration_ms),

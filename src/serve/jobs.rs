@@ -249,7 +249,12 @@ impl Jobs {
                 .catch_unwind()
                 .await;
             match ran {
-                Ok(Ok(r)) => held.end(status_of(&r), serde_json::to_value(&r.enforcement).ok()),
+                Ok(Ok(r)) => {
+                    for n in r.notices() {
+                        held.push(Stream::Stderr, format!("sbx: {n}\n").as_bytes());
+                    }
+                    held.end(status_of(&r), serde_json::to_value(&r.enforcement).ok());
+                }
                 Ok(Err(e)) => held.end(
                     JobStatus::Failed {
                         message: e.to_string(),

@@ -1,0 +1,77 @@
+//! What the caller of a run is told beside the command's own output: why the command could not
+//! be executed, the limits it ran into, the protected paths moved to quarantine. One wording:
+//! `sbx run` prints each on stderr after `sbx: `, and `sbx serve` and `sbx mcp` add them to
+//! the call's (or the job's) standard error the same way.
+use super::result::{ExecFailure, RunResult};
+
+impl RunResult {
+    /// Each notice, one line, without the `sbx: ` lead.
+    pub fn notices(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.exec_failure.iter().map(exec_notice).collect();
+        out.extend(self.protected.iter().map(protected_notice));
+        if self.protected_failed {
+            let why = if self.protected.iter().all(|p| p.undone()) {
+                "the profile sets protected_change = \"fail\""
+            } else {
+                "a protected path could not be undone"
+            };
+            out.push(format!("the run fails (exit 122): {why}"));
+        }
+        out.extend(
+            self.limits_reached
+                .iter()
+                .map(|l| format!("limit reached: {}: {}", l.limit, l.detail)),
+        );
+        out
+    }
+}
+
+fn exec_notice(f: &ExecFailure) -> String {
+    let hint = match f.errno {
+        libc::E2BIG => {
+            ": the kernel takes at most 128 KiB in one argument, and arguments and environment \
+             together within a quarter of the stack limit; pass long text in a file or on stdin"
+        }
+        libc::ENOENT => " in the sandbox's PATH",
+        libc::EACCES => ": not executable, or on a path the profile does not let it execute",
+        libc::ENOEXEC => ": not a format the kernel runs, and no `#!` line",
+        _ => "",
+    };
+    format!("cannot execute {}: {}{hint}", f.program, f.reason)
+}
+
+fn protected_notice(p: &super::ProtectedPath) -> String {
+    let what = match (&p.quarantined, &p.error) {
+        (Some(q), None) => format!("moved to {}", q.display()),
+        (Some(q), Some(e)) => format!("moved to {} ({e})", q.display()),
+        (None, e) => format!("could not be moved: {}", e.as_deref().unwrap_or("unknown")),
+    };
+    format!(
+        "protected path {} ({}, {}): {what}",
+        p.path.display(),
+        p.change,
+        p.rule
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_argument_too_long_says_what_the_kernel_takes() {
+        let f = ExecFailure::new("bash", libc::E2BIG);
+        let text = exec_notice(&f);
+        assert!(
+            text.starts_with(
+                "cannot execute bash: Argument list too long: the kernel takes at most 128 KiB"
+            ),
+            "{text}"
+        );
+        let missing = exec_notice(&ExecFailure::new("nope", libc::ENOENT));
+        assert_eq!(
+            missing,
+            "cannot execute nope: No such file or directory in the sandbox's PATH"
+        );
+    }
+}
