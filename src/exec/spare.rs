@@ -13,12 +13,12 @@
 //! than [`MAX_AGE`], and it dies with its sandbox and with sbx (the init dies with the thread
 //! that cloned it, which lives as long as the process).
 use super::fds::{pipe, set_nonblocking};
-use super::identity::{FileKey, Links};
 use crate::enforce::messages::ChildFds;
 use crate::enforce::{CommandSlot, Prepared, handover};
 use crate::host::Host;
 use crate::plan::{MountStep, SandboxPlan};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::time::{Duration, Instant};
@@ -173,18 +173,35 @@ fn maker() -> Option<&'static mpsc::Sender<Job>> {
 /// Landlock rule follow them).
 struct Held {
     path: PathBuf,
-    file: Option<FileKey>,
+    file: Option<Identity>,
+}
+
+/// A file's device, inode and birth time. An inode number freed by a removal is given to
+/// the next file made: the birth time tells them apart (the change time stands in where the
+/// file system keeps none). No descriptor is kept open: one would keep the host from
+/// unmounting the file system.
+type Identity = (u64, u64, i64, i64);
+
+fn identity(path: &std::path::Path) -> Option<Identity> {
+    let m = std::fs::metadata(path).ok()?;
+    let born = m
+        .created()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| (d.as_secs() as i64, i64::from(d.subsec_nanos())));
+    let (secs, nanos) = born.unwrap_or((m.ctime(), m.ctime_nsec()));
+    Some((m.dev(), m.ino(), secs, nanos))
 }
 
 impl Held {
     fn new(path: PathBuf) -> Self {
-        let file = FileKey::of(&path, Links::Follow);
+        let file = identity(&path);
         Self { path, file }
     }
 
     /// Whether the file at the path is still the one held (or the path still empty).
     fn holds(&self) -> bool {
-        FileKey::of(&self.path, Links::Follow) == self.file
+        identity(&self.path) == self.file
     }
 }
 
