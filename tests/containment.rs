@@ -1076,3 +1076,63 @@ fn a_protected_links_target_moved_away_and_made_again_is_caught() {
         assert!(s.ws.join("config/vscode").is_dir(), "{}", text(&held));
     }
 }
+
+/// Names that programs load from the directory they start in, made one level below the root.
+const PLANTED_BELOW: &[&str] = &[
+    "app/.envrc",
+    "app/.env",
+    "app/.env.local",
+    "app/.claude/settings.json",
+    "app/.mcp.json",
+    "app/.vscode/tasks.json",
+    "web/.cursor/mcp.json",
+    "web/opencode.json",
+];
+
+#[test]
+fn protected_names_made_one_level_below_the_root_are_moved_to_quarantine() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        // One was there before: the user's, it stays.
+        std::fs::create_dir_all(s.ws.join("lib/.claude")).unwrap();
+        std::fs::write(s.ws.join("lib/.claude/settings.json"), "{}\n").unwrap();
+        s.chown_all();
+        let plant = |p: &&str| {
+            format!("mkdir -p \"$(dirname {p})\" && echo planted > {p} && echo MADE {p}")
+        };
+        let mut script: Vec<String> = PLANTED_BELOW.iter().map(plant).collect();
+        script.push("echo ordinary > app/notes.txt".into());
+        let out = s.run("workspace", &script.join("; "));
+        for p in PLANTED_BELOW {
+            assert!(
+                stdout(&out).contains(&format!("MADE {p}")),
+                "{}",
+                text(&out)
+            );
+            assert!(
+                s.ws.join(p).symlink_metadata().is_err(),
+                "{} {p} is still in the workspace: {}",
+                s.label(),
+                text(&out)
+            );
+        }
+        let q = quarantine(&s.home).expect("a quarantine directory");
+        for p in PLANTED_BELOW {
+            let kept = in_quarantine(&q, p).expect("listed in the MANIFEST");
+            assert_eq!(std::fs::read_to_string(kept).unwrap(), "planted\n", "{p}");
+        }
+        assert!(s.ws.join("app/notes.txt").exists(), "{}", text(&out));
+        assert!(s.ws.join("lib/.claude/settings.json").exists());
+        // Paired: a profile without protected paths keeps them all.
+        let allowed = s.run(wide.to_str().unwrap(), &script.join("; "));
+        for p in PLANTED_BELOW {
+            assert!(
+                s.ws.join(p).exists(),
+                "{} {p}: {}",
+                s.label(),
+                text(&allowed)
+            );
+        }
+    }
+}

@@ -5,6 +5,7 @@
 //! away only when it can make git run a program (a hook that is not a `.sample`, a config key
 //! outside the plain ones git itself writes, a `commondir` or `.git` file pointing elsewhere).
 use super::protect::Since;
+use super::walk::Walk;
 use std::path::{Path, PathBuf};
 
 /// What counts as changed in one git directory: what changed during the run, or everything,
@@ -35,12 +36,9 @@ pub(super) struct Finding {
     pub rule: &'static str,
 }
 
-/// How deep below the workspace `.git` entries are looked for, and below `.git/modules`.
-const REPO_DEPTH: usize = 2;
+/// How deep below `.git/modules` git directories are looked for (below the workspace, the
+/// [`Walk`] goes two levels down).
 const MODULE_DEPTH: usize = 8;
-
-/// Directories not searched for nested repositories: they hold packages by the thousand.
-const SKIP: &[&str] = &["node_modules", ".git"];
 
 /// The workspace repository's own files the scan looks at, recorded before the run so that
 /// changes to them are judged exactly.
@@ -72,34 +70,12 @@ pub(super) fn root_files(workspace: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Every `.git` entry at the workspace root and up to [`REPO_DEPTH`] directories below it.
-pub(super) fn scan(workspace: &Path, since: &Since) -> Vec<Finding> {
+/// Every `.git` entry at the workspace root and up to two directories below it.
+pub(super) fn scan(workspace: &Path, walk: &Walk, since: &Since) -> Vec<Finding> {
     let mut out = Vec::new();
     check_index_gitlinks(workspace, since, &mut out);
-    for dot_git in dot_gits(workspace) {
+    for dot_git in walk.dot_gits(workspace) {
         check_dot_git(&dot_git, workspace, since, &mut out);
-    }
-    out
-}
-
-/// The `.git` paths the scan looks at, existing or not: in the workspace and its
-/// directories down to [`REPO_DEPTH`].
-fn dot_gits(workspace: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut dirs = vec![(workspace.to_path_buf(), 0usize)];
-    while let Some((dir, depth)) = dirs.pop() {
-        out.push(dir.join(".git"));
-        if depth >= REPO_DEPTH {
-            continue;
-        }
-        for sub in subdirs(&dir) {
-            let skip = sub
-                .file_name()
-                .is_some_and(|n| SKIP.iter().any(|s| n == *s));
-            if !skip {
-                dirs.push((sub, depth + 1));
-            }
-        }
     }
     out
 }
@@ -107,9 +83,9 @@ fn dot_gits(workspace: &Path) -> Vec<PathBuf> {
 /// The nested repositories' `.git` entries, git directories (those `.git` files name, of
 /// submodules and worktrees too) and hooks directories as they are before the run, so that
 /// one moved into place during it is told from one that was there ([`Since::moved_in`]).
-pub(super) fn nested_files(workspace: &Path) -> Vec<PathBuf> {
+pub(super) fn nested_files(workspace: &Path, walk: &Walk) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for dot_git in dot_gits(workspace) {
+    for dot_git in walk.dot_gits(workspace) {
         let Ok(meta) = dot_git.symlink_metadata() else {
             continue;
         };

@@ -1,5 +1,6 @@
 //! Spawn and supervise one sandboxed process tree: output relay with byte caps, timeout with
 //! escalation, signal forwarding, exit status and resource usage.
+mod below;
 mod fds;
 mod gitscan;
 mod identity;
@@ -21,6 +22,7 @@ mod stamp;
 mod stdin;
 mod supervise;
 mod terminal;
+mod walk;
 
 pub use fds::ensure_standard_fds;
 pub use output::{Output, OutputCallback, Stream};

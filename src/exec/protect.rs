@@ -4,9 +4,11 @@
 //! workspace (see [`super::gitscan`]). The state is recorded before the run and checked after
 //! it; whatever is new or changed is moved to a quarantine outside the workspace, never
 //! deleted, and reported.
+use super::below::{self, Below};
 use super::gitscan;
 use super::identity::{FileKey, Links};
 use super::quarantine::Quarantine;
+use super::walk::Walk;
 use crate::capability::{PathEntry, ProtectedChange};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -116,6 +118,8 @@ pub(super) struct Watch {
     policy: ProtectedChange,
     /// The profile protects git's files (it has `deny_write` paths under `.git`).
     git: bool,
+    below: Below,
+    below_before: below::Found,
 }
 
 /// The names directly in the workspace, read once per check and only when asked: most
@@ -286,21 +290,27 @@ impl Watch {
                 }
             }
         }
+        let below = Below::of(&entries, workspace);
+        let walk = (git || !below.is_empty()).then(|| Walk::of(workspace));
+        let walk = walk.as_ref();
         Self {
             workspace: workspace.to_path_buf(),
             writable: writable.to_vec(),
-            entries,
             before,
             links,
-            since: Since::take(if git {
-                let mut files = gitscan::root_files(workspace);
-                files.extend(gitscan::nested_files(workspace));
-                files
-            } else {
-                Vec::new()
+            since: Since::take(match walk.filter(|_| git) {
+                Some(walk) => {
+                    let mut files = gitscan::root_files(workspace);
+                    files.extend(gitscan::nested_files(workspace, walk));
+                    files
+                }
+                None => Vec::new(),
             }),
             policy,
             git,
+            below_before: walk.map(|w| below.found(w)).unwrap_or_default(),
+            below,
+            entries,
         }
     }
 
@@ -328,10 +338,13 @@ impl Watch {
                 }
             }
         }
-        let git = if self.git {
-            gitscan::scan(&self.workspace, &self.since)
-        } else {
-            Vec::new()
+        let walk = (self.git || !self.below.is_empty()).then(|| Walk::of(&self.workspace));
+        if let Some(walk) = &walk {
+            found.extend(below::changes(&self.below_before, self.below.found(walk)));
+        }
+        let git = match walk.filter(|_| self.git) {
+            Some(walk) => gitscan::scan(&self.workspace, &walk, &self.since),
+            None => Vec::new(),
         };
         for f in git {
             found.push((f.path, f.change, f.rule.to_string()));
