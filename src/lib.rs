@@ -82,6 +82,7 @@ pub(crate) mod gitconfig;
 pub mod hook;
 pub mod host;
 mod lines;
+pub mod links;
 pub mod mcp;
 mod pathset;
 pub mod plan;

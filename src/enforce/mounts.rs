@@ -439,6 +439,7 @@ mod tests {
         MountStep::Hide {
             target: PathBuf::from(p),
             is_dir,
+            link: None,
             origin: Origin::builtin("test"),
         }
     }

@@ -38,6 +38,7 @@ enum Question {
     IsDir(PathBuf),
     Exists(PathBuf),
     IsSymlink(PathBuf),
+    ReadLink(PathBuf),
 }
 
 /// The answer it got.
@@ -48,6 +49,7 @@ enum Answer {
     Text(Option<String>),
     Var(Option<OsString>),
     Yes(bool),
+    Link(Option<PathBuf>),
 }
 
 /// One question, its answer, and what decides it.
@@ -163,7 +165,11 @@ impl Asked {
 fn witness(q: &Question, a: &Answer) -> Option<Witness> {
     let parent = |p: &Path| p.parent().map(|d| Witness::Entries(d.to_path_buf()));
     match q {
-        Question::Kind(p) | Question::Exists(p) | Question::IsSymlink(p) => parent(p),
+        // A link is replaced, not changed in place: its directory's entries change with it.
+        Question::Kind(p)
+        | Question::Exists(p)
+        | Question::IsSymlink(p)
+        | Question::ReadLink(p) => parent(p),
         // Following a link: only "a directory" is kept by the directory it resolves to.
         Question::IsDir(p) => (*a == Answer::Yes(true)).then(|| Witness::Directory(p.clone())),
         Question::List(d) => Some(Witness::Entries(d.clone())),
@@ -195,6 +201,7 @@ fn answer(q: &Question, files: &dyn Files, fs: &dyn DirLister) -> Option<Answer>
         Question::IsDir(p) => Answer::Yes(fs.is_dir(p)),
         Question::Exists(p) => Answer::Yes(fs.exists(p)),
         Question::IsSymlink(p) => Answer::Yes(fs.is_symlink(p)),
+        Question::ReadLink(p) => Answer::Link(files.read_link(p)),
     })
 }
 
@@ -233,6 +240,11 @@ impl Files for Recorder {
         self.note(Question::Read(path.into()), Answer::Text(t.clone()));
         t
     }
+    fn read_link(&self, path: &Path) -> Option<PathBuf> {
+        let t = self.files.read_link(path);
+        self.note(Question::ReadLink(path.into()), Answer::Link(t.clone()));
+        t
+    }
     fn var(&self, name: &str) -> Option<OsString> {
         let v = self.files.var(name);
         self.note(Question::Var(name.into()), Answer::Var(v.clone()));
@@ -260,6 +272,9 @@ impl DirLister for Recorder {
         let y = self.fs.is_symlink(path);
         self.note(Question::IsSymlink(path.into()), Answer::Yes(y));
         y
+    }
+    fn read_link(&self, path: &Path) -> Option<PathBuf> {
+        Files::read_link(self, path)
     }
 }
 

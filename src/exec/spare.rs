@@ -246,9 +246,15 @@ fn held_paths(plan: &SandboxPlan) -> Vec<PathBuf> {
                 out.push(target.clone());
                 out.extend(keep.iter().cloned());
             }
-            MountStep::Pin { target, .. }
-            | MountStep::ReadOnly { target, .. }
-            | MountStep::Hide { target, .. } => out.push(target.clone()),
+            // A link the profile names is held too: pointed elsewhere, its new target is not
+            // the one hidden.
+            MountStep::Hide { target, link, .. } => {
+                out.push(target.clone());
+                out.extend(link.iter().cloned());
+            }
+            MountStep::Pin { target, .. } | MountStep::ReadOnly { target, .. } => {
+                out.push(target.clone());
+            }
             MountStep::ReadOnlyHost { writable, .. } => out.extend(writable.iter().cloned()),
             MountStep::Proc | MountStep::MinimalDev => {}
         }

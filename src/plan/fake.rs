@@ -127,6 +127,10 @@ impl DirLister for FakeFs {
     fn is_symlink(&self, path: &Path) -> bool {
         matches!(self.entry(path, false), Some((_, Entry::Symlink(_))))
     }
+
+    fn read_link(&self, path: &Path) -> Option<PathBuf> {
+        Files::read_link(self, path)
+    }
 }
 
 impl Files for FakeFs {
@@ -151,6 +155,13 @@ impl Files for FakeFs {
             Entry::File(_) => FileKind::File,
             Entry::Symlink(_) => FileKind::Symlink,
         })
+    }
+
+    fn read_link(&self, path: &Path) -> Option<PathBuf> {
+        match self.entry(path, false)?.1 {
+            Entry::Symlink(target) => Some(target.clone()),
+            Entry::Dir | Entry::File(_) => None,
+        }
     }
 
     fn read(&self, path: &Path) -> Option<String> {

@@ -20,6 +20,8 @@ pub trait DirLister {
     fn is_symlink(&self, _path: &Path) -> bool {
         false
     }
+    /// The text of the symbolic link at `path`; `None` when it is none or cannot be read.
+    fn read_link(&self, path: &Path) -> Option<PathBuf>;
 }
 
 /// The real filesystem. Each path is looked up once per plan: planning asks about the same
@@ -169,6 +171,9 @@ impl DirLister for RealFs {
     }
     fn is_symlink(&self, path: &Path) -> bool {
         self.lookup(path).2
+    }
+    fn read_link(&self, path: &Path) -> Option<PathBuf> {
+        std::fs::read_link(path).ok()
     }
 }
 

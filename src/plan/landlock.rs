@@ -212,13 +212,33 @@ fn denials<'a>(
     fs: &dyn DirLister,
 ) -> (Vec<&'a PathEntry>, Vec<&'a PathEntry>) {
     let hidden = hidden_by_mounts(mounts);
-    let in_home = |p: &Path| {
+    let under_home = |p: &Path| {
         caps.fs
             .homes
             .iter()
             .any(|h| h.as_os_str().len() > 1 && p.starts_with(h))
-            && !on_fresh_tmpfs(p, mounts)
     };
+    // Where a home's secret links lead (`~/.ssh -> /srv/keys/ssh`), the host's programs
+    // replace its files as they do in the home.
+    let linked_from_home: HashSet<&Path> = mounts
+        .iter()
+        .filter_map(|m| match m {
+            MountStep::Hide {
+                target,
+                link: Some(l),
+                ..
+            } if under_home(l) => Some(target.as_path()),
+            MountStep::Hide { .. }
+            | MountStep::Tmpfs { .. }
+            | MountStep::Proc
+            | MountStep::MinimalDev
+            | MountStep::Pin { .. }
+            | MountStep::ReadOnly { .. }
+            | MountStep::ReadOnlyHost { .. } => None,
+        })
+        .collect();
+    let in_home =
+        |p: &Path| (under_home(p) || linked_from_home.contains(p)) && !on_fresh_tmpfs(p, mounts);
     // A denied path that does not exist needs no rules (looked up once here, not once per
     // grant it lies under).
     let (mut reads, mut writes) = (Vec::new(), Vec::new());

@@ -22,8 +22,8 @@ pub use limits::{PID_MAX_MIN, Rlimit, RlimitStep};
 pub use mounts::MountStep;
 pub use seccomp::{BASE_DENIED_SYSCALLS, SeccompPlan};
 pub use types::{
-    Layer, LayerStatus, Namespaces, PROXY_PORT, PlanError, ProxyBridge, ProxyPlan, SandboxPlan,
-    TreeKill,
+    HeldGrant, Layer, LayerStatus, Namespaces, PROXY_PORT, PlanError, ProxyBridge, ProxyPlan,
+    SandboxPlan, TreeKill,
 };
 
 use crate::capability::{CapabilitySet, EnvFilter, NetworkMode, Protection};
@@ -293,7 +293,7 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
     let mut gaps: Vec<Gap> = Vec::new();
     let ns_why = namespace_gap(host);
     let namespaces = namespaces(caps, host, &ns_why, &mut gaps);
-    let mounts = mounts::mount_layout(caps, &namespaces, input.tmp, fs);
+    let mounts = mounts::mount_layout(caps, &namespaces, input.tmp, fs)?;
     let landlock = landlock::landlock_plan(input, &namespaces, &mounts, fs, &mut gaps, &mut report);
     let seccomp = seccomp::seccomp_plan(input, &namespaces, &mut gaps, &mut report);
     let tcp_held = landlock.as_ref().is_some_and(|l| l.deny_tcp);

@@ -2,8 +2,9 @@
 //! inside writable trees, the private /tmp, /proc and a minimal /dev.
 #![forbid(unsafe_code)]
 
-use super::{DirLister, Namespaces};
-use crate::capability::{CapabilitySet, Origin};
+use super::{DirLister, HeldGrant, Namespaces, PlanError};
+use crate::capability::{CapabilitySet, Origin, PathEntry};
+use crate::links::{Follower, LinkError, Step};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -44,10 +45,14 @@ pub enum MountStep {
     /// Hide `target`: an empty read-only tmpfs over a directory, a read-only bind of
     /// /dev/null over a file.
     Hide {
-        /// The path hidden.
+        /// The path hidden, links followed.
         target: PathBuf,
         /// Whether it is a directory.
         is_dir: bool,
+        /// The denied path as the profile names it, when a symbolic link on it leads to
+        /// `target` (`~/.aws -> dotfiles/aws`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        link: Option<PathBuf>,
         /// The profile line it comes from.
         origin: Origin,
     },
@@ -90,20 +95,72 @@ fn outermost(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Hide each denied read that exists, but in /proc and /dev, which are mounted afresh.
-fn hide_steps(caps: &CapabilitySet, fs: &dyn DirLister) -> Vec<MountStep> {
-    caps.fs
-        .deny_read
-        .iter()
-        .filter(|d| {
-            fs.exists(&d.path) && !d.path.starts_with("/proc") && !d.path.starts_with("/dev")
-        })
-        .map(|d| MountStep::Hide {
-            target: d.path.clone(),
-            is_dir: fs.is_dir(&d.path),
-            origin: d.origin.clone(),
-        })
-        .collect()
+/// What is at `p` as planning sees it, for following links.
+fn step_at(fs: &dyn DirLister, p: &Path) -> Step {
+    if !fs.exists(p) {
+        Step::Missing
+    } else if fs.is_symlink(p) {
+        Step::Link(fs.read_link(p))
+    } else {
+        Step::Other
+    }
+}
+
+/// The first tree the profile grants that lies at or beneath `real`.
+fn grant_within<'a>(caps: &'a CapabilitySet, real: &Path) -> Option<&'a PathEntry> {
+    let grants = caps.fs.read.iter().chain(&caps.fs.write);
+    grants
+        .chain(&caps.fs.execute)
+        .find(|g| g.path.starts_with(real))
+}
+
+/// Hide each denied read that exists where its links lead (a mount placed on a link would
+/// follow it, or fail), but in /proc and /dev, which are mounted afresh. A dangling link hides
+/// nothing; a link that cannot be followed, or that leads to a tree holding a grant, is an
+/// error rather than a secret left in sight.
+fn hide_steps(caps: &CapabilitySet, fs: &dyn DirLister) -> Result<Vec<MountStep>, PlanError> {
+    let fresh = |p: &Path| p.starts_with("/proc") || p.starts_with("/dev");
+    let mut follower = Follower::new(|p: &Path| step_at(fs, p));
+    let mut out: Vec<MountStep> = Vec::new();
+    for d in caps.fs.deny_read.iter().filter(|d| !fresh(&d.path)) {
+        if !fs.exists(&d.path) {
+            continue;
+        }
+        let real = match follower.real(&d.path) {
+            Ok(r) if r.exists => r.path,
+            // A dangling link, or a loop: the kernel reaches nothing there.
+            Ok(_) | Err(LinkError::TooMany) => continue,
+            Err(source) => {
+                return Err(PlanError::Link {
+                    path: d.path.clone(),
+                    origin: d.origin.clone(),
+                    source,
+                });
+            }
+        };
+        let link = (real != d.path).then(|| d.path.clone());
+        if let (Some(_), Some(g)) = (&link, grant_within(caps, &real)) {
+            return Err(PlanError::HoldsGrant(Box::new(HeldGrant {
+                path: d.path.clone(),
+                real,
+                granted: g.path.clone(),
+                origin: d.origin.clone(),
+                granted_by: g.origin.clone(),
+            })));
+        }
+        let seen = out
+            .iter()
+            .any(|m| matches!(m, MountStep::Hide { target, .. } if *target == real));
+        if !fresh(&real) && !seen {
+            out.push(MountStep::Hide {
+                is_dir: fs.is_dir(&real),
+                target: real,
+                link,
+                origin: d.origin.clone(),
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// Cover each top-level directory beneath which the profile grants nothing, and that holds
@@ -198,19 +255,20 @@ pub(super) fn mount_layout(
     namespaces: &Namespaces,
     tmp: &Path,
     fs: &dyn DirLister,
-) -> Vec<MountStep> {
+) -> Result<Vec<MountStep>, PlanError> {
     if !namespaces.mount {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     let tops = ungranted_top_dirs(caps, tmp, fs);
     // A secret inside a covered tree needs no mount of its own.
-    let mut mounts: Vec<MountStep> = hide_steps(caps, fs)
+    let mut mounts: Vec<MountStep> = hide_steps(caps, fs)?
         .into_iter()
         .filter(|m| !matches!(m, MountStep::Hide { target, .. } if tops.iter().any(|t| target.starts_with(t))))
         .collect();
     mounts.extend(tops.into_iter().map(|target| MountStep::Hide {
         target,
         is_dir: true,
+        link: None,
         origin: Origin::builtin("filesystem.read (nothing granted beneath)"),
     }));
     mounts.push(MountStep::ReadOnlyHost {
@@ -229,5 +287,111 @@ pub(super) fn mount_layout(
     if caps.isolation.minimal_dev {
         mounts.push(MountStep::MinimalDev);
     }
-    mounts
+    Ok(mounts)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::plan::FakeFs;
+
+    fn entry(p: &str) -> PathEntry {
+        PathEntry {
+            path: PathBuf::from(p),
+            required: false,
+            origin: Origin::builtin("test"),
+        }
+    }
+
+    fn caps(deny: &[&str]) -> CapabilitySet {
+        use crate::capability::{EnvFilter, FsCaps, Isolation, Limits, NetworkMode};
+        CapabilitySet {
+            fs: FsCaps {
+                read: vec![entry("/")],
+                write: vec![entry("/h/ws")],
+                deny_read: deny.iter().map(|p| entry(p)).collect(),
+                ..FsCaps::default()
+            },
+            network: NetworkMode::None,
+            net_rules: crate::proxy::NetRules::default(),
+            limits: Limits::default(),
+            isolation: Isolation::default(),
+            env: EnvFilter::default(),
+            extra_denied_syscalls: Vec::new(),
+            requires: Vec::new(),
+        }
+    }
+
+    fn hides(steps: &[MountStep]) -> Vec<(String, Option<String>)> {
+        let s = |p: &Path| p.display().to_string();
+        steps
+            .iter()
+            .filter_map(|m| match m {
+                MountStep::Hide { target, link, .. } => Some((s(target), link.as_deref().map(s))),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Denied paths behind links are hidden where the links lead, once each; a dangling link
+    /// hides nothing; a link to a granted tree or one that cannot be read is an error.
+    #[test]
+    fn hides_are_placed_where_links_lead() {
+        let fs = FakeFs::new()
+            .dir("/h/ws")
+            .file("/h/dot/aws/credentials", "")
+            .file("/h/dot/config/gh/hosts.yml", "")
+            .file("/h/dot/netrc", "")
+            .file("/h/.pgpass", "")
+            .symlink("/h/.aws", "dot/aws")
+            .symlink("/h/.config", "/h/dot/config")
+            .symlink("/h/.netrc", "dot/netrc")
+            .symlink("/h/.kube", "dot/kube");
+        let deny = [
+            "/h/.aws",
+            "/h/.config/gh",
+            "/h/.netrc",
+            "/h/.kube",
+            "/h/.pgpass",
+            "/h/dot/aws",
+        ];
+        let steps = hide_steps(&caps(&deny), &fs).unwrap();
+        let some = |s: &str| Some(s.to_string());
+        assert_eq!(
+            hides(&steps),
+            [
+                ("/h/dot/aws".into(), some("/h/.aws")),
+                ("/h/dot/config/gh".into(), some("/h/.config/gh")),
+                ("/h/dot/netrc".into(), some("/h/.netrc")),
+                ("/h/.pgpass".into(), None),
+            ]
+        );
+        let to_ws = fs.clone().symlink("/h/.ssh", "ws");
+        let err = hide_steps(&caps(&["/h/.ssh"]), &to_ws).unwrap_err();
+        assert!(
+            matches!(err, PlanError::HoldsGrant(ref h) if h.granted == Path::new("/h/ws")),
+            "{err}"
+        );
+        struct Unreadable(FakeFs);
+        impl DirLister for Unreadable {
+            fn list(&self, d: &Path) -> Vec<PathBuf> {
+                self.0.list(d)
+            }
+            fn is_dir(&self, p: &Path) -> bool {
+                self.0.is_dir(p)
+            }
+            fn exists(&self, p: &Path) -> bool {
+                DirLister::exists(&self.0, p)
+            }
+            fn is_symlink(&self, p: &Path) -> bool {
+                self.0.is_symlink(p)
+            }
+            fn read_link(&self, _: &Path) -> Option<PathBuf> {
+                None
+            }
+        }
+        let err = hide_steps(&caps(&["/h/.aws"]), &Unreadable(fs)).unwrap_err();
+        assert!(matches!(err, PlanError::Link { .. }), "{err}");
+    }
 }

@@ -17,6 +17,9 @@ impl DirLister for NoFs {
     fn exists(&self, _: &Path) -> bool {
         true
     }
+    fn read_link(&self, _: &Path) -> Option<PathBuf> {
+        None
+    }
 }
 
 fn caps() -> CapabilitySet {

@@ -3,8 +3,9 @@
 #![forbid(unsafe_code)]
 
 use super::{CgroupStep, LandlockPlan, MountStep, RlimitStep, SeccompPlan};
-use crate::capability::{EnvFilter, NetworkMode};
+use crate::capability::{EnvFilter, NetworkMode, Origin};
 use serde::Serialize;
+use std::path::PathBuf;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 /// Which namespaces the command gets.
@@ -137,4 +138,37 @@ pub enum PlanError {
         /// How to give it.
         fix: String,
     },
+    /// A denied path's symbolic links cannot be followed, so what it names cannot be hidden.
+    #[error("cannot hide {} ({origin}): {source}", path.display())]
+    Link {
+        /// The denied path.
+        path: PathBuf,
+        /// The profile line it comes from.
+        origin: Origin,
+        /// Why the links cannot be followed.
+        #[source]
+        source: crate::links::LinkError,
+    },
+    /// A denied path is a link to a tree that holds what the profile grants: hiding the tree
+    /// would take the grant away with it.
+    #[error(
+        "cannot hide {} ({}): it leads through a symbolic link to {}, which holds {} that the profile grants ({}); hiding it would hide that too. Point the link at the secret's own directory or file",
+        .0.path.display(), .0.origin, .0.real.display(), .0.granted.display(), .0.granted_by
+    )]
+    HoldsGrant(Box<HeldGrant>),
+}
+
+/// A denied path whose links lead to a tree holding a grant.
+#[derive(Debug, PartialEq, Eq)]
+pub struct HeldGrant {
+    /// The denied path.
+    pub path: PathBuf,
+    /// Where its links lead.
+    pub real: PathBuf,
+    /// The granted tree inside it.
+    pub granted: PathBuf,
+    /// The profile line it comes from.
+    pub origin: Origin,
+    /// The profile line of the grant.
+    pub granted_by: Origin,
 }

@@ -21,6 +21,10 @@ pub enum PathFamily {
 #[derive(Clone, Debug)]
 pub struct PathPattern {
     matcher: PathMatcher,
+    /// The same pattern where the symbolic links in its literal directories lead, when they
+    /// lead elsewhere (`~/.ssh/id_*` with `~/.ssh -> dotfiles/ssh`): the gate judges a path by
+    /// the file it names, links followed, so a rule naming a link names its target too.
+    through_links: Option<Box<PathMatcher>>,
     /// The absolute glob the specifier expanded to.
     pub absolute: String,
 }
@@ -169,13 +173,33 @@ impl PathPattern {
             Some(m) => m,
             None => glob_matcher(&absolute)?,
         };
-        Ok(Self { matcher, absolute })
+        let outside_workspace = trimmed.starts_with('~') || trimmed.starts_with("//");
+        let through_links = if outside_workspace {
+            linked_matcher(&matcher, &absolute)?.map(Box::new)
+        } else {
+            None
+        };
+        Ok(Self {
+            matcher,
+            through_links,
+            absolute,
+        })
     }
 
     /// Does the absolute path, or a directory containing it, match? `None` when the pattern's
     /// glob set could not be compiled (the caller decides which way that fails).
     pub fn matches(&self, path: &Path) -> Option<bool> {
-        Some(match &self.matcher {
+        let own = self.matcher.matches(path);
+        match (&self.through_links, own) {
+            (Some(m), Some(false)) => m.matches(path),
+            (Some(_) | None, _) => own,
+        }
+    }
+}
+
+impl PathMatcher {
+    fn matches(&self, path: &Path) -> Option<bool> {
+        Some(match self {
             PathMatcher::Exact(p) => under(path, p),
             // `/**` matches `/` itself, as the glob does.
             PathMatcher::Beneath(p) => under(path, p) && (path != p || p.parent().is_none()),
@@ -183,6 +207,35 @@ impl PathPattern {
             PathMatcher::Glob(lazy) => lazy.set()?.is_match(path),
         })
     }
+}
+
+/// `matcher` (of the glob `absolute`) with its literal directories' links followed; `None`
+/// when no link is on them. Only home and absolute patterns are looked at: the workspace root
+/// is canonical already.
+fn linked_matcher(matcher: &PathMatcher, absolute: &str) -> Result<Option<PathMatcher>, String> {
+    let literal: Vec<&str> = absolute
+        .split('/')
+        .take_while(|c| !has_glob_syntax(c))
+        .collect();
+    let prefix = literal.join("/");
+    if prefix.is_empty() || !clean(&prefix) {
+        return Ok(None);
+    }
+    let real = crate::shell::canonical_prefix(Path::new(&prefix), Path::new("/"));
+    if real == Path::new(&prefix) {
+        return Ok(None);
+    }
+    Ok(Some(match matcher {
+        PathMatcher::Exact(_) => PathMatcher::Exact(real),
+        PathMatcher::Beneath(_) => PathMatcher::Beneath(real),
+        PathMatcher::Simple(_) | PathMatcher::Glob(_) => {
+            let rest = &absolute[prefix.len()..];
+            glob_matcher(&format!(
+                "{}{rest}",
+                globset::escape(&real.to_string_lossy())
+            ))?
+        }
+    }))
 }
 
 /// `path` is `base` or lies beneath it. `base` is clean (see [`clean`]); comparing bytes with a

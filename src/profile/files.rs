@@ -31,6 +31,8 @@ pub trait Files {
     fn kind(&self, path: &Path) -> Option<FileKind>;
     /// A file's text; `None` when it cannot be read.
     fn read(&self, path: &Path) -> Option<String>;
+    /// The text of the symbolic link at `path`; `None` when it is none or cannot be read.
+    fn read_link(&self, path: &Path) -> Option<PathBuf>;
     /// An environment variable of the process that plans (`XDG_CONFIG_HOME`).
     fn var(&self, name: &str) -> Option<OsString>;
 }
@@ -78,6 +80,10 @@ impl Files for RealFiles {
 
     fn read(&self, path: &Path) -> Option<String> {
         std::fs::read_to_string(path).ok()
+    }
+
+    fn read_link(&self, path: &Path) -> Option<PathBuf> {
+        std::fs::read_link(path).ok()
     }
 
     fn var(&self, name: &str) -> Option<OsString> {

@@ -5,6 +5,7 @@
 use super::files::{FileKind, Files, RealFiles};
 use super::{Profile, ProfileError, ProfilePath};
 use crate::capability::{CapabilitySet, FsCaps, Limits, NetworkMode, Origin, PathEntry};
+use crate::links::{Follower, Step};
 use crate::workspace::WorkspaceContext;
 use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
@@ -91,7 +92,10 @@ impl Profile {
                 read: expand_all(&self.read, vars, true, files)?,
                 write: expand_all(&self.write, vars, true, files)?,
                 execute: expand_all(&self.execute, vars, true, files)?,
-                deny_read: expand_all(&self.deny_read, vars, false, files)?,
+                deny_read: with_link_targets(
+                    expand_all(&self.deny_read, vars, false, files)?,
+                    files,
+                ),
                 deny_write: with_gitlink(
                     expand_all(&self.deny_write, vars, false, files)?,
                     vars,
@@ -124,6 +128,35 @@ impl Profile {
             requires: self.requires.clone(),
         })
     }
+}
+
+/// Each denied path that a symbolic link leads through is denied where the link leads as well
+/// (`~/.aws -> dotfiles/aws` denies `~/dotfiles/aws`, `~/.config -> dotfiles/config` denies
+/// `~/dotfiles/config/gh`): the gate judges a path by the file it names, links followed, and
+/// the plan hides that file. A path whose links lead nowhere (a loop) adds nothing; the plan
+/// refuses one whose link cannot be read.
+fn with_link_targets(mut entries: Vec<PathEntry>, files: &dyn Files) -> Vec<PathEntry> {
+    let mut follower = Follower::new(|p: &Path| match files.kind(p) {
+        None => Step::Missing,
+        Some(FileKind::Symlink) => Step::Link(files.read_link(p)),
+        Some(FileKind::Dir | FileKind::File | FileKind::Other) => Step::Other,
+    });
+    let mut targets: Vec<PathEntry> = Vec::new();
+    for e in &entries {
+        let Ok(real) = follower.real(&e.path) else {
+            continue;
+        };
+        let known = |t: &[PathEntry]| t.iter().any(|x| x.path == real.path);
+        if real.path != e.path && !known(&entries) && !known(&targets) {
+            targets.push(PathEntry {
+                path: real.path,
+                required: false,
+                origin: e.origin.clone(),
+            });
+        }
+    }
+    entries.extend(targets);
+    entries
 }
 
 /// When the profile keeps paths under `{workspace}/.git` read-only, more paths that steer git

@@ -1,0 +1,180 @@
+//! Where a path's symbolic links lead, as the kernel follows them. Resolving a profile (which
+//! the gate judges by) and planning the mounts (which the kernel applies) both ask it, each of
+//! its own view of the file system, so that a secret behind a link (`~/.aws -> dotfiles/aws`,
+//! `~/.config -> dotfiles/config`) is denied at the file it names by both.
+#![forbid(unsafe_code)]
+
+use crate::pathset::PathMap;
+use std::ffi::OsStr;
+use std::path::{Component, Path, PathBuf};
+
+/// How many links one path may pass through: the kernel's limit, past which it answers ELOOP.
+pub const MAX_LINKS: usize = 40;
+
+/// What is at one path, not following a final link.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Nothing: no link can lie beneath it either.
+    Missing,
+    /// A symbolic link with this text; `None` when the text could not be read.
+    Link(Option<PathBuf>),
+    /// A file, directory or anything else that is no link.
+    Other,
+}
+
+/// A path with every link in it followed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Real {
+    /// The path, absolute and normal, without links in the part that exists.
+    pub path: PathBuf,
+    /// Whether anything is at it.
+    pub exists: bool,
+}
+
+/// Why a path's links could not be followed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LinkError {
+    /// More links than the kernel follows (a loop, most likely): the kernel reaches nothing.
+    #[error("it passes through more than {MAX_LINKS} symbolic links (a loop)")]
+    TooMany,
+    /// The link's text could not be read.
+    #[error("the symbolic link {} cannot be read", link.display())]
+    Unreadable {
+        /// The link.
+        link: PathBuf,
+    },
+}
+
+/// Follows links through `ask`, remembering where each directory on the way leads: the
+/// denied paths of a profile share a few directories (the home, `~/.config`).
+pub struct Follower<F: FnMut(&Path) -> Step> {
+    ask: F,
+    dirs: PathMap<Real>,
+}
+
+impl<F: FnMut(&Path) -> Step> Follower<F> {
+    /// A follower asking `ask` what is at each path.
+    pub fn new(ask: F) -> Self {
+        Self {
+            ask,
+            dirs: PathMap::default(),
+        }
+    }
+
+    /// `path` (absolute and normal) with every link in it followed, the last one included.
+    pub fn real(&mut self, path: &Path) -> Result<Real, LinkError> {
+        let mut hops = 0;
+        self.real_counted(path, &mut hops)
+    }
+
+    fn real_counted(&mut self, path: &Path, hops: &mut usize) -> Result<Real, LinkError> {
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+            return Ok(Real {
+                path: path.to_path_buf(),
+                exists: true,
+            });
+        };
+        let dir = match self.dirs.get(parent.as_os_str()) {
+            Some(d) => d.clone(),
+            None => {
+                let d = self.real_counted(parent, hops)?;
+                self.dirs
+                    .insert(parent.as_os_str().to_os_string(), d.clone());
+                d
+            }
+        };
+        self.step(dir, name, hops)
+    }
+
+    /// `dir` (followed already) joined with `name`, a link there followed.
+    fn step(&mut self, dir: Real, name: &OsStr, hops: &mut usize) -> Result<Real, LinkError> {
+        let here = dir.path.join(name);
+        if !dir.exists {
+            return Ok(Real {
+                path: here,
+                exists: false,
+            });
+        }
+        match (self.ask)(&here) {
+            Step::Missing => Ok(Real {
+                path: here,
+                exists: false,
+            }),
+            Step::Other => Ok(Real {
+                path: here,
+                exists: true,
+            }),
+            Step::Link(None) => Err(LinkError::Unreadable { link: here }),
+            Step::Link(Some(text)) => {
+                *hops += 1;
+                if *hops > MAX_LINKS {
+                    return Err(LinkError::TooMany);
+                }
+                self.walk(dir, &text, hops)
+            }
+        }
+    }
+
+    /// `text` (a link's, relative to `dir` unless absolute) followed component by component:
+    /// a `..` after a link climbs from where the link led, as the kernel does.
+    fn walk(&mut self, dir: Real, text: &Path, hops: &mut usize) -> Result<Real, LinkError> {
+        let mut cur = dir;
+        for c in text.components() {
+            cur = match c {
+                Component::RootDir | Component::Prefix(_) => Real {
+                    path: PathBuf::from("/"),
+                    exists: true,
+                },
+                Component::CurDir => cur,
+                Component::ParentDir => Real {
+                    path: cur.path.parent().unwrap_or(Path::new("/")).to_path_buf(),
+                    exists: cur.exists,
+                },
+                Component::Normal(n) => self.step(cur, n, hops)?,
+            };
+        }
+        Ok(cur)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// Real links in a temporary directory, followed as the kernel does (`canonicalize`).
+    #[test]
+    fn links_are_followed_as_the_kernel_follows_them() {
+        let t = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(t.path()).unwrap();
+        let r = |p: &str| root.join(p);
+        std::fs::create_dir_all(r("dot/aws")).unwrap();
+        std::fs::create_dir_all(r("dot/config/gh")).unwrap();
+        std::fs::create_dir_all(r("h")).unwrap();
+        std::fs::write(r("dot/netrc"), "").unwrap();
+        let link = |target: &str, at: &str| std::os::unix::fs::symlink(target, r(at)).unwrap();
+        link("../dot/aws", "h/.aws");
+        link(r("dot/config").to_str().unwrap(), "h/.config");
+        link("../dot/netrc", "h/.netrc");
+        link(".aws/../netrc", "h/.twisted");
+        link("../dot/nowhere", "h/.dangling");
+        link("loop-b", "h/loop-a");
+        link("loop-a", "h/loop-b");
+        let mut f = Follower::new(|p: &Path| match p.symlink_metadata() {
+            Err(_) => Step::Missing,
+            Ok(m) if m.file_type().is_symlink() => Step::Link(std::fs::read_link(p).ok()),
+            Ok(_) => Step::Other,
+        });
+        for p in ["h/.aws", "h/.config/gh", "h/.netrc", "h/.twisted", "h"] {
+            let real = f.real(&r(p)).unwrap();
+            assert_eq!(real.path, std::fs::canonicalize(r(p)).unwrap(), "{p}");
+            assert!(real.exists, "{p}");
+        }
+        let dangling = f.real(&r("h/.dangling")).unwrap();
+        assert_eq!((dangling.path, dangling.exists), (r("dot/nowhere"), false));
+        let below = f.real(&r("h/.config/none/x")).unwrap();
+        assert_eq!((below.path, below.exists), (r("dot/config/none/x"), false));
+        assert_eq!(f.real(&r("h/loop-a/x")), Err(LinkError::TooMany));
+    }
+}

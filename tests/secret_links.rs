@@ -1,0 +1,244 @@
+//! Secrets kept in a dotfiles repository and reached through symbolic links (`~/.aws ->
+//! dotfiles/aws`, `~/.ssh -> /home/u/dotfiles/ssh`, `~/.config -> dotfiles/config`,
+//! `~/.netrc -> dotfiles/netrc`) are hidden as if they were no links: through the link and at
+//! the path it leads to, by the kernel and by the gate. Each blocked read is paired with the
+//! same read allowed (of a file that is no secret through the same kind of link, or under a
+//! profile that hides nothing), as root and as uid 65534.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+mod common;
+mod sandbox_common;
+use common::*;
+use sandbox_common::*;
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::symlink;
+use std::path::Path;
+use std::process::Stdio;
+
+/// A home whose secrets live in `~/dotfiles`, with a file that is no secret beside each.
+fn dotfiles_home(s: &Scratch) {
+    let d = s.home.join("dotfiles");
+    let write = |rel: &str, text: &str| {
+        let p = d.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write("aws/credentials", "SENTINEL-AWS-1c9e\n");
+    write("ssh/id_rsa", "SENTINEL-SSH-LINK-44d0\n");
+    write("config/gh/hosts.yml", "SENTINEL-GH-77b1\n");
+    write("config/editor/settings", "PUBLIC-EDITOR-3a5f\n");
+    write("vim/vimrc", "PUBLIC-VIM-0e42\n");
+    write("netrc", "SENTINEL-NETRC-LINK-9d2c\n");
+    write("gitconfig", "PUBLIC-GITCONFIG-61aa\n");
+    // Scratch makes a real `~/.ssh`; here it is a link.
+    std::fs::remove_dir_all(s.home.join(".ssh")).unwrap();
+    let h = |n: &str| s.home.join(n);
+    symlink("dotfiles/aws", h(".aws")).unwrap();
+    symlink(d.join("ssh"), h(".ssh")).unwrap();
+    symlink("dotfiles/config", h(".config")).unwrap();
+    symlink("dotfiles/netrc", h(".netrc")).unwrap();
+    // The twins: links of the same kinds to files that are no secrets.
+    symlink("dotfiles/vim", h(".vim")).unwrap();
+    symlink(d.join("vim"), h(".vim-absolute")).unwrap();
+    symlink("dotfiles/gitconfig", h(".gitconfig")).unwrap();
+    s.chown_all();
+}
+
+/// `cat` of `rel` under the home, under `profile`.
+fn cat(s: &Scratch, profile: &str, rel: &str) -> std::process::Output {
+    s.run(profile, &format!("cat \"$HOME/{rel}\""))
+}
+
+fn assert_hidden(s: &Scratch, rel: &str, sentinel: &str) {
+    let o = cat(s, "workspace", rel);
+    assert!(
+        !text(&o).contains(sentinel),
+        "{}: {rel} leaked: {}",
+        s.label(),
+        text(&o)
+    );
+    assert_ne!(
+        o.status.code(),
+        Some(0),
+        "{}: {rel}: {}",
+        s.label(),
+        text(&o)
+    );
+}
+
+fn assert_read(s: &Scratch, profile: &str, rel: &str, sentinel: &str) {
+    let o = cat(s, profile, rel);
+    assert!(
+        stdout(&o).contains(sentinel),
+        "{}: {rel} under {profile}: {}",
+        s.label(),
+        text(&o)
+    );
+}
+
+#[test]
+fn a_directory_secret_behind_a_relative_link_is_hidden_at_both_paths() {
+    for u in users() {
+        let s = Scratch::new(u);
+        dotfiles_home(&s);
+        let wide = s.write_profile("wide", WIDE);
+        for rel in [".aws/credentials", "dotfiles/aws/credentials"] {
+            assert_hidden(&s, rel, "SENTINEL-AWS");
+            assert_read(&s, wide.to_str().unwrap(), rel, "SENTINEL-AWS");
+        }
+        // The same kind of link to a directory that is no secret reads as ever.
+        assert_read(&s, "workspace", ".vim/vimrc", "PUBLIC-VIM");
+    }
+}
+
+#[test]
+fn a_directory_secret_behind_an_absolute_link_is_hidden_at_both_paths() {
+    for u in users() {
+        let s = Scratch::new(u);
+        dotfiles_home(&s);
+        let wide = s.write_profile("wide", WIDE);
+        for rel in [".ssh/id_rsa", "dotfiles/ssh/id_rsa"] {
+            assert_hidden(&s, rel, "SENTINEL-SSH-LINK");
+            assert_read(&s, wide.to_str().unwrap(), rel, "SENTINEL-SSH-LINK");
+        }
+        assert_read(&s, "workspace", ".vim-absolute/vimrc", "PUBLIC-VIM");
+    }
+}
+
+#[test]
+fn a_secret_below_a_linked_directory_is_hidden_at_both_paths() {
+    for u in users() {
+        let s = Scratch::new(u);
+        dotfiles_home(&s);
+        let wide = s.write_profile("wide", WIDE);
+        for rel in [".config/gh/hosts.yml", "dotfiles/config/gh/hosts.yml"] {
+            assert_hidden(&s, rel, "SENTINEL-GH");
+            assert_read(&s, wide.to_str().unwrap(), rel, "SENTINEL-GH");
+        }
+        // The linked directory's other files stay readable, through the link and at its target.
+        for rel in [".config/editor/settings", "dotfiles/config/editor/settings"] {
+            assert_read(&s, "workspace", rel, "PUBLIC-EDITOR");
+        }
+    }
+}
+
+#[test]
+fn a_file_secret_behind_a_link_is_hidden_at_both_paths() {
+    for u in users() {
+        let s = Scratch::new(u);
+        dotfiles_home(&s);
+        let wide = s.write_profile("wide", WIDE);
+        for rel in [".netrc", "dotfiles/netrc"] {
+            assert_hidden(&s, rel, "SENTINEL-NETRC-LINK");
+            assert_read(&s, wide.to_str().unwrap(), rel, "SENTINEL-NETRC-LINK");
+        }
+        assert_read(&s, "workspace", ".gitconfig", "PUBLIC-GITCONFIG");
+    }
+}
+
+#[test]
+fn a_dangling_link_at_a_secret_does_not_fail_the_run() {
+    for u in users() {
+        let s = Scratch::new(u);
+        dotfiles_home(&s);
+        // A directory secret and a file secret whose targets are not there.
+        // Owned like the rest (`chown_all` follows links, which lead nowhere here).
+        for (target, name) in [("dotfiles/kube", ".kube"), ("dotfiles/pgpass", ".pgpass")] {
+            symlink(target, s.home.join(name)).unwrap();
+            std::os::unix::fs::lchown(s.home.join(name), u, u).unwrap();
+        }
+        let o = s.run("workspace", "cat \"$HOME/.vim/vimrc\"; ls -A \"$HOME\"");
+        assert_eq!(o.status.code(), Some(0), "{}: {}", s.label(), text(&o));
+        assert!(stdout(&o).contains("PUBLIC-VIM"), "{}", text(&o));
+        assert!(stdout(&o).contains(".kube"), "{}", text(&o));
+    }
+}
+
+/// A link that leads to a tree holding what the profile grants cannot be hidden alone: the
+/// run fails and names the link, rather than starting with the secret in sight.
+#[test]
+fn a_link_to_a_granted_tree_fails_the_run_with_its_name() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let ws = s.ws.to_str().unwrap().to_string();
+        symlink(&ws, s.home.join(".aws")).unwrap();
+        s.chown_all();
+        let o = s.run("workspace", "echo RAN-5e1f");
+        assert_ne!(o.status.code(), Some(0), "{}: {}", s.label(), text(&o));
+        assert!(!stdout(&o).contains("RAN-5e1f"), "{}", text(&o));
+        let err = text(&o);
+        assert!(
+            err.contains(".aws") && err.contains("cannot hide") && err.contains(&ws),
+            "{}: {err}",
+            s.label()
+        );
+        // The same run without the link starts.
+        std::fs::remove_file(s.home.join(".aws")).unwrap();
+        let o = s.run("workspace", "echo RAN-5e1f");
+        assert!(stdout(&o).contains("RAN-5e1f"), "{}", text(&o));
+    }
+}
+
+/// The gate judges a read through the link and at its target as the plan does.
+#[test]
+fn the_gate_denies_reads_through_links_and_at_their_targets() {
+    for u in users() {
+        let s = Scratch::new(u);
+        dotfiles_home(&s);
+        let check = |cmd: &str| {
+            let o = s
+                .sbx(&["check", "--profile", "workspace", "--", cmd])
+                .output()
+                .unwrap();
+            stdout(&o)
+        };
+        for rel in [
+            ".aws/credentials",
+            "dotfiles/aws/credentials",
+            ".ssh/id_rsa",
+            "dotfiles/ssh/id_rsa",
+            ".config/gh/hosts.yml",
+            "dotfiles/config/gh/hosts.yml",
+            ".netrc",
+            "dotfiles/netrc",
+        ] {
+            let out = check(&format!("cat ~/{rel}"));
+            assert!(out.starts_with("deny"), "{}: {rel}: {out}", s.label());
+        }
+        for rel in [
+            ".vim/vimrc",
+            "dotfiles/vim/vimrc",
+            ".config/editor/settings",
+        ] {
+            let out = check(&format!("cat ~/{rel}"));
+            assert!(out.starts_with("allow"), "{}: {rel}: {out}", s.label());
+        }
+    }
+}
+
+/// `sbx serve` loads its policy's examples (`cat ~/.ssh/id_rsa` must be denied) with
+/// `~/.ssh` and `~/.aws` as links, and runs a call.
+#[test]
+fn serve_starts_with_linked_secrets() {
+    for u in users() {
+        let s = Scratch::new(u);
+        dotfiles_home(&s);
+        let mut child = s
+            .sbx(&["serve", "--profile", "workspace"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let ready = lines.next().map(Result::unwrap).unwrap_or_default();
+        drop(child.stdin.take());
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            ready.contains("\"type\":\"ready\""),
+            "{}: {ready}{}",
+            s.label(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(Path::new(&s.home.join(".ssh")).is_symlink());
+    }
+}
