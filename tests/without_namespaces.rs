@@ -211,3 +211,94 @@ fn output_is_complete_without_a_pid_namespace() {
         }
     }
 }
+
+/// Without a mount namespace the home's secrets are kept out by Landlock alone, and Landlock
+/// places a rule on where a link leads: a link in the home to a secret (`keys -> .ssh`) or to
+/// the home itself (`self -> .`) gets no rule of its own.
+#[test]
+fn without_namespaces_links_in_the_home_do_not_grant_its_secrets() {
+    for u in users() {
+        let s = Scratch::new(u);
+        std::os::unix::fs::symlink(".ssh", s.home.join("keys")).unwrap();
+        std::os::unix::fs::symlink(".", s.home.join("self")).unwrap();
+        s.chown_all();
+        for path in [".ssh/id_rsa", "keys/id_rsa", "self/.ssh/id_rsa"] {
+            let out = s
+                .sbx(&["run", "--no-policy", "--profile", "workspace", "--"])
+                .args(["cat", &format!("{}/{path}", s.home.display())])
+                .env("SBX_DISABLE_USERNS", "1")
+                .output()
+                .unwrap();
+            assert!(
+                !text(&out).contains("SENTINEL-SSH"),
+                "{} {path}: {}",
+                s.label(),
+                text(&out)
+            );
+        }
+        // Paired: a file beside the secrets, through the same link, is read.
+        let out = s
+            .sbx(&["run", "--no-policy", "--profile", "workspace", "--"])
+            .args(["cat", &format!("{}/self/notes.txt", s.home.display())])
+            .env("SBX_DISABLE_USERNS", "1")
+            .output()
+            .unwrap();
+        assert!(
+            text(&out).contains("SENTINEL-NOTES"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+    }
+}
+
+/// A link that an earlier run left in the workspace (`cfg -> ~/.bashrc`) gets no rule of its
+/// own either: Landlock would place it on the home's file and make it writable.
+#[test]
+fn without_namespaces_a_link_in_the_workspace_does_not_make_its_target_writable() {
+    for u in users() {
+        let s = Scratch::new(u);
+        std::fs::write(s.home.join(".bashrc"), "orig\n").unwrap();
+        std::fs::write(s.ws.join("notes.txt"), "orig\n").unwrap();
+        std::os::unix::fs::symlink(s.home.join(".bashrc"), s.ws.join("cfg")).unwrap();
+        std::os::unix::fs::symlink("notes.txt", s.ws.join("notes-link")).unwrap();
+        s.chown_all();
+        let bashrc = s.home.join(".bashrc");
+        let script = format!(
+            "echo EVIL >> cfg; echo EVIL >> {}; echo ok >> notes-link && echo WROTE",
+            bashrc.display()
+        );
+        let out = s
+            .sbx(&[
+                "run",
+                "--no-policy",
+                "--profile",
+                "workspace",
+                "--",
+                "sh",
+                "-c",
+            ])
+            .arg(&script)
+            .env("SBX_DISABLE_USERNS", "1")
+            .output()
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&bashrc).unwrap(),
+            "orig\n",
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        // Paired: a link to a workspace file is written through.
+        assert!(
+            stdout(&out).contains("WROTE"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert_eq!(
+            std::fs::read_to_string(s.ws.join("notes.txt")).unwrap(),
+            "orig\nok\n"
+        );
+    }
+}

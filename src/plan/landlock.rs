@@ -147,7 +147,10 @@ fn walk_around(
         }
     }
     for child in fs.list(dir) {
-        if !toward.contains(&child) {
+        // A rule on a link would be placed on where it leads: `~/keys -> .ssh` or
+        // `~/self -> .` would grant the denied tree itself. What a link leads to is granted
+        // by the rules that cover it, as for a path without a link.
+        if !toward.contains(&child) && !fs.is_symlink(&child) {
             out.push(LandlockRule {
                 path: child,
                 rights: rights.to_vec(),
