@@ -135,6 +135,8 @@ struct Session {
     terminals: Arc<Terminals>,
     workspace: std::path::PathBuf,
     tasks: tokio::task::JoinSet<()>,
+    /// The sandbox whose spare is killed as the session ends.
+    sandbox: Arc<crate::exec::Sandbox>,
 }
 
 impl Session {
@@ -331,7 +333,8 @@ impl Session {
         });
     }
 
-    /// Stdin closed: deny every pending approval, cancel every call, wait for their results.
+    /// Stdin closed: deny every pending approval, cancel every call, wait for their results
+    /// (each run's checks after it included), then kill the spare.
     async fn shutdown(mut self) {
         if let Ok(mut m) = self.pending.lock() {
             m.clear();
@@ -346,6 +349,8 @@ impl Session {
         while self.tasks.join_next().await.is_some() {}
         self.jobs.wait_all().await;
         self.terminals.wait_all().await;
+        let sandbox = self.sandbox.clone();
+        let _joined = tokio::task::spawn_blocking(move || sandbox.end_spares()).await;
     }
 }
 
@@ -532,6 +537,7 @@ fn open_session(
         terminals,
         workspace: loaded.workspace.root.clone(),
         tasks: tokio::task::JoinSet::new(),
+        sandbox: loaded.sandbox.clone(),
     }
 }
 
