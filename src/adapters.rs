@@ -2,13 +2,16 @@
 use crate::stdout::outln;
 use clap::{Args, ValueEnum};
 use sbx::hook::{Harness, HookEventKind, HookOptions, SandboxMode, handle_event};
-use sbx::serve::{DEFAULT_MAX_LINE_BYTES, ServeOptions, serve as serve_session};
+use sbx::serve::{DEFAULT_MAX_LINE_BYTES, ServeOptions, serve_until as serve_session};
 use sbx::setup::{Loaded, SetupOptions};
 use sbx::tools::{ToolFormat, tool_schemas};
+use std::cell::Cell;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::signal::unix::{Signal, SignalKind, signal};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum HarnessArg {
@@ -136,20 +139,26 @@ pub fn serve(a: ServeArgs) -> ExitCode {
         profile: a.profile,
         terminal_idle: Duration::from_secs_f64(a.terminal_idle.clamp(0.0, 31_536_000.0)),
     };
-    session_runtime("serve", || {
+    session_runtime("serve", |stop| {
         serve_session(
             &loaded,
             &opts,
             observers,
             tokio::io::stdin(),
             tokio::io::stdout(),
+            stop,
         )
     })
 }
 
+/// What ends a session early: the first SIGTERM, SIGINT or SIGHUP.
+pub type Stop = std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>;
+
 /// A `serve` or `mcp` session on a runtime of its own: exit 125 when the runtime cannot
-/// start, 1 when the session fails, each with its cause on stderr.
-pub fn session_runtime<F, E>(name: &str, session: impl FnOnce() -> F) -> ExitCode
+/// start or the stop signals cannot be caught, 1 when the session fails, each with its cause
+/// on stderr, and 128+N when signal N stopped it (once the session ended as at the end of its
+/// input: every run killed and checked).
+pub fn session_runtime<F, E>(name: &str, session: impl FnOnce(Stop) -> F) -> ExitCode
 where
     F: std::future::Future<Output = Result<(), E>>,
     E: std::fmt::Display,
@@ -164,12 +173,60 @@ where
             return ExitCode::from(125);
         }
     };
-    match rt.block_on(session()) {
-        Ok(()) => ExitCode::SUCCESS,
+    let got = Rc::new(Cell::new(0));
+    let ran = rt.block_on(async {
+        let signals = StopSignals::catch()?;
+        let stop = Box::pin(signals.first(name.to_string(), got.clone()));
+        Ok::<_, std::io::Error>(session(stop).await.map_err(|e| e.to_string()))
+    });
+    let ran = match ran {
+        Ok(ran) => ran,
         Err(e) => {
-            eprintln!("sbx {name}: {e}");
-            ExitCode::from(1)
+            eprintln!("sbx {name}: cannot catch SIGTERM, SIGINT and SIGHUP: {e}");
+            return ExitCode::from(125);
         }
+    };
+    if got.get() > 0 {
+        // The stdin reader may still be blocked in a read that nobody waits for.
+        rt.shutdown_background();
+    }
+    if let Err(e) = &ran {
+        eprintln!("sbx {name}: {e}");
+    }
+    match (got.get(), ran) {
+        (n, _) if n > 0 => ExitCode::from(u8::try_from(128 + n).unwrap_or(u8::MAX)),
+        (_, Ok(())) => ExitCode::SUCCESS,
+        (_, Err(_)) => ExitCode::from(1),
+    }
+}
+
+/// SIGTERM (how hosts stop their servers), SIGINT and SIGHUP, caught for the rest of the
+/// process's life: one ends the session as closing stdin does, and any after it is ignored
+/// (the session's end kills the trees with SIGKILL, and the checks after them are quick).
+struct StopSignals {
+    term: Signal,
+    int: Signal,
+    hup: Signal,
+}
+
+impl StopSignals {
+    fn catch() -> std::io::Result<Self> {
+        Ok(Self {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+            hup: signal(SignalKind::hangup())?,
+        })
+    }
+
+    /// Wait for the first, tell it on stderr and keep its number in `got`.
+    async fn first(mut self, name: String, got: Rc<Cell<i32>>) {
+        let (n, what) = tokio::select! {
+            _ = self.term.recv() => (libc::SIGTERM, "SIGTERM"),
+            _ = self.int.recv() => (libc::SIGINT, "SIGINT"),
+            _ = self.hup.recv() => (libc::SIGHUP, "SIGHUP"),
+        };
+        eprintln!("sbx {name}: {what}: ending the session (killing its runs, then their checks)");
+        got.set(n);
     }
 }
 

@@ -1,7 +1,7 @@
 //! The `mcp` subcommand: argument parsing only.
 use crate::adapters::{load_session, session_runtime};
 use clap::Args;
-use sbx::mcp::{DEFAULT_MAX_OUTPUT_BYTES, McpOptions, serve_mcp};
+use sbx::mcp::{DEFAULT_MAX_OUTPUT_BYTES, McpOptions, serve_mcp_until};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -49,13 +49,14 @@ pub fn mcp(a: McpArgs) -> ExitCode {
         terminal_idle: Duration::from_secs_f64(a.terminal_idle.clamp(0.0, 31_536_000.0)),
         host_timeout: Duration::from_secs_f64(a.host_timeout.clamp(0.0, 86_400.0)),
     };
-    session_runtime("mcp", || {
-        serve_mcp(
+    session_runtime("mcp", |stop| {
+        serve_mcp_until(
             &loaded,
             &opts,
             observers,
             tokio::io::stdin(),
             tokio::io::stdout(),
+            stop,
         )
     })
 }

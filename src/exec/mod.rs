@@ -161,6 +161,15 @@ impl Sandbox {
             .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// End what [`Sandbox::make_spares`] started: no more spares are made, and the one made
+    /// ahead is killed and its cgroups removed (after the one being made, if any, is done).
+    /// Blocks while that takes; a session calls it as it ends, after its last run.
+    pub fn end_spares(&self) {
+        self.spares
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+        self.spare.clear();
+    }
+
     fn spares_on(&self) -> bool {
         self.spares.load(std::sync::atomic::Ordering::Relaxed)
     }

@@ -145,14 +145,33 @@ impl Slot {
             let _ = tx.send(job);
         }
     }
+
+    /// Kill the spare and remove its cgroups, once the thread that makes them has done what
+    /// it was asked before (a spare it is making now would land here after). Blocks until
+    /// then: a session ends with this, so that no spare outlives it.
+    pub(super) fn clear(&self) {
+        if let Some(Some(tx)) = MAKER.get() {
+            let (done, made) = mpsc::channel::<()>();
+            let barrier: Job = Box::new(move || {
+                let _ = done.send(());
+            });
+            if tx.send(barrier).is_ok() {
+                let _ = made.recv();
+            }
+        }
+        let spare = self.0.lock().ok().and_then(|mut s| s.take());
+        drop(spare);
+    }
 }
 
 type Job = Box<dyn FnOnce() + Send>;
 
+/// The sender to the thread that makes the spares, once it was started.
+static MAKER: OnceLock<Option<mpsc::Sender<Job>>> = OnceLock::new();
+
 /// The thread that clones the spares. An init dies with the thread that cloned it
 /// (`PR_SET_PDEATHSIG`), so it is one thread that lives as long as the process.
 fn maker() -> Option<&'static mpsc::Sender<Job>> {
-    static MAKER: OnceLock<Option<mpsc::Sender<Job>>> = OnceLock::new();
     MAKER
         .get_or_init(|| {
             let (tx, rx) = mpsc::channel::<Job>();

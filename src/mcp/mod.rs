@@ -15,12 +15,13 @@ pub use render::{DEFAULT_MAX_OUTPUT_BYTES, ToolOutcome, cap_text, output_schema}
 
 use crate::hook::Loaded;
 use crate::pipeline::Observer;
-use crate::serve::{DEFAULT_MAX_LINE_BYTES, ServeOptions, serve};
+use crate::serve::{DEFAULT_MAX_LINE_BYTES, ServeOptions, serve_until};
 use bridge::Bridge;
 use handler::SbxServer;
 use rmcp::ServiceExt;
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::oneshot;
 
 /// The in-process pipe between the MCP front and the session, per direction.
 const PIPE_BYTES: usize = 256 * 1024;
@@ -38,6 +39,26 @@ where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
+    let never = std::future::pending();
+    serve_mcp_until(loaded, opts, observers, input, output, never).await
+}
+
+/// [`serve_mcp`] until the client goes away or `stop` completes. On `stop` the session ends
+/// as when the client goes: every call, job and terminal is killed and each run's checks are
+/// done; then the client is no longer waited for. `sbx mcp` stops on SIGTERM, SIGINT or
+/// SIGHUP.
+pub async fn serve_mcp_until<R, W>(
+    loaded: &Loaded,
+    opts: &McpOptions,
+    observers: Vec<Arc<dyn Observer>>,
+    input: R,
+    output: W,
+    stop: impl Future<Output = ()>,
+) -> std::io::Result<()>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
     let (ours, theirs) = tokio::io::duplex(PIPE_BYTES);
     let (their_read, their_write) = tokio::io::split(theirs);
     let serve_opts = ServeOptions {
@@ -46,8 +67,53 @@ where
         profile: opts.profile.clone(),
         terminal_idle: opts.terminal_idle,
     };
-    let session = serve(loaded, &serve_opts, observers, their_read, their_write);
-    let bridge = Bridge::start(ours);
+    let stopped = std::cell::Cell::new(false);
+    let stop = async {
+        stop.await;
+        stopped.set(true);
+    };
+    let (ended, session_ended) = oneshot::channel::<()>();
+    let session = async {
+        let served = serve_until(
+            loaded,
+            &serve_opts,
+            observers,
+            their_read,
+            their_write,
+            stop,
+        );
+        let served = served.await;
+        let _told = ended.send(());
+        served
+    };
+    let client = client(Bridge::start(ours), opts, input, output);
+    let cut = async {
+        // Once a stopped session has ended, the client is not waited for.
+        if session_ended.await.is_ok() && stopped.get() {
+            return;
+        }
+        std::future::pending::<()>().await;
+    };
+    let (served, client) = tokio::join!(session, async {
+        tokio::select! {
+            r = client => r,
+            () = cut => Ok(()),
+        }
+    });
+    served.and(client)
+}
+
+/// The MCP front over `input` and `output`, until the client goes away.
+async fn client<R, W>(
+    bridge: Arc<Bridge>,
+    opts: &McpOptions,
+    input: R,
+    output: W,
+) -> std::io::Result<()>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
     let (sdk, relay) = frame::frame(input, output, DEFAULT_MAX_LINE_BYTES, PIPE_BYTES);
     let front = async {
         let server = SbxServer::new(bridge.clone(), opts.clone());
@@ -62,6 +128,6 @@ where
         bridge.close();
         ran
     };
-    let (served, fronted, relayed) = tokio::join!(session, front, relay);
-    served.and(fronted).and(relayed)
+    let (fronted, relayed) = tokio::join!(front, relay);
+    fronted.and(relayed)
 }

@@ -25,7 +25,7 @@ pub use protocol::{
     ApprovalReply, DEFAULT_MAX_LINE_BYTES, Event, JobInfo, JobStatus, PROTOCOL_VERSION, Request,
     schemas,
 };
-pub use server::{ServeOptions, TERMINAL_SHELL, serve};
+pub use server::{ServeOptions, TERMINAL_SHELL, serve, serve_until};
 pub use term_tools::{key_bytes, signal_number};
 pub use terminals::{
     MAX_TERMINAL_WAIT, MAX_TERMINALS, TERMINAL_IDLE, TermRead, TerminalError, Terminals,

@@ -1,6 +1,6 @@
 //! The `sbx serve` session: read requests, run calls concurrently through the pipeline,
-//! stream events back. Closing stdin cancels every call and kills every process tree,
-//! background jobs included.
+//! stream events back. Closing stdin (or the caller's stop, such as a signal) cancels every
+//! call and kills every process tree, background jobs included, each run's checks done.
 #![forbid(unsafe_code)]
 
 use super::approval::{Pending, ProtocolApproval, scope_of};
@@ -135,6 +135,8 @@ struct Session {
     terminals: Arc<Terminals>,
     workspace: std::path::PathBuf,
     tasks: tokio::task::JoinSet<()>,
+    /// The sandbox whose spare is killed as the session ends.
+    sandbox: Arc<crate::exec::Sandbox>,
 }
 
 impl Session {
@@ -331,7 +333,8 @@ impl Session {
         });
     }
 
-    /// Stdin closed: deny every pending approval, cancel every call, wait for their results.
+    /// Stdin closed or the session stopped: deny every pending approval, cancel every call,
+    /// wait for their results (each run's checks after it included), then kill the spare.
     async fn shutdown(mut self) {
         if let Ok(mut m) = self.pending.lock() {
             m.clear();
@@ -346,6 +349,8 @@ impl Session {
         while self.tasks.join_next().await.is_some() {}
         self.jobs.wait_all().await;
         self.terminals.wait_all().await;
+        let sandbox = self.sandbox.clone();
+        let _joined = tokio::task::spawn_blocking(move || sandbox.end_spares()).await;
     }
 }
 
@@ -415,6 +420,33 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    serve_until(
+        loaded,
+        opts,
+        observers,
+        input,
+        output,
+        std::future::pending(),
+    )
+    .await
+}
+
+/// [`serve`] until `input` ends or `stop` completes, whichever comes first. Either way the
+/// session ends the same: no further request is read, every call, job and terminal is
+/// killed, each run's checks after it are done and its result written, and the spare
+/// sandbox is killed. `sbx serve` stops on SIGTERM, SIGINT or SIGHUP.
+pub async fn serve_until<R, W>(
+    loaded: &Loaded,
+    opts: &ServeOptions,
+    observers: Vec<Arc<dyn Observer>>,
+    input: R,
+    output: W,
+    stop: impl std::future::Future<Output = ()>,
+) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let (tx, rx) = mpsc::unbounded_channel::<Event>();
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
     let writer = spawn_writer(output, rx, stop_rx);
@@ -426,7 +458,10 @@ where
         max_line_bytes: opts.max_line_bytes,
         approval_timeout_ms: u64::try_from(opts.approval_timeout.as_millis()).unwrap_or(u64::MAX),
     });
-    let read_error = read_requests(&mut session, input, opts.max_line_bytes).await;
+    let read_error = tokio::select! {
+        e = read_requests(&mut session, input, opts.max_line_bytes) => e,
+        () = stop => None,
+    };
     session.shutdown().await;
     let _stopped = stop_tx.send(());
     drop(tx);
@@ -532,6 +567,7 @@ fn open_session(
         terminals,
         workspace: loaded.workspace.root.clone(),
         tasks: tokio::task::JoinSet::new(),
+        sandbox: loaded.sandbox.clone(),
     }
 }
 

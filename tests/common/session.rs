@@ -13,9 +13,14 @@ pub struct Session {
 impl Session {
     /// A session in `s`'s workspace whose policy allows `allow`.
     pub fn start(s: &Scratch, allow: &str) -> Self {
-        let policy = s.write_profile("policy", &format!("[policy]\nallow = [{allow:?}]\n"));
+        Self::start_with(s, &[allow], &[])
+    }
+
+    /// A session whose policy allows each of `allow`, with more arguments to `sbx serve`.
+    pub fn start_with(s: &Scratch, allow: &[&str], extra: &[&std::ffi::OsStr]) -> Self {
+        let policy = s.write_profile("policy", &format!("[policy]\nallow = {allow:?}\n"));
         let mut cmd = s.sbx(&["serve", "--workspace"]);
-        cmd.arg(&s.ws).arg("--policy").arg(&policy);
+        cmd.arg(&s.ws).arg("--policy").arg(&policy).args(extra);
         let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -32,6 +37,24 @@ impl Session {
         let mut line = String::new();
         assert!(self.out.read_line(&mut line).unwrap() > 0, "serve ended");
         serde_json::from_str(&line).unwrap()
+    }
+
+    /// Send one request line.
+    pub fn send(&mut self, request: &Value) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{request}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Every event until sbx closes its stdout.
+    pub fn rest(&mut self) -> Vec<Value> {
+        let mut out = Vec::new();
+        let mut line = String::new();
+        while self.out.read_line(&mut line).unwrap() > 0 {
+            out.push(serde_json::from_str(&line).unwrap());
+            line.clear();
+        }
+        out
     }
 
     /// The content of the call's result, which must not be an error.
