@@ -243,7 +243,11 @@ fn a_background_job_still_times_out() {
     let (_, r) = read_until(&mut s, &job, ended);
     assert_eq!(r["job_status"], json!({"state": "timed_out"}), "{r}");
     assert_eq!(r["exit_code"], 124);
-    assert_eq!(r["content"], "[exit code: 124]");
+    // The job's stderr ends with the limit it ran into, as `sbx run` prints it.
+    assert_eq!(
+        r["content"],
+        "sbx: limit reached: timeout: the run exceeded its timeout of 0.3 s\n[exit code: 124]"
+    );
 }
 
 #[test]
