@@ -1136,3 +1136,41 @@ fn protected_names_made_one_level_below_the_root_are_moved_to_quarantine() {
         }
     }
 }
+
+#[test]
+fn a_directory_made_unlistable_hides_nothing_from_the_check() {
+    // The owner's read (and search) taken off: programs still find the names, a listing
+    // does not. Root reads through modes; the check must not depend on that.
+    let script = "mkdir -p sub c/d && echo EVIL > sub/.envrc && chmod 311 sub; \
+                  echo EVIL > .env.local; \
+                  git -C c/d init -q && printf '#!/bin/sh\\necho PWNED\\n' > c/d/.git/hooks/pre-commit \
+                  && chmod +x c/d/.git/hooks/pre-commit && chmod 600 c/d/.git && chmod 111 c; \
+                  chmod 311 . && echo DONE";
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        let out = s.run("workspace", script);
+        assert!(
+            stdout(&out).contains("DONE"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        let _ = s.outside("chmod 755 . c sub c/d/.git 2>/dev/null");
+        for p in ["sub/.envrc", ".env.local", "c/d/.git/hooks/pre-commit"] {
+            assert!(
+                s.ws.join(p).symlink_metadata().is_err(),
+                "{} {p} is still in the workspace: {}",
+                s.label(),
+                text(&out)
+            );
+        }
+        // Paired: without protected paths the same script keeps them.
+        let _ = s.outside("rm -rf sub c");
+        let kept = s.run(wide.to_str().unwrap(), script);
+        let _ = s.outside("chmod 755 . c sub c/d/.git 2>/dev/null");
+        for p in ["sub/.envrc", ".env.local", "c/d/.git/hooks/pre-commit"] {
+            assert!(s.ws.join(p).exists(), "{} {p}: {}", s.label(), text(&kept));
+        }
+    }
+}

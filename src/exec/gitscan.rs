@@ -5,7 +5,7 @@
 //! away only when it can make git run a program (a hook that is not a `.sample`, a config key
 //! outside the plain ones git itself writes, a `commondir` or `.git` file pointing elsewhere).
 use super::protect::Since;
-use super::walk::Walk;
+use super::walk::{self, Walk};
 use std::path::{Path, PathBuf};
 
 /// What counts as changed in one git directory: what changed during the run, or everything,
@@ -21,7 +21,7 @@ impl<'a> Changes<'a> {
         Self { since, all }
     }
     fn changed(&self, path: &Path) -> bool {
-        (self.all && path.symlink_metadata().is_ok()) || self.since.changed(path)
+        (self.all && walk::lstat(path).is_ok()) || self.since.changed(path)
     }
     /// The same, and everything below `dir` when it was moved in.
     fn below(&self, dir: &Path) -> Self {
@@ -44,7 +44,7 @@ const MODULE_DEPTH: usize = 8;
 /// changes to them are judged exactly.
 pub(super) fn root_files(workspace: &Path) -> Vec<PathBuf> {
     let git = workspace.join(".git");
-    if git.symlink_metadata().is_err() {
+    if walk::lstat(&git).is_err() {
         return vec![git];
     }
     let mut files: Vec<PathBuf> = [
@@ -64,7 +64,7 @@ pub(super) fn root_files(workspace: &Path) -> Vec<PathBuf> {
         }
     })
     .collect();
-    if let Ok(rd) = std::fs::read_dir(git.join("hooks")) {
+    if let Ok(rd) = walk::read_dir(&git.join("hooks")) {
         files.extend(rd.filter_map(Result::ok).map(|e| e.path()));
     }
     files
@@ -86,7 +86,7 @@ pub(super) fn scan(workspace: &Path, walk: &Walk, since: &Since) -> Vec<Finding>
 pub(super) fn nested_files(workspace: &Path, walk: &Walk) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for dot_git in walk.dot_gits(workspace) {
-        let Ok(meta) = dot_git.symlink_metadata() else {
+        let Ok(meta) = walk::lstat(&dot_git) else {
             continue;
         };
         let dir = if meta.is_dir() {
@@ -134,12 +134,12 @@ fn nested_git_files(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
 fn is_git_dir(dir: &Path) -> bool {
     ["HEAD", "config", "hooks"]
         .iter()
-        .any(|n| dir.join(n).symlink_metadata().is_ok())
+        .any(|n| walk::lstat(&dir.join(n)).is_ok())
 }
 
 /// Real directories (not links) directly inside `dir`.
 fn subdirs(dir: &Path) -> Vec<PathBuf> {
-    let Ok(rd) = std::fs::read_dir(dir) else {
+    let Ok(rd) = walk::read_dir(dir) else {
         return Vec::new();
     };
     rd.filter_map(Result::ok)
@@ -157,7 +157,7 @@ fn finding(path: &Path, change: &'static str, rule: &'static str) -> Finding {
 }
 
 fn check_dot_git(dot_git: &Path, workspace: &Path, since: &Since, out: &mut Vec<Finding>) {
-    let Ok(meta) = dot_git.symlink_metadata() else {
+    let Ok(meta) = walk::lstat(dot_git) else {
         return;
     };
     let ty = meta.file_type();
@@ -259,7 +259,7 @@ fn is_worktree_of(git: &Path) -> bool {
 }
 
 fn check_hooks(hooks: &Path, changes: Changes<'_>, out: &mut Vec<Finding>) {
-    let Ok(meta) = hooks.symlink_metadata() else {
+    let Ok(meta) = walk::lstat(hooks) else {
         return;
     };
     if !meta.is_dir() {
@@ -268,7 +268,7 @@ fn check_hooks(hooks: &Path, changes: Changes<'_>, out: &mut Vec<Finding>) {
         }
         return;
     }
-    let Ok(rd) = std::fs::read_dir(hooks) else {
+    let Ok(rd) = walk::read_dir(hooks) else {
         return;
     };
     for e in rd.filter_map(Result::ok) {

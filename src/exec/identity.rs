@@ -41,8 +41,8 @@ impl FileKey {
     /// The file at `path` now; `None` when nothing is there (or, followed, a link dangles).
     pub(super) fn of(path: &Path, links: Links) -> Option<Self> {
         let m = match links {
-            Links::Follow => std::fs::metadata(path),
-            Links::Keep => std::fs::symlink_metadata(path),
+            Links::Follow => super::walk::stat(path),
+            Links::Keep => super::walk::lstat(path),
         }
         .ok()?;
         let born = m

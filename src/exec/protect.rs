@@ -8,7 +8,7 @@ use super::below::{self, Below};
 use super::gitscan;
 use super::identity::{FileKey, Links};
 use super::quarantine::Quarantine;
-use super::walk::Walk;
+use super::walk::{self, Walk};
 use crate::capability::{PathEntry, ProtectedChange};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -47,7 +47,7 @@ type Stamp = (i64, i64);
 type FileState = (u64, u64, i64, i64);
 
 fn file_state(path: &Path) -> Option<FileState> {
-    path.symlink_metadata()
+    walk::lstat(path)
         .ok()
         .map(|m| (m.dev(), m.ino(), m.ctime(), m.ctime_nsec()))
 }
@@ -100,8 +100,7 @@ fn now_coarse() -> Stamp {
 
 /// True when `path` (not followed) changed at or after `start`.
 fn changed_since(path: &Path, start: Stamp) -> bool {
-    path.symlink_metadata()
-        .is_ok_and(|m| (m.ctime(), m.ctime_nsec()) >= start)
+    walk::lstat(path).is_ok_and(|m| (m.ctime(), m.ctime_nsec()) >= start)
 }
 
 /// The protected state of one workspace, taken right before a run.
@@ -140,7 +139,7 @@ impl<'w> RootNames<'w> {
     fn names(&self) -> Option<&std::collections::HashSet<std::ffi::OsString>> {
         self.names
             .get_or_init(|| {
-                std::fs::read_dir(self.workspace)
+                walk::read_dir(self.workspace)
                     .ok()
                     .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.file_name())).collect())
             })
@@ -151,7 +150,7 @@ impl<'w> RootNames<'w> {
     fn has(&self, name: &str) -> bool {
         match self.names() {
             Some(names) => names.contains(std::ffi::OsStr::new(name)),
-            None => self.workspace.join(name).symlink_metadata().is_ok(),
+            None => walk::lstat(&self.workspace.join(name)).is_ok(),
         }
     }
 
@@ -181,7 +180,7 @@ fn matches(pattern: &Path, workspace: &Path, root: &RootNames) -> Vec<PathBuf> {
         let literal = PathBuf::from(format!("{}{rest}", workspace.display()));
         let name = rest.trim_start_matches('/');
         let found = if name.contains('/') {
-            literal.symlink_metadata().is_ok()
+            walk::lstat(&literal).is_ok()
         } else {
             root.has(name)
         };
@@ -264,6 +263,7 @@ impl Watch {
         entries: &[PathEntry],
         policy: ProtectedChange,
     ) -> Self {
+        let _scope = walk::Scope::enter(workspace);
         let git = entries.iter().any(|e| in_git_dir(&e.path, workspace));
         let entries: Vec<PathEntry> = entries
             .iter()
@@ -324,6 +324,7 @@ impl Watch {
     /// Find what the run created or changed, move it to quarantine, put replaced symbolic
     /// links back.
     pub(super) fn settle(&self) -> Vec<ProtectedPath> {
+        let _scope = walk::Scope::enter(&self.workspace);
         let mut found: Vec<(PathBuf, &'static str, String)> = Vec::new();
         found.extend(self.links.iter().filter_map(|l| l.change(&self.workspace)));
         let root = RootNames::new(&self.workspace);

@@ -50,7 +50,7 @@ fn listed(dir: &Path) -> Listed {
         names: Vec::new(),
         dirs: Vec::new(),
     };
-    let Ok(rd) = std::fs::read_dir(dir) else {
+    let Ok(rd) = read_dir(dir) else {
         return out;
     };
     for e in rd.filter_map(Result::ok) {
@@ -62,4 +62,80 @@ fn listed(dir: &Path) -> Listed {
         out.names.push(name);
     }
     out
+}
+
+thread_local! {
+    /// The workspace whose check runs on this thread, while a [`Scope`] holds it.
+    static CHECKED: std::cell::RefCell<Option<PathBuf>> = const { std::cell::RefCell::new(None) };
+}
+
+/// While held, [`lstat`], [`stat`] and [`read_dir`] on this thread may give a directory of
+/// the workspace back its owner's read and search permission (see [`repair`]).
+pub(super) struct Scope(());
+
+impl Scope {
+    pub(super) fn enter(workspace: &Path) -> Self {
+        CHECKED.with(|c| *c.borrow_mut() = Some(workspace.to_path_buf()));
+        Self(())
+    }
+}
+
+impl Drop for Scope {
+    fn drop(&mut self) {
+        CHECKED.with(|c| *c.borrow_mut() = None);
+    }
+}
+
+/// `symlink_metadata`, through directories the command made unsearchable.
+pub(super) fn lstat(path: &Path) -> std::io::Result<std::fs::Metadata> {
+    retried(path, || std::fs::symlink_metadata(path))
+}
+
+/// `metadata` (links followed), through directories the command made unsearchable.
+pub(super) fn stat(path: &Path) -> std::io::Result<std::fs::Metadata> {
+    retried(path, || std::fs::metadata(path))
+}
+
+/// `read_dir`, also of a directory the command made unlistable.
+pub(super) fn read_dir(dir: &Path) -> std::io::Result<std::fs::ReadDir> {
+    retried(dir, || std::fs::read_dir(dir))
+}
+
+fn retried<T>(path: &Path, op: impl Fn() -> std::io::Result<T>) -> std::io::Result<T> {
+    match op() {
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied && repair(path) => op(),
+        r => r,
+    }
+}
+
+/// A command can take its own read or search permission off a directory of the workspace
+/// (`chmod 311 sub`): programs still find `sub/.envrc` by name, but a listing no longer shows
+/// it, and with search gone nothing beneath can be looked at. The checks after the run give
+/// the owner read and search back on each directory from the workspace down to `path` that
+/// lacks them (and that sbx's user owns; only inside the workspace), and say whether any did.
+fn repair(path: &Path) -> bool {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let Some(root) = CHECKED.with(|c| c.borrow().clone()) else {
+        return false;
+    };
+    let Ok(rel) = path.strip_prefix(&root) else {
+        return false;
+    };
+    let me = nix::unistd::geteuid().as_raw();
+    let mut changed = false;
+    let mut dir = root.clone();
+    for part in std::iter::once(None).chain(rel.components().map(Some)) {
+        if let Some(p) = part {
+            dir.push(p);
+        }
+        let Ok(m) = std::fs::symlink_metadata(&dir) else {
+            break;
+        };
+        let mode = m.mode() & 0o7777;
+        if m.is_dir() && m.uid() == me && mode & 0o500 != 0o500 {
+            let perm = std::fs::Permissions::from_mode(mode | 0o500);
+            changed |= std::fs::set_permissions(&dir, perm).is_ok();
+        }
+    }
+    changed
 }
