@@ -1058,8 +1058,9 @@ fn a_protected_links_target_moved_away_and_made_again_is_caught() {
             s.label(),
             text(&out)
         );
+        // The directory made in the moved one's place is what changed on the way.
         assert!(
-            text(&out).contains("link target replaced"),
+            text(&out).contains("/ws/config (on the way to a protected link's target, replaced"),
             "{}",
             text(&out)
         );
@@ -1172,5 +1173,101 @@ fn a_directory_made_unlistable_hides_nothing_from_the_check() {
         for p in ["sub/.envrc", ".env.local", "c/d/.git/hooks/pre-commit"] {
             assert!(s.ws.join(p).exists(), "{} {p}: {}", s.label(), text(&kept));
         }
+    }
+}
+
+#[test]
+fn a_link_on_the_way_to_a_protected_links_target_is_put_back() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let common = s.root.path().join("common/vscode");
+        std::fs::create_dir_all(&common).unwrap();
+        std::fs::write(common.join("tasks.json"), "legit\n").unwrap();
+        std::fs::create_dir(s.ws.join("real")).unwrap();
+        std::fs::write(s.ws.join("real/ci.yml"), "legit\n").unwrap();
+        std::os::unix::fs::symlink("real", s.ws.join("link2")).unwrap();
+        std::os::unix::fs::symlink("link2", s.ws.join(".github")).unwrap();
+        std::os::unix::fs::symlink(s.root.path().join("common"), s.ws.join("shared")).unwrap();
+        std::os::unix::fs::symlink("shared/vscode", s.ws.join(".vscode")).unwrap();
+        s.chown_all();
+        let _ = std::os::unix::fs::lchown(s.root.path().join("common"), u, u);
+        let _ = std::os::unix::fs::lchown(&common, u, u);
+        // Paired first: left alone, the targets stay read-only and nothing is moved.
+        let held = s.run(
+            "workspace",
+            "echo EVIL > .github/ci.yml; echo EVIL > .vscode/tasks.json; echo TRIED",
+        );
+        assert!(stdout(&held).contains("TRIED"), "{}", text(&held));
+        assert!(!text(&held).contains("quarantine"), "{}", text(&held));
+        let script = "mkdir -p evil/vscode && echo EVIL > evil/ci.yml && echo EVIL > evil/vscode/tasks.json \
+                      && ln -sfn evil link2 && ln -sfn evil shared && cat .github/ci.yml .vscode/tasks.json";
+        let out = s.run("workspace", script);
+        assert!(
+            stdout(&out).contains("EVIL\nEVIL"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert_eq!(
+            std::fs::read_link(s.ws.join("link2")).unwrap(),
+            Path::new("real")
+        );
+        assert_eq!(
+            std::fs::read_link(s.ws.join("shared")).unwrap(),
+            s.root.path().join("common")
+        );
+        for p in [".github/ci.yml", ".vscode/tasks.json"] {
+            assert_eq!(
+                std::fs::read_to_string(s.ws.join(p)).unwrap(),
+                "legit\n",
+                "{} {p}: {}",
+                s.label(),
+                text(&out)
+            );
+        }
+        assert!(
+            text(&out).contains("on the way to a protected link"),
+            "{}",
+            text(&out)
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    }
+}
+
+#[test]
+fn a_directory_on_the_way_to_a_protected_links_target_replaced_by_a_link_is_moved() {
+    for u in users() {
+        let s = Scratch::new(u);
+        std::fs::create_dir_all(s.ws.join("config/github")).unwrap();
+        std::fs::write(s.ws.join("config/github/ci.yml"), "legit\n").unwrap();
+        std::os::unix::fs::symlink("config/github", s.ws.join(".github")).unwrap();
+        s.chown_all();
+        let script = "mv config config.old && mkdir -p evil/github \
+                      && echo EVIL > evil/github/ci.yml && ln -s evil config && cat .github/ci.yml";
+        let out = s.run("workspace", script);
+        assert!(
+            stdout(&out).contains("EVIL"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(
+            s.ws.join("config").symlink_metadata().is_err(),
+            "{}: the link put in the directory's place stayed: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(
+            std::fs::read_to_string(s.ws.join(".github/ci.yml")).is_err(),
+            "{}",
+            text(&out)
+        );
+        // Paired: with the directory put back, moving an unrelated one is no change.
+        std::fs::rename(s.ws.join("config.old"), s.ws.join("config")).unwrap();
+        std::fs::create_dir(s.ws.join("docs")).unwrap();
+        s.chown_all();
+        let ok = s.run("workspace", "mv docs docs.old && echo MOVED");
+        assert!(stdout(&ok).contains("MOVED"), "{}", text(&ok));
+        assert!(!text(&ok).contains("quarantine"), "{}", text(&ok));
     }
 }

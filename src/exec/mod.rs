@@ -11,6 +11,7 @@ mod notices;
 mod output;
 mod prepare;
 mod protect;
+mod protected_link;
 mod proxy;
 mod pty_control;
 mod quarantine;

@@ -7,6 +7,7 @@
 use super::below::{self, Below};
 use super::gitscan;
 use super::identity::{FileKey, Links};
+use super::protected_link::ProtectedLink;
 use super::quarantine::Quarantine;
 use super::walk::{self, Walk};
 use crate::capability::{PathEntry, ProtectedChange};
@@ -201,53 +202,6 @@ fn file_id(path: &Path) -> Option<FileKey> {
     FileKey::of(path, Links::Keep)
 }
 
-/// A protected path that is a symbolic link: its text, and the file it led to. The mount
-/// holds that file where it was; a command that moves it (or a directory above it) away and
-/// makes another in its place leaves the link's text alone.
-struct ProtectedLink {
-    link: PathBuf,
-    text: PathBuf,
-    /// Where the link led at the start, links on the way resolved.
-    target: PathBuf,
-    file: Option<FileKey>,
-    rule: String,
-}
-
-impl ProtectedLink {
-    fn read(link: &Path, rule: String) -> Option<Self> {
-        let text = std::fs::read_link(link).ok()?;
-        let target = std::fs::canonicalize(link).unwrap_or_else(|_| {
-            let parent = link.parent().unwrap_or(link);
-            std::fs::canonicalize(parent)
-                .unwrap_or_else(|_| parent.to_path_buf())
-                .join(&text)
-        });
-        Some(Self {
-            link: link.to_path_buf(),
-            file: FileKey::of(link, Links::Follow),
-            text,
-            target,
-            rule,
-        })
-    }
-
-    /// What changed since the start: the link itself, or the file it leads to (checked only
-    /// inside the workspace, where the command could have made the new one).
-    fn change(&self, workspace: &Path) -> Option<(PathBuf, &'static str, String)> {
-        if std::fs::read_link(&self.link).ok().as_ref() != Some(&self.text) {
-            return Some((self.link.clone(), "replaced", self.rule.clone()));
-        }
-        let retargeted = FileKey::of(&self.link, Links::Follow) != self.file;
-        (retargeted && self.target.starts_with(workspace)).then(|| {
-            (
-                self.target.clone(),
-                "link target replaced",
-                self.rule.clone(),
-            )
-        })
-    }
-}
-
 /// Entries inside a `.git` directory are git's: [`gitscan`] judges them by content.
 fn in_git_dir(path: &Path, workspace: &Path) -> bool {
     path.strip_prefix(workspace).is_ok_and(|rel| {
@@ -284,7 +238,7 @@ impl Watch {
         let root = RootNames::new(workspace);
         for e in entries.iter().chain(hooks) {
             for m in matches(&e.path, workspace, &root) {
-                links.extend(ProtectedLink::read(&m, e.origin.to_string()));
+                links.extend(ProtectedLink::read(&m, workspace, e.origin.to_string()));
                 if let Some(id) = file_id(&m) {
                     before.insert(m, id);
                 }
@@ -326,7 +280,7 @@ impl Watch {
     pub(super) fn settle(&self) -> Vec<ProtectedPath> {
         let _scope = walk::Scope::enter(&self.workspace);
         let mut found: Vec<(PathBuf, &'static str, String)> = Vec::new();
-        found.extend(self.links.iter().filter_map(|l| l.change(&self.workspace)));
+        found.extend(self.links.iter().flat_map(|l| l.changes(&self.workspace)));
         let root = RootNames::new(&self.workspace);
         for e in &self.entries {
             for m in matches(&e.path, &self.workspace, &root) {
@@ -382,8 +336,8 @@ impl Watch {
     }
 
     fn restore_link(&self, path: &Path) -> io::Result<()> {
-        match self.links.iter().find(|l| l.link == path) {
-            Some(l) => std::os::unix::fs::symlink(&l.text, &l.link),
+        match self.links.iter().find_map(|l| l.original_link(path)) {
+            Some(text) => std::os::unix::fs::symlink(text, path),
             None => Ok(()),
         }
     }

@@ -1,7 +1,7 @@
 //! Helpers for tests that run the built `sbx` binary, as root and as uid 65534.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use std::os::unix::fs::{PermissionsExt, chown};
+use std::os::unix::fs::{PermissionsExt, chown, lchown};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -134,7 +134,10 @@ impl Scratch {
     pub fn chown_all(&self) {
         if let Some(uid) = self.user {
             fn walk(p: &Path, uid: u32) {
-                chown(p, Some(uid), Some(uid)).unwrap();
+                // A link is followed; a dangling one (a test's own) is given itself.
+                if chown(p, Some(uid), Some(uid)).is_err() {
+                    lchown(p, Some(uid), Some(uid)).unwrap();
+                }
                 if p.is_dir() && !p.is_symlink() {
                     for e in std::fs::read_dir(p).unwrap() {
                         walk(&e.unwrap().path(), uid);
