@@ -1271,3 +1271,36 @@ fn a_directory_on_the_way_to_a_protected_links_target_replaced_by_a_link_is_move
         assert!(!text(&ok).contains("quarantine"), "{}", text(&ok));
     }
 }
+
+#[test]
+fn a_link_in_the_workspace_root_to_a_deeper_directory_is_looked_through() {
+    let script = "mkdir -p deep/a/b z/y/app && echo EVIL > deep/a/b/.envrc && ln -s deep/a/b lnk \
+                  && echo EVIL > z/y/app/.envrc && mv app app.old && ln -s z/y/app app && echo DONE";
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        std::fs::create_dir(s.ws.join("app")).unwrap();
+        s.chown_all();
+        let out = s.run("workspace", script);
+        assert!(
+            stdout(&out).contains("DONE"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        for p in ["lnk/.envrc", "app/.envrc"] {
+            assert!(
+                std::fs::read_to_string(s.ws.join(p)).is_err(),
+                "{} {p} is still reachable: {}",
+                s.label(),
+                text(&out)
+            );
+        }
+        // Paired: without protected paths both stay.
+        let _ = s.outside("rm -rf deep z lnk app && mv app.old app");
+        let kept = s.run(wide.to_str().unwrap(), script);
+        for p in ["lnk/.envrc", "app/.envrc"] {
+            assert!(s.ws.join(p).exists(), "{} {p}: {}", s.label(), text(&kept));
+        }
+    }
+}

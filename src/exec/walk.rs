@@ -21,7 +21,12 @@ impl Walk {
     pub(super) fn of(workspace: &Path) -> Self {
         let mut first = Vec::new();
         let mut second = Vec::new();
-        for dir in listed(workspace).dirs {
+        let root = listed(workspace);
+        let mut dirs = root.dirs;
+        dirs.extend(linked_dirs(workspace, &root.links));
+        dirs.sort();
+        dirs.dedup();
+        for dir in dirs {
             let l = listed(&dir);
             second.extend(l.dirs);
             first.push((dir, l.names));
@@ -39,16 +44,37 @@ impl Walk {
     }
 }
 
-/// The names in a directory, and the real directories among them that are not skipped.
+/// The names in a directory, the real directories among them that are not skipped, and its
+/// symbolic links.
 struct Listed {
     names: Vec<OsString>,
     dirs: Vec<PathBuf>,
+    links: Vec<PathBuf>,
+}
+
+/// Where the workspace's links lead, for those that lead to a directory inside it (not a
+/// skipped one): `cd lnk` with `lnk -> deep/a/b` makes direnv load `deep/a/b/.envrc`, so that
+/// directory is looked in as if it were directly in the workspace, by its real path.
+fn linked_dirs(workspace: &Path, links: &[PathBuf]) -> Vec<PathBuf> {
+    let root = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+    links
+        .iter()
+        .filter_map(|l| std::fs::canonicalize(l).ok())
+        .filter(|real| real.is_dir() && real.starts_with(&root) && *real != root)
+        .filter(|real| {
+            !real
+                .components()
+                .any(|c| SKIP.iter().any(|s| c.as_os_str() == *s))
+        })
+        .map(|real| workspace.join(real.strip_prefix(&root).unwrap_or(&real)))
+        .collect()
 }
 
 fn listed(dir: &Path) -> Listed {
     let mut out = Listed {
         names: Vec::new(),
         dirs: Vec::new(),
+        links: Vec::new(),
     };
     let Ok(rd) = read_dir(dir) else {
         return out;
@@ -56,8 +82,10 @@ fn listed(dir: &Path) -> Listed {
     for e in rd.filter_map(Result::ok) {
         let name = e.file_name();
         let skip = SKIP.iter().any(|s| name == *s);
-        if !skip && e.file_type().is_ok_and(|t| t.is_dir()) {
-            out.dirs.push(e.path());
+        match e.file_type() {
+            Ok(t) if t.is_dir() && !skip => out.dirs.push(e.path()),
+            Ok(t) if t.is_symlink() => out.links.push(e.path()),
+            _ => {}
         }
         out.names.push(name);
     }
