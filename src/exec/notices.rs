@@ -26,6 +26,23 @@ impl RunResult {
     }
 }
 
+/// A path or name as one line of text: control characters and backslashes written as `\xNN`,
+/// so that a name holding a newline cannot forge another line of a notice or a MANIFEST.
+pub(super) fn printable(text: &std::ffi::OsStr) -> String {
+    let lossy = text.to_string_lossy();
+    let mut out = String::with_capacity(lossy.len());
+    for c in lossy.chars() {
+        if c.is_control() || c == '\\' {
+            for b in c.to_string().bytes() {
+                out.push_str(&format!("\\x{b:02x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 fn exec_notice(f: &ExecFailure) -> String {
     let hint = match f.errno {
         libc::E2BIG => {
@@ -37,18 +54,19 @@ fn exec_notice(f: &ExecFailure) -> String {
         libc::ENOEXEC => ": not a format the kernel runs, and no `#!` line",
         _ => "",
     };
-    format!("cannot execute {}: {}{hint}", f.program, f.reason)
+    let program = printable(std::ffi::OsStr::new(&f.program));
+    format!("cannot execute {program}: {}{hint}", f.reason)
 }
 
 fn protected_notice(p: &super::ProtectedPath) -> String {
     let what = match (&p.quarantined, &p.error) {
-        (Some(q), None) => format!("moved to {}", q.display()),
-        (Some(q), Some(e)) => format!("moved to {} ({e})", q.display()),
+        (Some(q), None) => format!("moved to {}", printable(q.as_os_str())),
+        (Some(q), Some(e)) => format!("moved to {} ({e})", printable(q.as_os_str())),
         (None, e) => format!("could not be moved: {}", e.as_deref().unwrap_or("unknown")),
     };
     format!(
         "protected path {} ({}, {}): {what}",
-        p.path.display(),
+        printable(p.path.as_os_str()),
         p.change,
         p.rule
     )
@@ -67,6 +85,10 @@ mod tests {
                 "cannot execute bash: Argument list too long: the kernel takes at most 128 KiB"
             ),
             "{text}"
+        );
+        assert_eq!(
+            printable(std::ffi::OsStr::new("a\n0002\tREADME\\")),
+            "a\\x0a0002\\x09README\\x5c"
         );
         let missing = exec_notice(&ExecFailure::new("nope", libc::ENOENT));
         assert_eq!(

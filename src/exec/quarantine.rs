@@ -204,7 +204,8 @@ impl Quarantine {
         Ok(dir.join(dest_name))
     }
 
-    /// Write the `MANIFEST`: number, tab, path relative to the workspace, one per line.
+    /// Write the `MANIFEST`: number, tab, path relative to the workspace, one per line (control
+    /// characters and backslashes in a path written `\xNN`).
     pub(super) fn finish(&self) {
         let Some((_, fd)) = &self.dir else { return };
         let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW;
@@ -217,9 +218,10 @@ impl Quarantine {
             return;
         };
         let mut f = std::fs::File::from(f);
-        let mut text = format!("workspace\t{}\n", self.workspace.display());
+        let line = |p: &Path| super::notices::printable(p.as_os_str());
+        let mut text = format!("workspace\t{}\n", line(&self.workspace));
         for (n, rel) in &self.manifest {
-            text.push_str(&format!("{n:04}\t{}\n", rel.display()));
+            text.push_str(&format!("{n:04}\t{}\n", line(rel)));
         }
         let _ = f.write_all(text.as_bytes());
     }
