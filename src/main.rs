@@ -26,6 +26,12 @@ const RUN_EXIT_CODES: &str = "Exit codes:
   123      the permission pipeline refused the command (a deny rule, the safety floor,
            or an ask with no terminal to answer it); see `sbx check`";
 
+const SESSION_EXIT_CODES: &str = "Exit codes:
+  0        the input ended (every run stopped and checked)
+  128+N    ended by signal N (SIGTERM, SIGINT or SIGHUP): every run stopped and checked first
+  125      the session could not start (bad profile or policy, a required protection missing)
+  1        the session failed while it ran (its input or output broke)";
+
 #[derive(Parser)]
 #[command(
     name = "sbx",
@@ -114,8 +120,10 @@ enum Cmd {
     /// any failure answers deny with its cause.
     Hook(adapters::HookArgs),
     /// Serve tool calls as JSON lines over stdin/stdout (see docs/protocol.md).
+    #[command(after_help = SESSION_EXIT_CODES)]
     Serve(adapters::ServeArgs),
     /// Serve the sandbox's tools to an agent over MCP on stdin/stdout (see docs/mcp.md).
+    #[command(after_help = SESSION_EXIT_CODES)]
     Mcp(mcp_cmd::McpArgs),
     /// Print the schemas of the tools `sbx serve` offers.
     Tools {
