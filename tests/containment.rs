@@ -1304,3 +1304,83 @@ fn a_link_in_the_workspace_root_to_a_deeper_directory_is_looked_through() {
         }
     }
 }
+
+#[test]
+fn the_checks_give_permissions_back_only_inside_the_workspace_and_never_through_a_link() {
+    for u in users() {
+        let s = Scratch::new(u);
+        git_repo(&s);
+        // A directory of the user's outside the workspace, locked.
+        let victim = s.root.path().join("victim/x");
+        std::fs::create_dir_all(&victim).unwrap();
+        std::fs::write(victim.join("key"), "locked\n").unwrap();
+        s.chown_all();
+        let _ = std::os::unix::fs::lchown(s.root.path().join("victim"), u, u);
+        let _ = std::os::unix::fs::lchown(&victim, u, u);
+        std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o000)).unwrap();
+        let inside = format!("lnk{}/y/z", victim.display());
+        let script = format!(
+            "git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),{inside} && ln -s / lnk \
+             && mkdir -p locked && echo EVIL > locked/.envrc && chmod 555 locked && echo DONE"
+        );
+        let out = s.run("workspace", &script);
+        assert!(
+            stdout(&out).contains("DONE"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        let mode = std::fs::symlink_metadata(&victim)
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777;
+        assert_eq!(
+            mode,
+            0,
+            "{}: a directory outside the workspace was opened: {}",
+            s.label(),
+            text(&out)
+        );
+        // Paired: what the command locked inside the workspace is checked and moved.
+        assert!(
+            s.ws.join("locked/.envrc").symlink_metadata().is_err(),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
+#[test]
+fn a_link_in_the_workspace_root_into_node_modules_or_git_is_looked_through() {
+    let script = "mkdir -p node_modules/x .git/y && echo EVIL > node_modules/x/.envrc \
+                  && echo EVIL > .git/y/.env && ln -s node_modules/x app && ln -s .git/y web && echo DONE";
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        let out = s.run("workspace", script);
+        assert!(
+            stdout(&out).contains("DONE"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        for p in ["app/.envrc", "web/.env"] {
+            assert!(
+                std::fs::read_to_string(s.ws.join(p)).is_err(),
+                "{} {p} is still reachable: {}",
+                s.label(),
+                text(&out)
+            );
+        }
+        // Paired: without protected paths both stay.
+        let _ = s.outside("rm -rf node_modules .git/y app web");
+        let kept = s.run(wide.to_str().unwrap(), script);
+        for p in ["app/.envrc", "web/.env"] {
+            assert!(s.ws.join(p).exists(), "{} {p}: {}", s.label(), text(&kept));
+        }
+    }
+}

@@ -55,6 +55,9 @@ pub(super) struct Below {
     names: Vec<(glob::Pattern, String)>,
 }
 
+/// The rule given for a link the check could not follow.
+const UNFOLLOWED: &str = "a link the check after the run cannot follow";
+
 /// What was found below the root: each path, its file, and the rule.
 pub(super) type Found = BTreeMap<PathBuf, (Option<FileKey>, String)>;
 
@@ -89,9 +92,16 @@ impl Below {
             .map(|(_, rule)| rule.as_str())
     }
 
-    /// Each protected name in the directories directly in the workspace.
+    /// Each protected name in the directories directly in the workspace, and each link
+    /// there that the walk could not follow (what it leads to cannot be looked at).
     pub(super) fn found(&self, walk: &Walk) -> Found {
         let mut out = Found::new();
+        if !self.names.is_empty() {
+            for link in &walk.unfollowed {
+                let file = FileKey::of(link, Links::Keep);
+                out.insert(link.clone(), (file, UNFOLLOWED.to_string()));
+            }
+        }
         for (dir, names) in &walk.first {
             for name in names {
                 if let Some(rule) = name.to_str().and_then(|n| self.rule(n)) {

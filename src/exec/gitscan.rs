@@ -387,10 +387,7 @@ fn check_index_gitlinks(workspace: &Path, since: &Since, out: &mut Vec<Finding>)
 /// A file's bytes, only when it is a regular file: a FIFO the command left as `.git` or
 /// `.git/config` would block the check after the run for ever.
 fn read_file(path: impl AsRef<Path>) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut out = Vec::new();
-    crate::regular_file::open(path)?.read_to_end(&mut out)?;
-    Ok(out)
+    walk::read(path.as_ref())
 }
 
 fn read_text(path: impl AsRef<Path>) -> std::io::Result<String> {

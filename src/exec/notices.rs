@@ -26,13 +26,19 @@ impl RunResult {
     }
 }
 
-/// A path or name as one line of text: control characters and backslashes written as `\xNN`,
+/// A path or name as one line of text: control characters, line separators, bidirectional
+/// controls and backslashes written as `\xNN` (their UTF-8 bytes),
 /// so that a name holding a newline cannot forge another line of a notice or a MANIFEST.
 pub(super) fn printable(text: &std::ffi::OsStr) -> String {
     let lossy = text.to_string_lossy();
     let mut out = String::with_capacity(lossy.len());
     for c in lossy.chars() {
-        if c.is_control() || c == '\\' {
+        // Line and paragraph separators and bidirectional controls too: they split or
+        // reorder a line as a reader shows it.
+        let invisible = matches!(c, '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}')
+            || ('\u{202a}'..='\u{202e}').contains(&c)
+            || ('\u{2066}'..='\u{2069}').contains(&c);
+        if c.is_control() || c == '\\' || invisible {
             for b in c.to_string().bytes() {
                 out.push_str(&format!("\\x{b:02x}"));
             }

@@ -156,6 +156,23 @@ impl Quarantine {
     /// Move `path` out of the workspace; where that fails, rename it in place to an inert
     /// name. Returns where it went.
     pub(super) fn take(&mut self, path: &Path) -> io::Result<PathBuf> {
+        match self.take_once(path, false) {
+            // A command can take its own write permission off the directory that holds what
+            // it made (`chmod 555 sub`): the owner gets it back, as the checks give read.
+            Err(e)
+                if e.kind() == io::ErrorKind::PermissionDenied
+                    && super::walk::repair(path, 0o700) =>
+            {
+                self.take_once(path, true)
+            }
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied => self.take_once(path, true),
+            r => r,
+        }
+    }
+
+    /// Move `path` out; when that fails, and `fallback` or the failure is not a refused
+    /// permission, rename it in place.
+    fn take_once(&mut self, path: &Path, fallback: bool) -> io::Result<PathBuf> {
         let (from, name) = self.parent_of(path)?;
         self.count += 1;
         let n = self.count;
@@ -166,6 +183,7 @@ impl Quarantine {
                 self.manifest.push((n, rel.to_path_buf()));
                 Ok(dest)
             }
+            Err(e) if !fallback && e.kind() == io::ErrorKind::PermissionDenied => Err(e),
             Err(e) => {
                 let inert = format!("{INERT_PREFIX}{}-{n}", std::process::id());
                 renameat(&from, name, &from, inert.as_str())

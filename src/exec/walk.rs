@@ -15,6 +15,8 @@ pub(super) struct Walk {
     pub(super) first: Vec<(PathBuf, Vec<OsString>)>,
     /// The directories directly in those.
     pub(super) second: Vec<PathBuf>,
+    /// Links directly in the workspace that could not be followed.
+    pub(super) unfollowed: Vec<PathBuf>,
 }
 
 impl Walk {
@@ -23,7 +25,8 @@ impl Walk {
         let mut second = Vec::new();
         let root = listed(workspace);
         let mut dirs = root.dirs;
-        dirs.extend(linked_dirs(workspace, &root.links));
+        let (linked, unfollowed) = linked_dirs(workspace, &root.links);
+        dirs.extend(linked);
         dirs.sort();
         dirs.dedup();
         for dir in dirs {
@@ -31,7 +34,11 @@ impl Walk {
             second.extend(l.dirs);
             first.push((dir, l.names));
         }
-        Self { first, second }
+        Self {
+            first,
+            second,
+            unfollowed,
+        }
     }
 
     /// The `.git` paths to look at, existing or not: at the root and two levels below it.
@@ -55,19 +62,23 @@ struct Listed {
 /// Where the workspace's links lead, for those that lead to a directory inside it (not a
 /// skipped one): `cd lnk` with `lnk -> deep/a/b` makes direnv load `deep/a/b/.envrc`, so that
 /// directory is looked in as if it were directly in the workspace, by its real path.
-fn linked_dirs(workspace: &Path, links: &[PathBuf]) -> Vec<PathBuf> {
+/// Links it cannot follow (a path longer than the kernel resolves in one call, a directory on
+/// the way it may not search) are returned apart: a loader may still reach them by `$PWD`.
+fn linked_dirs(workspace: &Path, links: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let root = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
-    links
-        .iter()
-        .filter_map(|l| std::fs::canonicalize(l).ok())
-        .filter(|real| real.is_dir() && real.starts_with(&root) && *real != root)
-        .filter(|real| {
-            !real
-                .components()
-                .any(|c| SKIP.iter().any(|s| c.as_os_str() == *s))
-        })
-        .map(|real| workspace.join(real.strip_prefix(&root).unwrap_or(&real)))
-        .collect()
+    let mut dirs = Vec::new();
+    let mut unfollowed = Vec::new();
+    for l in links {
+        match std::fs::canonicalize(l) {
+            Ok(real) if real.is_dir() && real.starts_with(&root) && real != root => {
+                dirs.push(workspace.join(real.strip_prefix(&root).unwrap_or(&real)));
+            }
+            Ok(_) => {}
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ELOOP)) => {}
+            Err(_) => unfollowed.push(l.clone()),
+        }
+    }
+    (dirs, unfollowed)
 }
 
 fn listed(dir: &Path) -> Listed {
@@ -124,6 +135,16 @@ pub(super) fn stat(path: &Path) -> std::io::Result<std::fs::Metadata> {
     retried(path, || std::fs::metadata(path))
 }
 
+/// A file's bytes, also of one the command made unreadable.
+pub(super) fn read(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    retried(path, || {
+        let mut out = Vec::new();
+        crate::regular_file::open(path)?.read_to_end(&mut out)?;
+        Ok(out)
+    })
+}
+
 /// `read_dir`, also of a directory the command made unlistable.
 pub(super) fn read_dir(dir: &Path) -> std::io::Result<std::fs::ReadDir> {
     retried(dir, || std::fs::read_dir(dir))
@@ -131,17 +152,19 @@ pub(super) fn read_dir(dir: &Path) -> std::io::Result<std::fs::ReadDir> {
 
 fn retried<T>(path: &Path, op: impl Fn() -> std::io::Result<T>) -> std::io::Result<T> {
     match op() {
-        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied && repair(path) => op(),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied && repair(path, 0o500) => op(),
         r => r,
     }
 }
 
 /// A command can take its own read or search permission off a directory of the workspace
 /// (`chmod 311 sub`): programs still find `sub/.envrc` by name, but a listing no longer shows
-/// it, and with search gone nothing beneath can be looked at. The checks after the run give
-/// the owner read and search back on each directory from the workspace down to `path` that
-/// lacks them (and that sbx's user owns; only inside the workspace), and say whether any did.
-fn repair(path: &Path) -> bool {
+/// it, and with search gone nothing beneath can be looked at (a file made unreadable, such as
+/// `.git/index`, hides what it lists). The checks after the run give the owner `bits` back on
+/// each directory from the workspace down to `path` that lacks them, and read on `path` itself
+/// when it is a file; only on what sbx's user owns, and never through a link (a component that
+/// is no real directory ends the walk), and say whether they changed anything.
+pub(super) fn repair(path: &Path, bits: u32) -> bool {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let Some(root) = CHECKED.with(|c| c.borrow().clone()) else {
         return false;
@@ -151,18 +174,32 @@ fn repair(path: &Path) -> bool {
     };
     let me = nix::unistd::geteuid().as_raw();
     let mut changed = false;
-    let mut dir = root.clone();
-    for part in std::iter::once(None).chain(rel.components().map(Some)) {
-        if let Some(p) = part {
-            dir.push(p);
+    let mut at = root.clone();
+    let parts: Vec<_> = rel.components().collect();
+    for i in 0..=parts.len() {
+        if i > 0 {
+            let std::path::Component::Normal(p) = parts[i - 1] else {
+                break;
+            };
+            at.push(p);
         }
-        let Ok(m) = std::fs::symlink_metadata(&dir) else {
+        let Ok(m) = std::fs::symlink_metadata(&at) else {
+            break;
+        };
+        let want = if m.is_dir() {
+            bits
+        } else if m.is_file() && i == parts.len() {
+            0o400
+        } else {
             break;
         };
         let mode = m.mode() & 0o7777;
-        if m.is_dir() && m.uid() == me && mode & 0o500 != 0o500 {
-            let perm = std::fs::Permissions::from_mode(mode | 0o500);
-            changed |= std::fs::set_permissions(&dir, perm).is_ok();
+        if m.uid() == me && mode & want != want {
+            let perm = std::fs::Permissions::from_mode(mode | want);
+            changed |= std::fs::set_permissions(&at, perm).is_ok();
+        }
+        if !m.is_dir() {
+            break;
         }
     }
     changed
