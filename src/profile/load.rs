@@ -310,6 +310,10 @@ impl Profile {
                 ProtectedChange::Undo,
                 Origin::builtin("filesystem.protected_change (default)"),
             ),
+            case_folding: (
+                crate::capability::CaseFolding::Refuse,
+                Origin::builtin("filesystem.case_folding (default)"),
+            ),
             network: (NetworkMode::None, Origin::builtin("network.mode (default)")),
             net_rules: crate::proxy::NetRules::default(),
             limits: BTreeMap::new(),
@@ -327,7 +331,8 @@ impl Profile {
 }
 
 /// Apply one file's `[filesystem]` table: its path lists are appended (each entry validated as
-/// it is added; the parent's already were), `protected_change` replaces the parent's.
+/// it is added; the parent's already were), `protected_change` and `case_folding` replace the
+/// parent's.
 fn apply_filesystem(p: &mut Profile, fs: RawFs, src: &Source) -> Result<(), ProfileError> {
     let add = |dst: &mut Vec<ProfilePath>, items: Vec<Spanned<String>>, key: &str| {
         dst.reserve(items.len());
@@ -351,6 +356,12 @@ fn apply_filesystem(p: &mut Profile, fs: RawFs, src: &Source) -> Result<(), Prof
         p.protected_change = (
             *c.get_ref(),
             src.origin(c.span(), "filesystem.protected_change"),
+        );
+    }
+    if let Some(c) = fs.case_folding {
+        p.case_folding = (
+            *c.get_ref(),
+            src.origin(c.span(), "filesystem.case_folding"),
         );
     }
     Ok(())
