@@ -7,12 +7,18 @@
 //! accepts the file system knowingly runs with the write landing (the refusal is what
 //! protects) and `protected-names: partial` in its report.
 //!
-//! Root only: /dev/fuse is root's here, and mounting needs it. Without FUSE, fusermount,
-//! Python or the package index the test is skipped with the reason; under CI=true that is a
-//! failure.
+//! Mounting needs root (/dev/fuse is root's here), so the tests run only as root; the runs
+//! themselves are made as root and as uid 65534. Without FUSE, fusermount, Python or the
+//! package index the test is skipped with the reason; under CI=true that is a failure. The
+//! runs skip the permission gate (`--no-policy`): it already denies a literal `.GIT/CONFIG`
+//! where it finds the directory folding case (src/pipeline/fold.rs), but not a name a
+//! program computes, and what is tested here is the sandbox.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+mod common;
+use common::{Scratch, users};
 use sbx::host::NameCase;
 use sbx::host::names::probe;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 use std::sync::OnceLock;
@@ -113,8 +119,18 @@ struct Folding {
 
 impl Folding {
     fn mount(python: &Path) -> Folding {
-        let backing = tempfile::tempdir().unwrap();
-        let mnt = tempfile::tempdir().unwrap();
+        let parent = std::env::temp_dir();
+        Folding::mount_in(python, &parent)
+    }
+
+    /// Mounted in `parent`, over a backing directory there, both open to every user.
+    fn mount_in(python: &Path, parent: &Path) -> Folding {
+        let dir = || {
+            let d = tempfile::tempdir_in(parent).unwrap();
+            std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+            d
+        };
+        let (backing, mnt) = (dir(), dir());
         let child = Command::new(python)
             .arg(manifest().join("tests/casefold/cifs.py"))
             .arg(backing.path())
@@ -173,18 +189,6 @@ fn workspace(dir: &Path) -> PathBuf {
     ws
 }
 
-/// A run of `script` without the permission gate: the gate already denies a literal
-/// `.GIT/CONFIG` where it finds the directory folding case (src/pipeline/fold.rs), but not a
-/// name a program computes. What is tested here is the sandbox.
-fn sbx(ws: &Path, profile: &str, script: &str) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sbx"))
-        .args(["run", "--no-policy", "--json", "--profile", profile, "--"])
-        .args(["sh", "-c", script])
-        .current_dir(ws)
-        .output()
-        .unwrap()
-}
-
 fn text(o: &Output) -> String {
     format!(
         "{}\nstdout: {}\nstderr: {}",
@@ -217,55 +221,97 @@ fn the_probe_tells_folding_beneath_the_kernel_from_exact_names() {
 }
 
 /// The attack refused there, the same run going ahead in an ordinary directory, and, accepted
-/// knowingly, the write landing in `.git/config` with the report saying `partial`.
+/// knowingly, the write landing in `.git/config` with the report saying `partial`. As root and
+/// as uid 65534 (the FUSE file system is mounted by root for both, `allow_other`).
 #[test]
 fn a_run_on_a_file_system_folding_case_beneath_the_kernel_is_refused() {
     let Some(py) = python() else { return };
-    let fold = Folding::mount(py);
-    let ws = workspace(&fold.mnt);
-    let refused = sbx(&ws, "workspace", ATTACK);
-    assert_eq!(refused.status.code(), Some(125), "{}", text(&refused));
-    let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert!(
-        stderr.contains("fuse") && stderr.contains("case_folding = \"accept\""),
-        "{}",
-        text(&refused)
-    );
-    assert!(!String::from_utf8_lossy(&refused.stdout).contains("WROTE"));
-    let behind = fold.backing.join("ws/.git/config");
-    assert_eq!(std::fs::read_to_string(&behind).unwrap(), CONFIG);
+    for u in users() {
+        let s = Scratch::new(u);
+        std::fs::write(s.ws.join(".git/config"), CONFIG).unwrap();
+        s.chown_all();
+        let allowed = s.json_command("workspace", ATTACK).output().unwrap();
+        assert_eq!(
+            allowed.status.code(),
+            Some(0),
+            "{}: {}",
+            s.label(),
+            text(&allowed)
+        );
+        assert!(String::from_utf8_lossy(&allowed.stdout).contains("WROTE"));
+        let config = std::fs::read_to_string(s.ws.join(".git/config")).unwrap();
+        assert_eq!(config, CONFIG, "{}", s.label());
 
-    let plain = tempfile::tempdir().unwrap();
-    let pws = workspace(plain.path());
-    let allowed = sbx(&pws, "workspace", ATTACK);
-    assert_eq!(allowed.status.code(), Some(0), "{}", text(&allowed));
-    assert!(String::from_utf8_lossy(&allowed.stdout).contains("WROTE"));
-    assert_eq!(
-        std::fs::read_to_string(pws.join(".git/config")).unwrap(),
-        CONFIG
-    );
+        let fold = Folding::mount_in(py, s.root.path());
+        let ws = workspace(&fold.mnt);
+        if let Some(uid) = u {
+            let status = Command::new("chown")
+                .arg("-R")
+                .arg(format!("{uid}:{uid}"))
+                .arg(&ws)
+                .status();
+            assert!(status.unwrap().success());
+        }
+        let behind = fold.backing.join("ws/.git/config");
+        let refused = s
+            .json_command("workspace", ATTACK)
+            .current_dir(&ws)
+            .output()
+            .unwrap();
+        assert_eq!(
+            refused.status.code(),
+            Some(125),
+            "{}: {}",
+            s.label(),
+            text(&refused)
+        );
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert!(
+            stderr.contains("(fuse)") && stderr.contains("case_folding = \"accept\""),
+            "{}: {}",
+            s.label(),
+            text(&refused)
+        );
+        assert!(!String::from_utf8_lossy(&refused.stdout).contains("WROTE"));
+        assert_eq!(std::fs::read_to_string(&behind).unwrap(), CONFIG);
 
-    let accept = plain.path().join("accept.toml");
-    let toml = "extends = \"workspace\"\n[filesystem]\ncase_folding = \"accept\"\n";
-    std::fs::write(&accept, toml).unwrap();
-    let ran = sbx(&ws, accept.to_str().unwrap(), ATTACK);
-    assert_eq!(ran.status.code(), Some(0), "{}", text(&ran));
-    let config = std::fs::read_to_string(fold.backing.join("ws/.git/config")).unwrap();
-    assert!(
-        config.contains("fsmonitor"),
-        "the mount held after all: {config}\n{}",
-        text(&ran)
-    );
-    let stdout = String::from_utf8_lossy(&ran.stdout);
+        let toml = "extends = \"workspace\"\n[filesystem]\ncase_folding = \"accept\"\n";
+        let accept = s.write_profile("accept", toml);
+        let ran = s
+            .json_command(accept.to_str().unwrap(), ATTACK)
+            .current_dir(&ws)
+            .output()
+            .unwrap();
+        assert_eq!(ran.status.code(), Some(0), "{}: {}", s.label(), text(&ran));
+        let config = std::fs::read_to_string(&behind).unwrap();
+        assert!(
+            config.contains("fsmonitor"),
+            "{}: the mount held after all: {config}\n{}",
+            s.label(),
+            text(&ran)
+        );
+        assert_eq!(
+            names_status(&ran),
+            "partial",
+            "{}: {}",
+            s.label(),
+            text(&ran)
+        );
+    }
+}
+
+/// The status of the report's `protected-names` line.
+fn names_status(o: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&o.stdout);
     let last = stdout.lines().last().unwrap_or_default();
     let result: serde_json::Value = serde_json::from_str(last).unwrap();
     let layers = result["enforcement"]["layers"].as_array().cloned();
-    let names = layers
+    let line = layers
         .unwrap_or_default()
         .into_iter()
         .find(|l| l["name"] == "protected-names");
-    let names = names.unwrap_or_else(|| panic!("no protected-names line: {last}"));
-    assert_eq!(names["status"], "partial", "{names}");
+    line.map(|l| l["status"].as_str().unwrap_or_default().to_string())
+        .unwrap_or_default()
 }
 
 /// `sbx doctor` in such a workspace says the built-ins are refused there, and why.
