@@ -614,6 +614,26 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
+    /// `case_folding` refuses by default, is replaced by a profile that extends, with its
+    /// line, and takes no other value.
+    #[test]
+    fn case_folding_is_refuse_unless_a_profile_accepts_it() {
+        use crate::capability::CaseFolding;
+        let base = Profile::parse("p.toml", "extends = \"workspace\"\n").unwrap();
+        assert_eq!(base.case_folding.0, CaseFolding::Refuse);
+        let text = "extends = \"workspace\"\n[filesystem]\ncase_folding = \"accept\"\n";
+        let p = Profile::parse("p.toml", text).unwrap();
+        assert_eq!(p.case_folding.0, CaseFolding::Accept);
+        assert!(
+            p.case_folding.1.to_string().contains("p.toml:3"),
+            "{}",
+            p.case_folding.1
+        );
+        let bad = Profile::parse("p.toml", "[filesystem]\ncase_folding = \"ignore\"\n");
+        let err = bad.unwrap_err().to_string();
+        assert!(err.contains("filesystem.case_folding"), "{err}");
+    }
+
     /// The binary embeds the built-ins without comments (build.rs): each parses to the same
     /// profile, and each default policy to the same rules, origins and lines included, as the
     /// file in `profiles/` that a reader sees.
