@@ -96,6 +96,10 @@ pub struct FsCaps {
     /// What a protected path created or changed during the run does to the run.
     #[serde(default)]
     pub protected_change: ProtectedChange,
+    /// Whether a writable tree holding protected paths may lie on a file system that finds
+    /// names under another case while the kernel does not fold them.
+    #[serde(default)]
+    pub case_folding: CaseFolding,
     /// The homes the command's secrets live in. Host programs replace files there by rename
     /// while a run goes on (an agent's state and token files, credential stores, shell
     /// history), and a rename over a file detaches the mount that hides it in the sandbox:
@@ -116,6 +120,23 @@ pub enum ProtectedChange {
     Undo,
     /// Undone, reported, and the run fails.
     Fail,
+}
+
+/// What a run does when a writable tree holding protected paths lies on a file system that
+/// finds a name under another case while the kernel's name cache does not fold it (an SMB
+/// share, a macOS folder shared through virtiofs, 9p or FUSE): there a case variant
+/// (`.GIT/CONFIG`) reaches a read-only path around its mount, and the check after the run
+/// compares names exactly. Ordered from least to most strict.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum CaseFolding {
+    /// Run, with the protected names reported `partial`.
+    Accept,
+    /// Refuse the run, naming the file system.
+    #[default]
+    Refuse,
 }
 
 /// Network reach, ordered from least to most.
@@ -295,6 +316,7 @@ impl CapabilitySet {
                 deny_write: union_denials(&self.fs.deny_write, &other.fs.deny_write),
                 watch: union_denials(&self.fs.watch, &other.fs.watch),
                 protected_change: self.fs.protected_change.max(other.fs.protected_change),
+                case_folding: self.fs.case_folding.max(other.fs.case_folding),
                 homes: union_homes(&self.fs.homes, &other.fs.homes),
             },
             network: self.network.min(other.network),
@@ -322,6 +344,7 @@ impl CapabilitySet {
             && denials_kept(&self.fs.deny_write, &other.fs.deny_write)
             && other.fs.watch.iter().all(|w| self.fs.watch.contains(w))
             && self.fs.protected_change >= other.fs.protected_change
+            && self.fs.case_folding >= other.fs.case_folding
             && self.network <= other.network
             && (self.network != NetworkMode::Proxy
                 || other.network != NetworkMode::Proxy

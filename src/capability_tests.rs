@@ -73,6 +73,7 @@ fn intersecting_takes_the_smaller_of_every_limit_and_the_stricter_of_every_switc
     a.limits.memory_bytes = Some(1 << 30);
     a.isolation.pid = false;
     a.fs.protected_change = ProtectedChange::Fail;
+    a.fs.case_folding = crate::capability::CaseFolding::Accept;
     b.network = NetworkMode::None;
     b.limits.timeout_ms = Some(5_000);
     b.extra_denied_syscalls = vec![syscall("ptrace"), syscall("bpf")];
@@ -82,6 +83,7 @@ fn intersecting_takes_the_smaller_of_every_limit_and_the_stricter_of_every_switc
     assert_eq!(c.limits.memory_bytes, Some(1 << 30));
     assert!(c.isolation.pid);
     assert_eq!(c.fs.protected_change, ProtectedChange::Fail);
+    assert_eq!(c.fs.case_folding, crate::capability::CaseFolding::Refuse);
     assert_eq!(c.extra_denied_syscalls, [syscall("ptrace"), syscall("bpf")]);
     assert!(c.is_subset_of(&a) && c.is_subset_of(&b));
 }

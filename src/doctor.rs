@@ -64,6 +64,11 @@ fn fix_for(host: &Host, layer: &str) -> Option<String> {
                 .to_string(),
         ),
         "memory" | "processes" => missing_fix(&host.cgroups.missing),
+        "protected-names" => Some(
+            "work in a directory on a case-sensitive file system, or mount the share so that \
+             the kernel folds names (cifs: `nocase`)"
+                .to_string(),
+        ),
         _ => missing_fix(&host.namespaces),
     }
 }

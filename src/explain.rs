@@ -105,6 +105,11 @@ fn print_filesystem(prof: &Profile, caps: &CapabilitySet, plan: &SandboxPlan) {
         prof.protected_change.0,
         prof.protected_change.1
     );
+    outln!(
+        "  a writable tree whose names fold case beneath the kernel: {:?} from {}",
+        prof.case_folding.0,
+        prof.case_folding.1
+    );
 }
 
 /// The seccomp filter, network, limits, environment and the enforcement report.

@@ -6,8 +6,10 @@
 //! `enforce` would make detection depend on the layer that consumes its result (`enforce`
 //! reads [`Host`]), a cycle. Each block carries its `SAFETY` argument.
 pub(crate) mod cgroup;
+pub mod names;
 
 pub use cgroup::{CgroupBase, CgroupHost, CgroupVersion, Controller};
+pub use names::NameCase;
 use serde::Serialize;
 
 /// The Landlock ABI this code is written for; newer kernels are used up to it.

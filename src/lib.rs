@@ -78,6 +78,7 @@ pub use capability::{
 };
 pub(crate) mod enforce;
 pub mod exec;
+pub mod folded_names;
 pub(crate) mod gitconfig;
 pub mod hook;
 pub mod host;

@@ -15,7 +15,7 @@
 
 use super::stamp::{Pass, Stamp, Witness};
 use crate::capability::CapabilitySet;
-use crate::host::Host;
+use crate::host::{Host, NameCase};
 use crate::plan::{DirLister, RealFs, SandboxPlan};
 use crate::profile::{FileKind, Files, RealFiles, Vars};
 use std::cell::RefCell;
@@ -39,6 +39,8 @@ enum Question {
     Exists(PathBuf),
     IsSymlink(PathBuf),
     ReadLink(PathBuf),
+    NameCase(PathBuf),
+    NameCaseIn(PathBuf),
 }
 
 /// The answer it got.
@@ -50,6 +52,7 @@ enum Answer {
     Var(Option<OsString>),
     Yes(bool),
     Link(Option<PathBuf>),
+    Names(NameCase),
 }
 
 /// One question, its answer, and what decides it.
@@ -169,13 +172,16 @@ fn witness(q: &Question, a: &Answer) -> Option<Witness> {
         Question::Kind(p)
         | Question::Exists(p)
         | Question::IsSymlink(p)
-        | Question::ReadLink(p) => parent(p),
+        | Question::ReadLink(p)
+        | Question::NameCase(p) => parent(p),
         // Following a link: only "a directory" is kept by the directory it resolves to.
         Question::IsDir(p) => (*a == Answer::Yes(true)).then(|| Witness::Directory(p.clone())),
         Question::List(d) => Some(Witness::Entries(d.clone())),
         Question::Read(p) => Some(Witness::Content(p.clone())),
         Question::Glob(pattern) => glob_dir(pattern).map(Witness::Entries),
-        Question::Var(_) => None,
+        // Whichever entry is probed, the answer is the file system's: asked again each time
+        // (one lookup), it drops the plan only when the verdict changes.
+        Question::Var(_) | Question::NameCaseIn(_) => None,
     }
 }
 
@@ -202,7 +208,18 @@ fn answer(q: &Question, files: &dyn Files, fs: &dyn DirLister) -> Option<Answer>
         Question::Exists(p) => Answer::Yes(fs.exists(p)),
         Question::IsSymlink(p) => Answer::Yes(fs.is_symlink(p)),
         Question::ReadLink(p) => Answer::Link(files.read_link(p)),
+        Question::NameCase(p) => Answer::Names(fs.name_case(p)),
+        Question::NameCaseIn(p) => Answer::Names(as_planned(fs.name_case_in(p))),
     })
+}
+
+/// A verdict as planning acts on it: a tree that cannot tell (no entry to probe yet) plans as
+/// one where case matters, so the first file made in an empty workspace keeps the plan.
+fn as_planned(c: NameCase) -> NameCase {
+    match c {
+        NameCase::Untold => NameCase::Exact,
+        NameCase::Exact | NameCase::FoldedByKernel | NameCase::FoldedBeneath { .. } => c,
+    }
 }
 
 /// The real machine, as resolving and planning see it, writing down what they ask.
@@ -275,6 +292,17 @@ impl DirLister for Recorder {
     }
     fn read_link(&self, path: &Path) -> Option<PathBuf> {
         Files::read_link(self, path)
+    }
+    fn name_case(&self, entry: &Path) -> NameCase {
+        let c = self.fs.name_case(entry);
+        self.note(Question::NameCase(entry.into()), Answer::Names(c.clone()));
+        c
+    }
+    fn name_case_in(&self, dir: &Path) -> NameCase {
+        let c = self.fs.name_case_in(dir);
+        let planned = as_planned(c.clone());
+        self.note(Question::NameCaseIn(dir.into()), Answer::Names(planned));
+        c
     }
 }
 

@@ -4,7 +4,9 @@
 #![forbid(unsafe_code)]
 
 use super::DirLister;
-use crate::host::{Availability, CgroupBase, CgroupHost, CgroupVersion, Host, LANDLOCK_ABI};
+use crate::host::{
+    Availability, CgroupBase, CgroupHost, CgroupVersion, Host, LANDLOCK_ABI, NameCase,
+};
 use crate::profile::{FileKind, Files, normalize};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -23,6 +25,8 @@ enum Entry {
 pub struct FakeFs {
     entries: BTreeMap<PathBuf, Entry>,
     vars: BTreeMap<String, OsString>,
+    /// How names fold beneath a directory, when not [`NameCase::Exact`].
+    folding: BTreeMap<PathBuf, NameCase>,
 }
 
 impl Default for FakeFs {
@@ -42,6 +46,7 @@ impl FakeFs {
         Self {
             entries,
             vars: BTreeMap::new(),
+            folding: BTreeMap::new(),
         }
     }
 
@@ -67,6 +72,12 @@ impl FakeFs {
     /// Add a symbolic link to `target` (absolute, or relative to the link's directory).
     pub fn symlink(self, path: &str, target: &str) -> Self {
         self.add(path, Entry::Symlink(PathBuf::from(target)))
+    }
+
+    /// Make names beneath `dir` fold as `case` says (the nearest such directory decides).
+    pub fn names(mut self, dir: &str, case: NameCase) -> Self {
+        self.folding.insert(normalize(Path::new(dir)), case);
+        self
     }
 
     /// Set an environment variable.
@@ -130,6 +141,23 @@ impl DirLister for FakeFs {
 
     fn read_link(&self, path: &Path) -> Option<PathBuf> {
         Files::read_link(self, path)
+    }
+
+    fn name_case(&self, entry: &Path) -> NameCase {
+        let found = entry.ancestors().skip(1).find_map(|d| self.folding.get(d));
+        found.cloned().unwrap_or(NameCase::Exact)
+    }
+
+    fn name_case_in(&self, dir: &Path) -> NameCase {
+        let named = |p: &PathBuf| {
+            p.file_name()
+                .and_then(crate::host::names::flip_case)
+                .is_some()
+        };
+        match self.list(dir).iter().find(|p| named(p)) {
+            Some(p) => self.name_case(p),
+            None => NameCase::Untold,
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 //! asks the real one and remembers each answer.
 #![forbid(unsafe_code)]
 
+use crate::host::NameCase;
 use crate::pathset::PathMap;
 use std::cell::RefCell;
 use std::ffi::OsStr;
@@ -22,6 +23,12 @@ pub trait DirLister {
     }
     /// The text of the symbolic link at `path`; `None` when it is none or cannot be read.
     fn read_link(&self, path: &Path) -> Option<PathBuf>;
+    /// How the file system holding `entry` (an existing path) treats its name under another
+    /// case ([`crate::host::names::probe`]).
+    fn name_case(&self, entry: &Path) -> NameCase;
+    /// How the file system holding `dir` treats names under another case, probed on one of
+    /// its entries ([`NameCase::Untold`] when none has a letter to flip).
+    fn name_case_in(&self, dir: &Path) -> NameCase;
 }
 
 /// The real filesystem. Each path is looked up once per plan: planning asks about the same
@@ -174,6 +181,25 @@ impl DirLister for RealFs {
     }
     fn read_link(&self, path: &Path) -> Option<PathBuf> {
         std::fs::read_link(path).ok()
+    }
+    fn name_case(&self, entry: &Path) -> NameCase {
+        crate::host::names::probe(entry)
+    }
+    /// On a name of the directory's listing when planning has read it already (the
+    /// workspace's usually is), so the probe is one `lstat`.
+    fn name_case_in(&self, dir: &Path) -> NameCase {
+        use crate::host::names::{flip_case, probe, probe_dir};
+        let listed = match self.dirs.borrow().get(dir.as_os_str()) {
+            Some(Dir::Listed(Some(names))) => {
+                Some(names.keys().find(|n| flip_case(n).is_some()).cloned())
+            }
+            Some(Dir::Listed(None) | Dir::Asked(_)) | None => None,
+        };
+        match listed {
+            Some(Some(name)) => probe(&dir.join(name)),
+            Some(None) => NameCase::Untold,
+            None => probe_dir(dir),
+        }
     }
 }
 

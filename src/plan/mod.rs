@@ -1,8 +1,9 @@
 //! From a capability set and the host's features to a [`SandboxPlan`]: every Landlock rule,
 //! the seccomp policy, namespaces, mounts, rlimits and environment, each with its origin.
 //!
-//! Pure: no syscalls here except reading directory listings for Landlock's
-//! "deny inside allow" expansion, which the caller may precompute.
+//! Pure: no syscalls here except what the [`DirLister`] answers (directory listings for
+//! Landlock's "deny inside allow" expansion, and whether a writable tree's names fold case),
+//! which the caller may precompute.
 #![forbid(unsafe_code)]
 
 mod cgroup;
@@ -11,6 +12,7 @@ mod fs;
 mod landlock;
 mod limits;
 mod mounts;
+mod names;
 mod seccomp;
 mod types;
 
@@ -20,6 +22,7 @@ pub use fs::{DirLister, RealFs};
 pub use landlock::{EXEC, FsRight, LandlockPlan, LandlockRule, READ, WRITE};
 pub use limits::{PID_MAX_MIN, Rlimit, RlimitStep};
 pub use mounts::MountStep;
+pub use names::CaseFolded;
 pub use seccomp::{BASE_DENIED_SYSCALLS, SeccompPlan};
 pub use types::{
     HeldGrant, Layer, LayerStatus, Namespaces, PROXY_PORT, PlanError, ProxyBridge, ProxyPlan,
@@ -294,6 +297,8 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
     let ns_why = namespace_gap(host);
     let namespaces = namespaces(caps, host, &ns_why, &mut gaps);
     let mounts = mounts::mount_layout(caps, &namespaces, input.tmp, fs)?;
+    let roots = mounts::writable_roots(caps, input.tmp, fs);
+    names::check_names(caps, &roots, fs, &mut report)?;
     let landlock = landlock::landlock_plan(input, &namespaces, &mounts, fs, &mut gaps, &mut report);
     let seccomp = seccomp::seccomp_plan(input, &namespaces, &mut gaps, &mut report);
     let tcp_held = landlock.as_ref().is_some_and(|l| l.deny_tcp);

@@ -70,7 +70,7 @@ pub enum MountStep {
 
 /// The outermost existing writable trees that keep their host mount, in order: not the private
 /// tmp (a fresh tmpfs) nor /dev and /proc (mounted afresh).
-fn writable_roots(caps: &CapabilitySet, tmp: &Path, fs: &dyn DirLister) -> Vec<PathBuf> {
+pub(super) fn writable_roots(caps: &CapabilitySet, tmp: &Path, fs: &dyn DirLister) -> Vec<PathBuf> {
     let fresh = |p: &Path| {
         (caps.isolation.private_tmp && p == tmp) || p.starts_with("/dev") || p.starts_with("/proc")
     };
@@ -389,6 +389,12 @@ mod tests {
             }
             fn read_link(&self, _: &Path) -> Option<PathBuf> {
                 None
+            }
+            fn name_case(&self, p: &Path) -> crate::host::NameCase {
+                self.0.name_case(p)
+            }
+            fn name_case_in(&self, d: &Path) -> crate::host::NameCase {
+                self.0.name_case_in(d)
             }
         }
         let err = hide_steps(&caps(&["/h/.aws"]), &Unreadable(fs)).unwrap_err();

@@ -20,6 +20,12 @@ impl DirLister for NoFs {
     fn read_link(&self, _: &Path) -> Option<PathBuf> {
         None
     }
+    fn name_case(&self, _: &Path) -> crate::host::NameCase {
+        crate::host::NameCase::Exact
+    }
+    fn name_case_in(&self, _: &Path) -> crate::host::NameCase {
+        crate::host::NameCase::Exact
+    }
 }
 
 fn caps() -> CapabilitySet {

@@ -156,6 +156,14 @@ pub enum PlanError {
         .0.path.display(), .0.origin, .0.real.display(), .0.granted.display(), .0.granted_by
     )]
     HoldsGrant(Box<HeldGrant>),
+    /// A writable tree holding protected paths is on a file system that finds names under
+    /// another case while the kernel does not fold them: the read-only mounts and the check
+    /// after the run hold only the exact names.
+    #[error(
+        "{} is on a file system ({}) that finds a name under another case while the kernel does not fold it{}. A read-only mount holds only the name it is on, so the profile's read-only paths there could be written under another case (.GIT/CONFIG for .git/config), and names made during the run (.ENVRC, .GITHUB) would escape the check after it. Fix: work in a directory on a case-sensitive file system, or mount the share so that the kernel folds names (cifs: the `nocase` option); or accept the gap knowingly with `case_folding = \"accept\"` under `[filesystem]` in a profile that extends this one",
+        .0.root.display(), .0.fs, .0.example()
+    )]
+    CaseFolded(Box<super::names::CaseFolded>),
 }
 
 /// A denied path whose links lead to a tree holding a grant.

@@ -310,6 +310,10 @@ impl Profile {
                 ProtectedChange::Undo,
                 Origin::builtin("filesystem.protected_change (default)"),
             ),
+            case_folding: (
+                crate::capability::CaseFolding::Refuse,
+                Origin::builtin("filesystem.case_folding (default)"),
+            ),
             network: (NetworkMode::None, Origin::builtin("network.mode (default)")),
             net_rules: crate::proxy::NetRules::default(),
             limits: BTreeMap::new(),
@@ -327,7 +331,8 @@ impl Profile {
 }
 
 /// Apply one file's `[filesystem]` table: its path lists are appended (each entry validated as
-/// it is added; the parent's already were), `protected_change` replaces the parent's.
+/// it is added; the parent's already were), `protected_change` and `case_folding` replace the
+/// parent's.
 fn apply_filesystem(p: &mut Profile, fs: RawFs, src: &Source) -> Result<(), ProfileError> {
     let add = |dst: &mut Vec<ProfilePath>, items: Vec<Spanned<String>>, key: &str| {
         dst.reserve(items.len());
@@ -351,6 +356,12 @@ fn apply_filesystem(p: &mut Profile, fs: RawFs, src: &Source) -> Result<(), Prof
         p.protected_change = (
             *c.get_ref(),
             src.origin(c.span(), "filesystem.protected_change"),
+        );
+    }
+    if let Some(c) = fs.case_folding {
+        p.case_folding = (
+            *c.get_ref(),
+            src.origin(c.span(), "filesystem.case_folding"),
         );
     }
     Ok(())
@@ -602,6 +613,26 @@ mod key_tests {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// `case_folding` refuses by default, is replaced by a profile that extends, with its
+    /// line, and takes no other value.
+    #[test]
+    fn case_folding_is_refuse_unless_a_profile_accepts_it() {
+        use crate::capability::CaseFolding;
+        let base = Profile::parse("p.toml", "extends = \"workspace\"\n").unwrap();
+        assert_eq!(base.case_folding.0, CaseFolding::Refuse);
+        let text = "extends = \"workspace\"\n[filesystem]\ncase_folding = \"accept\"\n";
+        let p = Profile::parse("p.toml", text).unwrap();
+        assert_eq!(p.case_folding.0, CaseFolding::Accept);
+        assert!(
+            p.case_folding.1.to_string().contains("p.toml:3"),
+            "{}",
+            p.case_folding.1
+        );
+        let bad = Profile::parse("p.toml", "[filesystem]\ncase_folding = \"ignore\"\n");
+        let err = bad.unwrap_err().to_string();
+        assert!(err.contains("filesystem.case_folding"), "{err}");
+    }
 
     /// The binary embeds the built-ins without comments (build.rs): each parses to the same
     /// profile, and each default policy to the same rules, origins and lines included, as the

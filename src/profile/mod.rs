@@ -55,6 +55,8 @@ pub struct Profile {
     pub deny_write: Vec<ProfilePath>,
     /// `filesystem.protected_change` and where it was set.
     pub protected_change: (ProtectedChange, Origin),
+    /// `filesystem.case_folding` and where it was set.
+    pub case_folding: (crate::capability::CaseFolding, Origin),
     /// `network.mode` and where it was set.
     pub network: (NetworkMode, Origin),
     /// `[network]` allow, deny and private entries, hosts file and limits (`proxy` mode).

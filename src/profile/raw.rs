@@ -39,6 +39,7 @@ pub(super) struct RawFs {
     #[serde(default)]
     pub(super) deny_write: Vec<Spanned<String>>,
     pub(super) protected_change: Option<Spanned<crate::capability::ProtectedChange>>,
+    pub(super) case_folding: Option<Spanned<crate::capability::CaseFolding>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -103,6 +103,7 @@ impl Profile {
                 ),
                 watch: self.watched(vars),
                 protected_change: self.protected_change.0,
+                case_folding: self.case_folding.0,
                 homes: vars.workspace.homes().map(Path::to_path_buf).collect(),
             },
             network: self.network.0,
