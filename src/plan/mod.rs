@@ -19,7 +19,7 @@ pub use fake::{FakeFs, capable_host};
 pub use fs::{DirLister, RealFs};
 pub use landlock::{EXEC, FsRight, LandlockPlan, LandlockRule, READ, WRITE};
 pub use limits::{PID_MAX_MIN, Rlimit, RlimitStep};
-pub use mounts::MountStep;
+pub use mounts::{COVERED_LINKS, MountStep};
 pub use seccomp::{BASE_DENIED_SYSCALLS, SeccompPlan};
 pub use types::{
     HeldGrant, Layer, LayerStatus, Namespaces, PROXY_PORT, PlanError, ProxyBridge, ProxyPlan,
@@ -294,6 +294,7 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
     let ns_why = namespace_gap(host);
     let namespaces = namespaces(caps, host, &ns_why, &mut gaps);
     let mounts = mounts::mount_layout(caps, &namespaces, input.tmp, fs)?;
+    report.extend(mounts::covered_links_layers(&mounts));
     let landlock = landlock::landlock_plan(input, &namespaces, &mounts, fs, &mut gaps, &mut report);
     let seccomp = seccomp::seccomp_plan(input, &namespaces, &mut gaps, &mut report);
     let tcp_held = landlock.as_ref().is_some_and(|l| l.deny_tcp);
