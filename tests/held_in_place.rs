@@ -234,3 +234,48 @@ fn a_dangling_protected_link_does_not_stop_the_run_and_what_it_leads_to_is_undon
         assert!(s.ws.join("direnv/envrc").exists() && s.ws.join("sub/claude").exists());
     }
 }
+
+/// A directory above a hidden secret or a protected path made unsearchable in one run (`chmod
+/// 000`) keeps the next run's planning from seeing what is beneath; it is covered (a hidden
+/// secret's) or made read-only (a protected path's) so that the command cannot make it
+/// searchable again. Only for uid 65534: root searches any directory anyway.
+#[test]
+fn a_directory_made_unsearchable_above_a_secret_or_a_protected_path_stays_so() {
+    let back = "chmod 755 config sub; cat config/gh/hosts.yml; \
+                echo evil > sub/claude/settings.json && echo WROTE";
+    for u in users().into_iter().filter(Option::is_some) {
+        let wide_run = |s: &Scratch| {
+            let wide = s.write_profile("wide", WIDE);
+            s.run(wide.to_str().unwrap(), back)
+        };
+        for wide in [false, true] {
+            let s = dotfiles(u);
+            std::fs::create_dir_all(s.ws.join("sub/claude")).unwrap();
+            symlink("sub/claude", s.ws.join(".claude")).unwrap();
+            s.chown_all();
+            std::os::unix::fs::lchown(s.ws.join(".claude"), u, u).unwrap();
+            let o = s.run("workspace", "chmod 000 config sub; echo rc=$?");
+            assert!(stdout(&o).contains("rc=0"), "{}: {}", s.label(), text(&o));
+            let o = if wide {
+                wide_run(&s)
+            } else {
+                s.run("workspace", back)
+            };
+            let out = stdout(&o);
+            // Under a profile that hides and protects nothing, both work.
+            assert_eq!(
+                out.contains("SENTINEL-GH-PIN"),
+                wide,
+                "{}: {}",
+                s.label(),
+                text(&o)
+            );
+            assert_eq!(out.contains("WROTE"), wide, "{}: {}", s.label(), text(&o));
+            std::process::Command::new("chmod")
+                .args(["-R", "u+rwx"])
+                .arg(&s.ws)
+                .status()
+                .unwrap();
+        }
+    }
+}

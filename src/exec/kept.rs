@@ -39,6 +39,7 @@ enum Question {
     Exists(PathBuf),
     IsSymlink(PathBuf),
     ReadLink(PathBuf),
+    Searchable(PathBuf),
 }
 
 /// The answer it got.
@@ -175,7 +176,8 @@ fn witness(q: &Question, a: &Answer) -> Option<Witness> {
         Question::List(d) => Some(Witness::Entries(d.clone())),
         Question::Read(p) => Some(Witness::Content(p.clone())),
         Question::Glob(pattern) => glob_dir(pattern).map(Witness::Entries),
-        Question::Var(_) => None,
+        // A mode changes no directory's entries: asked again each time.
+        Question::Var(_) | Question::Searchable(_) => None,
     }
 }
 
@@ -202,6 +204,7 @@ fn answer(q: &Question, files: &dyn Files, fs: &dyn DirLister) -> Option<Answer>
         Question::Exists(p) => Answer::Yes(fs.exists(p)),
         Question::IsSymlink(p) => Answer::Yes(fs.is_symlink(p)),
         Question::ReadLink(p) => Answer::Link(files.read_link(p)),
+        Question::Searchable(p) => Answer::Yes(fs.searchable(p)),
     })
 }
 
@@ -275,6 +278,11 @@ impl DirLister for Recorder {
     }
     fn read_link(&self, path: &Path) -> Option<PathBuf> {
         Files::read_link(self, path)
+    }
+    fn searchable(&self, dir: &Path) -> bool {
+        let y = self.fs.searchable(dir);
+        self.note(Question::Searchable(dir.into()), Answer::Yes(y));
+        y
     }
 }
 

@@ -22,6 +22,10 @@ pub trait DirLister {
     }
     /// The text of the symbolic link at `path`; `None` when it is none or cannot be read.
     fn read_link(&self, path: &Path) -> Option<PathBuf>;
+    /// Whether the directory `dir` can be searched (its entries looked up) by whoever plans.
+    fn searchable(&self, _dir: &Path) -> bool {
+        true
+    }
 }
 
 /// The real filesystem. Each path is looked up once per plan: planning asks about the same
@@ -174,6 +178,9 @@ impl DirLister for RealFs {
     }
     fn read_link(&self, path: &Path) -> Option<PathBuf> {
         std::fs::read_link(path).ok()
+    }
+    fn searchable(&self, dir: &Path) -> bool {
+        nix::unistd::access(dir, nix::unistd::AccessFlags::X_OK).is_ok()
     }
 }
 

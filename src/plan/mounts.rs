@@ -176,6 +176,10 @@ fn hide_steps(caps: &CapabilitySet, fs: &dyn DirLister) -> Result<Hides, PlanErr
     let mut out = Hides::default();
     for d in caps.fs.deny_read.iter().filter(|d| !fresh(&d.path)) {
         if !fs.exists(&d.path) {
+            let real = follower.real(&d.path).ok();
+            if let Some(dir) = real.and_then(|r| blind_dir(caps, fs, &r.path)) {
+                hide_blind(dir, follower.links().to_vec(), d, &mut out);
+            }
             continue;
         }
         let real = match follower.real(&d.path) {
@@ -215,6 +219,35 @@ fn hide_steps(caps: &CapabilitySet, fs: &dyn DirLister) -> Result<Hides, PlanErr
         }
     }
     Ok(out)
+}
+
+/// The directory in a writable tree that keeps planning from seeing `real`: its deepest
+/// existing ancestor, when that cannot be searched. A command that owns it can make it so in
+/// one run (`chmod 000 config`), for the next to find nothing to hide or protect beneath it,
+/// and make it searchable again in that one; a mount over it keeps it as it is.
+fn blind_dir(caps: &CapabilitySet, fs: &dyn DirLister, real: &Path) -> Option<PathBuf> {
+    let a = real.ancestors().skip(1).find(|a| fs.exists(a))?;
+    let inside = outermost_root(caps, a).is_some_and(|r| a != r);
+    (inside && fs.is_dir(a) && !fs.searchable(a)).then(|| a.to_path_buf())
+}
+
+/// Hide `dir`, which keeps planning from seeing whether the denied path `d` is there: an empty
+/// directory in its place, so that its mode cannot be changed back during the run.
+fn hide_blind(dir: PathBuf, links: Vec<PathBuf>, d: &PathEntry, out: &mut Hides) {
+    let seen = |m: &MountStep| matches!(m, MountStep::Hide { target, .. } if *target == dir);
+    if !out.steps.iter().any(seen) {
+        out.held.push(Held {
+            target: dir.clone(),
+            links,
+            origin: d.origin.clone(),
+        });
+        out.steps.push(MountStep::Hide {
+            target: dir,
+            is_dir: true,
+            link: None,
+            origin: d.origin.clone(),
+        });
+    }
 }
 
 /// A denied path `d` whose links lead to `real`, a tree holding the grant `g`. When one of
@@ -319,25 +352,33 @@ fn pins_for(caps: &CapabilitySet, fs: &dyn DirLister, held: &Held, pins: &mut Ve
 
 /// The read-only binds of the denied writes that exist beneath a writable root, and what
 /// keeps them in place. A dangling link gets none: there is no file to hold, and the check
-/// after the run moves one made there during it to quarantine.
+/// after the run moves one made there during it to quarantine. A directory that keeps planning
+/// from seeing one ([`blind_dir`]) is made read-only itself.
 fn read_only_steps(caps: &CapabilitySet, fs: &dyn DirLister) -> (Vec<MountStep>, Vec<Held>) {
     let mut follower = Follower::new(|p: &Path| step_at(fs, p));
-    let (mut steps, mut held) = (Vec::new(), Vec::new());
+    let (mut steps, mut held) = (Vec::new(), Vec::<Held>::new());
     for d in &caps.fs.deny_write {
-        if !fs.exists(&d.path) || outermost_root(caps, &d.path).is_none() {
+        if outermost_root(caps, &d.path).is_none() {
             continue;
         }
-        let Ok(real) = follower.real(&d.path).map(|r| r.exists.then_some(r.path)) else {
+        let Ok(real) = follower.real(&d.path) else {
             continue;
         };
-        let Some(real) = real else { continue };
+        let (bind, target) = match (real.exists, blind_dir(caps, fs, &real.path)) {
+            (true, _) => (d.path.clone(), real.path),
+            (false, Some(dir)) => (dir.clone(), dir),
+            (false, None) => continue,
+        };
+        if held.iter().any(|h| h.target == target) {
+            continue;
+        }
         held.push(Held {
-            target: real,
+            target,
             links: follower.links().to_vec(),
             origin: d.origin.clone(),
         });
         steps.push(MountStep::ReadOnly {
-            target: d.path.clone(),
+            target: bind,
             origin: d.origin.clone(),
         });
     }
