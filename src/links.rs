@@ -50,7 +50,10 @@ pub enum LinkError {
 /// denied paths of a profile share a few directories (the home, `~/.config`).
 pub struct Follower<F: FnMut(&Path) -> Step> {
     ask: F,
-    dirs: PathMap<Real>,
+    /// Each directory followed, with the links it passed through.
+    dirs: PathMap<(Real, Vec<PathBuf>)>,
+    /// The links the current path passed through.
+    trail: Vec<PathBuf>,
 }
 
 impl<F: FnMut(&Path) -> Step> Follower<F> {
@@ -59,13 +62,22 @@ impl<F: FnMut(&Path) -> Step> Follower<F> {
         Self {
             ask,
             dirs: PathMap::default(),
+            trail: Vec::new(),
         }
     }
 
     /// `path` (absolute and normal) with every link in it followed, the last one included.
     pub fn real(&mut self, path: &Path) -> Result<Real, LinkError> {
         let mut hops = 0;
+        self.trail.clear();
         self.real_counted(path, &mut hops)
+    }
+
+    /// The links the last [`Follower::real`] passed through, in order, each where it lies
+    /// with the links above it followed: what must stay as it is for the path to lead where
+    /// it led.
+    pub fn links(&self) -> &[PathBuf] {
+        &self.trail
     }
 
     fn real_counted(&mut self, path: &Path, hops: &mut usize) -> Result<Real, LinkError> {
@@ -76,11 +88,16 @@ impl<F: FnMut(&Path) -> Step> Follower<F> {
             });
         };
         let dir = match self.dirs.get(parent.as_os_str()) {
-            Some(d) => d.clone(),
+            Some((d, links)) => {
+                self.trail.extend(links.iter().cloned());
+                d.clone()
+            }
             None => {
+                let start = self.trail.len();
                 let d = self.real_counted(parent, hops)?;
+                let links = self.trail[start..].to_vec();
                 self.dirs
-                    .insert(parent.as_os_str().to_os_string(), d.clone());
+                    .insert(parent.as_os_str().to_os_string(), (d.clone(), links));
                 d
             }
         };
@@ -107,6 +124,7 @@ impl<F: FnMut(&Path) -> Step> Follower<F> {
             }),
             Step::Link(None) => Err(LinkError::Unreadable { link: here }),
             Step::Link(Some(text)) => {
+                self.trail.push(here);
                 *hops += 1;
                 if *hops > MAX_LINKS {
                     return Err(LinkError::TooMany);
@@ -175,6 +193,12 @@ mod tests {
         assert_eq!((dangling.path, dangling.exists), (r("dot/nowhere"), false));
         let below = f.real(&r("h/.config/none/x")).unwrap();
         assert_eq!((below.path, below.exists), (r("dot/config/none/x"), false));
+        // The links passed, each where it lies, also when the directory above was followed
+        // before.
+        f.real(&r("h/.twisted")).unwrap();
+        assert_eq!(f.links(), [r("h/.twisted"), r("h/.aws")]);
+        f.real(&r("h/.config/gh")).unwrap();
+        assert_eq!(f.links(), [r("h/.config")]);
         assert_eq!(f.real(&r("h/loop-a/x")), Err(LinkError::TooMany));
     }
 }

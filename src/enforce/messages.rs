@@ -30,6 +30,9 @@ pub enum MessageKind {
     /// (0 peak RSS in KiB, 1 user CPU ms, 2 system CPU ms, 3 which sized private tmpfs
     /// mounts are full, one bit each in `Prepared::sized_tmpfs` order), `value` the amount.
     Usage = 5,
+    /// Sent right before `SetupFailed` when a mount operation failed: `value` = its index in
+    /// the prepared operations, which name the path.
+    FailedOp = 6,
 }
 
 impl MessageKind {
@@ -40,6 +43,7 @@ impl MessageKind {
             3 => Self::Exited,
             4 => Self::Landlock,
             5 => Self::Usage,
+            6 => Self::FailedOp,
             _ => return None,
         })
     }
@@ -197,10 +201,30 @@ pub(super) unsafe fn send_all<const N: usize>(fd: c_int, messages: &[Message; N]
     unsafe { libc::write(fd, messages.as_ptr().cast::<c_void>(), N * MESSAGE_LEN) };
 }
 
+/// The index of the mount operation running in this process, or -1: set by the init as it
+/// applies them, so that a failure names its path. An atomic of the forked process's own
+/// memory: no lock, no allocation.
+pub(super) static MOUNT_OP: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+
 pub(super) unsafe fn fail(fd: c_int, step: Step, err: c_int) -> ! {
-    // SAFETY: see `send`; _exit is async-signal-safe.
+    let op = MOUNT_OP.load(std::sync::atomic::Ordering::Relaxed);
+    let failed = Message {
+        kind: MessageKind::SetupFailed as u32,
+        step: step as u32,
+        value: err,
+    };
+    // SAFETY: see `send` and `send_all`; _exit is async-signal-safe.
     unsafe {
-        send(fd, MessageKind::SetupFailed, step as u32, err);
+        if op >= 0 {
+            let at = Message {
+                kind: MessageKind::FailedOp as u32,
+                step: 0,
+                value: op,
+            };
+            send_all(fd, &[at, failed]);
+        } else {
+            send_all(fd, &[failed]);
+        }
         libc::_exit(125)
     }
 }

@@ -48,6 +48,12 @@ pub enum Op {
         src: CString,
         target: CString,
     },
+    /// Attach a copy of `src` at `target`, following a link at neither: a link pinned onto
+    /// itself, or covered by a file.
+    BindNoFollow {
+        src: CString,
+        target: CString,
+    },
     /// Set mount attributes (`MOUNT_ATTR_*`) on the mounts at and beneath `path`.
     SetAttr {
         path: CString,
@@ -69,6 +75,28 @@ pub enum Op {
         path: CString,
         data: CString,
     },
+}
+
+impl Op {
+    /// The path the operation acts on, for an error that names it.
+    pub fn path(&self) -> Option<&std::ffi::CStr> {
+        match self {
+            Op::Clone { path, .. }
+            | Op::Mkdir { path }
+            | Op::MkdirMode { path, .. }
+            | Op::Touch { path }
+            | Op::BindSelf { path }
+            | Op::SetAttr { path, .. }
+            | Op::ClearAttr { path, .. }
+            | Op::WriteFile { path, .. } => Some(path),
+            Op::Tmpfs { target, .. }
+            | Op::Attach { target, .. }
+            | Op::BindFile { target, .. }
+            | Op::BindNoFollow { target, .. } => Some(target),
+            Op::Symlink { link, .. } => Some(link),
+            Op::MakePrivate | Op::Proc | Op::Devpts => None,
+        }
+    }
 }
 
 pub const MOUNT_ATTR_RDONLY: u64 = 0x1;
@@ -172,6 +200,7 @@ fn hidden_dirs(steps: &[MountStep]) -> (Vec<&Path>, usize) {
             MountStep::MinimalDev => other_slots += DEVICES.len(),
             MountStep::Hide { .. }
             | MountStep::Pin { .. }
+            | MountStep::CoverLink { .. }
             | MountStep::ReadOnly { .. }
             | MountStep::Proc => {}
         }
@@ -224,9 +253,27 @@ impl<'a> Compiler<'a> {
             MountStep::ReadOnlyHost { writable, nodev } => {
                 read_only_host(&mut self.ops, &mut self.next, writable, *nodev)?;
             }
-            MountStep::Pin { target, .. } => self.ops.push(Op::BindSelf {
+            MountStep::Pin {
+                target,
+                link: false,
+                ..
+            } => self.ops.push(Op::BindSelf {
                 path: cstr(target)?,
             }),
+            MountStep::Pin {
+                target, link: true, ..
+            } => self.ops.push(Op::BindNoFollow {
+                src: cstr(target)?,
+                target: cstr(target)?,
+            }),
+            MountStep::CoverLink { target, .. } => {
+                self.ops.push(Op::BindNoFollow {
+                    src: c("/dev/null"),
+                    target: cstr(target)?,
+                });
+                // Read-only, so that root's chmod inside cannot reach the host's /dev/null.
+                self.read_only_if_own(target)?;
+            }
             MountStep::ReadOnly { target, .. } => {
                 self.ops.push(Op::BindSelf {
                     path: cstr(target)?,

@@ -2,7 +2,7 @@
 //! file systems it mounted, and the loopback interface. Raw syscalls on prepared data only.
 #![allow(clippy::missing_safety_doc)]
 
-use super::messages::{Step, errno, fail, or_fail, write_file};
+use super::messages::{MOUNT_OP, Step, errno, fail, or_fail, write_file};
 use super::mounts::Op;
 use libc::c_int;
 use std::ffi::CStr;
@@ -66,10 +66,14 @@ struct MountAttr {
 
 /// Run the mount operations in order; the first failure is reported and the init exits.
 pub(super) unsafe fn apply_mount_ops(ops: &[Op], slots: &mut [c_int], msgs: c_int) {
-    for op in ops {
+    use std::sync::atomic::Ordering::Relaxed;
+    for (i, op) in ops.iter().enumerate() {
+        // A failure names the operation, and so its path.
+        MOUNT_OP.store(i32::try_from(i).unwrap_or(-1), Relaxed);
         // SAFETY: every pointer comes from a CString owned by `ops` or a literal.
         unsafe { run_mount_op(op, slots, msgs) }
     }
+    MOUNT_OP.store(-1, Relaxed);
 }
 
 unsafe fn run_mount_op(op: &Op, slots: &mut [c_int], msgs: c_int) {
@@ -116,6 +120,7 @@ unsafe fn run_mount_op(op: &Op, slots: &mut [c_int], msgs: c_int) {
                 let r = raw_mount(Some(src), target, None, libc::MS_BIND, None);
                 or_fail!(msgs, Step::Bind, r);
             }
+            Op::BindNoFollow { src, target } => bind_no_follow(src, target, msgs),
             Op::SetAttr { path, attr } => set_attr(path, *attr, 0, msgs),
             Op::ClearAttr { path, attr } => set_attr(path, 0, *attr, msgs),
             Op::Proc => {
@@ -198,6 +203,32 @@ unsafe fn attach(fd: c_int, target: &CStr, msgs: c_int) {
             MOVE_MOUNT_F_EMPTY_PATH,
         );
         or_fail!(msgs, Step::AttachMount, r);
+        libc::close(fd);
+    }
+}
+
+/// Attach a copy of `src` at `target` (open_tree, move_mount), a link at either not followed:
+/// mount(2) would follow it, and a link is mounted on only by the new mount API.
+unsafe fn bind_no_follow(src: &CStr, target: &CStr, msgs: c_int) {
+    const OPEN_TREE_CLONE: libc::c_uint = 1;
+    const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
+    // SAFETY: NUL-terminated paths; `or_fail!` exits on failure; the fd is closed.
+    unsafe {
+        let flags = OPEN_TREE_CLONE
+            | libc::O_CLOEXEC as libc::c_uint
+            | libc::AT_SYMLINK_NOFOLLOW as libc::c_uint;
+        let fd = libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, src.as_ptr(), flags) as c_int;
+        or_fail!(msgs, Step::Bind, fd);
+        // No MOVE_MOUNT_T_SYMLINKS: a link at `target` is mounted on, not followed.
+        let r = libc::syscall(
+            libc::SYS_move_mount,
+            fd,
+            c"".as_ptr(),
+            libc::AT_FDCWD,
+            target.as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH,
+        );
+        or_fail!(msgs, Step::Bind, r);
         libc::close(fd);
     }
 }

@@ -41,6 +41,7 @@ enum Question {
     ReadLink(PathBuf),
     NameCase(PathBuf),
     NameCaseIn(PathBuf),
+    Searchable(PathBuf),
 }
 
 /// The answer it got.
@@ -180,8 +181,9 @@ fn witness(q: &Question, a: &Answer) -> Option<Witness> {
         Question::Read(p) => Some(Witness::Content(p.clone())),
         Question::Glob(pattern) => glob_dir(pattern).map(Witness::Entries),
         // Whichever entry is probed, the answer is the file system's: asked again each time
-        // (one lookup), it drops the plan only when the verdict changes.
-        Question::Var(_) | Question::NameCaseIn(_) => None,
+        // (one lookup), it drops the plan only when the verdict changes. A mode changes no
+        // directory's entries: asked again each time.
+        Question::Var(_) | Question::NameCaseIn(_) | Question::Searchable(_) => None,
     }
 }
 
@@ -210,6 +212,7 @@ fn answer(q: &Question, files: &dyn Files, fs: &dyn DirLister) -> Option<Answer>
         Question::ReadLink(p) => Answer::Link(files.read_link(p)),
         Question::NameCase(p) => Answer::Names(fs.name_case(p)),
         Question::NameCaseIn(p) => Answer::Names(as_planned(fs.name_case_in(p))),
+        Question::Searchable(p) => Answer::Yes(fs.searchable(p)),
     })
 }
 
@@ -303,6 +306,11 @@ impl DirLister for Recorder {
         let planned = as_planned(c.clone());
         self.note(Question::NameCaseIn(dir.into()), Answer::Names(planned));
         c
+    }
+    fn searchable(&self, dir: &Path) -> bool {
+        let y = self.fs.searchable(dir);
+        self.note(Question::Searchable(dir.into()), Answer::Yes(y));
+        y
     }
 }
 

@@ -49,6 +49,12 @@ use supervise::supervise;
 /// A capability set and its plan, shared with the plans a sandbox keeps.
 type Planned = (Arc<CapabilitySet>, Arc<SandboxPlan>);
 
+/// ` at PATH` for an error that names one.
+fn at(path: Option<&std::path::Path>) -> String {
+    path.map(|p| format!(" at {}", p.display()))
+        .unwrap_or_default()
+}
+
 /// Why a run could not start. The CLI maps every variant to exit code 125.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -73,11 +79,13 @@ pub enum RunError {
     #[error("no command given")]
     /// The request has no argv.
     NoCommand,
-    #[error("sandbox setup failed while {}: {}", step.describe(), std::io::Error::from_raw_os_error(*errno))]
+    #[error("sandbox setup failed while {}{}: {}", step.describe(), at(path.as_deref()), std::io::Error::from_raw_os_error(*errno))]
     /// A step of the sandbox's setup failed in the child.
     Setup {
         /// The step.
         step: Step,
+        /// The path it acted on, when it names one (a mount operation's).
+        path: Option<PathBuf>,
         /// The error number it failed with.
         errno: i32,
     },

@@ -8,6 +8,12 @@ impl RunResult {
     /// Each notice, one line, without the `sbx: ` lead.
     pub fn notices(&self) -> Vec<String> {
         let mut out: Vec<String> = self.exec_failure.iter().map(exec_notice).collect();
+        let layers = self.enforcement.layers.iter();
+        out.extend(
+            layers
+                .filter(|l| l.name == crate::plan::COVERED_LINKS)
+                .map(|l| l.detail.clone()),
+        );
         out.extend(self.protected.iter().map(protected_notice));
         if self.protected_failed {
             let why = if self.protected.iter().all(|p| p.undone()) {

@@ -271,7 +271,9 @@ fn held_paths(plan: &SandboxPlan) -> Vec<PathBuf> {
                 out.push(target.clone());
                 out.extend(link.iter().cloned());
             }
-            MountStep::Pin { target, .. } | MountStep::ReadOnly { target, .. } => {
+            MountStep::Pin { target, .. }
+            | MountStep::ReadOnly { target, .. }
+            | MountStep::CoverLink { target, .. } => {
                 out.push(target.clone());
             }
             MountStep::ReadOnlyHost { writable, .. } => out.extend(writable.iter().cloned()),

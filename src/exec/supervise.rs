@@ -11,6 +11,7 @@ use super::{EnforcementReport, RunError, RunRequest, RunResult, Stream};
 use crate::enforce::messages::{ChildFds, MESSAGE_LEN, Message, MessageKind, Step};
 use crate::plan::LayerStatus;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, Instant};
 use tokio::io::unix::AsyncFd;
 
@@ -90,7 +91,12 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
     let duration = tree.start.elapsed();
     let network = tree.proxy.map(super::proxy::RunProxy::finish);
     let mut result = result_of(p, &mut caps, &ru, watched.timed_out, duration, network);
-    apply_messages(&mut result, &watched.messages, status)?;
+    apply_messages(
+        &mut result,
+        &watched.messages,
+        status,
+        &p.prepared.mount_ops,
+    )?;
     if let Some(f) = &mut result.exec_failure
         && let Some(program) = req.argv.first()
     {
@@ -416,23 +422,21 @@ fn result_of(
     }
 }
 
-/// Fold the init's messages into `result`: a setup failure is the run's error; the command's
-/// exit, or the init's own `status` when the init was killed before it could report it.
+/// Fold the init's messages into `result`: a setup failure is the run's error, naming the
+/// path of the mount operation in `ops` that failed; the command's exit, or the init's own
+/// `status` when the init was killed before it could report it.
 fn apply_messages(
     result: &mut RunResult,
     messages: &[Message],
     status: libc::c_int,
+    ops: &[crate::enforce::mounts::Op],
 ) -> Result<(), RunError> {
     let mut got_exit = false;
+    let mut failed_op = None;
     for m in messages {
         match MessageKind::from_u32(m.kind) {
-            Some(MessageKind::SetupFailed) => {
-                let step = Step::from_u32(m.step).unwrap_or(Step::Signals);
-                return Err(RunError::Setup {
-                    step,
-                    errno: m.value,
-                });
-            }
+            Some(MessageKind::FailedOp) => failed_op = usize::try_from(m.value).ok(),
+            Some(MessageKind::SetupFailed) => return Err(setup_error(m, failed_op, ops)),
             Some(MessageKind::ExecFailed) => {
                 result.exec_error = Some(if m.value == libc::ENOENT { 127 } else { 126 });
                 result.exec_failure = Some(ExecFailure::new("", m.value));
@@ -481,6 +485,21 @@ fn apply_messages(
         }
     }
     Ok(())
+}
+
+/// The error of a setup step that failed (`m`), naming the path of the mount operation
+/// `failed_op` of `ops` when the init said which one it was.
+fn setup_error(
+    m: &Message,
+    failed_op: Option<usize>,
+    ops: &[crate::enforce::mounts::Op],
+) -> RunError {
+    let path = failed_op.and_then(|i| ops.get(i)).and_then(|o| o.path());
+    RunError::Setup {
+        step: Step::from_u32(m.step).unwrap_or(Step::Signals),
+        path: path.map(|p| std::path::PathBuf::from(std::ffi::OsStr::from_bytes(p.to_bytes()))),
+        errno: m.value,
+    }
 }
 
 /// Whole messages from the init's message pipe (`read` added to what was pending); true when
@@ -532,5 +551,36 @@ async fn drain_briefly(
                 pty.open = false;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::enforce::mounts::Op;
+
+    /// A mount operation that fails is named by its path; a step that is no mount operation
+    /// names none.
+    #[test]
+    fn a_failed_mount_operation_names_its_path() {
+        let ops = [Op::BindSelf {
+            path: c"/ws/.claude".to_owned(),
+        }];
+        let m = Message {
+            kind: MessageKind::SetupFailed as u32,
+            step: Step::Bind as u32,
+            value: libc::ENOENT,
+        };
+        let text = setup_error(&m, Some(0), &ops).to_string();
+        assert_eq!(
+            text,
+            "sandbox setup failed while bind-mounting a path at /ws/.claude: No such file or \
+             directory (os error 2)"
+        );
+        let text = setup_error(&m, None, &ops).to_string();
+        assert!(
+            text.starts_with("sandbox setup failed while bind-mounting a path: "),
+            "{text}"
+        );
     }
 }

@@ -29,6 +29,10 @@ pub trait DirLister {
     /// How the file system holding `dir` treats names under another case, probed on one of
     /// its entries ([`NameCase::Untold`] when none has a letter to flip).
     fn name_case_in(&self, dir: &Path) -> NameCase;
+    /// Whether the directory `dir` can be searched (its entries looked up) by whoever plans.
+    fn searchable(&self, _dir: &Path) -> bool {
+        true
+    }
 }
 
 /// The real filesystem. Each path is looked up once per plan: planning asks about the same
@@ -200,6 +204,9 @@ impl DirLister for RealFs {
             Some(None) => NameCase::Untold,
             None => probe_dir(dir),
         }
+    }
+    fn searchable(&self, dir: &Path) -> bool {
+        nix::unistd::access(dir, nix::unistd::AccessFlags::X_OK).is_ok()
     }
 }
 

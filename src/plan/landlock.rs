@@ -184,6 +184,7 @@ fn on_fresh_tmpfs(path: &Path, mounts: &[MountStep]) -> bool {
         | MountStep::Proc
         | MountStep::MinimalDev
         | MountStep::Pin { .. }
+        | MountStep::CoverLink { .. }
         | MountStep::ReadOnly { .. }
         | MountStep::ReadOnlyHost { .. } => false,
     })
@@ -199,6 +200,7 @@ fn hidden_by_mounts(mounts: &[MountStep]) -> HashSet<&Path> {
             | MountStep::Proc
             | MountStep::MinimalDev
             | MountStep::Pin { .. }
+            | MountStep::CoverLink { .. }
             | MountStep::ReadOnly { .. }
             | MountStep::ReadOnlyHost { .. } => None,
         })
@@ -236,6 +238,7 @@ fn denials<'a>(
             | MountStep::Proc
             | MountStep::MinimalDev
             | MountStep::Pin { .. }
+            | MountStep::CoverLink { .. }
             | MountStep::ReadOnly { .. }
             | MountStep::ReadOnlyHost { .. } => None,
         })
@@ -352,6 +355,7 @@ fn mark_after_mounts(rules: &mut [LandlockRule], mounts: &[MountStep]) {
             MountStep::Pin { .. }
             | MountStep::ReadOnly { .. }
             | MountStep::Hide { .. }
+            | MountStep::CoverLink { .. }
             | MountStep::ReadOnlyHost { .. } => {}
         }
     }

@@ -21,7 +21,7 @@ pub use fake::{FakeFs, capable_host};
 pub use fs::{DirLister, RealFs};
 pub use landlock::{EXEC, FsRight, LandlockPlan, LandlockRule, READ, WRITE};
 pub use limits::{PID_MAX_MIN, Rlimit, RlimitStep};
-pub use mounts::MountStep;
+pub use mounts::{COVERED_LINKS, MountStep};
 pub use names::CaseFolded;
 pub use seccomp::{BASE_DENIED_SYSCALLS, SeccompPlan};
 pub use types::{
@@ -299,6 +299,7 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
     let mounts = mounts::mount_layout(caps, &namespaces, input.tmp, fs)?;
     let roots = mounts::writable_roots(caps, input.tmp, fs);
     names::check_names(caps, &roots, fs, &mut report)?;
+    report.extend(mounts::covered_links_layers(&mounts));
     let landlock = landlock::landlock_plan(input, &namespaces, &mounts, fs, &mut gaps, &mut report);
     let seccomp = seccomp::seccomp_plan(input, &namespaces, &mut gaps, &mut report);
     let tcp_held = landlock.as_ref().is_some_and(|l| l.deny_tcp);

@@ -26,12 +26,33 @@ pub enum MountStep {
     /// A minimal /dev: null, zero, full, random, urandom, tty, a private devpts and /dev/shm.
     MinimalDev,
     /// Bind `target` onto itself, still writable. It is a directory between a writable root
-    /// and a read-only path inside it (`.git` for `.git/hooks`): a mount point cannot be
-    /// renamed or removed (EBUSY), so the read-only path cannot be carried off with its parent
-    /// and the parent replaced by a writable copy.
+    /// and a hidden or read-only path inside it (`.git` for `.git/hooks`, `dotfiles/config`
+    /// for `~/.config/gh` when `~/.config -> dotfiles/config`), or a symbolic link inside a
+    /// writable root that the path's name leads through: a mount point cannot be renamed,
+    /// removed or replaced (EBUSY), so the path cannot be carried off with its parent, nor
+    /// its name pointed elsewhere, and the next run find nothing to hide or protect there.
     Pin {
-        /// The directory pinned.
+        /// The directory or link pinned.
         target: PathBuf,
+        /// Whether it is a symbolic link, pinned itself rather than where it leads.
+        #[serde(skip_serializing_if = "is_false")]
+        link: bool,
+        /// The profile line it comes from.
+        origin: Origin,
+    },
+    /// Cover the symbolic link `target` (not where it leads) with a read-only /dev/null: a
+    /// denied path leads through it to a tree holding a grant (a command can make such a link
+    /// inside a writable tree: `ln -s .. config/gh`). The tree stays granted at its own path;
+    /// the denied path leads to nothing, and the link cannot be changed during the run.
+    CoverLink {
+        /// The link covered, inside a writable tree.
+        target: PathBuf,
+        /// The denied path, as the profile names it.
+        path: PathBuf,
+        /// Where its links lead.
+        real: PathBuf,
+        /// The granted tree there.
+        granted: PathBuf,
         /// The profile line it comes from.
         origin: Origin,
     },
@@ -66,6 +87,10 @@ pub enum MountStep {
         /// elsewhere (a chroot's or container root's `dev`, one made by `mknod`) opens nothing.
         nodev: bool,
     },
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// The outermost existing writable trees that keep their host mount, in order: not the private
@@ -114,16 +139,47 @@ fn grant_within<'a>(caps: &'a CapabilitySet, real: &Path) -> Option<&'a PathEntr
         .find(|g| g.path.starts_with(real))
 }
 
+/// A path the layout keeps in place (a hidden or read-only path, a covered link), with the
+/// links its denied path passes through on the way: all must stay as they are for the next run
+/// to find it there again.
+struct Held {
+    target: PathBuf,
+    links: Vec<PathBuf>,
+    origin: Origin,
+}
+
+/// The hides and covered links, and what they keep in place.
+#[derive(Default)]
+struct Hides {
+    steps: Vec<MountStep>,
+    held: Vec<Held>,
+}
+
+/// The outermost writable root at or above `p`: anything strictly beneath it can be renamed.
+fn outermost_root<'a>(caps: &'a CapabilitySet, p: &Path) -> Option<&'a Path> {
+    caps.fs
+        .write
+        .iter()
+        .map(|w| w.path.as_path())
+        .filter(|w| p.starts_with(w))
+        .min_by_key(|w| w.components().count())
+}
+
 /// Hide each denied read that exists where its links lead (a mount placed on a link would
 /// follow it, or fail), but in /proc and /dev, which are mounted afresh. A dangling link hides
-/// nothing; a link that cannot be followed, or that leads to a tree holding a grant, is an
-/// error rather than a secret left in sight.
-fn hide_steps(caps: &CapabilitySet, fs: &dyn DirLister) -> Result<Vec<MountStep>, PlanError> {
+/// nothing; a link that cannot be followed is an error rather than a secret left in sight, and
+/// so is one that leads to a tree holding a grant, unless a link on the way lies in a writable
+/// tree (see [`cover_link`]).
+fn hide_steps(caps: &CapabilitySet, fs: &dyn DirLister) -> Result<Hides, PlanError> {
     let fresh = |p: &Path| p.starts_with("/proc") || p.starts_with("/dev");
     let mut follower = Follower::new(|p: &Path| step_at(fs, p));
-    let mut out: Vec<MountStep> = Vec::new();
+    let mut out = Hides::default();
     for d in caps.fs.deny_read.iter().filter(|d| !fresh(&d.path)) {
         if !fs.exists(&d.path) {
+            let real = follower.real(&d.path).ok();
+            if let Some(dir) = real.and_then(|r| blind_dir(caps, fs, &r.path)) {
+                hide_blind(dir, follower.links().to_vec(), d, &mut out);
+            }
             continue;
         }
         let real = match follower.real(&d.path) {
@@ -138,21 +194,23 @@ fn hide_steps(caps: &CapabilitySet, fs: &dyn DirLister) -> Result<Vec<MountStep>
                 });
             }
         };
+        let links = follower.links().to_vec();
         let link = (real != d.path).then(|| d.path.clone());
         if let (Some(_), Some(g)) = (&link, grant_within(caps, &real)) {
-            return Err(PlanError::HoldsGrant(Box::new(HeldGrant {
-                path: d.path.clone(),
-                real,
-                granted: g.path.clone(),
-                origin: d.origin.clone(),
-                granted_by: g.origin.clone(),
-            })));
+            cover_link(caps, d, real, g, links, &mut out)?;
+            continue;
         }
         let seen = out
+            .steps
             .iter()
             .any(|m| matches!(m, MountStep::Hide { target, .. } if *target == real));
         if !fresh(&real) && !seen {
-            out.push(MountStep::Hide {
+            out.held.push(Held {
+                target: real.clone(),
+                links,
+                origin: d.origin.clone(),
+            });
+            out.steps.push(MountStep::Hide {
                 is_dir: fs.is_dir(&real),
                 target: real,
                 link,
@@ -161,6 +219,77 @@ fn hide_steps(caps: &CapabilitySet, fs: &dyn DirLister) -> Result<Vec<MountStep>
         }
     }
     Ok(out)
+}
+
+/// The directory in a writable tree that keeps planning from seeing `real`: its deepest
+/// existing ancestor, when that cannot be searched. A command that owns it can make it so in
+/// one run (`chmod 000 config`), for the next to find nothing to hide or protect beneath it,
+/// and make it searchable again in that one; a mount over it keeps it as it is.
+fn blind_dir(caps: &CapabilitySet, fs: &dyn DirLister, real: &Path) -> Option<PathBuf> {
+    let a = real.ancestors().skip(1).find(|a| fs.exists(a))?;
+    let inside = outermost_root(caps, a).is_some_and(|r| a != r);
+    (inside && fs.is_dir(a) && !fs.searchable(a)).then(|| a.to_path_buf())
+}
+
+/// Hide `dir`, which keeps planning from seeing whether the denied path `d` is there: an empty
+/// directory in its place, so that its mode cannot be changed back during the run.
+fn hide_blind(dir: PathBuf, links: Vec<PathBuf>, d: &PathEntry, out: &mut Hides) {
+    let seen = |m: &MountStep| matches!(m, MountStep::Hide { target, .. } if *target == dir);
+    if !out.steps.iter().any(seen) {
+        out.held.push(Held {
+            target: dir.clone(),
+            links,
+            origin: d.origin.clone(),
+        });
+        out.steps.push(MountStep::Hide {
+            target: dir,
+            is_dir: true,
+            link: None,
+            origin: d.origin.clone(),
+        });
+    }
+}
+
+/// A denied path `d` whose links lead to `real`, a tree holding the grant `g`. When one of
+/// those links lies in a writable tree, a command may have made it (`ln -s .. config/gh` in a
+/// dotfiles workspace): refusing would stop every later run, so the last such link is covered
+/// instead, and the denied path leads to nothing. When none does, the user made it, and the
+/// run is refused with the names of both.
+fn cover_link(
+    caps: &CapabilitySet,
+    d: &PathEntry,
+    real: PathBuf,
+    g: &PathEntry,
+    links: Vec<PathBuf>,
+    out: &mut Hides,
+) -> Result<(), PlanError> {
+    let inside = |l: &PathBuf| outermost_root(caps, l).is_some_and(|r| l != r);
+    let Some(at) = links.iter().rposition(inside) else {
+        return Err(PlanError::HoldsGrant(Box::new(HeldGrant {
+            path: d.path.clone(),
+            real,
+            granted: g.path.clone(),
+            origin: d.origin.clone(),
+            granted_by: g.origin.clone(),
+        })));
+    };
+    let target = links[at].clone();
+    let seen = |m: &MountStep| matches!(m, MountStep::CoverLink { target: t, .. } if *t == target);
+    if !out.steps.iter().any(seen) {
+        out.held.push(Held {
+            target: target.clone(),
+            links: links[..at].to_vec(),
+            origin: d.origin.clone(),
+        });
+        out.steps.push(MountStep::CoverLink {
+            target,
+            path: d.path.clone(),
+            real,
+            granted: g.path.clone(),
+            origin: d.origin.clone(),
+        });
+    }
+    Ok(())
 }
 
 /// Cover each top-level directory beneath which the profile grants nothing, and that holds
@@ -186,49 +315,130 @@ fn ungranted_top_dirs(caps: &CapabilitySet, tmp: &Path, fs: &dyn DirLister) -> V
         .collect()
 }
 
-/// For each denied write that exists beneath a writable root: pins on the directories between
-/// the outermost such root and it (outer first), then the read-only bind of the path itself.
-fn pin_and_read_only_steps(caps: &CapabilitySet, fs: &dyn DirLister) -> Vec<MountStep> {
-    let mut pins: Vec<(PathBuf, Origin)> = Vec::new();
-    let mut read_only = Vec::new();
-    for d in &caps.fs.deny_write {
-        if !fs.exists(&d.path) {
-            continue;
-        }
-        // The outermost writable root: anything beneath it can be renamed.
-        let Some(root) = caps
-            .fs
-            .write
+/// Pins that keep `held` where its denied path leads: each link on the way that lies in a
+/// writable root, and the directories between the outermost such root and the links and the
+/// path itself (which its own mount holds).
+fn pins_for(caps: &CapabilitySet, fs: &dyn DirLister, held: &Held, pins: &mut Vec<MountStep>) {
+    let mut add = |target: &Path, link: bool| {
+        if !pins
             .iter()
-            .map(|w| &w.path)
-            .filter(|w| d.path.starts_with(w))
-            .min_by_key(|w| w.components().count())
-        else {
+            .any(|m| matches!(m, MountStep::Pin { target: t, .. } if t == target))
+        {
+            pins.push(MountStep::Pin {
+                target: target.to_path_buf(),
+                link,
+                origin: held.origin.clone(),
+            });
+        }
+    };
+    let links = held.links.iter().map(|l| (l, true));
+    for (p, link) in links.chain([(&held.target, false)]) {
+        let Some(root) = outermost_root(caps, p) else {
             continue;
         };
-        for a in d.path.ancestors().skip(1) {
-            if a == root.as_path() || !a.starts_with(root) {
+        for a in p.ancestors().skip(1) {
+            if a == root || !a.starts_with(root) {
                 break;
             }
-            if fs.is_dir(a) && !fs.is_symlink(a) && !pins.iter().any(|(p, _)| p == a) {
-                pins.push((a.to_path_buf(), d.origin.clone()));
+            if fs.is_dir(a) && !fs.is_symlink(a) {
+                add(a, false);
             }
         }
-        read_only.push(MountStep::ReadOnly {
-            target: d.path.clone(),
+        if link && p != root {
+            add(p, true);
+        }
+    }
+}
+
+/// The read-only binds of the denied writes that exist beneath a writable root, and what
+/// keeps them in place. A dangling link gets none: there is no file to hold, and the check
+/// after the run moves one made there during it to quarantine. A directory that keeps planning
+/// from seeing one ([`blind_dir`]) is made read-only itself.
+fn read_only_steps(caps: &CapabilitySet, fs: &dyn DirLister) -> (Vec<MountStep>, Vec<Held>) {
+    let mut follower = Follower::new(|p: &Path| step_at(fs, p));
+    let (mut steps, mut held) = (Vec::new(), Vec::<Held>::new());
+    for d in &caps.fs.deny_write {
+        if outermost_root(caps, &d.path).is_none() {
+            continue;
+        }
+        let Ok(real) = follower.real(&d.path) else {
+            continue;
+        };
+        let (bind, target) = match (real.exists, blind_dir(caps, fs, &real.path)) {
+            (true, _) => (d.path.clone(), real.path),
+            (false, Some(dir)) => (dir.clone(), dir),
+            (false, None) => continue,
+        };
+        if held.iter().any(|h| h.target == target) {
+            continue;
+        }
+        held.push(Held {
+            target,
+            links: follower.links().to_vec(),
+            origin: d.origin.clone(),
+        });
+        steps.push(MountStep::ReadOnly {
+            target: bind,
             origin: d.origin.clone(),
         });
     }
-    // Outer pins first, then the read-only binds: each later bind lands inside the mounts
-    // before it.
-    pins.sort_by_key(|(p, _)| p.components().count());
-    let mut steps: Vec<MountStep> = pins
-        .into_iter()
-        .map(|(target, origin)| MountStep::Pin { target, origin })
-        .collect();
-    steps.extend(read_only);
-    steps
+    (steps, held)
 }
+
+/// The pins of every held path (outer first, so that each later bind lands inside the
+/// mounts before it), then the read-only binds.
+fn pin_and_read_only_steps(
+    caps: &CapabilitySet,
+    fs: &dyn DirLister,
+    hidden: &[Held],
+) -> Vec<MountStep> {
+    let (read_only, protected) = read_only_steps(caps, fs);
+    let mut pins = Vec::new();
+    for h in hidden.iter().chain(&protected) {
+        pins_for(caps, fs, h, &mut pins);
+    }
+    let depth = |m: &MountStep| match m {
+        MountStep::Pin { target, .. } => target.components().count(),
+        _ => 0,
+    };
+    pins.sort_by_key(depth);
+    pins.extend(read_only);
+    pins
+}
+
+/// The report's lines for the links covered, one each: each run's notices name them, since
+/// the denied path is held by another mount than it asks for.
+pub(super) fn covered_links_layers(mounts: &[MountStep]) -> Vec<super::Layer> {
+    mounts
+        .iter()
+        .filter_map(|m| match m {
+            MountStep::CoverLink {
+                target,
+                path,
+                real,
+                granted,
+                origin,
+            } => Some(format!(
+                "{} ({origin}) leads through the symbolic link {} in a writable tree to {}, \
+                 which holds {} that the profile grants: the link is covered by an empty file \
+                 for this run; remove it, or point it at the secret's own directory or file",
+                path.display(),
+                target.display(),
+                real.display(),
+                granted.display()
+            )),
+            _ => None,
+        })
+        .map(|detail| super::Layer {
+            name: COVERED_LINKS.into(),
+            status: super::LayerStatus::Enforced,
+            detail,
+        })
+        .collect()
+}
+
+/// The name of the report's line for covered links.
+pub const COVERED_LINKS: &str = "covered-links";
 
 /// The private tmp, carrying over the granted paths that lie beneath it.
 fn private_tmp_step(caps: &CapabilitySet, tmp: &Path, fs: &dyn DirLister) -> MountStep {
@@ -260,8 +470,10 @@ pub(super) fn mount_layout(
         return Ok(Vec::new());
     }
     let tops = ungranted_top_dirs(caps, tmp, fs);
+    let hides = hide_steps(caps, fs)?;
     // A secret inside a covered tree needs no mount of its own.
-    let mut mounts: Vec<MountStep> = hide_steps(caps, fs)?
+    let mut mounts: Vec<MountStep> = hides
+        .steps
         .into_iter()
         .filter(|m| !matches!(m, MountStep::Hide { target, .. } if tops.iter().any(|t| target.starts_with(t))))
         .collect();
@@ -276,7 +488,7 @@ pub(super) fn mount_layout(
         nodev: caps.isolation.minimal_dev,
     });
     // After the hides: the pins and read-only binds.
-    mounts.extend(pin_and_read_only_steps(caps, fs));
+    mounts.extend(pin_and_read_only_steps(caps, fs, &hides.held));
     // The private tmp comes after hides and read-only binds: kept paths carry them along.
     if caps.isolation.private_tmp {
         mounts.push(private_tmp_step(caps, tmp, fs));
@@ -356,7 +568,7 @@ mod tests {
             "/h/.pgpass",
             "/h/dot/aws",
         ];
-        let steps = hide_steps(&caps(&deny), &fs).unwrap();
+        let steps = hide_steps(&caps(&deny), &fs).unwrap().steps;
         let some = |s: &str| Some(s.to_string());
         assert_eq!(
             hides(&steps),
@@ -368,7 +580,7 @@ mod tests {
             ]
         );
         let to_ws = fs.clone().symlink("/h/.ssh", "ws");
-        let err = hide_steps(&caps(&["/h/.ssh"]), &to_ws).unwrap_err();
+        let err = hide_steps(&caps(&["/h/.ssh"]), &to_ws).err().unwrap();
         assert!(
             matches!(err, PlanError::HoldsGrant(ref h) if h.granted == Path::new("/h/ws")),
             "{err}"
@@ -397,7 +609,86 @@ mod tests {
                 self.0.name_case_in(d)
             }
         }
-        let err = hide_steps(&caps(&["/h/.aws"]), &Unreadable(fs)).unwrap_err();
+        let err = hide_steps(&caps(&["/h/.aws"]), &Unreadable(fs))
+            .err()
+            .unwrap();
         assert!(matches!(err, PlanError::Link { .. }), "{err}");
+    }
+
+    fn pins(steps: &[MountStep]) -> Vec<(String, bool)> {
+        steps
+            .iter()
+            .filter_map(|m| match m {
+                MountStep::Pin { target, link, .. } => Some((target.display().to_string(), *link)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// In a dotfiles workspace, the directories above each hidden secret and the links on the
+    /// way to it are pinned, outer first; a link made there to the workspace is covered; a
+    /// link made outside the writable trees to it is still an error.
+    #[test]
+    fn what_lies_in_a_writable_tree_on_the_way_to_a_secret_is_pinned() {
+        let fs = FakeFs::new()
+            .file("/h/ws/config/gh/hosts.yml", "")
+            .file("/h/ws/store/npmrc", "")
+            .dir("/h/ws/aws")
+            .symlink("/h/.config", "ws/config")
+            .symlink("/h/.aws", "ws/aws")
+            .symlink("/h/ws/config/npm", "../store")
+            .symlink("/h/.npmrc", ".config/npm/npmrc");
+        let c = caps(&["/h/.config/gh", "/h/.aws", "/h/.npmrc"]);
+        let hides = hide_steps(&c, &fs).unwrap();
+        let steps = pin_and_read_only_steps(&c, &fs, &hides.held);
+        let pin = |p: &str, link: bool| (p.to_string(), link);
+        assert_eq!(
+            pins(&steps),
+            [
+                pin("/h/ws/config", false),
+                pin("/h/ws/store", false),
+                pin("/h/ws/config/npm", true)
+            ]
+        );
+        let made = fs.clone().symlink("/h/ws/aws/dot", "..");
+        let c = caps(&["/h/.aws/dot"]);
+        let hides = hide_steps(&c, &made).unwrap();
+        assert!(
+            matches!(&hides.steps[..], [MountStep::CoverLink { target, granted, .. }]
+                if target == Path::new("/h/ws/aws/dot") && granted == Path::new("/h/ws")),
+            "{:?}",
+            hides.steps
+        );
+        let steps = pin_and_read_only_steps(&c, &made, &hides.held);
+        assert_eq!(pins(&steps), [pin("/h/ws/aws", false)]);
+        let outside = fs.symlink("/h/.kube", "ws");
+        let err = hide_steps(&caps(&["/h/.kube"]), &outside).err().unwrap();
+        assert!(matches!(err, PlanError::HoldsGrant(_)), "{err}");
+    }
+
+    /// A protected link that leads nowhere gets no read-only bind; one that leads somewhere
+    /// gets it, with its target's parent and the link pinned.
+    #[test]
+    fn a_dangling_protected_link_gets_no_read_only_bind() {
+        let fs = FakeFs::new()
+            .dir("/h/ws/sub/claude")
+            .symlink("/h/ws/.claude", "sub/claude")
+            .symlink("/h/ws/.envrc", ".envrc.local");
+        let mut c = caps(&[]);
+        c.fs.deny_write = vec![entry("/h/ws/.claude"), entry("/h/ws/.envrc")];
+        let steps = pin_and_read_only_steps(&c, &fs, &[]);
+        let read_only: Vec<&Path> = steps
+            .iter()
+            .filter_map(|m| match m {
+                MountStep::ReadOnly { target, .. } => Some(target.as_path()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(read_only, [Path::new("/h/ws/.claude")]);
+        let pin = |p: &str, link: bool| (p.to_string(), link);
+        assert_eq!(
+            pins(&steps),
+            [pin("/h/ws/.claude", true), pin("/h/ws/sub", false)]
+        );
     }
 }

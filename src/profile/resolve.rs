@@ -87,15 +87,25 @@ impl Profile {
         files: &dyn Files,
     ) -> Result<CapabilitySet, ProfileError> {
         let lim = |k: &str| self.limits.get(k).and_then(|(v, _)| v.value);
+        let read = expand_all(&self.read, vars, true, files)?;
+        let write = expand_all(&self.write, vars, true, files)?;
+        let execute = expand_all(&self.execute, vars, true, files)?;
+        let grants: Vec<&Path> = [&read, &write, &execute]
+            .into_iter()
+            .flatten()
+            .map(|e| e.path.as_path())
+            .collect();
+        let deny_read = with_link_targets(
+            expand_all(&self.deny_read, vars, false, files)?,
+            &grants,
+            files,
+        );
         Ok(CapabilitySet {
             fs: FsCaps {
-                read: expand_all(&self.read, vars, true, files)?,
-                write: expand_all(&self.write, vars, true, files)?,
-                execute: expand_all(&self.execute, vars, true, files)?,
-                deny_read: with_link_targets(
-                    expand_all(&self.deny_read, vars, false, files)?,
-                    files,
-                ),
+                read,
+                write,
+                execute,
+                deny_read,
                 deny_write: with_gitlink(
                     expand_all(&self.deny_write, vars, false, files)?,
                     vars,
@@ -135,8 +145,13 @@ impl Profile {
 /// (`~/.aws -> dotfiles/aws` denies `~/dotfiles/aws`, `~/.config -> dotfiles/config` denies
 /// `~/dotfiles/config/gh`): the gate judges a path by the file it names, links followed, and
 /// the plan hides that file. A path whose links lead nowhere (a loop) adds nothing; the plan
-/// refuses one whose link cannot be read.
-fn with_link_targets(mut entries: Vec<PathEntry>, files: &dyn Files) -> Vec<PathEntry> {
+/// refuses one whose link cannot be read. Nor does one whose links lead to a tree holding one
+/// of `grants`: the plan covers a link on the way, or refuses the run, and never hides the tree.
+fn with_link_targets(
+    mut entries: Vec<PathEntry>,
+    grants: &[&Path],
+    files: &dyn Files,
+) -> Vec<PathEntry> {
     let mut follower = Follower::new(|p: &Path| match files.kind(p) {
         None => Step::Missing,
         Some(FileKind::Symlink) => Step::Link(files.read_link(p)),
@@ -148,7 +163,8 @@ fn with_link_targets(mut entries: Vec<PathEntry>, files: &dyn Files) -> Vec<Path
             continue;
         };
         let known = |t: &[PathEntry]| t.iter().any(|x| x.path == real.path);
-        if real.path != e.path && !known(&entries) && !known(&targets) {
+        let holds_grant = grants.iter().any(|g| g.starts_with(&real.path));
+        if real.path != e.path && !holds_grant && !known(&entries) && !known(&targets) {
             targets.push(PathEntry {
                 path: real.path,
                 required: false,
