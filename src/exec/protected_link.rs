@@ -79,7 +79,10 @@ impl ProtectedLink {
             .way
             .iter()
             .filter(|h| FileKey::of(&h.path, Links::Keep) != h.file)
-            .map(|h| found(&h.path, "on the way to a protected link's target, replaced"))
+            .map(|h| match h.file {
+                None => found(&h.path, "made on the way to a protected link's target"),
+                Some(_) => found(&h.path, "on the way to a protected link's target, replaced"),
+            })
             .collect();
         if !way.is_empty() {
             return way;
