@@ -475,8 +475,13 @@ fn places(req: &RunRequest) -> Result<(PathBuf, PathBuf), RunError> {
             path: req.workspace.clone(),
             source,
         })?;
-    let cwd = std::fs::canonicalize(&req.cwd)
-        .ok()
+    // A request that starts in its workspace (as most do) resolves one path, not the same twice.
+    let cwd = if req.cwd == req.workspace {
+        Some(workspace.clone())
+    } else {
+        std::fs::canonicalize(&req.cwd).ok()
+    };
+    let cwd = cwd
         .filter(|c| c.starts_with(&workspace))
         .unwrap_or_else(|| workspace.clone());
     Ok((workspace, cwd))

@@ -65,7 +65,9 @@ impl Sandbox {
         };
         let mut context = WorkspaceContext::of(workspace);
         // The home the command is given is one it may take for its own: hide its secrets too.
+        // One already among the homes is not looked at again.
         if let Some((_, h)) = req.env.iter().find(|(k, _)| k == "HOME")
+            && !context.homes().any(|known| known == Path::new(h))
             && Path::new(h).is_dir()
         {
             context.add_home(Path::new(h));
