@@ -86,7 +86,10 @@ impl Sandbox {
                 let _skipped = make_dir(&dir, true);
             }
         }
-        let (caps, mut plan) = match self.plan_with_vars(&vars, host, caps, resolved, reuse) {
+        // One look at each path for the kept plan's checks and the spare's.
+        let looks = super::stamp::Looks::default();
+        let kept = reuse.then_some(&looks);
+        let (caps, mut plan) = match self.plan_with_vars(&vars, host, caps, resolved, kept) {
             Ok(x) => x,
             Err(e) => {
                 if let Some(d) = &host_tmp {
@@ -103,7 +106,9 @@ impl Sandbox {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        let taken = spare_ok.then(|| self.spare.take(&plan, &exec)).flatten();
+        let taken = spare_ok
+            .then(|| self.spare.take(&plan, &exec, &looks))
+            .flatten();
         let (prepared, handover) = match taken {
             Some((prepared, h)) => (prepared, Some(h)),
             None => (Prepared::new(&plan, exec, host)?, None),
