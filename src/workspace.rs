@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// A workspace, the home of the account working in it, and the trees besides it that the
 /// profile lets a command write.
@@ -42,8 +43,9 @@ impl WorkspaceContext {
     /// another existing directory, the account's home in the password database.
     pub fn of(root: &Path) -> Self {
         let mut context = Self::new(root, home_dir());
-        // A home that does not exist holds nothing to hide (`/nonexistent` for nobody).
-        if let Some(h) = account_home().filter(|h| h.is_dir()) {
+        // A home that does not exist holds nothing to hide (`/nonexistent` for nobody); the
+        // home itself is not looked at again.
+        if let Some(h) = account_home().filter(|h| *h != context.home && h.is_dir()) {
             context.add_home(&h);
         }
         context
@@ -88,15 +90,57 @@ fn account_home() -> Option<PathBuf> {
     // /etc/passwd first: the name service would read it too, after looking for nscd and
     // reading nsswitch.conf on every run. Accounts it does not list (LDAP, sssd) are asked
     // of the name service.
-    let listed = std::fs::read("/etc/passwd")
-        .ok()
-        .and_then(|text| passwd_home(&text, uid));
-    listed.or_else(|| {
+    listed_home(Path::new("/etc/passwd"), uid).or_else(|| {
         nix::unistd::User::from_uid(uid.into())
             .ok()
             .flatten()
             .map(|u| u.dir)
     })
+}
+
+/// What /etc/passwd was when it was last read: device, inode, size, change and modification
+/// times. Every edit moves the change time (which no program can set back) and a replacement
+/// (`usermod`, `vipw`) brings another inode.
+type PasswdStamp = (u64, u64, u64, (i64, i64), (i64, i64));
+
+/// The home a passwd file last gave a uid: the file, its stamp when it was read, the uid.
+type Listed = (PathBuf, PasswdStamp, u32, Option<PathBuf>);
+
+/// The last home read from a passwd file.
+static LISTED: Mutex<Option<Listed>> = Mutex::new(None);
+
+/// The home of `uid` in `passwd` (/etc/passwd). A session asks on every call: the file is read
+/// again only when its stamp changed. A stamp counts only once the file is older than the
+/// clock tick (one second is ample): an edit within the tick it was read in might leave the
+/// times as they were.
+fn listed_home(passwd: &Path, uid: u32) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let stamp = std::fs::metadata(passwd).ok().map(|m| {
+        let times = ((m.ctime(), m.ctime_nsec()), (m.mtime(), m.mtime_nsec()));
+        (m.dev(), m.ino(), m.size(), times.0, times.1)
+    });
+    let mut cache = LISTED.lock().ok();
+    if let (Some(s), Some(Some((p, k, u, home)))) = (stamp, cache.as_deref())
+        && (p.as_path(), *k, *u) == (passwd, s, uid)
+    {
+        return home.clone();
+    }
+    let home = std::fs::read(passwd)
+        .ok()
+        .and_then(|text| passwd_home(&text, uid));
+    let settled = |(_, _, _, c, m): &PasswdStamp| {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let before = i64::try_from(now).unwrap_or(i64::MAX).saturating_sub(1);
+        c.0 < before && m.0 < before
+    };
+    if let Some(c) = cache.as_deref_mut() {
+        *c = stamp
+            .filter(settled)
+            .map(|s| (passwd.to_path_buf(), s, uid, home.clone()));
+    }
+    home
 }
 
 /// The home directory of `uid` in a passwd(5) text: the sixth field of the first line whose
@@ -116,7 +160,7 @@ fn passwd_home(text: &[u8], uid: u32) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-    use super::{WorkspaceContext, passwd_home};
+    use super::{WorkspaceContext, listed_home, passwd_home};
     use std::path::{Path, PathBuf};
 
     #[test]
@@ -136,6 +180,26 @@ mod tests {
         if let Some(listed) = passwd_home(&text, uid.as_raw()) {
             assert_eq!(Some(listed), nss);
         }
+    }
+
+    /// A passwd file read again answers as it says now: when edited in place within the
+    /// second it was read in (its times may not move), and when edited once it had settled.
+    #[test]
+    fn a_kept_passwd_home_follows_every_edit() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("passwd");
+        let line = |home: &str| format!("u:x:4242:4242::{home}:/bin/sh\n");
+        std::fs::write(&p, line("/home/a")).unwrap();
+        assert_eq!(listed_home(&p, 4242), Some(PathBuf::from("/home/a")));
+        std::fs::write(&p, line("/home/b")).unwrap();
+        assert_eq!(listed_home(&p, 4242), Some(PathBuf::from("/home/b")));
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        assert_eq!(listed_home(&p, 4242), Some(PathBuf::from("/home/b")));
+        std::fs::write(&p, line("/home/c")).unwrap();
+        assert_eq!(listed_home(&p, 4242), Some(PathBuf::from("/home/c")));
+        assert_eq!(listed_home(&p, 4243), None);
+        std::fs::remove_file(&p).unwrap();
+        assert_eq!(listed_home(&p, 4242), None);
     }
 
     #[test]

@@ -637,3 +637,44 @@ async fn a_listener_or_guard_that_hangs_denies_the_call() {
     assert_eq!(r.ruling.decision, Decision::Allow);
     assert_eq!(exec.runs(), 1);
 }
+
+/// Hangs on the first call it sees, then passes every call on.
+struct HangsOnce(AtomicUsize);
+impl Listener for HangsOnce {
+    fn name(&self) -> &str {
+        "hangs-once"
+    }
+    fn on_call(&self, cx: &CallContext<'_>, next: Next<'_>) -> Result<Ruling, StageError> {
+        if self.0.fetch_add(1, Ordering::SeqCst) == 0 {
+            std::thread::sleep(Duration::from_secs(30));
+        }
+        next.decide(cx)
+    }
+}
+
+#[tokio::test]
+async fn a_hung_stage_holds_up_no_later_call() {
+    let exec = Arc::new(FakeExecutor::ok("out"));
+    let mut listeners = sbx::pipeline::default_listeners();
+    listeners.insert(
+        0,
+        Arc::new(HangsOnce(AtomicUsize::new(0))) as Arc<dyn Listener>,
+    );
+    let p = builder(&exec)
+        .listeners(listeners)
+        .listener_budget(Duration::from_millis(100))
+        .build();
+    let r = p.submit(bash("git diff x")).await;
+    assert_eq!(
+        (r.ruling.decision, r.ruling.by.as_str()),
+        (Decision::Deny, "timeout")
+    );
+    // The first stage still sleeps on its worker; the next calls get workers of their own.
+    for _ in 0..3 {
+        let start = std::time::Instant::now();
+        let r = p.submit(bash("git diff x")).await;
+        assert_eq!(r.ruling.decision, Decision::Allow, "{:?}", r.ruling);
+        assert!(start.elapsed() < Duration::from_secs(5));
+    }
+    assert_eq!(exec.runs(), 3);
+}

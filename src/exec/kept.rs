@@ -13,7 +13,7 @@
 //! calls changes an answer, and the next call plans afresh.
 #![forbid(unsafe_code)]
 
-use super::stamp::{Pass, Stamp, Witness};
+use super::stamp::{Looks, Pass, Stamp, Witness};
 use crate::capability::CapabilitySet;
 use crate::host::{Host, NameCase};
 use crate::plan::{DirLister, RealFs, SandboxPlan};
@@ -109,8 +109,14 @@ impl Asked {
     }
 
     /// Whether the machine still answers every question the same.
-    fn still_holds(&self) -> bool {
-        self.asked_again().is_some()
+    fn still_holds(&self, looks: &Looks) -> bool {
+        self.asked_again_in(looks).is_some()
+    }
+
+    /// [`Asked::asked_again_in`] with looks of its own.
+    #[cfg(test)]
+    pub(super) fn asked_again(&self) -> Option<usize> {
+        self.asked_again_in(&Looks::default())
     }
 
     /// How many questions had to be asked again, or `None` when an answer changed. A question
@@ -118,12 +124,12 @@ impl Asked {
     /// again. The others are, after every stamp is taken (so that each answer is as new as the
     /// stamp that will vouch for it), by one fresh view of the file system, as planning asks.
     /// An absent path is vouched for by its nearest existing ancestor, once the entry below
-    /// that ancestor is seen absent too.
-    pub(super) fn asked_again(&self) -> Option<usize> {
+    /// that ancestor is seen absent too. The stamps are taken from `looks`.
+    pub(super) fn asked_again_in(&self, looks: &Looks) -> Option<usize> {
         let Ok(mut confirmed) = self.confirmed.lock() else {
             return None;
         };
-        let mut pass = Pass::begin();
+        let mut pass = Pass::begin_in(looks.clone());
         let mut again = Vec::new();
         for (i, item) in self.items.iter().enumerate() {
             if let Some((w, s)) = &confirmed[i]
@@ -336,16 +342,17 @@ pub(super) struct Entry {
 pub(super) struct Kept(Mutex<Vec<Arc<Entry>>>);
 
 impl Kept {
-    /// The kept set and plan for these inputs, when the machine still answers as it did.
-    /// A plan that no longer holds is dropped.
+    /// The kept set and plan for these inputs, when the machine still answers as it did
+    /// (the stamps taken from `looks`). A plan that no longer holds is dropped.
     pub(super) fn find(
         &self,
         vars: &Vars,
         host: &Host,
         narrow: Option<&CapabilitySet>,
+        looks: &Looks,
     ) -> Option<super::Planned> {
         let entry = self.entry(vars, host, narrow)?;
-        if entry.asked.still_holds() {
+        if entry.asked.still_holds(looks) {
             return Some((entry.caps.clone(), entry.plan.clone()));
         }
         if let Ok(mut v) = self.0.lock() {

@@ -29,8 +29,11 @@ fn planned(
     host: &Host,
     narrow: Option<&CapabilitySet>,
 ) -> (Arc<CapabilitySet>, Arc<SandboxPlan>) {
-    let kept = sb.plan_with_vars(v, host, narrow, None, true).unwrap();
-    let fresh = sb.plan_with_vars(v, host, narrow, None, false).unwrap();
+    let looks = super::stamp::Looks::default();
+    let kept = sb
+        .plan_with_vars(v, host, narrow, None, Some(&looks))
+        .unwrap();
+    let fresh = sb.plan_with_vars(v, host, narrow, None, None).unwrap();
     assert_eq!(kept, fresh, "a kept plan differs from a fresh one");
     kept
 }
@@ -42,7 +45,8 @@ fn hides(plan: &SandboxPlan, path: &Path) -> bool {
 }
 
 fn is_kept(sb: &Sandbox, v: &Vars, host: &Host, narrow: Option<&CapabilitySet>) -> bool {
-    sb.kept.find(v, host, narrow).is_some()
+    let looks = super::stamp::Looks::default();
+    sb.kept.find(v, host, narrow, &looks).is_some()
 }
 
 #[test]

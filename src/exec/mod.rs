@@ -252,20 +252,21 @@ impl Sandbox {
         host: &Host,
     ) -> Result<(CapabilitySet, SandboxPlan), RunError> {
         let vars = self.vars(&WorkspaceContext::of(workspace), host, None);
-        let (caps, plan) = self.plan_with_vars(&vars, host, None, None, false)?;
+        let (caps, plan) = self.plan_with_vars(&vars, host, None, None, None)?;
         Ok((Arc::unwrap_or_clone(caps), Arc::unwrap_or_clone(plan)))
     }
 
     /// `narrow`, when given, is intersected with the profile's set: it can only take away.
     /// `resolved` is used when it is this sandbox's, for the same variables. Without it, and
-    /// when `reuse`, a kept plan for the same inputs is used while it still holds.
+    /// when `reuse` gives the call's looks, a kept plan for the same inputs is used while it
+    /// still holds.
     fn plan_with_vars(
         &self,
         vars: &Vars,
         host: &Host,
         narrow: Option<&CapabilitySet>,
         resolved: Option<Resolved>,
-        reuse: bool,
+        reuse: Option<&stamp::Looks>,
     ) -> Result<Planned, RunError> {
         let resolved = resolved.filter(|r| r.sandbox == self.id && r.vars == *vars);
         let mut caps = match resolved {
@@ -278,8 +279,10 @@ impl Sandbox {
                 }
                 r.caps
             }
-            None if reuse => return self.plan_kept(vars, host, narrow),
-            None => self.profile.resolve(vars)?,
+            None => match reuse {
+                Some(looks) => return self.plan_kept(vars, host, narrow, looks),
+                None => self.profile.resolve(vars)?,
+            },
         };
         if let Some(n) = narrow {
             caps = caps.intersect(n);
@@ -289,16 +292,19 @@ impl Sandbox {
     }
 
     /// The kept plan for these inputs while the file system still answers as it did when it
-    /// was made; else a fresh one, kept for the next run.
+    /// was made (as `looks` saw it); else a fresh one, kept for the next run, after which
+    /// `looks` starts afresh: later checks judge the moment that plan was made in, or after.
     fn plan_kept(
         &self,
         vars: &Vars,
         host: &Host,
         narrow: Option<&CapabilitySet>,
+        looks: &stamp::Looks,
     ) -> Result<Planned, RunError> {
-        if let Some(hit) = self.kept.find(vars, host, narrow) {
+        if let Some(hit) = self.kept.find(vars, host, narrow, looks) {
             return Ok(hit);
         }
+        looks.forget();
         let machine = kept::Recorder::default();
         let mut caps = self.profile.resolve_in(vars, &machine)?;
         if let Some(n) = narrow {
@@ -484,8 +490,13 @@ fn places(req: &RunRequest) -> Result<(PathBuf, PathBuf), RunError> {
             path: req.workspace.clone(),
             source,
         })?;
-    let cwd = std::fs::canonicalize(&req.cwd)
-        .ok()
+    // A request that starts in its workspace (as most do) resolves one path, not the same twice.
+    let cwd = if req.cwd == req.workspace {
+        Some(workspace.clone())
+    } else {
+        std::fs::canonicalize(&req.cwd).ok()
+    };
+    let cwd = cwd
         .filter(|c| c.starts_with(&workspace))
         .unwrap_or_else(|| workspace.clone());
     Ok((workspace, cwd))

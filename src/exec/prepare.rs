@@ -65,7 +65,9 @@ impl Sandbox {
         };
         let mut context = WorkspaceContext::of(workspace);
         // The home the command is given is one it may take for its own: hide its secrets too.
+        // One already among the homes is not looked at again.
         if let Some((_, h)) = req.env.iter().find(|(k, _)| k == "HOME")
+            && !context.homes().any(|known| known == Path::new(h))
             && Path::new(h).is_dir()
         {
             context.add_home(Path::new(h));
@@ -84,7 +86,10 @@ impl Sandbox {
                 let _skipped = make_dir(&dir, true);
             }
         }
-        let (caps, mut plan) = match self.plan_with_vars(&vars, host, caps, resolved, reuse) {
+        // One look at each path for the kept plan's checks and the spare's.
+        let looks = super::stamp::Looks::default();
+        let kept = reuse.then_some(&looks);
+        let (caps, mut plan) = match self.plan_with_vars(&vars, host, caps, resolved, kept) {
             Ok(x) => x,
             Err(e) => {
                 if let Some(d) = &host_tmp {
@@ -101,7 +106,9 @@ impl Sandbox {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        let taken = spare_ok.then(|| self.spare.take(&plan, &exec)).flatten();
+        let taken = spare_ok
+            .then(|| self.spare.take(&plan, &exec, &looks))
+            .flatten();
         let (prepared, handover) = match taken {
             Some((prepared, h)) => (prepared, Some(h)),
             None => (Prepared::new(&plan, exec, host)?, None),

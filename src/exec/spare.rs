@@ -13,6 +13,7 @@
 //! than [`MAX_AGE`], and it dies with its sandbox and with sbx (the init dies with the thread
 //! that cloned it, which lives as long as the process).
 use super::fds::{pipe, set_nonblocking};
+use super::stamp::Looks;
 use crate::enforce::messages::ChildFds;
 use crate::enforce::{CommandSlot, Prepared, handover};
 use crate::host::Host;
@@ -109,12 +110,14 @@ pub(super) struct Handover {
 
 impl Slot {
     /// The spare, with the message for `exec`, when it was set up for a plan equal to `plan`
-    /// and is still as a sandbox made now would be; `None` otherwise, or when `exec` does not
-    /// fit a handover. A spare not taken is killed.
+    /// and is still as a sandbox made now would be (its held files judged by `looks`, the
+    /// moment `plan` was checked in); `None` otherwise, or when `exec` does not fit a
+    /// handover. A spare not taken is killed.
     pub(super) fn take(
         &self,
         plan: &Arc<SandboxPlan>,
         exec: &crate::enforce::ExecSpec,
+        looks: &Looks,
     ) -> Option<(Prepared, Handover)> {
         let mut slot = self.0.lock().ok()?;
         let mut spare = slot.take()?;
@@ -122,7 +125,7 @@ impl Slot {
         let message = handover::encode(exec)?;
         // Any other spare is killed as it drops here.
         let same_plan = Arc::ptr_eq(&spare.plan, plan) || *spare.plan == **plan;
-        if !same_plan || spare.made.elapsed() >= MAX_AGE || !spare.intact() {
+        if !same_plan || spare.made.elapsed() >= MAX_AGE || !spare.intact(looks) {
             return None;
         }
         let (prepared, init) = spare.parts.take()?;
@@ -201,26 +204,26 @@ struct Held {
 /// unmounting the file system.
 type Identity = (u64, u64, i64, i64);
 
-fn identity(path: &std::path::Path) -> Option<Identity> {
-    let m = std::fs::metadata(path).ok()?;
+fn identity(m: &std::fs::Metadata) -> Identity {
     let born = m
         .created()
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map(|d| (d.as_secs() as i64, i64::from(d.subsec_nanos())));
     let (secs, nanos) = born.unwrap_or((m.ctime(), m.ctime_nsec()));
-    Some((m.dev(), m.ino(), secs, nanos))
+    (m.dev(), m.ino(), secs, nanos)
 }
 
 impl Held {
     fn new(path: PathBuf) -> Self {
-        let file = identity(&path);
+        let file = std::fs::metadata(&path).ok().as_ref().map(identity);
         Self { path, file }
     }
 
-    /// Whether the file at the path is still the one held (or the path still empty).
-    fn holds(&self) -> bool {
-        identity(&self.path) == self.file
+    /// Whether the file at the path, as `looks` sees it, is still the one held (or the path
+    /// still empty).
+    fn holds(&self, looks: &Looks) -> bool {
+        looks.metadata(&self.path).as_ref().map(identity) == self.file
     }
 }
 
@@ -240,7 +243,7 @@ impl Spare {
     /// held path still the file it holds (a mount stays on the file it was made on, and goes
     /// when the host replaces or removes it; a Landlock rule grants an inode), and no file
     /// system mounted or unmounted on the host since.
-    fn intact(&self) -> bool {
+    fn intact(&self, looks: &Looks) -> bool {
         let alive = self
             .parts
             .as_ref()
@@ -250,7 +253,7 @@ impl Spare {
             .mounts
             .as_ref()
             .is_some_and(|m| !polls(m, libc::POLLPRI));
-        alive && mounts_same && self.held.iter().all(Held::holds)
+        alive && mounts_same && self.held.iter().all(|h| h.holds(looks))
     }
 }
 

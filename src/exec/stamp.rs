@@ -11,9 +11,12 @@
 #![forbid(unsafe_code)]
 
 use nix::sys::statfs::{self, FsType};
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::fs::Metadata;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Changes this recent are not trusted to have moved a change time.
@@ -51,6 +54,29 @@ pub(super) struct Stamp {
     size: u64,
 }
 
+/// What each path held when a call's checks first looked at it (links followed), so that
+/// the kept plan's stamps and the spare's held files look at each path once: the checks then
+/// judge one moment of the file system, as a plan made at that moment would.
+#[derive(Clone, Default)]
+pub(super) struct Looks(Rc<RefCell<HashMap<PathBuf, Option<Metadata>>>>);
+
+impl Looks {
+    /// `path`'s metadata, links followed, looked up on first use.
+    pub(super) fn metadata(&self, path: &Path) -> Option<Metadata> {
+        if let Some(m) = self.0.borrow().get(path) {
+            return m.clone();
+        }
+        let m = std::fs::metadata(path).ok();
+        self.0.borrow_mut().insert(path.to_path_buf(), m.clone());
+        m
+    }
+
+    /// Forget every look: what follows judges the file system as it is from now on.
+    pub(super) fn forget(&self) {
+        self.0.borrow_mut().clear();
+    }
+}
+
 /// Stamps taken in one pass, each witness once.
 pub(super) struct Pass {
     /// When the pass began, less [`MARGIN`], in nanoseconds: a witness changed since does
@@ -58,10 +84,17 @@ pub(super) struct Pass {
     settled: i128,
     stamps: HashMap<Witness, Option<Stamp>>,
     trusted_fs: HashMap<u64, bool>,
+    looks: Looks,
 }
 
 impl Pass {
+    #[cfg(test)]
     pub(super) fn begin() -> Self {
+        Self::begin_in(Looks::default())
+    }
+
+    /// A pass that takes its stamps from `looks`.
+    pub(super) fn begin_in(looks: Looks) -> Self {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
@@ -69,6 +102,7 @@ impl Pass {
             settled: i128::try_from(now.saturating_sub(MARGIN.as_nanos())).unwrap_or(0),
             stamps: HashMap::new(),
             trusted_fs: HashMap::new(),
+            looks,
         }
     }
 
@@ -103,7 +137,7 @@ impl Pass {
             Witness::Entries(p) | Witness::Content(p) => (p, true),
             Witness::Directory(p) => (p, false),
         };
-        let m = std::fs::metadata(path).ok()?;
+        let m = self.looks.metadata(path)?;
         if !self.trusted(m.dev(), path) {
             return None;
         }

@@ -254,9 +254,10 @@ impl Session {
         let jobs = self.jobs.clone();
         let terminals = self.terminals.clone();
         self.tasks.spawn(async move {
-            let d = pipeline.decide(&call);
-            let _closed = events.send(decision_event(id.clone(), &d.ruling));
-            let r = pipeline.submit(call).await;
+            let decided = |ruling: &Ruling| {
+                let _closed = events.send(decision_event(id.clone(), ruling));
+            };
+            let r = pipeline.submit_observed(call, decided).await;
             executor.forget(&id);
             if let Ok(mut m) = running.lock() {
                 m.remove(&id);

@@ -1,5 +1,6 @@
 //! Deadlines on the stages that run caller-supplied code: the pre-execute
-//! waterfall and the guards. A stage that does not answer in time denies.
+//! waterfall and the guards. A stage that does not answer in time denies. The stages run on
+//! worker threads kept for the next call.
 #![forbid(unsafe_code)]
 
 use super::{Decided, Pipeline};
@@ -8,24 +9,70 @@ use crate::pipeline::call::ToolCall;
 use crate::pipeline::decision::{Ruling, Stage};
 use crate::pipeline::guard::poll_guards;
 use crate::pipeline::listener::TraceStep;
-use std::sync::Arc;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
+/// A job for a stage worker.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The stage workers waiting for a job, each by the sender of its own queue.
+static IDLE: Mutex<Vec<mpsc::Sender<Job>>> = Mutex::new(Vec::new());
+
+/// How many idle workers are kept; one more that finishes its job ends.
+const IDLE_MAX: usize = 2;
+
+/// Give `job` to an idle worker, or to a new one when none is idle: a worker still busy with
+/// a stage (a hung one among them) never delays another call's stage. `false` when no thread
+/// could be started.
+fn dispatch(job: Job) -> bool {
+    let idle = IDLE.lock().ok().and_then(|mut v| v.pop());
+    let job = match idle {
+        Some(tx) => match tx.send(job) {
+            Ok(()) => return true,
+            Err(mpsc::SendError(job)) => job,
+        },
+        None => job,
+    };
+    let (tx, rx) = mpsc::channel::<Job>();
+    std::thread::Builder::new()
+        .name("sbx-stage".into())
+        .spawn(move || work(job, &tx, &rx))
+        .is_ok()
+}
+
+/// A worker's life: run a job, offer itself for the next, wait for it. It ends when its job
+/// panics (the call waiting for it sees its answer dropped) or when enough others are idle.
+fn work(first: Job, tx: &mpsc::Sender<Job>, rx: &mpsc::Receiver<Job>) {
+    let mut job = first;
+    loop {
+        if catch_unwind(AssertUnwindSafe(job)).is_err() {
+            return;
+        }
+        match IDLE.lock() {
+            Ok(mut idle) if idle.len() < IDLE_MAX => idle.push(tx.clone()),
+            Ok(_) | Err(_) => return,
+        }
+        match rx.recv() {
+            Ok(next) => job = next,
+            Err(_) => return,
+        }
+    }
+}
+
 impl Pipeline {
-    /// Run `work` on its own thread and wait at most `budget` for it. A stage that hangs
+    /// Run `work` on a stage worker and wait at most `budget` for it. A stage that hangs
     /// cannot be interrupted, but it can no longer hold the call: it is denied (fail closed),
-    /// and the thread is left to finish on its own.
+    /// and its worker is left to finish on its own, serving no other call until then. Workers
+    /// are kept between calls, so that a call does not pay for starting a thread.
     async fn bounded<T: Send + 'static>(
         budget: Duration,
         work: impl FnOnce() -> T + Send + 'static,
     ) -> Option<T> {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        let spawned = std::thread::Builder::new()
-            .name("sbx-stage".into())
-            .spawn(move || {
-                let _ = tx.send(work());
-            });
-        if spawned.is_err() {
+        if !dispatch(Box::new(move || {
+            let _ = tx.send(work());
+        })) {
             return None;
         }
         match tokio::time::timeout(budget, rx).await {

@@ -167,6 +167,16 @@ impl Pipeline {
     /// Submit one call to every stage, and to the executor when they allow it. Never fails:
     /// every outcome is a [`CallResult`].
     pub async fn submit(&self, call: ToolCall) -> CallResult {
+        self.submit_observed(call, |_| {}).await
+    }
+
+    /// [`Pipeline::submit`], handing `decided` the ruling before policy hooks, approval and
+    /// guards as soon as it is made: what [`Pipeline::decide`] answers, without deciding twice.
+    pub async fn submit_observed(
+        &self,
+        call: ToolCall,
+        decided: impl FnOnce(&Ruling) + Send,
+    ) -> CallResult {
         let start = Instant::now();
         let call = Arc::new(call);
         notify_call(&self.observers, &call);
@@ -176,6 +186,7 @@ impl Pipeline {
             mut ruling,
             mut trace,
         } = self.decide_bounded(&call).await;
+        decided(&ruling);
         let mut rewrites = Vec::new();
         if let Some(access) = access
             .as_ref()
