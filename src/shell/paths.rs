@@ -228,6 +228,9 @@ pub(crate) fn floor_kind(p: &Path, ctx: &ShellContext) -> Option<&'static str> {
     if name == ".env" || (name.starts_with(".env.") && !is_env_template(name)) {
         return Some(".env file");
     }
+    if name == ".envrc" {
+        return Some("direnv file");
+    }
     if ["id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"]
         .iter()
         .any(|k| name.starts_with(k))
@@ -370,9 +373,15 @@ pub(crate) fn is_secret(value: &str, ctx: &ShellContext) -> bool {
     // denies it only where the directory folds case, see `pipeline::fold`).
     let name_lowered = name.to_ascii_lowercase();
     tables::SECRET_NAMES.contains(&name_lowered.as_str())
+        // `credentials.toml` (cargo), `credentials.db` (gcloud), `credentials.tfrc.json`
+        // (terraform), `application_default_credentials.json`.
+        || name_lowered.starts_with("credentials.")
+        || name_lowered.ends_with("_credentials.json")
         || tables::SECRET_PARTS.iter().any(|s| lowered.contains(s))
         || name.ends_with(".pem")
         || name.ends_with(".key")
+        // A process's environment: the tokens it was started with.
+        || (name == "environ" && value.starts_with("/proc/"))
 }
 
 #[cfg(test)]
