@@ -229,7 +229,7 @@ pub(crate) fn floor_kind(p: &Path, ctx: &ShellContext) -> Option<&'static str> {
         return Some(".env file");
     }
     if name == ".envrc" {
-        return Some("direnv file");
+        return Some(DIRENV);
     }
     if ["id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"]
         .iter()
@@ -271,6 +271,10 @@ fn git_kind(below: &[&str]) -> &'static str {
 pub(crate) const GIT_PROGRAMS: &str = ".git hooks or config";
 pub(crate) const GIT_STATE: &str = ".git internals";
 
+/// `.envrc`, which direnv loads into every later shell in the directory: asked about, so that
+/// a profile that keeps it read-only refuses it with its own line (`plan:deny-write`).
+pub(crate) const DIRENV: &str = "direnv file";
+
 fn is_env_template(name: &str) -> bool {
     matches!(
         name,
@@ -290,7 +294,11 @@ pub(crate) fn judge_write(value: &str, cwd: &Path, ctx: &ShellContext) -> (Zone,
     let lexical = normalize(&joined);
     let real = canonical_prefix(&normalize_keeping_proc(&joined), cwd);
     let kinds = [floor_kind(&real, ctx), floor_kind(&lexical, ctx)];
-    if let Some(k) = kinds.iter().flatten().find(|k| **k != GIT_STATE) {
+    if let Some(k) = kinds
+        .iter()
+        .flatten()
+        .find(|k| **k != GIT_STATE && **k != DIRENV)
+    {
         return (Zone::Floor(k), real);
     }
     if let Some(k) = kinds.iter().flatten().next() {
