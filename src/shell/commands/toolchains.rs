@@ -429,23 +429,27 @@ const JS_SHOWS: &[&str] = &[
     "prefix",
 ];
 
-fn js_subcommand(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
-    let (valued, _) = leading(name, args);
-    let sub = verb_after(args, &valued);
-    program_options::js(j, name, sub, args);
-    // `audit fix` installs, `pkg set` rewrites package.json; `yarn workspaces list` and
-    // `npm pkg get` only show.
+/// Whether `TOOL SUB ...` only shows the project: `audit fix` installs and `pkg set` rewrites
+/// package.json, while `npm pkg get` and `yarn workspaces list` only show.
+fn js_shows(sub: &str, args: &[Word]) -> bool {
     let second = args
         .iter()
         .skip_while(|a| a.value != sub)
         .skip(1)
         .find(|a| !a.value.starts_with('-'))
         .map_or("", |w| w.value.as_str());
-    let shows = JS_SHOWS.contains(&sub)
+    JS_SHOWS.contains(&sub)
         || (sub == "audit" && second != "fix")
         || (sub == "pkg" && second == "get")
         || (sub.is_empty() && has(args, &["--version", "-v", "--help", "-h"]))
-        || (sub == "workspaces" && matches!(second, "list" | "info"));
+        || (sub == "workspaces" && matches!(second, "list" | "info"))
+}
+
+fn js_subcommand(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
+    let (valued, _) = leading(name, args);
+    let sub = verb_after(args, &valued);
+    program_options::js(j, name, sub, args);
+    let shows = js_shows(sub, args);
     if !shows {
         let dirs = ["--prefix", "-C", "--dir", "--cwd"];
         outputs::judge(j, c, args, &dirs, "package directory");
