@@ -4,6 +4,7 @@
 
 use super::classify::Judge;
 use super::exec_args::Ctx;
+use super::git_config::{self, Scope};
 use super::tables::git::{NETWORK, READ, REPOSITORY_ONLY, WRITE};
 use super::words::Word;
 use super::{Class, paths, tables};
@@ -19,6 +20,7 @@ pub(crate) fn classify(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
         name: args.get(i).map(|a| a.value.as_str()).unwrap_or(""),
         rest: args.get(i + 1..).unwrap_or(&[]),
         outside_dir: !dirs.is_empty() && outside(&cwd, c),
+        dirs: &cwd,
         c,
     };
     subcommand(j, &sub);
@@ -89,6 +91,8 @@ struct Sub<'a, 'x, 'y, 'z> {
     rest: &'a [Word],
     /// `git -C` points outside the workspace.
     outside_dir: bool,
+    /// Where git starts, after each `-C`.
+    dirs: &'a crate::shell::walk::Cwd,
     c: &'a Ctx<'x, 'y, 'z>,
 }
 
@@ -193,6 +197,14 @@ fn refs(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
     } else if named || s.has(BRANCH_CHANGES) {
         s.write(j, "changes branches");
     }
+    let upstream = ["-u", "--set-upstream-to", "--unset-upstream"];
+    if s.has(&upstream)
+        || s.rest
+            .iter()
+            .any(|a| a.value.starts_with("--set-upstream-to="))
+    {
+        git_config::write(j, s.c, s.dirs, Scope::Local);
+    }
 }
 
 /// `git branch` options that change branches.
@@ -229,10 +241,15 @@ fn verbs(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
                 "[shell.network.git] `git remote update` fetches",
             );
         }
-        ("remote", _) => j.raise(
-            Class::ConfigChange,
-            "[shell.git.config] `git remote` changes remotes",
-        ),
+        ("remote", verb) => {
+            j.raise(
+                Class::ConfigChange,
+                "[shell.git.config] `git remote` changes remotes",
+            );
+            if verb != "set-head" {
+                git_config::write(j, s.c, s.dirs, Scope::Local);
+            }
+        }
         ("stash", "drop" | "clear") => j.raise(
             Class::Destructive,
             "[shell.git.destructive] `git stash drop/clear` discards work",
@@ -467,6 +484,9 @@ fn config(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
     if config_change(j, s.rest) {
         for f in &files {
             j.write(f, cwd, ctx, "git config file");
+        }
+        if files.is_empty() && !s.has(&["--blob"]) {
+            git_config::write(j, s.c, s.dirs, Scope::of(s.rest));
         }
     }
 }

@@ -11,6 +11,7 @@ mod commands;
 mod evaluated;
 mod exec_args;
 mod git;
+mod git_config;
 mod git_exec;
 mod git_outputs;
 mod git_repos;

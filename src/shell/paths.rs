@@ -228,6 +228,9 @@ pub(crate) fn floor_kind(p: &Path, ctx: &ShellContext) -> Option<&'static str> {
     if name == ".env" || (name.starts_with(".env.") && !is_env_template(name)) {
         return Some(".env file");
     }
+    if name == ".envrc" {
+        return Some(DIRENV);
+    }
     if ["id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"]
         .iter()
         .any(|k| name.starts_with(k))
@@ -268,6 +271,10 @@ fn git_kind(below: &[&str]) -> &'static str {
 pub(crate) const GIT_PROGRAMS: &str = ".git hooks or config";
 pub(crate) const GIT_STATE: &str = ".git internals";
 
+/// `.envrc`, which direnv loads into every later shell in the directory: asked about, so that
+/// a profile that keeps it read-only refuses it with its own line (`plan:deny-write`).
+pub(crate) const DIRENV: &str = "direnv file";
+
 fn is_env_template(name: &str) -> bool {
     matches!(
         name,
@@ -287,7 +294,11 @@ pub(crate) fn judge_write(value: &str, cwd: &Path, ctx: &ShellContext) -> (Zone,
     let lexical = normalize(&joined);
     let real = canonical_prefix(&normalize_keeping_proc(&joined), cwd);
     let kinds = [floor_kind(&real, ctx), floor_kind(&lexical, ctx)];
-    if let Some(k) = kinds.iter().flatten().find(|k| **k != GIT_STATE) {
+    if let Some(k) = kinds
+        .iter()
+        .flatten()
+        .find(|k| **k != GIT_STATE && **k != DIRENV)
+    {
         return (Zone::Floor(k), real);
     }
     if let Some(k) = kinds.iter().flatten().next() {
@@ -370,9 +381,15 @@ pub(crate) fn is_secret(value: &str, ctx: &ShellContext) -> bool {
     // denies it only where the directory folds case, see `pipeline::fold`).
     let name_lowered = name.to_ascii_lowercase();
     tables::SECRET_NAMES.contains(&name_lowered.as_str())
+        // `credentials.toml` (cargo), `credentials.db` (gcloud), `credentials.tfrc.json`
+        // (terraform), `application_default_credentials.json`.
+        || name_lowered.starts_with("credentials.")
+        || name_lowered.ends_with("_credentials.json")
         || tables::SECRET_PARTS.iter().any(|s| lowered.contains(s))
         || name.ends_with(".pem")
         || name.ends_with(".key")
+        // A process's environment: the tokens it was started with.
+        || (name == "environ" && value.starts_with("/proc/"))
 }
 
 #[cfg(test)]

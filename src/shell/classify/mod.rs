@@ -154,7 +154,9 @@ fn substitutions(j: &mut Judge, cmd: &Cmd<'_>, leader: usize) {
         .iter()
         .enumerate()
         .skip(leader + 1)
-        .any(|(i, a)| a.subst && !message(i));
+        .any(|(i, a)| a.subst && !message(i))
+        // What `echo` and `printf` print is never a path: a redirection decides the write.
+        && !PRINTS_ONLY.contains(&lead_name);
     if (cmd.arg_subst || word_subst) && rank(j.class) > 0 {
         let why = "[shell.subst.arg] command substitution feeds a command that is not read-only";
         if rank(j.class) < 3 {

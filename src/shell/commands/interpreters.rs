@@ -14,6 +14,9 @@ pub(super) fn interpreter(
     flags: &[&str],
     args: &[Word],
 ) {
+    if crate::shell::tables::version_only(name, args) {
+        return;
+    }
     let mut i = 0;
     while let Some(a) = args.get(i) {
         let v = a.value.as_str();

@@ -85,7 +85,7 @@ pub(crate) fn classify_named(
         | "clang++" | "javac" | "mvn" | "gradle" | "./gradlew" | "gradlew" | "dotnet" | "ctest"
         | "ninja" | "meson" | "cmake" | "swift" | "swiftc" | "zig" | "ghc" | "stack-test"
         | "shellcheck" | "golangci-lint" | "staticcheck" | "cargo-nextest" | "phpunit"
-        | "rspec" | "nextest" => build_tool(j, c, name, args),
+        | "rspec" | "nextest" | "java" => build_tool(j, c, name, args),
         "make" | "gmake" => {
             program_options::make(j, c, name, args);
             task_runner(j, name, args);
@@ -111,12 +111,26 @@ pub(crate) fn classify_named(
         "dpkg" | "rpm" => system_packages(j, name, args),
         "docker" | "podman" | "nerdctl" => containers(j, name, args),
         "openssl" => openssl(j, args),
-        "yq" | "gofmt" | "clang-format" => {
+        "yq" => {
             formatters::judge(j, c, name, args);
-            system(j, name, args);
         }
+        "gofmt" | "clang-format" => rewriter(j, c, name, args),
         n => system(j, n, args),
     }
+}
+
+/// `gofmt` and `clang-format` load no project code: they print, or rewrite their operands in
+/// place with `-w` (`-i`), which inside the workspace is what they are for.
+fn rewriter(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
+    let flag = if name == "gofmt" { "-w" } else { "-i" };
+    if has(args, &[flag]) {
+        j.t.rewrites_only = true;
+        j.raise(
+            Class::WorkspaceWrite,
+            format!("[shell.build.lint] `{name} {flag}` rewrites sources"),
+        );
+    }
+    formatters::judge(j, c, name, args);
 }
 
 /// Shell built-ins: `cd` and its kin move the working directory, `echo` prints what a pipe
@@ -148,6 +162,7 @@ fn builtin(
         "env" | "printenv" | "set" if args.is_empty() => j.t.dumps_env = true,
         "export" | "declare" | "typeset" | "local" | "readonly" => declare(j, args),
         "hash" | "enable" => rebinds(j, name, args),
+        "history" => history(j, c, args),
         _ => return false,
     }
     true
@@ -174,6 +189,37 @@ fn rebinds(j: &mut Judge, name: &str, args: &[Word]) {
         _ => return,
     };
     j.raise(Class::Opaque, format!("[shell.rebind] {why}"));
+}
+
+/// `history -c`, `-d N` and `-s TEXT` erase or forge the shell's record of what ran; `-w` and
+/// `-a` write the history file (the operand, else `~/.bash_history`), `-r` and `-n` read it.
+/// Listing (`history`, `history 20`) changes nothing.
+fn history(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
+    let letters: String = args
+        .iter()
+        .take_while(|a| a.value.starts_with('-') && a.value != "--")
+        .flat_map(|a| a.value.chars().skip(1))
+        .collect();
+    if letters.contains(['c', 'd', 's']) {
+        j.raise(
+            Class::Destructive,
+            "[shell.history] `history -c`/`-d`/`-s` erases or rewrites the shell's record",
+        );
+        return;
+    }
+    let (ctx, cwd) = (c.w.ctx, c.cmd.cwd);
+    let file = operands(args).first().map_or_else(
+        || Word {
+            display: "~/.bash_history".to_string(),
+            ..Word::literal(&ctx.workspace.home.join(".bash_history").to_string_lossy())
+        },
+        |w| (*w).clone(),
+    );
+    if letters.contains(['w', 'a']) {
+        j.write(&file, cwd, ctx, "history file");
+    } else if letters.contains(['r', 'n']) {
+        j.read(&file, cwd, ctx);
+    }
 }
 
 /// Where `cd` goes: the home without an operand, unknown for `-` or a computed one.

@@ -68,7 +68,7 @@ pub(crate) fn make(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]
 }
 
 /// A directory word resolves inside the workspace from every candidate directory.
-fn within_workspace(d: &Word, c: &Ctx<'_, '_, '_>) -> bool {
+pub(super) fn within_workspace(d: &Word, c: &Ctx<'_, '_, '_>) -> bool {
     if d.unknown || d.subst {
         return false;
     }

@@ -292,7 +292,45 @@ pub(super) fn system_packages(j: &mut Judge, name: &str, args: &[Word]) {
     }
 }
 
+/// `docker compose` verbs that only show the project's containers (not `config`, which prints
+/// the values it took from the project's `.env`).
+const COMPOSE_SHOWS: &[&str] = &[
+    "ps", "ls", "logs", "images", "top", "version", "port", "events",
+];
+
+/// `docker compose` options that take the next word as their value.
+const COMPOSE_VALUED: &[&str] = &[
+    "-f",
+    "--file",
+    "-p",
+    "--project-name",
+    "--env-file",
+    "--profile",
+    "--project-directory",
+    "--ansi",
+    "--progress",
+    "--parallel",
+];
+
 pub(super) fn containers(j: &mut Judge, name: &str, args: &[Word]) {
+    if first_op(args) == "compose" {
+        let rest = args
+            .iter()
+            .skip_while(|a| a.value != "compose")
+            .skip(1)
+            .cloned()
+            .collect::<Vec<_>>();
+        let verb = super::toolchains::verb_after(&rest, COMPOSE_VALUED);
+        if !COMPOSE_SHOWS.contains(&verb) {
+            j.raise(
+                Class::Privilege,
+                format!(
+                    "[shell.privilege.container] `{name} compose {verb}` runs or changes containers"
+                ),
+            );
+        }
+        return;
+    }
     if !matches!(
         first_op(args),
         "ps" | "images" | "logs" | "inspect" | "version" | "info" | "stats" | "top"

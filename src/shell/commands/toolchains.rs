@@ -6,6 +6,7 @@ use crate::shell::Class;
 use crate::shell::classify::Judge;
 use crate::shell::exec_args::Ctx;
 use crate::shell::project::{self, Run};
+use crate::shell::tables;
 use crate::shell::tables::project::RUSTUP_PROXIES;
 use crate::shell::words::Word;
 
@@ -86,11 +87,7 @@ pub(super) fn build_tool(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &
 fn build_class(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
     let ctx = c.w.ctx;
     let cwd = c.cmd.cwd;
-    let version = !args.is_empty()
-        && args
-            .iter()
-            .all(|a| matches!(a.value.as_str(), "--version" | "-V" | "--help" | "-h"));
-    if version {
+    if tables::version_only(name, args) {
         return;
     }
     if NO_PROJECT_CODE.contains(&name) {
@@ -153,8 +150,27 @@ pub(super) fn task_runner(j: &mut Judge, name: &str, args: &[Word]) {
     }
 }
 
-pub(super) fn package_manager(j: &mut Judge, c: &Ctx<'_, '_, '_>, n: &str, args: &[Word]) {
+/// `uv pip VERB` and `rustup toolchain|target|component list`: the verb that decides is the
+/// second word.
+fn pm_verb<'a>(n: &str, args: &'a [Word]) -> &'a str {
     let verb = first_op(args);
+    let second = || {
+        args.iter()
+            .skip_while(|a| a.value != verb)
+            .skip(1)
+            .map(|a| a.value.as_str())
+            .find(|v| !v.starts_with('-'))
+            .unwrap_or("")
+    };
+    match (n, verb) {
+        ("uv", "pip") => second(),
+        ("rustup", "toolchain" | "target" | "component") if second() == "list" => "list",
+        _ => verb,
+    }
+}
+
+pub(super) fn package_manager(j: &mut Judge, c: &Ctx<'_, '_, '_>, n: &str, args: &[Word]) {
+    let verb = pm_verb(n, args);
     if matches!(n, "pip" | "pip3") {
         if pm_config::config_change(j, c, "pip", args) {
             return;
@@ -236,7 +252,67 @@ fn project_code(j: &mut Judge, n: &str, verb: &str, args: &[Word]) {
     );
 }
 
+/// The first word of `args` that is not an option nor the value of one of `valued`.
+pub(super) fn verb_after<'a>(args: &'a [Word], valued: &[&str]) -> &'a str {
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        let v = a.value.as_str();
+        if !v.starts_with('-') || v == "-" {
+            return v;
+        }
+        i += if valued.contains(&v) { 2 } else { 1 };
+    }
+    ""
+}
+
+/// A tool's leading options (see [`tables::LEADING_OPTIONS`]): every valued one, and the
+/// directory it is told to run in, if any.
+fn leading(tool: &str, args: &[Word]) -> (Vec<&'static str>, Option<Word>) {
+    let Some((_, dirs, others)) = tables::LEADING_OPTIONS.iter().find(|(t, ..)| *t == tool) else {
+        return (Vec::new(), None);
+    };
+    let valued: Vec<&'static str> = dirs.iter().chain(others.iter()).copied().collect();
+    let mut dir = None;
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        let v = a.value.as_str();
+        if !v.starts_with('-') || v == "-" || v == "--" {
+            break;
+        }
+        // `--cwd=DIR`, and a short option's value attached (`-CDIR`, `-C=DIR`).
+        let attached = dirs.iter().find_map(|d| {
+            let rest = v.strip_prefix(d)?;
+            rest.strip_prefix('=')
+                .or_else(|| (d.len() == 2 && !rest.is_empty()).then_some(rest))
+        });
+        if let Some(value) = attached {
+            dir = Some(outputs::attached_value(a, value));
+        } else if dirs.contains(&v) {
+            dir = args.get(i + 1).cloned();
+        }
+        i += if valued.contains(&v) { 2 } else { 1 };
+    }
+    (valued, dir)
+}
+
+/// Where a tool told to run in `dir` runs: that directory from each candidate one.
+fn run_dirs(c: &Ctx<'_, '_, '_>, dir: Option<&Word>) -> crate::shell::walk::Cwd {
+    match dir {
+        Some(d) => super::dir_from(d, c.cmd.cwd, c.w.ctx),
+        None => c.cmd.cwd.clone(),
+    }
+}
+
 pub(super) fn cargo(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
+    let (_, dir) = leading("cargo", args);
+    // `cargo -C DIR` builds there and may write its lock file even when it only inspects.
+    if let Some(d) = dir
+        .as_ref()
+        .filter(|d| !program_options::within_workspace(d, c))
+    {
+        j.output(d, c.cmd.cwd, c.w.ctx, "cargo -C directory");
+    }
+    let dirs = run_dirs(c, dir.as_ref());
     let sub = cargo_subcommand(j, c, args);
     let run = Run {
         program: "cargo",
@@ -246,7 +322,7 @@ pub(super) fn cargo(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
         } else {
             sub
         },
-        dirs: c.cmd.cwd,
+        dirs: &dirs,
     };
     rustup_proxy(j, c, &run, args);
 }
@@ -275,11 +351,9 @@ fn cargo_subcommand<'a>(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &'a [Word]) ->
     runner_options(j, "cargo", args);
     let dirs = ["--target-dir", "--root", "--artifact-dir", "--out-dir"];
     outputs::judge(j, c, args, &dirs, "cargo output");
-    let sub = args
-        .iter()
-        .map(|a| a.value.as_str())
-        .find(|v| !v.starts_with('-') && !v.starts_with('+'))
-        .unwrap_or("");
+    let (valued, _) = leading("cargo", args);
+    let toolchain = usize::from(args.first().is_some_and(|a| a.value.starts_with('+')));
+    let sub = verb_after(args.get(toolchain..).unwrap_or(&[]), &valued);
     match sub {
         // Inspection that runs no project code: no build script, no proc macro.
         "tree" | "metadata" | "verify-project" | "locate-project" | "pkgid" | "version"
@@ -328,25 +402,62 @@ fn cargo_subcommand<'a>(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &'a [Word]) ->
 
 pub(super) fn js_pm(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
     js_subcommand(j, c, name, args);
+    let dirs = run_dirs(c, leading(name, args).1.as_ref());
     let run = Run {
         program: name,
         sub: "",
-        dirs: c.cmd.cwd,
+        dirs: &dirs,
     };
     project::judge(j, c.w.ctx, &run);
 }
 
+/// Subcommands of npm, pnpm, yarn and bun that only show the project and its packages.
+const JS_SHOWS: &[&str] = &[
+    "--version",
+    "-v",
+    "ls",
+    "list",
+    "why",
+    "outdated",
+    "view",
+    "info",
+    "explain",
+    "config",
+    "help",
+    "bin",
+    "root",
+    "prefix",
+];
+
+/// Whether `TOOL SUB ...` only shows the project: `audit fix` installs and `pkg set` rewrites
+/// package.json, while `npm pkg get` and `yarn workspaces list` only show.
+fn js_shows(sub: &str, args: &[Word]) -> bool {
+    let second = args
+        .iter()
+        .skip_while(|a| a.value != sub)
+        .skip(1)
+        .find(|a| !a.value.starts_with('-'))
+        .map_or("", |w| w.value.as_str());
+    JS_SHOWS.contains(&sub)
+        || (sub == "audit" && second != "fix")
+        || (sub == "pkg" && second == "get")
+        || (sub.is_empty() && has(args, &["--version", "-v", "--help", "-h"]))
+        || (sub == "workspaces" && matches!(second, "list" | "info"))
+}
+
 fn js_subcommand(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
-    let sub = first_op(args);
+    let (valued, _) = leading(name, args);
+    let sub = verb_after(args, &valued);
     program_options::js(j, name, sub, args);
-    outputs::judge(
-        j,
-        c,
-        args,
-        &["--prefix", "-C", "--dir"],
-        "package directory",
-    );
+    let shows = js_shows(sub, args);
+    if !shows {
+        let dirs = ["--prefix", "-C", "--dir", "--cwd"];
+        outputs::judge(j, c, args, &dirs, "package directory");
+    }
     if pm_config::config_change(j, c, name, args) {
+        return;
+    }
+    if shows {
         return;
     }
     match sub {
@@ -354,9 +465,6 @@ fn js_subcommand(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) 
             Class::BuildTest,
             format!("[shell.build.js] `{name} {sub}` runs the package's test script"),
         ),
-        "--version" | "-v" | "ls" | "list" | "why" | "audit" | "outdated" | "view" | "info"
-        | "explain" | "config" | "help" | "bin" | "root" | "prefix" => {}
-        "" if has(args, &["--version", "-v", "--help", "-h"]) => {}
         "" if name == "yarn" || name == "pnpm" || name == "bun" => j.raise(
             Class::PackageInstall,
             format!("[shell.package.js] `{name}` installs dependencies"),

@@ -39,6 +39,13 @@ pub(crate) const SECRET_NAMES: &[&str] = &[
     "secrets.yml",
     "secrets.yaml",
     "master.key",
+    // Shell and REPL histories keep the tokens and passwords typed on command lines.
+    ".bash_history",
+    ".zsh_history",
+    ".python_history",
+    ".psql_history",
+    ".mysql_history",
+    ".node_repl_history",
 ];
 
 /// Path fragments that mark credentials.

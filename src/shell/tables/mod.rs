@@ -13,5 +13,7 @@ pub(crate) use code::{DECODERS, FOREIGN_SHELLS, INTERPRETERS, SHELLS};
 pub(crate) use env::exec_env;
 pub(crate) use files::{RC_FILES, SECRET_NAMES, SECRET_PARTS, SYSTEM_DIRS};
 pub(crate) use git::git_exec_key;
-pub(crate) use programs::{DESTRUCTIVE, EDITORS, NETWORK, PACKAGE_MANAGERS, PRIVILEGE};
+pub(crate) use programs::{
+    DESTRUCTIVE, EDITORS, LEADING_OPTIONS, NETWORK, PACKAGE_MANAGERS, PRIVILEGE, version_only,
+};
 pub(crate) use read_only::READ_ONLY;

@@ -140,3 +140,43 @@ pub(crate) const EDITORS: &[&str] = &[
     "vi", "vim", "nvim", "view", "nano", "emacs", "ed", "ex", "pico", "joe", "mcedit", "micro",
     "helix", "hx", "kak",
 ];
+
+/// Version options a program takes besides `--version`, `-V`, `--help` and `-h`: alone on
+/// the command line they print and run nothing of the project (`pytest -v` is verbose, so
+/// only the programs named here).
+pub(crate) const VERSION_FLAGS: &[(&str, &[&str])] = &[
+    ("node", &["-v"]),
+    ("nodejs", &["-v"]),
+    ("java", &["-version", "-fullversion", "-showversion"]),
+    ("javac", &["-version"]),
+    ("mvn", &["-v"]),
+    ("gradle", &["-v"]),
+    ("gcc", &["-dumpversion", "-dumpmachine"]),
+    ("cc", &["-dumpversion", "-dumpmachine"]),
+    ("clang", &["-dumpversion", "-dumpmachine"]),
+];
+
+/// Whether `args` only ask `name` for its version or help.
+pub(crate) fn version_only(name: &str, args: &[crate::shell::words::Word]) -> bool {
+    let own: &[&str] = VERSION_FLAGS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or(&[], |(_, f)| f);
+    !args.is_empty()
+        && args.iter().all(|a| {
+            let v = a.value.as_str();
+            matches!(v, "--version" | "-V" | "--help" | "-h") || own.contains(&v)
+        })
+}
+
+/// Options a toolchain or package manager takes before its subcommand with the next word as
+/// their value: the directory it runs in (`cargo -C DIR`, `pnpm -C DIR`, `yarn --cwd DIR`,
+/// `npm --prefix DIR`), then the others (`npm -w PKG`, `pnpm --filter PKG`). The subcommand is
+/// the first word after them, and project files are read from the directory.
+pub(crate) const LEADING_OPTIONS: &[(&str, &[&str], &[&str])] = &[
+    ("cargo", &["-C"], &["-Z", "--color", "--config"]),
+    ("npm", &["--prefix"], &["-w", "--workspace"]),
+    ("pnpm", &["-C", "--dir", "--prefix"], &["--filter", "-F"]),
+    ("yarn", &["--cwd"], &[]),
+    ("bun", &["--cwd"], &["--filter", "-F"]),
+];

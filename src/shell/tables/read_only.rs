@@ -185,4 +185,10 @@ pub(crate) const READ_ONLY: &[&str] = &[
     "rpm",
     "tee",
     "git",
+    // Object-file and library metadata readers: they parse files and print.
+    "nm",
+    "objdump",
+    "readelf",
+    "size",
+    "pkg-config",
 ];
