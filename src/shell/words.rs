@@ -74,59 +74,16 @@ pub(crate) fn convert(node: &Node, env: &Env<'_>) -> Word {
             NodeKind::WordLiteral { value } => {
                 literal_part(value, &mut dq, &mut w, first, env);
             }
-            NodeKind::AnsiCQuote { decoded, .. } => {
-                w.display.push_str(decoded);
-                w.value.push_str(decoded);
-            }
-            NodeKind::LocaleString { inner, .. } => {
-                w.display.push_str(inner);
-                w.value.push_str(inner);
+            NodeKind::AnsiCQuote { decoded: text, .. }
+            | NodeKind::LocaleString { inner: text, .. } => {
+                w.display.push_str(text);
+                w.value.push_str(text);
             }
             NodeKind::ParamExpansion { param, op, .. } => {
-                let src = part.source_text(value);
-                let shown = if src.is_empty() {
-                    format!("${param}")
-                } else {
-                    src.to_string()
-                };
-                w.display.push_str(&shown);
-                w.exact = false;
-                let known = env.vars.and_then(|v| v.get(param.as_str()));
-                match (param.as_str(), op, known) {
-                    ("HOME", None, _) => w.value.push_str(env.home),
-                    ("PWD", None, _) => w.value.push_str(env.pwd),
-                    (_, None, Some(k)) => {
-                        w.var = true;
-                        w.glob |= k.glob;
-                        w.value.push_str(&k.value);
-                    }
-                    _ => {
-                        w.unknown = true;
-                        w.var_unknown = true;
-                        w.value.push_str(&shown);
-                    }
-                }
+                param_part(&mut w, part.source_text(value), param, op.is_some(), env);
             }
             NodeKind::CommandSubstitution { .. } | NodeKind::ProcessSubstitution { .. } => {
-                let pwd = match &part.kind {
-                    NodeKind::CommandSubstitution { command, .. } => is_pwd(command),
-                    _ => false,
-                };
-                if pwd {
-                    // Judged as `$PWD`, so `"$(pwd)/../x"` is the path it names.
-                    w.exact = false;
-                    w.var = true;
-                    w.display.push_str("$(pwd)");
-                    w.value.push_str(env.pwd);
-                    first = false;
-                    continue;
-                }
-                w.subst_output |= matches!(part.kind, NodeKind::CommandSubstitution { .. });
-                w.subst = true;
-                w.unknown = true;
-                w.exact = false;
-                w.display.push_str("$(...)");
-                w.value.push_str("$(...)");
+                substitution_part(&mut w, &part.kind, env);
             }
             NodeKind::BraceExpansion { content } => {
                 w.glob = true;
@@ -135,19 +92,11 @@ pub(crate) fn convert(node: &Node, env: &Env<'_>) -> Word {
                 w.value.push_str(content);
             }
             NodeKind::ParamIndirect { .. } => {
-                w.unknown = true;
                 w.var_unknown = true;
-                w.exact = false;
-                w.display.push('?');
-                w.value.push('?');
+                unknown_part(&mut w);
             }
-            _ => {
-                // Arithmetic, lengths and anything new.
-                w.unknown = true;
-                w.exact = false;
-                w.display.push('?');
-                w.value.push('?');
-            }
+            // Arithmetic, lengths and anything new.
+            _ => unknown_part(&mut w),
         }
         first = false;
     }
@@ -155,6 +104,61 @@ pub(crate) fn convert(node: &Node, env: &Env<'_>) -> Word {
         w.exact = false;
     }
     w
+}
+
+/// A part whose value is not known before running: `?`.
+fn unknown_part(w: &mut Word) {
+    w.unknown = true;
+    w.exact = false;
+    w.display.push('?');
+    w.value.push('?');
+}
+
+/// `$NAME` or `${NAME...}`: `HOME` and `PWD` are known, a variable assigned a literal earlier
+/// on the line is its value, anything else (or any operator) is unknown.
+fn param_part(w: &mut Word, src: &str, param: &str, has_op: bool, env: &Env<'_>) {
+    let shown = if src.is_empty() {
+        format!("${param}")
+    } else {
+        src.to_string()
+    };
+    w.display.push_str(&shown);
+    w.exact = false;
+    let known = env.vars.and_then(|v| v.get(param));
+    match (param, has_op, known) {
+        ("HOME", false, _) => w.value.push_str(env.home),
+        ("PWD", false, _) => w.value.push_str(env.pwd),
+        (_, false, Some(k)) => {
+            w.var = true;
+            w.glob |= k.glob;
+            w.value.push_str(&k.value);
+        }
+        _ => {
+            w.unknown = true;
+            w.var_unknown = true;
+            w.value.push_str(&shown);
+        }
+    }
+}
+
+/// `$(...)`, `<(...)` or `>(...)`: unknown, except `$(pwd)`, judged as `$PWD` (so
+/// `"$(pwd)/../x"` is the path it names).
+fn substitution_part(w: &mut Word, kind: &NodeKind, env: &Env<'_>) {
+    if let NodeKind::CommandSubstitution { command, .. } = kind
+        && is_pwd(command)
+    {
+        w.exact = false;
+        w.var = true;
+        w.display.push_str("$(pwd)");
+        w.value.push_str(env.pwd);
+        return;
+    }
+    w.subst_output |= matches!(kind, NodeKind::CommandSubstitution { .. });
+    w.subst = true;
+    w.unknown = true;
+    w.exact = false;
+    w.display.push_str("$(...)");
+    w.value.push_str("$(...)");
 }
 
 /// `pwd` alone, whose output is the working directory the analysis already tracks.
