@@ -63,15 +63,7 @@ impl Sandbox {
         } else {
             Some(make_host_tmp()?)
         };
-        let mut context = WorkspaceContext::of(workspace);
-        // The home the command is given is one it may take for its own: hide its secrets too.
-        // One already among the homes is not looked at again.
-        if let Some((_, h)) = req.env.iter().find(|(k, _)| k == "HOME")
-            && !context.homes().any(|known| known == Path::new(h))
-            && Path::new(h).is_dir()
-        {
-            context.add_home(Path::new(h));
-        }
+        let context = run_context(req, workspace);
         let vars = self.vars(&context, host, host_tmp.as_deref());
         let mut resolved = resolved;
         // A per-run `{tmp}` makes every run's variables new: no kept plan would ever match.
@@ -230,4 +222,17 @@ pub(super) fn cleanup(p: &Launch) {
     if let Some(dir) = &p.host_tmp {
         let _ = std::fs::remove_dir_all(dir);
     }
+}
+
+/// The run's workspace context. The home the command is given is one it may take for its own:
+/// its secrets are hidden too. One already among the homes is not looked at again.
+fn run_context(req: &RunRequest, workspace: &Path) -> WorkspaceContext {
+    let mut context = WorkspaceContext::of(workspace);
+    if let Some((_, h)) = req.env.iter().find(|(k, _)| k == "HOME")
+        && !context.homes().any(|known| known == Path::new(h))
+        && Path::new(h).is_dir()
+    {
+        context.add_home(Path::new(h));
+    }
+    context
 }
