@@ -42,7 +42,14 @@ pub trait Files {
 pub struct RealFiles {
     /// The names in each directory listed so far; empty when it could not be read.
     listings: RefCell<PathMap<Rc<[OsString]>>>,
+    /// How many of each directory's entries [`Files::kind`] was asked about.
+    asked: RefCell<PathMap<u32>>,
 }
+
+/// From this many entries of one directory asked about on, its listing answers for the
+/// missing ones: the denied paths of a profile are a few hundred names in a few directories
+/// (the home, `~/.config`), most of them absent, and following their links asks about each.
+const LIST_AFTER: u32 = 4;
 
 impl RealFiles {
     /// The names in `dir`, read on first use; none when it cannot be read.
@@ -60,12 +67,38 @@ impl RealFiles {
     }
 }
 
+impl RealFiles {
+    /// Whether `path` is known absent from its directory's listing, read once enough of that
+    /// directory's entries were asked about (a resolution is one moment: the listing is not
+    /// read again). A listing that could not be read answers nothing.
+    fn listed_absent(&self, path: &Path) -> bool {
+        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+            return false;
+        };
+        let n = {
+            let mut asked = self.asked.borrow_mut();
+            let n = asked.entry(dir.as_os_str().to_os_string()).or_insert(0);
+            *n += 1;
+            *n
+        };
+        if n < LIST_AFTER {
+            return false;
+        }
+        // A name under another case is asked of the file system: it may fold case.
+        let names = self.names(dir);
+        !names.is_empty() && !names.iter().any(|x| x.eq_ignore_ascii_case(name))
+    }
+}
+
 impl Files for RealFiles {
     fn glob(&self, pattern: &str) -> Result<Vec<PathBuf>, glob::PatternError> {
         super::resolve::expand_glob_in(pattern, self)
     }
 
     fn kind(&self, path: &Path) -> Option<FileKind> {
+        if self.listed_absent(path) {
+            return None;
+        }
         let t = path.symlink_metadata().ok()?.file_type();
         Some(if t.is_symlink() {
             FileKind::Symlink
