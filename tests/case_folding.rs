@@ -15,6 +15,7 @@
 //! program computes, and what is tested here is the sandbox.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 mod common;
+use common::venv::{ci, manifest, python_with};
 use common::{Scratch, users};
 use sbx::host::NameCase;
 use sbx::host::names::probe;
@@ -24,51 +25,13 @@ use std::process::{Child, Command, Output};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-fn manifest() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| manifest().join("target"))
-}
-
-fn ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true")
-}
-
-fn run_ok(cmd: &mut Command) -> Result<(), String> {
-    let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
-    if out.status.success() {
-        return Ok(());
-    }
-    Err(format!(
-        "{cmd:?}: {}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    ))
-}
-
 /// The virtual environment's python with fusepy, installing it when missing.
 fn fuse_python() -> Result<PathBuf, String> {
-    let venv = target_dir().join("casefold-venv");
-    let python = venv.join("bin/python");
-    let have = |p: &Path| run_ok(Command::new(p).args(["-c", "import fuse"])).is_ok();
-    if python.exists() && have(&python) {
-        return Ok(python);
-    }
-    run_ok(Command::new("python3").arg("-m").arg("venv").arg(&venv))?;
-    run_ok(
-        Command::new(venv.join("bin/pip"))
-            .args(["install", "--quiet", "-r"])
-            .arg(manifest().join("tests/casefold/requirements.txt")),
-    )?;
-    if have(&python) {
-        Ok(python)
-    } else {
-        Err("fusepy did not import after installing (is libfuse2 installed?)".into())
-    }
+    python_with(
+        "casefold-venv",
+        "tests/casefold/requirements.txt",
+        "import fuse",
+    )
 }
 
 /// Why FUSE cannot be mounted here, if it cannot.

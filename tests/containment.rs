@@ -1158,21 +1158,20 @@ fn a_directory_made_unlistable_hides_nothing_from_the_check() {
             text(&out)
         );
         let _ = s.outside("chmod 755 . c sub c/d/.git 2>/dev/null");
-        for p in ["sub/.envrc", ".env.local", "c/d/.git/hooks/pre-commit"] {
-            assert!(
-                s.ws.join(p).symlink_metadata().is_err(),
-                "{} {p} is still in the workspace: {}",
-                s.label(),
-                text(&out)
-            );
-        }
+        assert_absent(
+            &s,
+            &out,
+            &["sub/.envrc", ".env.local", "c/d/.git/hooks/pre-commit"],
+        );
         // Paired: without protected paths the same script keeps them.
         let _ = s.outside("rm -rf sub c");
         let kept = s.run(wide.to_str().unwrap(), script);
         let _ = s.outside("chmod 755 . c sub c/d/.git 2>/dev/null");
-        for p in ["sub/.envrc", ".env.local", "c/d/.git/hooks/pre-commit"] {
-            assert!(s.ws.join(p).exists(), "{} {p}: {}", s.label(), text(&kept));
-        }
+        assert_kept(
+            &s,
+            &kept,
+            &["sub/.envrc", ".env.local", "c/d/.git/hooks/pre-commit"],
+        );
     }
 }
 
@@ -1255,20 +1254,11 @@ fn a_link_in_the_workspace_root_to_a_deeper_directory_is_looked_through() {
             s.label(),
             text(&out)
         );
-        for p in ["lnk/.envrc", "app/.envrc"] {
-            assert!(
-                std::fs::read_to_string(s.ws.join(p)).is_err(),
-                "{} {p} is still reachable: {}",
-                s.label(),
-                text(&out)
-            );
-        }
+        assert_unreachable(&s, &out, &["lnk/.envrc", "app/.envrc"]);
         // Paired: without protected paths both stay.
         let _ = s.outside("rm -rf deep z lnk app && mv app.old app");
         let kept = s.run(wide.to_str().unwrap(), script);
-        for p in ["lnk/.envrc", "app/.envrc"] {
-            assert!(s.ws.join(p).exists(), "{} {p}: {}", s.label(), text(&kept));
-        }
+        assert_kept(&s, &kept, &["lnk/.envrc", "app/.envrc"]);
     }
 }
 
@@ -1335,19 +1325,41 @@ fn a_link_in_the_workspace_root_into_node_modules_or_git_is_looked_through() {
             s.label(),
             text(&out)
         );
-        for p in ["app/.envrc", "web/.env"] {
-            assert!(
-                std::fs::read_to_string(s.ws.join(p)).is_err(),
-                "{} {p} is still reachable: {}",
-                s.label(),
-                text(&out)
-            );
-        }
+        assert_unreachable(&s, &out, &["app/.envrc", "web/.env"]);
         // Paired: without protected paths both stay.
         let _ = s.outside("rm -rf node_modules .git/y app web");
         let kept = s.run(wide.to_str().unwrap(), script);
-        for p in ["app/.envrc", "web/.env"] {
-            assert!(s.ws.join(p).exists(), "{} {p}: {}", s.label(), text(&kept));
-        }
+        assert_kept(&s, &kept, &["app/.envrc", "web/.env"]);
+    }
+}
+
+/// Each of `paths` (relative to the workspace) can no longer be read there.
+fn assert_unreachable(s: &Scratch, out: &std::process::Output, paths: &[&str]) {
+    for p in paths {
+        assert!(
+            std::fs::read_to_string(s.ws.join(p)).is_err(),
+            "{} {p} is still reachable: {}",
+            s.label(),
+            text(out)
+        );
+    }
+}
+
+/// Nothing is at any of `paths` (relative to the workspace, links not followed).
+fn assert_absent(s: &Scratch, out: &std::process::Output, paths: &[&str]) {
+    for p in paths {
+        assert!(
+            s.ws.join(p).symlink_metadata().is_err(),
+            "{} {p} is still in the workspace: {}",
+            s.label(),
+            text(out)
+        );
+    }
+}
+
+/// Each of `paths` (relative to the workspace) is still there.
+fn assert_kept(s: &Scratch, out: &std::process::Output, paths: &[&str]) {
+    for p in paths {
+        assert!(s.ws.join(p).exists(), "{} {p}: {}", s.label(), text(out));
     }
 }

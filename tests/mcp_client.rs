@@ -9,57 +9,19 @@
 //!
 //! Without Python or the package index the test is skipped with the reason; under CI=true that
 //! is a failure.
-use std::path::{Path, PathBuf};
+mod common;
+use common::venv::{ci, manifest, python_with};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
-fn manifest() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The target directory this test binary was built into.
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| manifest().join("target"))
-}
-
-fn ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true")
-}
-
-fn run_ok(cmd: &mut Command) -> Result<(), String> {
-    let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
-    if out.status.success() {
-        return Ok(());
-    }
-    Err(format!(
-        "{cmd:?}: {}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    ))
-}
-
 /// The virtual environment's python with the pinned SDK, installing it when missing.
 fn client_python() -> Result<PathBuf, String> {
-    let venv = target_dir().join("mcp-venv");
-    let python = venv.join("bin/python");
-    let requirements = manifest().join("tests/mcp/requirements.txt");
-    let have = |p: &Path| run_ok(Command::new(p).args(["-c", "import mcp, jsonschema"])).is_ok();
-    if python.exists() && have(&python) {
-        return Ok(python);
-    }
-    run_ok(Command::new("python3").arg("-m").arg("venv").arg(&venv))?;
-    run_ok(
-        Command::new(venv.join("bin/pip"))
-            .args(["install", "--quiet", "-r"])
-            .arg(&requirements),
-    )?;
-    if have(&python) {
-        Ok(python)
-    } else {
-        Err("the MCP SDK did not import after installing".into())
-    }
+    python_with(
+        "mcp-venv",
+        "tests/mcp/requirements.txt",
+        "import mcp, jsonschema",
+    )
 }
 
 fn python() -> Option<&'static PathBuf> {

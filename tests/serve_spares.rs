@@ -9,10 +9,9 @@
 //! first call of a session has an init cloned for it, whose name is sbx's.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 mod common;
-use common::session::Session;
+use common::session::{Session, eventually, spares_of};
 use common::*;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
 /// One scenario at a time: a scratch directory made beside another's changes that one's plan
 /// (its home's parent gains an entry to grant around), and the spare made for it goes unused.
@@ -80,38 +79,6 @@ fn a_call_started_in_a_spare_is_confined_and_fresh() {
             s.label()
         );
     }
-}
-
-/// The pids of the spare inits sbx process `pid` holds.
-fn spares_of(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
-        let Some((name, rest)) = stat.split_once(") ") else {
-            continue;
-        };
-        let ppid = rest.split(' ').nth(1).and_then(|x| x.parse::<u32>().ok());
-        if name.ends_with("(sbx-spares") && ppid == Some(pid) {
-            out.push(p);
-        }
-    }
-    out
-}
-
-/// Poll `f` until it holds, for at most ten seconds (the spare is made on a thread of its
-/// own after the call has started).
-fn eventually(f: impl Fn() -> bool) -> bool {
-    let end = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < end {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    f()
 }
 
 #[test]

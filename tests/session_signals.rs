@@ -8,14 +8,14 @@
 //! workspace: what moves them is the check. As root and as uid 65534.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 mod common;
-use common::session::Session;
+use common::session::{Session, eventually, spares_of};
 use common::*;
 use serde_json::{Value, json};
 use std::ffi::{OsStr, OsString};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A process limit under which root's runs get cgroups (cgroup v1 too), so that their
 /// removal is seen.
@@ -347,37 +347,6 @@ fn cgroups_of(pid: u32) -> Vec<PathBuf> {
         &mut out,
     );
     out
-}
-
-/// The pids of the spare inits sbx process `pid` holds (cloned by its `sbx-spares` thread).
-fn spares_of(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
-        let Some((name, rest)) = stat.split_once(") ") else {
-            continue;
-        };
-        let ppid = rest.split(' ').nth(1).and_then(|x| x.parse::<u32>().ok());
-        if name.ends_with("(sbx-spares") && ppid == Some(pid) {
-            out.push(p);
-        }
-    }
-    out
-}
-
-/// Poll `f` until it holds, for at most thirty seconds.
-fn eventually(f: impl Fn() -> bool) -> bool {
-    let end = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < end {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    f()
 }
 
 /// The one quarantine directory under `home`, if any.

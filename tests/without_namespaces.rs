@@ -223,12 +223,7 @@ fn without_namespaces_links_in_the_home_do_not_grant_its_secrets() {
         std::os::unix::fs::symlink(".", s.home.join("self")).unwrap();
         s.chown_all();
         for path in [".ssh/id_rsa", "keys/id_rsa", "self/.ssh/id_rsa"] {
-            let out = s
-                .sbx(&["run", "--no-policy", "--profile", "workspace", "--"])
-                .args(["cat", &format!("{}/{path}", s.home.display())])
-                .env("SBX_DISABLE_USERNS", "1")
-                .output()
-                .unwrap();
+            let out = without_userns(&s, &["cat", &format!("{}/{path}", s.home.display())]);
             assert!(
                 !text(&out).contains("SENTINEL-SSH"),
                 "{} {path}: {}",
@@ -237,12 +232,10 @@ fn without_namespaces_links_in_the_home_do_not_grant_its_secrets() {
             );
         }
         // Paired: a file beside the secrets, through the same link, is read.
-        let out = s
-            .sbx(&["run", "--no-policy", "--profile", "workspace", "--"])
-            .args(["cat", &format!("{}/self/notes.txt", s.home.display())])
-            .env("SBX_DISABLE_USERNS", "1")
-            .output()
-            .unwrap();
+        let out = without_userns(
+            &s,
+            &["cat", &format!("{}/self/notes.txt", s.home.display())],
+        );
         assert!(
             text(&out).contains("SENTINEL-NOTES"),
             "{}: {}",
@@ -250,6 +243,15 @@ fn without_namespaces_links_in_the_home_do_not_grant_its_secrets() {
             text(&out)
         );
     }
+}
+
+/// `argv` under `workspace` with no user namespaces, the gate skipped.
+fn without_userns(s: &Scratch, argv: &[&str]) -> std::process::Output {
+    s.sbx(&["run", "--no-policy", "--profile", "workspace", "--"])
+        .args(argv)
+        .env("SBX_DISABLE_USERNS", "1")
+        .output()
+        .unwrap()
 }
 
 /// A link that an earlier run left in the workspace (`cfg -> ~/.bashrc`) gets no rule of its
@@ -268,20 +270,7 @@ fn without_namespaces_a_link_in_the_workspace_does_not_make_its_target_writable(
             "echo EVIL >> cfg; echo EVIL >> {}; echo ok >> notes-link && echo WROTE",
             bashrc.display()
         );
-        let out = s
-            .sbx(&[
-                "run",
-                "--no-policy",
-                "--profile",
-                "workspace",
-                "--",
-                "sh",
-                "-c",
-            ])
-            .arg(&script)
-            .env("SBX_DISABLE_USERNS", "1")
-            .output()
-            .unwrap();
+        let out = without_userns(&s, &["sh", "-c", &script]);
         assert_eq!(
             std::fs::read_to_string(&bashrc).unwrap(),
             "orig\n",

@@ -191,6 +191,13 @@ unsafe fn clone_tree(path: &CStr, msgs: c_int) -> c_int {
 
 /// Attach the detached tree `fd` at `target` (move_mount), then close it.
 unsafe fn attach(fd: c_int, target: &CStr, msgs: c_int) {
+    // SAFETY: as `attach_as`.
+    unsafe { attach_as(fd, target, Step::AttachMount, msgs) }
+}
+
+/// [`attach`], a failure reported as `step`. A link at `target` is mounted on, not followed
+/// (no MOVE_MOUNT_T_SYMLINKS).
+unsafe fn attach_as(fd: c_int, target: &CStr, step: Step, msgs: c_int) {
     const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
     // SAFETY: a NUL-terminated path and an fd this process opened.
     unsafe {
@@ -202,7 +209,7 @@ unsafe fn attach(fd: c_int, target: &CStr, msgs: c_int) {
             target.as_ptr(),
             MOVE_MOUNT_F_EMPTY_PATH,
         );
-        or_fail!(msgs, Step::AttachMount, r);
+        or_fail!(msgs, step, r);
         libc::close(fd);
     }
 }
@@ -211,7 +218,6 @@ unsafe fn attach(fd: c_int, target: &CStr, msgs: c_int) {
 /// mount(2) would follow it, and a link is mounted on only by the new mount API.
 unsafe fn bind_no_follow(src: &CStr, target: &CStr, msgs: c_int) {
     const OPEN_TREE_CLONE: libc::c_uint = 1;
-    const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
     // SAFETY: NUL-terminated paths; `or_fail!` exits on failure; the fd is closed.
     unsafe {
         let flags = OPEN_TREE_CLONE
@@ -219,17 +225,7 @@ unsafe fn bind_no_follow(src: &CStr, target: &CStr, msgs: c_int) {
             | libc::AT_SYMLINK_NOFOLLOW as libc::c_uint;
         let fd = libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, src.as_ptr(), flags) as c_int;
         or_fail!(msgs, Step::Bind, fd);
-        // No MOVE_MOUNT_T_SYMLINKS: a link at `target` is mounted on, not followed.
-        let r = libc::syscall(
-            libc::SYS_move_mount,
-            fd,
-            c"".as_ptr(),
-            libc::AT_FDCWD,
-            target.as_ptr(),
-            MOVE_MOUNT_F_EMPTY_PATH,
-        );
-        or_fail!(msgs, Step::Bind, r);
-        libc::close(fd);
+        attach_as(fd, target, Step::Bind, msgs);
     }
 }
 

@@ -8,6 +8,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
 pub mod session;
+pub mod venv;
 
 pub const NOBODY: u32 = 65534;
 

@@ -86,3 +86,35 @@ impl Drop for Session {
         let _ = self.child.wait();
     }
 }
+
+/// The pids of the spare inits sbx process `pid` holds (cloned by its `sbx-spares` thread).
+pub fn spares_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+        let Some((name, rest)) = stat.split_once(") ") else {
+            continue;
+        };
+        let ppid = rest.split(' ').nth(1).and_then(|x| x.parse::<u32>().ok());
+        if name.ends_with("(sbx-spares") && ppid == Some(pid) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Poll `f` until it holds, for at most thirty seconds (a spare is made on a thread of its
+/// own after a call has started).
+pub fn eventually(f: impl Fn() -> bool) -> bool {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::time::Instant::now() < end {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    f()
+}
