@@ -106,6 +106,8 @@ fn listed(dir: &Path) -> Listed {
 thread_local! {
     /// The workspace whose check runs on this thread, while a [`Scope`] holds it.
     static CHECKED: std::cell::RefCell<Option<PathBuf>> = const { std::cell::RefCell::new(None) };
+    /// Each mode [`repair`] changed in this scope, with the mode it had.
+    static REPAIRED: std::cell::RefCell<Vec<(PathBuf, u32)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// While held, [`lstat`], [`stat`] and [`read_dir`] on this thread may give a directory of
@@ -120,8 +122,15 @@ impl Scope {
 }
 
 impl Drop for Scope {
+    /// The modes the checks changed go back to what the command left: sbx changes nothing
+    /// in the workspace but what it moves to quarantine.
     fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
         CHECKED.with(|c| *c.borrow_mut() = None);
+        let changed = REPAIRED.with(|r| std::mem::take(&mut *r.borrow_mut()));
+        for (path, mode) in changed.into_iter().rev() {
+            let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode));
+        }
     }
 }
 
@@ -163,7 +172,7 @@ fn retried<T>(path: &Path, op: impl Fn() -> std::io::Result<T>) -> std::io::Resu
 /// `.git/index`, hides what it lists). The checks after the run give the owner `bits` back on
 /// each directory from the workspace down to `path` that lacks them, and read on `path` itself
 /// when it is a file; only on what sbx's user owns, and never through a link (a component that
-/// is no real directory ends the walk), and say whether they changed anything.
+/// is no real directory ends the walk), and say whether they changed anything. The [`Scope`] puts each mode back when it ends.
 pub(super) fn repair(path: &Path, bits: u32) -> bool {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let Some(root) = CHECKED.with(|c| c.borrow().clone()) else {
@@ -196,7 +205,10 @@ pub(super) fn repair(path: &Path, bits: u32) -> bool {
         let mode = m.mode() & 0o7777;
         if m.uid() == me && mode & want != want {
             let perm = std::fs::Permissions::from_mode(mode | want);
-            changed |= std::fs::set_permissions(&at, perm).is_ok();
+            if std::fs::set_permissions(&at, perm).is_ok() {
+                REPAIRED.with(|r| r.borrow_mut().push((at.clone(), mode)));
+                changed = true;
+            }
         }
         if !m.is_dir() {
             break;
