@@ -105,3 +105,57 @@ impl ProtectedLink {
             .and_then(|h| h.text.as_deref())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![expect(clippy::unwrap_used, reason = "test set-up fails loudly")]
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn workspace(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("sbx-plink-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::canonicalize(d).unwrap()
+    }
+
+    #[test]
+    fn a_link_re_pointed_on_the_way_is_what_changed_and_is_put_back_as_it_was() {
+        let ws = workspace("hop");
+        std::fs::create_dir_all(ws.join("real")).unwrap();
+        std::fs::create_dir_all(ws.join("evil")).unwrap();
+        symlink("real", ws.join("link2")).unwrap();
+        symlink("link2", ws.join(".github")).unwrap();
+        let l = ProtectedLink::read(&ws.join(".github"), &ws, "rule".into()).unwrap();
+        assert!(l.changes(&ws).is_empty(), "nothing changed yet");
+        std::fs::remove_file(ws.join("link2")).unwrap();
+        symlink("evil", ws.join("link2")).unwrap();
+        let found = l.changes(&ws);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, ws.join("link2"));
+        assert_eq!(l.original_link(&ws.join("link2")), Some(Path::new("real")));
+        std::fs::remove_dir_all(ws).unwrap();
+    }
+
+    #[test]
+    fn a_directory_on_the_way_replaced_and_a_target_made_again_are_found() {
+        let ws = workspace("dir");
+        std::fs::create_dir_all(ws.join("config/github")).unwrap();
+        symlink("config/github", ws.join(".github")).unwrap();
+        let l = ProtectedLink::read(&ws.join(".github"), &ws, "rule".into()).unwrap();
+        std::fs::rename(ws.join("config"), ws.join("config.old")).unwrap();
+        std::fs::create_dir_all(ws.join("config/github")).unwrap();
+        let found = l.changes(&ws);
+        assert!(found.iter().any(|f| f.0 == ws.join("config")), "{found:?}");
+        // The link's own text changed: that alone is reported.
+        std::fs::remove_file(ws.join(".github")).unwrap();
+        symlink("elsewhere", ws.join(".github")).unwrap();
+        let found = l.changes(&ws);
+        assert_eq!(found.len(), 1);
+        assert_eq!(
+            (found[0].0.clone(), found[0].1),
+            (ws.join(".github"), "replaced")
+        );
+        std::fs::remove_dir_all(ws).unwrap();
+    }
+}
