@@ -81,32 +81,42 @@ impl<F: FnMut(&Path) -> Step> Follower<F> {
     }
 
     fn real_counted(&mut self, path: &Path, hops: &mut usize) -> Result<Real, LinkError> {
-        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        let Some((parent, name)) = parent_and_name(path) else {
             return Ok(Real {
                 path: path.to_path_buf(),
                 exists: true,
             });
         };
-        let dir = match self.dirs.get(parent.as_os_str()) {
-            Some((d, links)) => {
-                self.trail.extend(links.iter().cloned());
-                d.clone()
-            }
-            None => {
-                let start = self.trail.len();
-                let d = self.real_counted(parent, hops)?;
-                let links = self.trail[start..].to_vec();
-                self.dirs
-                    .insert(parent.as_os_str().to_os_string(), (d.clone(), links));
-                d
-            }
-        };
-        self.step(dir, name, hops)
+        if let Some((dir, links)) = self.dirs.get(parent) {
+            self.trail.extend(links.iter().cloned());
+            // The common case, a name in a directory followed before: no copy of it.
+            let (here, exists) = (crate::pathset::child(&dir.path, name), dir.exists);
+            return match exists.then(|| (self.ask)(&here)) {
+                Some(Step::Link(Some(text))) => {
+                    let dir = self.dirs[parent].0.clone();
+                    self.through(dir, here, &text, hops)
+                }
+                None | Some(Step::Missing) => Ok(Real {
+                    path: here,
+                    exists: false,
+                }),
+                Some(Step::Other) => Ok(Real {
+                    path: here,
+                    exists: true,
+                }),
+                Some(Step::Link(None)) => Err(LinkError::Unreadable { link: here }),
+            };
+        }
+        let start = self.trail.len();
+        let d = self.real_counted(Path::new(parent), hops)?;
+        let links = self.trail[start..].to_vec();
+        self.dirs.insert(parent.to_os_string(), (d.clone(), links));
+        self.step(d, name, hops)
     }
 
     /// `dir` (followed already) joined with `name`, a link there followed.
     fn step(&mut self, dir: Real, name: &OsStr, hops: &mut usize) -> Result<Real, LinkError> {
-        let here = dir.path.join(name);
+        let here = crate::pathset::child(&dir.path, name);
         if !dir.exists {
             return Ok(Real {
                 path: here,
@@ -123,15 +133,24 @@ impl<F: FnMut(&Path) -> Step> Follower<F> {
                 exists: true,
             }),
             Step::Link(None) => Err(LinkError::Unreadable { link: here }),
-            Step::Link(Some(text)) => {
-                self.trail.push(here);
-                *hops += 1;
-                if *hops > MAX_LINKS {
-                    return Err(LinkError::TooMany);
-                }
-                self.walk(dir, &text, hops)
-            }
+            Step::Link(Some(text)) => self.through(dir, here, &text, hops),
         }
+    }
+
+    /// The link at `here`, in `dir`, with this text, followed.
+    fn through(
+        &mut self,
+        dir: Real,
+        here: PathBuf,
+        text: &Path,
+        hops: &mut usize,
+    ) -> Result<Real, LinkError> {
+        self.trail.push(here);
+        *hops += 1;
+        if *hops > MAX_LINKS {
+            return Err(LinkError::TooMany);
+        }
+        self.walk(dir, text, hops)
     }
 
     /// `text` (a link's, relative to `dir` unless absolute) followed component by component:
@@ -154,6 +173,12 @@ impl<F: FnMut(&Path) -> Step> Follower<F> {
         }
         Ok(cur)
     }
+}
+
+/// `path`'s parent and last name, by one byte search where `path` is absolute and normal.
+fn parent_and_name(path: &Path) -> Option<(&OsStr, &OsStr)> {
+    crate::pathset::split_last(path.as_os_str())
+        .or_else(|| Some((path.parent()?.as_os_str(), path.file_name()?)))
 }
 
 #[cfg(test)]

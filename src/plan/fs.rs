@@ -3,7 +3,7 @@
 #![forbid(unsafe_code)]
 
 use crate::host::NameCase;
-use crate::pathset::PathMap;
+use crate::pathset::{PathMap, split_last};
 use std::cell::RefCell;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -46,6 +46,9 @@ pub struct RealFs {
     /// Each directory [`DirLister::list`] was asked for: granting around several denials
     /// under one home lists the same directories once per grant.
     lists: RefCell<PathMap<Vec<PathBuf>>>,
+    /// Each directory [`DirLister::searchable`] was asked about: every denied path missing
+    /// beneath one asks again.
+    searchable: RefCell<PathMap<bool>>,
 }
 
 type Kind = (bool, bool, bool);
@@ -58,6 +61,7 @@ impl Default for RealFs {
             seen: RefCell::new(PathMap::with_capacity_and_hasher(512, Default::default())),
             dirs: RefCell::new(PathMap::with_capacity_and_hasher(64, Default::default())),
             lists: RefCell::default(),
+            searchable: RefCell::default(),
         }
     }
 }
@@ -87,24 +91,6 @@ fn listing(dir: &Path) -> Option<PathMap<std::fs::FileType>> {
         out.insert(e.file_name(), e.file_type().ok()?);
     }
     Some(out)
-}
-
-/// The parent and last component of an absolute path without a trailing `/`, found by one
-/// byte search (`Path::parent` parses every component); `None` for `/`, for a last component
-/// `.` or `..`, and for anything else.
-fn split_last(path: &OsStr) -> Option<(&OsStr, &OsStr)> {
-    let b = path.as_bytes();
-    if b.len() < 2 || b[0] != b'/' || b.ends_with(b"/") {
-        return None;
-    }
-    let i = b.iter().rposition(|c| *c == b'/')?;
-    let parent = if i == 0 { &b[..1] } else { &b[..i] };
-    let name = &b[i + 1..];
-    // A `.` or `..` is no entry of a listing: such a path is looked up as it is.
-    if name == b"." || name == b".." {
-        return None;
-    }
-    Some((OsStr::from_bytes(parent), OsStr::from_bytes(name)))
 }
 
 impl RealFs {
@@ -206,7 +192,14 @@ impl DirLister for RealFs {
         }
     }
     fn searchable(&self, dir: &Path) -> bool {
-        nix::unistd::access(dir, nix::unistd::AccessFlags::X_OK).is_ok()
+        if let Some(v) = self.searchable.borrow().get(dir.as_os_str()) {
+            return *v;
+        }
+        let v = nix::unistd::access(dir, nix::unistd::AccessFlags::X_OK).is_ok();
+        self.searchable
+            .borrow_mut()
+            .insert(dir.as_os_str().to_os_string(), v);
+        v
     }
 }
 
@@ -273,17 +266,5 @@ mod tests {
             ),
             "the directory asked about most was listed"
         );
-    }
-
-    #[test]
-    fn last_component_split() {
-        let s = |p: &str| split_last(OsStr::new(p)).map(|(a, b)| (a.to_owned(), b.to_owned()));
-        assert_eq!(s("/a/b"), Some(("/a".into(), "b".into())));
-        assert_eq!(s("/a"), Some(("/".into(), "a".into())));
-        assert_eq!(s("/"), None);
-        assert_eq!(s("/a/"), None);
-        assert_eq!(s("a/b"), None);
-        assert_eq!(s("/a/.."), None);
-        assert_eq!(s("/a/./b"), Some(("/a/.".into(), "b".into())));
     }
 }

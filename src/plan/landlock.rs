@@ -5,6 +5,7 @@
 use super::{DirLister, Gap, Layer, LayerStatus, MountStep, Namespaces, PlanInput, missing};
 use crate::capability::{CapabilitySet, NetworkMode, Origin, PathEntry, Protection};
 use crate::host::{Availability, Host, LANDLOCK_ABI};
+use crate::pathset::under;
 use serde::Serialize;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -96,7 +97,7 @@ fn grant_around(
     let inner: Vec<&PathEntry> = denials
         .iter()
         .copied()
-        .filter(|d| d.path != root.path && d.path.starts_with(&root.path) && fs.exists(&d.path))
+        .filter(|d| d.path != root.path && under(&d.path, &root.path) && fs.exists(&d.path))
         .collect();
     if inner.is_empty() {
         out.push(LandlockRule {
@@ -178,7 +179,7 @@ fn walk_around(
 fn on_fresh_tmpfs(path: &Path, mounts: &[MountStep]) -> bool {
     mounts.iter().any(|m| match m {
         MountStep::Tmpfs { target, keep, .. } => {
-            path.starts_with(target) && !keep.iter().any(|k| path.starts_with(k))
+            under(path, target) && !keep.iter().any(|k| under(path, k))
         }
         MountStep::Hide { .. }
         | MountStep::Proc
@@ -221,7 +222,7 @@ fn denials<'a>(
         caps.fs
             .homes
             .iter()
-            .any(|h| h.as_os_str().len() > 1 && p.starts_with(h))
+            .any(|h| h.as_os_str().len() > 1 && under(p, h))
     };
     // Where a home's secret links lead (`~/.ssh -> /srv/keys/ssh`), the host's programs
     // replace its files as they do in the home.
@@ -291,7 +292,7 @@ fn grant_rules(
     };
     let file_read_rights = [FsRight::ReadFile, FsRight::Execute];
     // Likewise a grant of /dev itself (strict reads it): only the devices remain.
-    let host_dev_grant = |e: &&PathEntry| host_dev_only && e.path.starts_with("/dev");
+    let host_dev_grant = |e: &&PathEntry| host_dev_only && under(&e.path, Path::new("/dev"));
     for e in caps.fs.read.iter().filter(|e| !host_dev_grant(e)) {
         grant_around(&mut rules, e, READ, &deny_r, &file_read_rights, fs);
     }
@@ -360,7 +361,7 @@ fn mark_after_mounts(rules: &mut [LandlockRule], mounts: &[MountStep]) {
         }
     }
     for r in rules {
-        r.after_mounts = mounted.iter().any(|m| r.path.starts_with(m));
+        r.after_mounts = mounted.iter().any(|m| under(&r.path, m));
     }
 }
 

@@ -5,6 +5,7 @@
 use super::{DirLister, HeldGrant, Namespaces, PlanError};
 use crate::capability::{CapabilitySet, Origin, PathEntry};
 use crate::links::{Follower, LinkError, Step};
+use crate::pathset::under;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -97,7 +98,9 @@ fn is_false(b: &bool) -> bool {
 /// tmp (a fresh tmpfs) nor /dev and /proc (mounted afresh).
 pub(super) fn writable_roots(caps: &CapabilitySet, tmp: &Path, fs: &dyn DirLister) -> Vec<PathBuf> {
     let fresh = |p: &Path| {
-        (caps.isolation.private_tmp && p == tmp) || p.starts_with("/dev") || p.starts_with("/proc")
+        (caps.isolation.private_tmp && p == tmp)
+            || under(p, Path::new("/dev"))
+            || under(p, Path::new("/proc"))
     };
     outermost(
         caps.fs
@@ -115,7 +118,7 @@ fn outermost(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
     paths.dedup();
     paths
         .iter()
-        .filter(|p| !paths.iter().any(|q| q != *p && p.starts_with(q)))
+        .filter(|p| !paths.iter().any(|q| q != *p && under(p, q)))
         .cloned()
         .collect()
 }
@@ -136,7 +139,7 @@ fn grant_within<'a>(caps: &'a CapabilitySet, real: &Path) -> Option<&'a PathEntr
     let grants = caps.fs.read.iter().chain(&caps.fs.write);
     grants
         .chain(&caps.fs.execute)
-        .find(|g| g.path.starts_with(real))
+        .find(|g| under(&g.path, real))
 }
 
 /// A path the layout keeps in place (a hidden or read-only path, a covered link), with the
@@ -161,8 +164,9 @@ fn outermost_root<'a>(caps: &'a CapabilitySet, p: &Path) -> Option<&'a Path> {
         .write
         .iter()
         .map(|w| w.path.as_path())
-        .filter(|w| p.starts_with(w))
-        .min_by_key(|w| w.components().count())
+        .filter(|w| under(p, w))
+        // Each is `p` or above it: the shortest is the outermost.
+        .min_by_key(|w| w.as_os_str().len())
 }
 
 /// Hide each denied read that exists where its links lead (a mount placed on a link would
@@ -171,7 +175,7 @@ fn outermost_root<'a>(caps: &'a CapabilitySet, p: &Path) -> Option<&'a Path> {
 /// so is one that leads to a tree holding a grant, unless a link on the way lies in a writable
 /// tree (see [`cover_link`]).
 fn hide_steps(caps: &CapabilitySet, fs: &dyn DirLister) -> Result<Hides, PlanError> {
-    let fresh = |p: &Path| p.starts_with("/proc") || p.starts_with("/dev");
+    let fresh = |p: &Path| under(p, Path::new("/proc")) || under(p, Path::new("/dev"));
     let mut follower = Follower::new(|p: &Path| step_at(fs, p));
     let mut out = Hides::default();
     for d in caps.fs.deny_read.iter().filter(|d| !fresh(&d.path)) {
@@ -226,9 +230,25 @@ fn hide_steps(caps: &CapabilitySet, fs: &dyn DirLister) -> Result<Hides, PlanErr
 /// one run (`chmod 000 config`), for the next to find nothing to hide or protect beneath it,
 /// and make it searchable again in that one; a mount over it keeps it as it is.
 fn blind_dir(caps: &CapabilitySet, fs: &dyn DirLister, real: &Path) -> Option<PathBuf> {
-    let a = real.ancestors().skip(1).find(|a| fs.exists(a))?;
-    let inside = outermost_root(caps, a).is_some_and(|r| a != r);
+    // Nothing above a path outside every writable tree lies inside one.
+    let root = outermost_root(caps, real)?;
+    let a = parents(real).find(|a| fs.exists(a))?;
+    let inside = a != root && under(a, root);
     (inside && fs.is_dir(a) && !fs.searchable(a)).then(|| a.to_path_buf())
+}
+
+/// The directories above `p`, nearest first, each found by one byte search where `p` is
+/// absolute and normal (`Path::ancestors` parses every component of each).
+fn parents(p: &Path) -> impl Iterator<Item = &Path> {
+    std::iter::successors(parent(p), |a| parent(a))
+}
+
+/// `p`'s parent, by one byte search where `p` is absolute and normal.
+fn parent(p: &Path) -> Option<&Path> {
+    match crate::pathset::split_last(p.as_os_str()) {
+        Some((dir, _)) => Some(Path::new(dir)),
+        None => p.parent(),
+    }
 }
 
 /// Hide `dir`, which keeps planning from seeing whether the denied path `d` is there: an empty
@@ -310,7 +330,7 @@ fn ungranted_top_dirs(caps: &CapabilitySet, tmp: &Path, fs: &dyn DirLister) -> V
     fs.list(Path::new("/"))
         .into_iter()
         .filter(|c| !fresh.contains(&c.as_path()) && c.as_path() != tmp)
-        .filter(|c| !grants.iter().any(|g| g.starts_with(c) || c.starts_with(g)))
+        .filter(|c| !grants.iter().any(|g| under(g, c) || under(c, g)))
         .filter(|c| fs.is_dir(c) && !fs.is_symlink(c))
         .collect()
 }
@@ -336,8 +356,8 @@ fn pins_for(caps: &CapabilitySet, fs: &dyn DirLister, held: &Held, pins: &mut Ve
         let Some(root) = outermost_root(caps, p) else {
             continue;
         };
-        for a in p.ancestors().skip(1) {
-            if a == root || !a.starts_with(root) {
+        for a in parents(p) {
+            if a == root || !under(a, root) {
                 break;
             }
             if fs.is_dir(a) && !fs.is_symlink(a) {
@@ -448,7 +468,7 @@ fn private_tmp_step(caps: &CapabilitySet, tmp: &Path, fs: &dyn DirLister) -> Mou
             .iter()
             .chain(&caps.fs.write)
             .chain(&caps.fs.execute)
-            .filter(|e| e.path != tmp && e.path.starts_with(tmp) && fs.exists(&e.path))
+            .filter(|e| e.path != tmp && under(&e.path, tmp) && fs.exists(&e.path))
             .map(|e| e.path.clone())
             .collect(),
     );
@@ -475,7 +495,7 @@ pub(super) fn mount_layout(
     let mut mounts: Vec<MountStep> = hides
         .steps
         .into_iter()
-        .filter(|m| !matches!(m, MountStep::Hide { target, .. } if tops.iter().any(|t| target.starts_with(t))))
+        .filter(|m| !matches!(m, MountStep::Hide { target, .. } if tops.iter().any(|t| under(target, t))))
         .collect();
     mounts.extend(tops.into_iter().map(|target| MountStep::Hide {
         target,

@@ -3,6 +3,7 @@
 
 use super::command::CommandPattern;
 use super::simple_glob::SimpleGlob;
+use crate::pathset::under;
 use crate::workspace::WorkspaceContext;
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use std::path::{Path, PathBuf};
@@ -236,18 +237,6 @@ fn linked_matcher(matcher: &PathMatcher, absolute: &str) -> Result<Option<PathMa
             ))?
         }
     }))
-}
-
-/// `path` is `base` or lies beneath it. `base` is clean (see [`clean`]); comparing bytes with a
-/// separator check agrees with `Path::starts_with` there, at a fraction of its cost (every Bash
-/// argument that names a path meets every path rule of its family).
-fn under(path: &Path, base: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let (p, b) = (path.as_os_str().as_bytes(), base.as_os_str().as_bytes());
-    if b == b"/" {
-        return p.first() == Some(&b'/');
-    }
-    p.starts_with(b) && matches!(p.get(b.len()), None | Some(b'/'))
 }
 
 /// `domain:example.com` (that host) or `domain:*.example.com` (its subdomains).

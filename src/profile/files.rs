@@ -72,20 +72,27 @@ impl RealFiles {
     /// directory's entries were asked about (a resolution is one moment: the listing is not
     /// read again). A listing that could not be read answers nothing.
     fn listed_absent(&self, path: &Path) -> bool {
-        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        let Some((dir, name)) = crate::pathset::split_last(path.as_os_str()) else {
             return false;
         };
         let n = {
             let mut asked = self.asked.borrow_mut();
-            let n = asked.entry(dir.as_os_str().to_os_string()).or_insert(0);
-            *n += 1;
-            *n
+            match asked.get_mut(dir) {
+                Some(n) => {
+                    *n += 1;
+                    *n
+                }
+                None => {
+                    asked.insert(dir.to_os_string(), 1);
+                    1
+                }
+            }
         };
         if n < LIST_AFTER {
             return false;
         }
         // A name under another case is asked of the file system: it may fold case.
-        let names = self.names(dir);
+        let names = self.names(Path::new(dir));
         !names.is_empty() && !names.iter().any(|x| x.eq_ignore_ascii_case(name))
     }
 }

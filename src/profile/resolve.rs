@@ -6,6 +6,7 @@ use super::files::{FileKind, Files, RealFiles};
 use super::{Profile, ProfileError, ProfilePath};
 use crate::capability::{CapabilitySet, FsCaps, Limits, NetworkMode, Origin, PathEntry};
 use crate::links::{Follower, Step};
+use crate::pathset::under;
 use crate::workspace::WorkspaceContext;
 use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
@@ -70,7 +71,7 @@ impl Profile {
                 required: false,
                 origin: p.origin.clone(),
             })
-            .filter(|e| e.path != Path::new(ws) && e.path.starts_with(ws))
+            .filter(|e| e.path != Path::new(ws) && under(&e.path, Path::new(ws)))
             .collect()
     }
 
@@ -163,7 +164,7 @@ fn with_link_targets(
             continue;
         };
         let known = |t: &[PathEntry]| t.iter().any(|x| x.path == real.path);
-        let holds_grant = grants.iter().any(|g| g.starts_with(&real.path));
+        let holds_grant = grants.iter().any(|g| under(g, &real.path));
         if real.path != e.path && !holds_grant && !known(&entries) && !known(&targets) {
             targets.push(PathEntry {
                 path: real.path,
@@ -186,7 +187,7 @@ fn with_gitlink(mut deny_write: Vec<PathEntry>, vars: &Vars, files: &dyn Files) 
     let dot_git = vars.workspace.root.join(".git");
     let Some(origin) = deny_write
         .iter()
-        .find(|e| e.path.starts_with(&dot_git) && e.path != dot_git)
+        .find(|e| under(&e.path, &dot_git) && e.path != dot_git)
         .map(|e| e.origin.clone())
     else {
         return deny_write;
@@ -228,7 +229,7 @@ fn with_gitlink(mut deny_write: Vec<PathEntry>, vars: &Vars, files: &dyn Files) 
     }
     for path in extra {
         let path = normalize(&path);
-        let inside = path.starts_with(&vars.workspace.root) && path != vars.workspace.root;
+        let inside = under(&path, &vars.workspace.root) && path != vars.workspace.root;
         if inside && !deny_write.iter().any(|e| e.path == path) {
             deny_write.push(PathEntry {
                 path,
