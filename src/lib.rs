@@ -84,6 +84,7 @@ pub mod hook;
 pub mod host;
 mod lines;
 pub mod links;
+pub mod lookups;
 pub mod mcp;
 mod pathset;
 pub mod plan;

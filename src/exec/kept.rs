@@ -150,8 +150,7 @@ impl Asked {
                 absent,
             });
         }
-        let files = RealFiles::default();
-        let fs = RealFs::default();
+        let (files, fs) = shared_machine();
         let n = again.len();
         for a in again {
             let item = &self.items[a.item];
@@ -232,11 +231,31 @@ fn as_planned(c: NameCase) -> NameCase {
 }
 
 /// The real machine, as resolving and planning see it, writing down what they ask.
-#[derive(Default)]
 pub(super) struct Recorder {
     fs: RealFs,
     files: RealFiles,
     asked: RefCell<HashMap<Question, Answer>>,
+}
+
+impl Default for Recorder {
+    /// Resolving and planning, one right after the other, look at each path once.
+    fn default() -> Self {
+        let (files, fs) = shared_machine();
+        Self {
+            fs,
+            files,
+            asked: RefCell::default(),
+        }
+    }
+}
+
+/// The real machine for one moment's questions, each path looked at once.
+fn shared_machine() -> (RealFiles, RealFs) {
+    let looks = std::rc::Rc::new(crate::lookups::Lookups::default());
+    (
+        RealFiles::sharing(std::rc::Rc::clone(&looks)),
+        RealFs::sharing(looks),
+    )
 }
 
 impl Recorder {

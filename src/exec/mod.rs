@@ -38,11 +38,13 @@ use crate::capability::CapabilitySet;
 use crate::enforce::EnforceError;
 use crate::enforce::messages::Step;
 use crate::host::{Availability, Host};
+use crate::lookups::Lookups;
 use crate::plan::{self, PlanInput, RealFs, SandboxPlan};
-use crate::profile::{Profile, ProfileError, Vars};
+use crate::profile::{Profile, ProfileError, RealFiles, Vars};
 use crate::workspace::WorkspaceContext;
 use prepare::cleanup;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::Arc;
 use supervise::supervise;
 
@@ -241,7 +243,7 @@ impl Sandbox {
         if let Some(p) = r.plan.get() {
             return Ok(p);
         }
-        let plan = self.plan_caps(&r.caps, &r.vars, &self.host)?;
+        let plan = self.plan_caps(&r.caps, &r.vars, &self.host, &RealFs::default())?;
         Ok(r.plan.get_or_init(|| plan))
     }
 
@@ -269,6 +271,8 @@ impl Sandbox {
         reuse: Option<&stamp::Looks>,
     ) -> Result<Planned, RunError> {
         let resolved = resolved.filter(|r| r.sandbox == self.id && r.vars == *vars);
+        // Resolving and planning right after look at the same paths: once each.
+        let looks = Rc::new(Lookups::default());
         let mut caps = match resolved {
             Some(r) => {
                 if narrow.is_none()
@@ -281,13 +285,15 @@ impl Sandbox {
             }
             None => match reuse {
                 Some(looks) => return self.plan_kept(vars, host, narrow, looks),
-                None => self.profile.resolve(vars)?,
+                None => self
+                    .profile
+                    .resolve_in(vars, &RealFiles::sharing(Rc::clone(&looks)))?,
             },
         };
         if let Some(n) = narrow {
             caps = caps.intersect(n);
         }
-        let plan = self.plan_caps(&caps, vars, host)?;
+        let plan = self.plan_caps(&caps, vars, host, &RealFs::sharing(looks))?;
         Ok((Arc::new(caps), Arc::new(plan)))
     }
 
@@ -335,13 +341,14 @@ impl Sandbox {
         caps: &CapabilitySet,
         vars: &Vars,
         host: &Host,
+        fs: &RealFs,
     ) -> Result<SandboxPlan, RunError> {
         let input = PlanInput {
             caps,
             host,
             tmp: &vars.tmp,
         };
-        Ok(plan::plan(&input, &RealFs::default())?)
+        Ok(plan::plan(&input, fs)?)
     }
 
     /// Prepare `req` as [`Sandbox::run`] would, and start nothing: an error is the one `run`

@@ -356,8 +356,9 @@ pub(crate) fn expand_glob_in(
     let name = glob::Pattern::new(comps[first])?;
     let dir = Path::new(&dir);
     let mut out: Vec<PathBuf> = files
-        .names(dir)
+        .entries(dir)
         .iter()
+        .map(|(n, _)| n)
         .filter(|n| n.to_str().is_some_and(|n| name.matches(n)))
         .map(|n| dir.join(n))
         .collect();
