@@ -25,6 +25,11 @@ mod supervise;
 mod terminal;
 mod walk;
 
+/// The errors of preparing a plan's enforcement and the setup steps a run's error names,
+/// which [`RunError`] carries: enforce itself is crate-internal.
+pub use crate::enforce::{
+    EnforceError, landlock::LandlockError, messages::Step, seccomp::SeccompError,
+};
 pub use fds::ensure_standard_fds;
 pub use output::{Output, OutputCallback, Stream};
 pub use protect::ProtectedPath;
@@ -35,8 +40,6 @@ pub use result::{EnforcementReport, ExecFailure, LimitReached, RunResult};
 pub use terminal::Terminal;
 
 use crate::capability::CapabilitySet;
-use crate::enforce::EnforceError;
-use crate::enforce::messages::Step;
 use crate::host::{Availability, Host};
 use crate::plan::{self, PlanInput, RealFs, SandboxPlan};
 use crate::profile::{Profile, ProfileError, Vars};
