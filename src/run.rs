@@ -2,6 +2,7 @@
 //! its gaps warned about and its result optionally as JSON.
 use crate::{cwd, gate, setup_error};
 use sbx::exec::{Output, Resolved, RunRequest, Sandbox, Stream, Terminal};
+use sbx::workspace::WorkspaceContext;
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -20,13 +21,14 @@ pub fn run(
     command: Vec<OsString>,
 ) -> i32 {
     let ws = workspace.unwrap_or_else(cwd);
-    let (sandbox, resolved) = match load_and_gate(profile, &ws, gate, &command) {
+    let (sandbox, resolved, context) = match load_and_gate(profile, &ws, gate, &command) {
         Ok(x) => x,
         Err(code) => return code,
     };
 
     let mut req = RunRequest::new(command);
     req.workspace = ws;
+    req.context = context;
     req.cwd = cwd();
     req.env = std::env::vars_os().collect();
     req.timeout = timeout.filter(|t| *t > 0.0).map(Duration::from_secs_f64);
@@ -76,16 +78,17 @@ pub fn run(
 
 /// The sandbox to run in: the profile alone (`--no-policy`), or the profile and policy with
 /// the permission gate passed. `Err` is the exit code. The resolution the gate made is kept
-/// for the run when the command was allowed at once.
+/// for the run when the command was allowed at once; the workspace context it was made in
+/// goes to the run in any case.
 fn load_and_gate(
     profile: &str,
     ws: &Path,
     gate: Option<(Option<PathBuf>, Option<String>)>,
     command: &[OsString],
-) -> Result<(Arc<Sandbox>, Option<Resolved>), i32> {
+) -> Result<(Arc<Sandbox>, Option<Resolved>, Option<WorkspaceContext>), i32> {
     let Some((policy, mode)) = gate else {
         return sbx::setup::sandbox(profile)
-            .map(|s| (Arc::new(s), None))
+            .map(|s| (Arc::new(s), None, None))
             .map_err(setup_error);
     };
     let mut loaded = gate::load(profile, policy, ws.to_path_buf()).map_err(setup_error)?;
@@ -96,7 +99,7 @@ fn load_and_gate(
         .resolved
         .take()
         .filter(|_| passed == gate::Passed::Allowed);
-    Ok((loaded.sandbox, resolved))
+    Ok((loaded.sandbox, resolved, Some(loaded.workspace)))
 }
 
 /// The run as one JSON object with its exit code: to `json_out`, or last on stdout, on a line

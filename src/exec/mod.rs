@@ -201,8 +201,9 @@ impl Sandbox {
         host.namespaces.ok() && self.profile.isolation.private_tmp
     }
 
-    /// The variables for `workspace`. Without a private `/tmp`, `{tmp}` is a fresh directory
-    /// per run (`host_tmp`), or a placeholder when only planning.
+    /// The variables for `workspace` (its writable trees left out: the resolution makes
+    /// them). Without a private `/tmp`, `{tmp}` is a fresh directory per run (`host_tmp`), or a
+    /// placeholder when only planning.
     pub fn vars(&self, workspace: &WorkspaceContext, host: &Host, host_tmp: Option<&Path>) -> Vars {
         let tmp = if self.private_tmp(host) {
             PathBuf::from("/tmp")
@@ -210,7 +211,10 @@ impl Sandbox {
             host_tmp.map_or_else(|| std::env::temp_dir().join("sbx-RUN"), Path::to_path_buf)
         };
         Vars {
-            workspace: workspace.clone(),
+            workspace: WorkspaceContext {
+                writable: Vec::new(),
+                ..workspace.clone()
+            },
             tmp,
         }
     }
@@ -254,7 +258,16 @@ impl Sandbox {
         workspace: &Path,
         host: &Host,
     ) -> Result<(CapabilitySet, SandboxPlan), RunError> {
-        let vars = self.vars(&WorkspaceContext::of(workspace), host, None);
+        self.plan_in(&WorkspaceContext::of(workspace), host)
+    }
+
+    /// [`Sandbox::plan_for`] where `workspace` says, for a caller that has the context.
+    pub fn plan_in(
+        &self,
+        workspace: &WorkspaceContext,
+        host: &Host,
+    ) -> Result<(CapabilitySet, SandboxPlan), RunError> {
+        let vars = self.vars(workspace, host, None);
         let (caps, plan) = self.plan_with_vars(&vars, host, None, None, None)?;
         Ok((Arc::unwrap_or_clone(caps), Arc::unwrap_or_clone(plan)))
     }

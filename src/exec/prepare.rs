@@ -224,10 +224,14 @@ pub(super) fn cleanup(p: &Launch) {
     }
 }
 
-/// The run's workspace context. The home the command is given is one it may take for its own:
-/// its secrets are hidden too. One already among the homes is not looked at again.
+/// The run's workspace context: the request's when it is for this (canonical) workspace, else
+/// derived. The home the command is given is one it may take for its own: its secrets are
+/// hidden too. One already among the homes is not looked at again.
 fn run_context(req: &RunRequest, workspace: &Path) -> WorkspaceContext {
-    let mut context = WorkspaceContext::of(workspace);
+    let mut context = match &req.context {
+        Some(c) if c.root == workspace => c.clone(),
+        _ => WorkspaceContext::of(workspace),
+    };
     if let Some((_, h)) = req.env.iter().find(|(k, _)| k == "HOME")
         && !context.homes().any(|known| known == Path::new(h))
         && Path::new(h).is_dir()

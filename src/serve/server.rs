@@ -534,7 +534,7 @@ fn open_session(
     // A session runs call after call: each has the next one's sandbox made ahead.
     loaded.sandbox.make_spares();
     let executor = Arc::new(
-        SandboxExecutor::new(loaded.sandbox.clone(), loaded.workspace.root.clone())
+        SandboxExecutor::new(loaded.sandbox.clone(), loaded.workspace.clone())
             .with_sink(sink)
             .with_net_approval(net_approval)
             .with_terminal_idle(opts.terminal_idle),
