@@ -196,9 +196,12 @@ impl Sandbox {
         &self.host
     }
 
-    /// Whether runs on `host` get a private `/tmp` mounted in their own namespace.
+    /// Whether runs on `host` get a private `/tmp` mounted in their own namespace: decided by
+    /// the set's isolation, resolved ahead of the variables it decides.
     pub fn private_tmp(&self, host: &Host) -> bool {
-        host.namespaces.ok() && self.profile.isolation.private_tmp
+        self.profile
+            .resolve_isolation()
+            .private_tmp_in(host.namespaces.ok())
     }
 
     /// The variables for `workspace` (its writable trees left out: the resolution makes
