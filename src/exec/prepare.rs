@@ -240,3 +240,24 @@ fn run_context(req: &RunRequest, workspace: &Path) -> WorkspaceContext {
     }
     context
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{RunRequest, run_context};
+    use crate::workspace::WorkspaceContext;
+    use std::path::{Path, PathBuf};
+
+    /// A run takes the context its caller has for the same workspace, as it is; for another
+    /// root it derives one, as a run given only a path does.
+    #[test]
+    fn a_run_takes_the_callers_context_for_its_workspace_only() {
+        let given = WorkspaceContext::new("/sbx-ws", "/sbx-given-home")
+            .with_writable([PathBuf::from("/sbx-tree")]);
+        let req = RunRequest::new(["true"]).in_context(given.clone());
+        assert_eq!(req.workspace, Path::new("/sbx-ws"));
+        assert_eq!(run_context(&req, Path::new("/sbx-ws")), given);
+        let derived = run_context(&req, Path::new("/sbx-other"));
+        assert_eq!(derived, WorkspaceContext::of(Path::new("/sbx-other")));
+        assert_ne!(derived.home, given.home);
+    }
+}
