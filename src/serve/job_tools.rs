@@ -99,14 +99,7 @@ impl Answer {
         } else {
             Decision::Allow
         };
-        let RulingFields {
-            decision,
-            stage,
-            reason,
-            rule,
-            source,
-            ..
-        } = RulingFields::own(decision, by);
+        let (decision, stage, reason, rule, source) = RulingFields::own(decision, by).for_result();
         Event::Result {
             id,
             decision,

@@ -12,12 +12,12 @@ use crate::pipeline::Ruling;
 /// from [`RulingFields::own`], since their stages (`jobs`, `terminals`, `input`) are not
 /// pipeline stages.
 pub(super) struct RulingFields {
-    pub(super) decision: String,
-    pub(super) stage: String,
-    pub(super) by: String,
-    pub(super) reason: String,
-    pub(super) rule: Option<String>,
-    pub(super) source: Option<String>,
+    decision: String,
+    stage: String,
+    by: String,
+    reason: String,
+    rule: Option<String>,
+    source: Option<String>,
 }
 
 impl From<&Ruling> for RulingFields {
@@ -45,6 +45,18 @@ impl RulingFields {
             rule: None,
             source: None,
         }
+    }
+
+    /// The fields a `result` event carries, in its order: decision, stage, reason, rule and
+    /// source (who decided is the `decision` event's).
+    pub(super) fn for_result(self) -> (String, String, String, Option<String>, Option<String>) {
+        (
+            self.decision,
+            self.stage,
+            self.reason,
+            self.rule,
+            self.source,
+        )
     }
 
     /// The `decision` event of call `id`: the ruling before approval.

@@ -375,14 +375,7 @@ fn result_event(id: String, r: &CallResult) -> Event {
         }
         None => (None, None, false, None, render_refusal(&r.content)),
     };
-    let RulingFields {
-        decision,
-        stage,
-        reason,
-        rule,
-        source,
-        ..
-    } = RulingFields::from(&r.ruling);
+    let (decision, stage, reason, rule, source) = RulingFields::from(&r.ruling).for_result();
     Event::Result {
         id,
         decision,
