@@ -68,7 +68,7 @@ fn main() -> ExitCode {
         );
         ApprovalAnswer::AllowOnce
     });
-    let executor = SandboxExecutor::new(loaded.sandbox.clone(), loaded.workspace.root.clone());
+    let executor = SandboxExecutor::new(loaded.sandbox.clone(), loaded.workspace.clone());
     let pipeline = loaded
         .pipeline()
         .approval(Arc::new(approve))

@@ -4,12 +4,13 @@ use crate::stdout::outln;
 use sbx::host::{Availability, Host};
 use sbx::plan::{Layer, LayerStatus};
 use sbx::profile::BUILTIN_NAMES;
-use std::path::Path;
+use sbx::workspace::WorkspaceContext;
 use std::process::ExitCode;
 
 pub fn doctor(json: bool) -> ExitCode {
     let host = Host::detect();
-    let ws = cwd();
+    // One context for every profile's plan.
+    let ws = WorkspaceContext::of(&cwd());
     let profiles: Vec<serde_json::Value> = BUILTIN_NAMES
         .iter()
         .map(|name| {
@@ -75,12 +76,12 @@ fn fix_for(host: &Host, layer: &str) -> Option<String> {
 
 /// `(status, detail, fix)` of a built-in profile on this host: `full`, `partial` with the
 /// gaps and their fixes, `refused` when a required protection is missing, or `error`.
-fn profile_status(name: &str, host: &Host, ws: &Path) -> (String, String, String) {
+fn profile_status(name: &str, host: &Host, ws: &WorkspaceContext) -> (String, String, String) {
     let sb = match sbx::setup::sandbox(name) {
         Ok(sb) => sb,
         Err(e) => return ("error".to_string(), e.to_string(), String::new()),
     };
-    let plan = match sb.plan_for(ws, host) {
+    let plan = match sb.plan_in(ws, host) {
         Ok((_, plan)) => plan,
         Err(e) => return ("refused".to_string(), e.to_string(), String::new()),
     };

@@ -2,6 +2,7 @@
 //! its gaps warned about and its result optionally as JSON.
 use crate::{cwd, gate, setup_error};
 use sbx::exec::{Output, Resolved, RunRequest, Sandbox, Stream, Terminal};
+use sbx::workspace::WorkspaceContext;
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -20,13 +21,18 @@ pub fn run(
     command: Vec<OsString>,
 ) -> i32 {
     let ws = workspace.unwrap_or_else(cwd);
-    let (sandbox, resolved) = match load_and_gate(profile, &ws, gate, &command) {
+    let Ready {
+        sandbox,
+        resolved,
+        context,
+    } = match load_and_gate(profile, &ws, gate, &command) {
         Ok(x) => x,
         Err(code) => return code,
     };
 
     let mut req = RunRequest::new(command);
     req.workspace = ws;
+    req.context = context;
     req.cwd = cwd();
     req.env = std::env::vars_os().collect();
     req.timeout = timeout.filter(|t| *t > 0.0).map(Duration::from_secs_f64);
@@ -74,18 +80,31 @@ pub fn run(
     result.code()
 }
 
+/// What loading gives the run: the sandbox, the gate's resolution to reuse, and the workspace
+/// context the gate worked in (none without the gate: the run derives it).
+struct Ready {
+    sandbox: Arc<Sandbox>,
+    resolved: Option<Resolved>,
+    context: Option<WorkspaceContext>,
+}
+
 /// The sandbox to run in: the profile alone (`--no-policy`), or the profile and policy with
 /// the permission gate passed. `Err` is the exit code. The resolution the gate made is kept
-/// for the run when the command was allowed at once.
+/// for the run when the command was allowed at once; the workspace context it was made in
+/// goes to the run in any case.
 fn load_and_gate(
     profile: &str,
     ws: &Path,
     gate: Option<(Option<PathBuf>, Option<String>)>,
     command: &[OsString],
-) -> Result<(Arc<Sandbox>, Option<Resolved>), i32> {
+) -> Result<Ready, i32> {
     let Some((policy, mode)) = gate else {
         return sbx::setup::sandbox(profile)
-            .map(|s| (Arc::new(s), None))
+            .map(|s| Ready {
+                sandbox: Arc::new(s),
+                resolved: None,
+                context: None,
+            })
             .map_err(setup_error);
     };
     let mut loaded = gate::load(profile, policy, ws.to_path_buf()).map_err(setup_error)?;
@@ -96,7 +115,11 @@ fn load_and_gate(
         .resolved
         .take()
         .filter(|_| passed == gate::Passed::Allowed);
-    Ok((loaded.sandbox, resolved))
+    Ok(Ready {
+        sandbox: loaded.sandbox,
+        resolved,
+        context: Some(loaded.workspace),
+    })
 }
 
 /// The run as one JSON object with its exit code: to `json_out`, or last on stdout, on a line

@@ -17,7 +17,7 @@ use crate::profile::{Profile, ProfileError};
 use crate::workspace::WorkspaceContext;
 use crate::{CapabilitySet, Pipeline};
 use std::borrow::Cow;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Why a command could not load its profile or policy: `sbx hook` and `sbx serve` answer
@@ -108,7 +108,7 @@ impl Loaded {
     /// What the sandbox would enforce on this host (planned once, on first use).
     pub fn outlook(&self) -> EnforcementOutlook {
         self.outlook
-            .get_or_init(|| outlook(&self.sandbox, &self.workspace.root, self.resolved.as_ref()))
+            .get_or_init(|| outlook(&self.sandbox, &self.workspace, self.resolved.as_ref()))
             .clone()
     }
 
@@ -136,11 +136,15 @@ fn load_policy(
 
 /// What the executor will enforce here, from the plan's report. The plan is made from the
 /// resolution the run will reuse, and kept with it.
-fn outlook(sandbox: &Sandbox, workspace: &Path, resolved: Option<&Resolved>) -> EnforcementOutlook {
+fn outlook(
+    sandbox: &Sandbox,
+    workspace: &WorkspaceContext,
+    resolved: Option<&Resolved>,
+) -> EnforcementOutlook {
     let planned = match resolved {
         Some(r) => sandbox.plan_resolved(r).map(Cow::Borrowed),
         None => sandbox
-            .plan_for(workspace, sandbox.host())
+            .plan_in(workspace, sandbox.host())
             .map(|(_, p)| Cow::Owned(p)),
     };
     match planned {

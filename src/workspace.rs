@@ -2,8 +2,9 @@
 //! policy's path rules, the safety floor, access extraction and the shell analysis all read.
 //!
 //! [`setup`](crate::setup) builds it once per command from the workspace it names; the pipeline
-//! takes it from the policy and the shell analysis borrows it for each call. A run of the
-//! executor given only a workspace path derives it by [`WorkspaceContext::of`], as setup does.
+//! takes it from the policy and the shell analysis borrows it for each call, and each run of
+//! the executor takes it from its request (`RunRequest::context`). A run given only a
+//! workspace path derives it by [`WorkspaceContext::of`], as setup does.
 #![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
@@ -109,8 +110,9 @@ type Listed = (PathBuf, PasswdStamp, u32, Option<PathBuf>);
 /// The last home read from a passwd file.
 static LISTED: Mutex<Option<Listed>> = Mutex::new(None);
 
-/// The home of `uid` in `passwd` (/etc/passwd). A session asks on every call: the file is read
-/// again only when its stamp changed. A stamp counts only once the file is older than the
+/// The home of `uid` in `passwd` (/etc/passwd). A caller that derives contexts one after
+/// another (a library's runs given only a path) asks each time: the file is read again only
+/// when its stamp changed. A stamp counts only once the file is older than the
 /// clock tick (one second is ample): an edit within the tick it was read in might leave the
 /// times as they were.
 fn listed_home(passwd: &Path, uid: u32) -> Option<PathBuf> {

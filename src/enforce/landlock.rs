@@ -7,20 +7,29 @@ use landlock::{
 };
 use std::path::PathBuf;
 
+/// Why the Landlock ruleset could not be built (re-exported as
+/// [`exec::LandlockError`](crate::exec::LandlockError)).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LandlockError {
+    /// The `landlock` crate refused the ruleset.
     #[error("landlock ruleset: {source}")]
     Ruleset {
+        /// Its error.
         #[source]
         source: landlock::RulesetError,
     },
+    /// The plan has Landlock rules and the kernel has no Landlock.
     #[error("Landlock is not supported by this kernel")]
     Unsupported,
+    /// A path the profile requires cannot be opened for its rule.
     #[error("{origin}: required path {path} cannot be opened: {source}")]
     RequiredPath {
+        /// The path.
         path: PathBuf,
+        /// The profile entry that requires it.
         origin: Origin,
+        /// Why it cannot be opened.
         source: std::io::Error,
     },
 }

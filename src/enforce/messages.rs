@@ -49,41 +49,71 @@ impl MessageKind {
     }
 }
 
-/// Setup steps, named in error messages.
+/// A step of the sandbox's setup, in a child before `execve`: named by a setup message and by
+/// [`RunError::Setup`](crate::exec::RunError::Setup) when it fails (re-exported as
+/// [`exec::Step`](crate::exec::Step)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u32)]
+#[non_exhaustive]
 pub enum Step {
+    /// Writing the user namespace uid/gid maps.
     UserMap = 1,
+    /// Joining the run's cgroup.
     Cgroup,
+    /// Making the mount namespace private.
     MakePrivate,
+    /// Copying a mount to keep it under a tmpfs.
     CloneMount,
+    /// Mounting a tmpfs.
     Tmpfs,
+    /// Creating a mount point.
     Mkdir,
+    /// Creating a file mount point.
     Touch,
+    /// Attaching a kept mount.
     AttachMount,
+    /// Bind-mounting a path.
     Bind,
+    /// Making a path read-only.
     ReadOnly,
+    /// Mounting /proc for the PID namespace.
     Proc,
+    /// Mounting a private devpts.
     Devpts,
+    /// Creating a /dev symlink.
     Symlink,
+    /// Setting the hostname.
     Hostname,
+    /// Bringing up lo.
     Loopback,
+    /// Forking the command.
     ForkCommand,
+    /// Starting a new session.
     Setsid,
+    /// Connecting stdout and stderr.
     Stdio,
+    /// Entering the working directory.
     Chdir,
+    /// Setting resource limits.
     Rlimit,
+    /// Dropping capabilities.
     Capabilities,
+    /// Applying Landlock.
     Landlock,
+    /// Installing the seccomp filter.
     Seccomp,
+    /// Setting up signal handling.
     Signals,
+    /// Setting up the command's pseudo-terminal.
     Terminal,
+    /// Opening the proxy's port on the sandbox's loopback.
     Proxy,
+    /// Receiving the command.
     Command,
 }
 
 impl Step {
-    pub fn from_u32(v: u32) -> Option<Self> {
+    pub(crate) fn from_u32(v: u32) -> Option<Self> {
         const ALL: [Step; 27] = [
             Step::UserMap,
             Step::Cgroup,
@@ -116,6 +146,7 @@ impl Step {
         ALL.iter().copied().find(|s| *s as u32 == v)
     }
 
+    /// What the step does, as an error message words it ("mounting a tmpfs").
     pub fn describe(self) -> &'static str {
         match self {
             Step::UserMap => "writing the user namespace uid/gid maps",

@@ -27,24 +27,43 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+/// Why the enforcement of a plan could not be prepared in the parent, before the fork
+/// (re-exported as [`exec::EnforceError`](crate::exec::EnforceError)).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum EnforceError {
+    /// The Landlock ruleset could not be built.
     #[error(transparent)]
     Landlock(#[from] landlock::LandlockError),
+    /// The seccomp program could not be compiled.
     #[error(transparent)]
     Seccomp(#[from] seccomp::SeccompError),
+    /// A path or argument cannot be passed to the kernel as a C string.
     #[error("path contains a NUL byte: {path:?}")]
-    Nul { path: PathBuf },
+    Nul {
+        /// The path or argument, as given.
+        path: PathBuf,
+    },
+    /// More paths are kept beneath private tmpfs mounts than the prepared slots hold.
     #[error("more than {max} paths to keep under private tmpfs mounts")]
-    TooManyKept { max: usize },
+    TooManyKept {
+        /// How many the slots hold.
+        max: usize,
+    },
+    /// The run's cgroup could not be made or configured.
     #[error("cannot set up the run's cgroup at {path}: {source}")]
     Cgroup {
+        /// The cgroup's directory.
         path: PathBuf,
+        /// Why.
         source: std::io::Error,
     },
+    /// The stack the command's process starts on could not be mapped.
     #[error("cannot map the command's stack: {source}")]
-    Stack { source: std::io::Error },
+    Stack {
+        /// Why.
+        source: std::io::Error,
+    },
 }
 
 pub(crate) fn cstr(p: &Path) -> Result<CString, EnforceError> {

@@ -17,17 +17,37 @@ use crate::plan::SeccompPlan;
 use seccompiler::{BpfProgram, sock_filter};
 use std::collections::BTreeMap;
 
+/// Why the seccomp program could not be compiled (re-exported as
+/// [`exec::SeccompError`](crate::exec::SeccompError)).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SeccompError {
+    /// A system call the plan denies has no number on this architecture.
     #[error("unknown syscall `{name}` in syscalls.deny")]
-    UnknownSyscall { name: String },
+    UnknownSyscall {
+        /// Its name as written.
+        name: String,
+    },
+    /// A socket family the plan refuses has no number.
     #[error("unknown socket family `{name}`")]
-    UnknownFamily { name: String },
+    UnknownFamily {
+        /// Its name.
+        name: String,
+    },
+    /// An ioctl the plan refuses has no number.
     #[error("unknown ioctl `{name}`")]
-    UnknownIoctl { name: String },
+    UnknownIoctl {
+        /// Its name.
+        name: String,
+    },
+    /// The program is longer than the kernel takes.
     #[error("the seccomp program has {len} instructions; the kernel takes at most {max}")]
-    TooLong { len: usize, max: usize },
+    TooLong {
+        /// Its length in instructions.
+        len: usize,
+        /// The kernel's limit.
+        max: usize,
+    },
 }
 
 /// The namespace flags of `clone`: each one bit of the low word of the first argument.

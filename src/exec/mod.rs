@@ -25,6 +25,11 @@ mod supervise;
 mod terminal;
 mod walk;
 
+/// The errors of preparing a plan's enforcement and the setup steps a run's error names,
+/// which [`RunError`] carries: enforce itself is crate-internal.
+pub use crate::enforce::{
+    EnforceError, landlock::LandlockError, messages::Step, seccomp::SeccompError,
+};
 pub use fds::ensure_standard_fds;
 pub use output::{Output, OutputCallback, Stream};
 pub use protect::ProtectedPath;
@@ -35,8 +40,6 @@ pub use result::{EnforcementReport, ExecFailure, LimitReached, RunResult};
 pub use terminal::Terminal;
 
 use crate::capability::CapabilitySet;
-use crate::enforce::EnforceError;
-use crate::enforce::messages::Step;
 use crate::host::{Availability, Host};
 use crate::lookups::Lookups;
 use crate::plan::{self, PlanInput, RealFs, SandboxPlan};
@@ -195,13 +198,17 @@ impl Sandbox {
         &self.host
     }
 
-    /// Whether runs on `host` get a private `/tmp` mounted in their own namespace.
+    /// Whether runs on `host` get a private `/tmp` mounted in their own namespace: decided by
+    /// the set's isolation, resolved ahead of the variables it decides.
     pub fn private_tmp(&self, host: &Host) -> bool {
-        host.namespaces.ok() && self.profile.isolation.private_tmp
+        self.profile
+            .resolve_isolation()
+            .private_tmp_in(host.namespaces.ok())
     }
 
-    /// The variables for `workspace`. Without a private `/tmp`, `{tmp}` is a fresh directory
-    /// per run (`host_tmp`), or a placeholder when only planning.
+    /// The variables for `workspace` (its writable trees left out: the resolution makes
+    /// them). Without a private `/tmp`, `{tmp}` is a fresh directory per run (`host_tmp`), or a
+    /// placeholder when only planning.
     pub fn vars(&self, workspace: &WorkspaceContext, host: &Host, host_tmp: Option<&Path>) -> Vars {
         let tmp = if self.private_tmp(host) {
             PathBuf::from("/tmp")
@@ -209,7 +216,10 @@ impl Sandbox {
             host_tmp.map_or_else(|| std::env::temp_dir().join("sbx-RUN"), Path::to_path_buf)
         };
         Vars {
-            workspace: workspace.clone(),
+            workspace: WorkspaceContext {
+                writable: Vec::new(),
+                ..workspace.clone()
+            },
             tmp,
         }
     }
@@ -253,7 +263,16 @@ impl Sandbox {
         workspace: &Path,
         host: &Host,
     ) -> Result<(CapabilitySet, SandboxPlan), RunError> {
-        let vars = self.vars(&WorkspaceContext::of(workspace), host, None);
+        self.plan_in(&WorkspaceContext::of(workspace), host)
+    }
+
+    /// [`Sandbox::plan_for`] where `workspace` says, for a caller that has the context.
+    pub fn plan_in(
+        &self,
+        workspace: &WorkspaceContext,
+        host: &Host,
+    ) -> Result<(CapabilitySet, SandboxPlan), RunError> {
+        let vars = self.vars(workspace, host, None);
         let (caps, plan) = self.plan_with_vars(&vars, host, None, None, None)?;
         Ok((Arc::unwrap_or_clone(caps), Arc::unwrap_or_clone(plan)))
     }

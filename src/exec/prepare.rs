@@ -224,10 +224,14 @@ pub(super) fn cleanup(p: &Launch) {
     }
 }
 
-/// The run's workspace context. The home the command is given is one it may take for its own:
-/// its secrets are hidden too. One already among the homes is not looked at again.
+/// The run's workspace context: the request's when it is for this (canonical) workspace, else
+/// derived. The home the command is given is one it may take for its own: its secrets are
+/// hidden too. One already among the homes is not looked at again.
 fn run_context(req: &RunRequest, workspace: &Path) -> WorkspaceContext {
-    let mut context = WorkspaceContext::of(workspace);
+    let mut context = match &req.context {
+        Some(c) if c.root == workspace => c.clone(),
+        _ => WorkspaceContext::of(workspace),
+    };
     if let Some((_, h)) = req.env.iter().find(|(k, _)| k == "HOME")
         && !context.homes().any(|known| known == Path::new(h))
         && Path::new(h).is_dir()
@@ -235,4 +239,25 @@ fn run_context(req: &RunRequest, workspace: &Path) -> WorkspaceContext {
         context.add_home(Path::new(h));
     }
     context
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{RunRequest, run_context};
+    use crate::workspace::WorkspaceContext;
+    use std::path::{Path, PathBuf};
+
+    /// A run takes the context its caller has for the same workspace, as it is; for another
+    /// root it derives one, as a run given only a path does.
+    #[test]
+    fn a_run_takes_the_callers_context_for_its_workspace_only() {
+        let given = WorkspaceContext::new("/sbx-ws", "/sbx-given-home")
+            .with_writable([PathBuf::from("/sbx-tree")]);
+        let req = RunRequest::new(["true"]).in_context(given.clone());
+        assert_eq!(req.workspace, Path::new("/sbx-ws"));
+        assert_eq!(run_context(&req, Path::new("/sbx-ws")), given);
+        let derived = run_context(&req, Path::new("/sbx-other"));
+        assert_eq!(derived, WorkspaceContext::of(Path::new("/sbx-other")));
+        assert_ne!(derived.home, given.home);
+    }
 }

@@ -1,5 +1,6 @@
 //! One call to run: the command, where it runs, its environment, timeout and output.
 use super::{Output, Terminal};
+use crate::workspace::WorkspaceContext;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -12,6 +13,11 @@ pub struct RunRequest {
     pub cwd: PathBuf,
     /// The workspace `{workspace}` stands for.
     pub workspace: PathBuf,
+    /// Where the command works, as the caller already knows it (a session's
+    /// [`Loaded::workspace`](crate::setup::Loaded::workspace), say): used when its root is the
+    /// canonical `workspace`, its writable trees aside (the resolution makes them). `None`, or
+    /// a context of another root: the run derives it ([`WorkspaceContext::of`]).
+    pub context: Option<WorkspaceContext>,
     /// The caller's environment, filtered by the profile.
     pub env: Vec<(OsString, OsString)>,
     /// Overrides the profile's timeout when smaller (or when the profile has none).
@@ -55,6 +61,7 @@ impl RunRequest {
         Self {
             argv: argv.into_iter().map(Into::into).collect(),
             workspace: cwd.clone(),
+            context: None,
             cwd,
             env: Vec::new(),
             timeout: None,
@@ -68,5 +75,14 @@ impl RunRequest {
             relay_stdin: false,
             keep_plan: true,
         }
+    }
+
+    /// The same request run in `context`: its root becomes the workspace, and the run takes
+    /// the context as it is instead of deriving it again.
+    #[must_use]
+    pub fn in_context(mut self, context: WorkspaceContext) -> Self {
+        self.workspace.clone_from(&context.root);
+        self.context = Some(context);
+        self
     }
 }

@@ -108,7 +108,7 @@ fn network_layer(caps: &CapabilitySet, net_ns: bool, why_no_ns: &str, tcp_held: 
 /// private tmpfs; elsewhere `tmp` is a fresh directory of this run and nothing else will do.
 fn set_tmpdir(env: &mut EnvFilter, caps: &CapabilitySet, namespaces: &Namespaces, tmp: &Path) {
     let tmp = tmp.display().to_string();
-    if namespaces.mount && caps.isolation.private_tmp {
+    if caps.isolation.private_tmp_in(namespaces.mount) {
         env.set.entry("TMPDIR".into()).or_insert(tmp);
     } else {
         env.set.insert("TMPDIR".into(), tmp);

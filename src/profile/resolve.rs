@@ -4,7 +4,7 @@
 
 use super::files::{FileKind, Files, RealFiles};
 use super::{Profile, ProfileError, ProfilePath};
-use crate::capability::{CapabilitySet, FsCaps, Limits, NetworkMode, Origin, PathEntry};
+use crate::capability::{CapabilitySet, FsCaps, Isolation, Limits, NetworkMode, Origin, PathEntry};
 use crate::links::{Follower, Step};
 use crate::pathset::under;
 use crate::workspace::WorkspaceContext;
@@ -44,6 +44,13 @@ impl Profile {
                 .and_then(|(v, _)| v.value)
                 .map(|m| m / 2),
         }
+    }
+
+    /// The capability set's isolation switches: the first stage of its resolution, before the
+    /// variables, since they decide `{tmp}` ([`Isolation::private_tmp_in`]). The set
+    /// [`Profile::resolve_in`] makes carries this value; nothing reads `isolation` otherwise.
+    pub fn resolve_isolation(&self) -> Isolation {
+        self.isolation
     }
 
     /// Directories the profile asks to exist (`+` prefix): created by the executor before the
@@ -134,7 +141,7 @@ impl Profile {
                 tmp_bytes: self.tmp_size(),
                 origins: self.limit_origins(),
             },
-            isolation: self.isolation,
+            isolation: self.resolve_isolation(),
             env: self.env.clone(),
             extra_denied_syscalls: self.extra_denied_syscalls.clone(),
             requires: self.requires.clone(),

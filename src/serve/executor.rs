@@ -8,8 +8,8 @@ use super::terminals::Terminals;
 use super::utf8::Utf8Chunks;
 use crate::exec::{Output, RunRequest, Sandbox, Stream};
 use crate::pipeline::{BoxFuture, EnforcedCaps, ExecError, ExecOutcome, ExecRequest, Executor};
+use crate::workspace::WorkspaceContext;
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::oneshot;
@@ -23,7 +23,7 @@ pub const OUTCOME_BYTES: usize = 1024 * 1024;
 /// Runs shell calls inside the sandbox.
 pub struct SandboxExecutor {
     sandbox: Arc<Sandbox>,
-    workspace: PathBuf,
+    workspace: WorkspaceContext,
     sink: Option<OutputSink>,
     cancels: Mutex<HashMap<String, oneshot::Receiver<()>>>,
     jobs: Arc<Jobs>,
@@ -33,8 +33,10 @@ pub struct SandboxExecutor {
 }
 
 impl SandboxExecutor {
-    /// An executor running calls in `sandbox`, with `workspace` as `{workspace}`.
-    pub fn new(sandbox: Arc<Sandbox>, workspace: PathBuf) -> Self {
+    /// An executor running calls in `sandbox` where `workspace` says (its root is
+    /// `{workspace}`): every run takes this context, derived once for the session
+    /// ([`WorkspaceContext::of`] for a bare path).
+    pub fn new(sandbox: Arc<Sandbox>, workspace: WorkspaceContext) -> Self {
         Self {
             sandbox,
             workspace,
@@ -98,9 +100,9 @@ impl SandboxExecutor {
     }
 
     fn run_request(&self, req: &ExecRequest, output: Output) -> RunRequest {
-        let mut run = RunRequest::new(req.argv.iter().map(std::ffi::OsString::from));
+        let mut run = RunRequest::new(req.argv.iter().map(std::ffi::OsString::from))
+            .in_context(self.workspace.clone());
         run.cwd = req.cwd.clone();
-        run.workspace = self.workspace.clone();
         run.env = std::env::vars_os().collect();
         run.timeout = req.timeout;
         run.grace = Duration::from_secs(2);

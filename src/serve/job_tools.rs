@@ -5,6 +5,7 @@
 
 use super::jobs::{JobRead, Jobs};
 use super::protocol::{Event, JobInfo, JobStatus};
+use super::ruling::RulingFields;
 use crate::decision::Decision;
 use crate::tools::render_job_output;
 use serde::Deserialize;
@@ -63,20 +64,6 @@ pub(super) const JOBS: (&str, &str) = (
     "job tools act only on this session's own background jobs",
 );
 
-/// The `decision` event of a call sbx answers itself (jobs, terminals: allowed; an input that
-/// does not fit its tool: denied); `(stage, reason)` say which.
-pub(super) fn decision(id: &str, d: Decision, (stage, reason): (&str, &str)) -> Event {
-    Event::Decision {
-        id: id.to_string(),
-        decision: d.as_str().into(),
-        stage: stage.into(),
-        by: "sbx".into(),
-        reason: reason.into(),
-        rule: None,
-        source: None,
-    }
-}
-
 /// What a job tool call produced, before it becomes a `result` event.
 #[derive(Default)]
 pub(super) struct Answer {
@@ -107,13 +94,19 @@ impl Answer {
             Some(JobStatus::Killed { signal }) => (None, Some(*signal)),
             Some(JobStatus::Running | JobStatus::Failed { .. }) | None => (None, None),
         };
+        let decision = if self.refused {
+            Decision::Deny
+        } else {
+            Decision::Allow
+        };
+        let (decision, stage, reason, rule, source) = RulingFields::own(decision, by).for_result();
         Event::Result {
             id,
-            decision: if self.refused { "deny" } else { "allow" }.into(),
-            stage: by.0.into(),
-            reason: by.1.into(),
-            rule: None,
-            source: None,
+            decision,
+            stage,
+            reason,
+            rule,
+            source,
             is_error: self.is_error,
             exit_code,
             signal,

@@ -8,6 +8,7 @@ mod job_tools;
 mod jobs;
 mod lines;
 mod protocol;
+mod ruling;
 mod runs;
 mod server;
 mod term;

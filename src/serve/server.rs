@@ -9,6 +9,7 @@ use super::job_tools::{self, JobTool};
 use super::jobs::Jobs;
 use super::lines::{Line, next_line};
 use super::protocol::{ApprovalReply, Event, PROTOCOL_VERSION, Request};
+use super::ruling::RulingFields;
 use super::term_tools::{self, TERMINALS, TermTool};
 use super::terminals::Terminals;
 use crate::decision::Decision;
@@ -255,7 +256,7 @@ impl Session {
         let terminals = self.terminals.clone();
         self.tasks.spawn(async move {
             let decided = |ruling: &Ruling| {
-                let _closed = events.send(decision_event(id.clone(), ruling));
+                let _closed = events.send(RulingFields::from(ruling).decision_event(id.clone()));
             };
             let r = pipeline.submit_observed(call, decided).await;
             executor.forget(&id);
@@ -282,7 +283,7 @@ impl Session {
         };
         let _closed = self
             .events
-            .send(job_tools::decision(&id, Decision::Deny, by));
+            .send(RulingFields::own(Decision::Deny, by).decision_event(id.clone()));
         let _closed = self.events.send(answer.into_event(id, Duration::ZERO, by));
     }
 
@@ -294,7 +295,7 @@ impl Session {
         }
         let _closed = self
             .events
-            .send(job_tools::decision(&id, Decision::Allow, job_tools::JOBS));
+            .send(RulingFields::own(Decision::Allow, job_tools::JOBS).decision_event(id.clone()));
         let jobs = self.jobs.clone();
         let events = self.events.clone();
         let running = self.running.clone();
@@ -318,7 +319,7 @@ impl Session {
         }
         let _closed = self
             .events
-            .send(job_tools::decision(&id, Decision::Allow, TERMINALS));
+            .send(RulingFields::own(Decision::Allow, TERMINALS).decision_event(id.clone()));
         let terminals = self.terminals.clone();
         let events = self.events.clone();
         let running = self.running.clone();
@@ -355,19 +356,6 @@ impl Session {
     }
 }
 
-/// The `decision` event of a call that goes through the pipeline: its ruling before approval.
-fn decision_event(id: String, r: &Ruling) -> Event {
-    Event::Decision {
-        id,
-        decision: r.decision.as_str().into(),
-        stage: r.stage.as_str().into(),
-        by: r.by.clone(),
-        reason: r.reason.clone(),
-        rule: r.rule.clone(),
-        source: r.source.as_ref().map(ToString::to_string),
-    }
-}
-
 /// The `result` event of a call that went through the pipeline.
 fn result_event(id: String, r: &CallResult) -> Event {
     let job_id = r.exec.as_ref().and_then(|x| x.job.clone());
@@ -387,13 +375,14 @@ fn result_event(id: String, r: &CallResult) -> Event {
         }
         None => (None, None, false, None, render_refusal(&r.content)),
     };
+    let (decision, stage, reason, rule, source) = RulingFields::from(&r.ruling).for_result();
     Event::Result {
         id,
-        decision: r.ruling.decision.as_str().into(),
-        stage: r.ruling.stage.as_str().into(),
-        reason: r.ruling.reason.clone(),
-        rule: r.ruling.rule.clone(),
-        source: r.ruling.source.as_ref().map(ToString::to_string),
+        decision,
+        stage,
+        reason,
+        rule,
+        source,
         is_error: r.is_error,
         exit_code,
         signal,
@@ -538,7 +527,7 @@ fn open_session(
     // A session runs call after call: each has the next one's sandbox made ahead.
     loaded.sandbox.make_spares();
     let executor = Arc::new(
-        SandboxExecutor::new(loaded.sandbox.clone(), loaded.workspace.root.clone())
+        SandboxExecutor::new(loaded.sandbox.clone(), loaded.workspace.clone())
             .with_sink(sink)
             .with_net_approval(net_approval)
             .with_terminal_idle(opts.terminal_idle),
