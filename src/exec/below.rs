@@ -7,7 +7,7 @@
 //! made or replaced during the run goes to quarantine like one at the root. Under
 //! `case_folding = "accept"` names are compared as a file system that folds case compares
 //! them (`.ENVRC` is `.envrc` there).
-use super::identity::{FileKey, Links};
+use super::identity::Seen;
 use super::walk::{self, Walk};
 use crate::capability::{CapabilitySet, CaseFolding, Origin, PathEntry};
 use crate::folded_names::{matching_without_case, same_without_case};
@@ -75,8 +75,8 @@ pub(super) struct Below {
 /// The rule given for a link the check could not follow.
 const UNFOLLOWED: &str = "a link the check after the run cannot follow";
 
-/// What was found below the root: each path, its file, and the rule.
-pub(super) type Found = BTreeMap<PathBuf, (Option<FileKey>, String)>;
+/// What was found below the root: each path, what is there, and the rule.
+pub(super) type Found = BTreeMap<PathBuf, (Seen, String)>;
 
 impl Below {
     /// The names of `entries` (the profile's watched patterns) directly in `workspace`.
@@ -154,16 +154,14 @@ impl Below {
         let mut out = Found::new();
         if !self.names.is_empty() {
             for link in &walk.unfollowed {
-                let file = FileKey::of(link, Links::Keep);
-                out.insert(link.clone(), (file, UNFOLLOWED.to_string()));
+                out.insert(link.clone(), (Seen::of(link), UNFOLLOWED.to_string()));
             }
         }
         for (dir, names) in &walk.first {
             for name in names {
                 if let Some(rule) = self.rule(name) {
                     let path = dir.join(name);
-                    let file = FileKey::of(&path, Links::Keep);
-                    out.insert(path, (file, rule.to_string()));
+                    out.insert(path.clone(), (Seen::of(&path), rule.to_string()));
                 }
             }
         }
@@ -222,14 +220,14 @@ impl FirstLevel {
     }
 }
 
-/// What is new or another file in `after` than in `before`: path, change, rule.
+/// What is new, another file, or a file written through another name in `after` than in
+/// `before`: path, change, rule.
 pub(super) fn changes(before: &Found, after: Found) -> Vec<(PathBuf, &'static str, String)> {
     after
         .into_iter()
-        .filter_map(|(path, (file, rule))| match before.get(&path) {
+        .filter_map(|(path, (now, rule))| match before.get(&path) {
             None => Some((path, "created", rule)),
-            Some((was, _)) if *was != file => Some((path, "replaced", rule)),
-            Some(_) => None,
+            Some((was, _)) => was.change(&now).map(|c| (path, c, rule)),
         })
         .collect()
 }

@@ -1,12 +1,13 @@
 //! Protected paths that the kernel cannot keep: a `deny_write` name that does not exist when
 //! the run starts (a new `.envrc`, `.github`, `.claude/`), a symbolic link among the protected
-//! paths (replaced, it would point elsewhere), and git's own files in the repositories of the
+//! paths (replaced, it would point elsewhere), a read-only file with other names (hard links
+//! made before the run, outside its mount), and git's own files in the repositories of the
 //! workspace (see [`super::gitscan`]). The state is recorded before the run and checked after
 //! it; whatever is new or changed is moved to a quarantine outside the workspace, never
 //! deleted, and reported.
 use super::below::{self, Below};
 use super::gitscan;
-use super::identity::{FileKey, Links};
+use super::identity::Seen;
 use super::protected_link::ProtectedLink;
 use super::quarantine::Quarantine;
 use super::walk::{self, Walk};
@@ -22,7 +23,8 @@ use std::path::{Component, Path, PathBuf};
 pub struct ProtectedPath {
     /// Where it was, in the workspace.
     pub path: PathBuf,
-    /// What the command did: `created`, `replaced`, `hook`, `config`, ...
+    /// What the command did: `created`, `replaced`, `changed through another link` (a
+    /// read-only file written through a hard link made before the run), `hook`, `config`, ...
     pub change: String,
     /// Why the path is protected: the profile entry, or git's rule.
     pub rule: String,
@@ -112,7 +114,7 @@ pub(super) struct Watch {
     /// Each protected path that existed, with its file: a path that names another file after
     /// the run was replaced (by the command, by a run beside it that moved the old one, or by
     /// a host program, which detaches the path's read-only mount in the sandbox).
-    before: BTreeMap<PathBuf, FileKey>,
+    before: BTreeMap<PathBuf, Seen>,
     links: Vec<ProtectedLink>,
     since: Since,
     policy: ProtectedChange,
@@ -220,11 +222,6 @@ fn matches(pattern: &Path, workspace: &Path, root: &RootNames) -> Vec<PathBuf> {
     crate::profile::expand_glob(&text).unwrap_or_default()
 }
 
-/// The file at `path`, not followed.
-fn file_id(path: &Path) -> Option<FileKey> {
-    FileKey::of(path, Links::Keep)
-}
-
 /// Entries inside a `.git` directory are git's: [`gitscan`] judges them by content.
 fn in_git_dir(path: &Path, workspace: &Path) -> bool {
     path.strip_prefix(workspace).is_ok_and(|rel| {
@@ -267,8 +264,9 @@ impl Watch {
         for e in entries.iter().chain(hooks) {
             for m in matches(&e.path, workspace, &root) {
                 links.extend(ProtectedLink::read(&m, workspace, e.origin.to_string()));
-                if let Some(id) = file_id(&m) {
-                    before.insert(m, id);
+                let seen = Seen::of(&m);
+                if seen.file.is_some() {
+                    before.insert(m, seen);
                 }
             }
         }
@@ -313,12 +311,12 @@ impl Watch {
         let root = RootNames::new(&self.workspace, self.fold);
         for e in &self.entries {
             for m in matches(&e.path, &self.workspace, &root) {
-                match self.before.get(&m) {
-                    None => found.push((m, "created", e.origin.to_string())),
-                    Some(id) if file_id(&m).as_ref() != Some(id) => {
-                        found.push((m, "replaced", e.origin.to_string()));
-                    }
-                    Some(_) => {}
+                let change = match self.before.get(&m) {
+                    None => Some("created"),
+                    Some(was) => was.change(&Seen::of(&m)),
+                };
+                if let Some(change) = change {
+                    found.push((m, change, e.origin.to_string()));
                 }
             }
         }
