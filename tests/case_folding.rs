@@ -263,6 +263,58 @@ fn a_run_on_a_file_system_folding_case_beneath_the_kernel_is_refused() {
     }
 }
 
+/// Under `case_folding = "accept"`, on the folding file system, a protected name made under
+/// another case (`.ENVRC` at the root, `app/.ENVRC` and `app/.Claude/` one level down) is
+/// what direnv and agents later find as the protected one: the check after the run compares
+/// names as the file system does and moves them to quarantine. Paired: `NOTES.TXT` and
+/// `app/NOTES.TXT` made in the same run stay. As root and as uid 65534.
+#[test]
+fn names_made_under_another_case_are_checked_as_the_protected_ones() {
+    let Some(py) = python() else { return };
+    let script = "echo EVIL > .ENVRC; echo EVIL > app/.ENVRC; \
+                  mkdir app/.Claude && echo EVIL > app/.Claude/settings.json; \
+                  echo ok > NOTES.TXT; echo ok > app/NOTES.TXT; echo DONE";
+    for u in users() {
+        let s = Scratch::new(u);
+        let fold = Folding::mount_in(py, s.root.path());
+        let ws = workspace(&fold.mnt);
+        std::fs::create_dir_all(ws.join("app")).unwrap();
+        if let Some(uid) = u {
+            let status = Command::new("chown")
+                .arg("-R")
+                .arg(format!("{uid}:{uid}"))
+                .arg(&ws)
+                .status();
+            assert!(status.unwrap().success());
+        }
+        let toml = "extends = \"workspace\"\n[filesystem]\ncase_folding = \"accept\"\n";
+        let accept = s.write_profile("accept", toml);
+        let ran = s
+            .json_command(accept.to_str().unwrap(), script)
+            .current_dir(&ws)
+            .output()
+            .unwrap();
+        assert!(
+            String::from_utf8_lossy(&ran.stdout).contains("DONE"),
+            "{}: {}",
+            s.label(),
+            text(&ran)
+        );
+        let behind = fold.backing.join("ws");
+        for p in [".ENVRC", "app/.ENVRC", "app/.Claude"] {
+            assert!(
+                behind.join(p).symlink_metadata().is_err(),
+                "{} {p} stayed: {}",
+                s.label(),
+                text(&ran)
+            );
+        }
+        for p in ["NOTES.TXT", "app/NOTES.TXT"] {
+            assert!(behind.join(p).exists(), "{} {p}: {}", s.label(), text(&ran));
+        }
+    }
+}
+
 /// The status of the report's `protected-names` line.
 fn names_status(o: &Output) -> String {
     let stdout = String::from_utf8_lossy(&o.stdout);

@@ -1138,6 +1138,68 @@ fn protected_names_made_one_level_below_the_root_are_moved_to_quarantine() {
     }
 }
 
+/// A hard link made before the run to a held protected file (`app/envrc-link` for
+/// `app/.envrc`, `envrc-link` for `.envrc`) is another name for it outside its read-only
+/// mount: a write through it lands, and the check after the run, seeing the file changed,
+/// moves it to quarantine. Paired: a hard-linked `app/notes.txt` written the same way stays,
+/// and under a profile without protected paths so do the protected ones.
+#[test]
+fn a_protected_file_written_through_a_hard_link_made_before_the_run_is_moved_out() {
+    let script = "echo evil >> app/envrc-link; echo evil >> envrc-link; \
+                  echo more >> app/notes-link; echo DONE";
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        let setup = || {
+            std::fs::create_dir_all(s.ws.join("app")).unwrap();
+            for (file, link) in [
+                ("app/.envrc", "app/envrc-link"),
+                (".envrc", "envrc-link"),
+                ("app/notes.txt", "app/notes-link"),
+            ] {
+                std::fs::write(s.ws.join(file), "legit\n").unwrap();
+                let _ = std::fs::remove_file(s.ws.join(link));
+                std::fs::hard_link(s.ws.join(file), s.ws.join(link)).unwrap();
+            }
+            s.chown_all();
+        };
+        setup();
+        let out = s.run("workspace", script);
+        assert!(
+            stdout(&out).contains("DONE"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        let q = quarantine(&s.home).expect("a quarantine directory");
+        for p in ["app/.envrc", ".envrc"] {
+            assert!(
+                s.ws.join(p).symlink_metadata().is_err(),
+                "{} {p} stayed: {}",
+                s.label(),
+                text(&out)
+            );
+            let kept = in_quarantine(&q, p).expect("listed in the MANIFEST");
+            assert_eq!(std::fs::read_to_string(kept).unwrap(), "legit\nevil\n");
+        }
+        let notes = std::fs::read_to_string(s.ws.join("app/notes.txt")).unwrap();
+        assert_eq!(notes, "legit\nmore\n", "{}", s.label());
+        // Paired: without protected paths the same writes stay.
+        setup();
+        let allowed = s.run(wide.to_str().unwrap(), script);
+        for p in ["app/.envrc", ".envrc"] {
+            let kept = std::fs::read_to_string(s.ws.join(p)).unwrap();
+            assert_eq!(
+                kept,
+                "legit\nevil\n",
+                "{} {p}: {}",
+                s.label(),
+                text(&allowed)
+            );
+        }
+    }
+}
+
 #[test]
 fn a_directory_made_unlistable_hides_nothing_from_the_check() {
     // The owner's read (and search) taken off: programs still find the names, a listing

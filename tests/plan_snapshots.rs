@@ -104,6 +104,7 @@ fn render(name: &str, host: &Host, tmp: &str, host_name: &str) -> String {
         caps: &caps,
         host,
         tmp: &vars.tmp,
+        below: &[],
     };
     let plan = plan(&input, &fs).unwrap_or_else(|e| panic!("{name}: {e}"));
     let doc = serde_json::json!({
@@ -204,6 +205,7 @@ fn the_plan_takes_requirements_and_syscalls_from_the_capability_set() {
             caps,
             host: &host,
             tmp: Path::new("/tmp"),
+            below: &[],
         };
         plan(&input, &fs)
     };
@@ -249,6 +251,7 @@ fn tmpdir_is_the_profiles_only_where_tmp_is_private() {
             caps: &caps,
             host,
             tmp: Path::new(tmp),
+            below: &[],
         };
         let plan = plan(&input, &fs).unwrap_or_else(|e| panic!("{e}"));
         plan.env.set.get("TMPDIR").cloned()

@@ -291,3 +291,43 @@ fn without_namespaces_a_link_in_the_workspace_does_not_make_its_target_writable(
         );
     }
 }
+
+/// Without a mount namespace a protected name one level below the root is kept by Landlock
+/// rules around it, as the root's are: appending to `app/.envrc` fails, appending to
+/// `app/notes.txt` beside it does not (new entries directly in `app` are refused too, as at
+/// the root; documented). Paired: under a profile without protected paths both land.
+#[test]
+fn without_namespaces_protected_names_one_level_down_stay_read_only() {
+    let script =
+        "echo evil >> app/.envrc && echo WROTE-ENVRC; echo more >> app/notes.txt && echo NOTES";
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        std::fs::create_dir_all(s.ws.join("app")).unwrap();
+        std::fs::write(s.ws.join("app/.envrc"), "export A=1\n").unwrap();
+        std::fs::write(s.ws.join("app/notes.txt"), "notes\n").unwrap();
+        s.chown_all();
+        let run = |profile: &str| {
+            s.command(profile, script)
+                .env("SBX_DISABLE_USERNS", "1")
+                .output()
+                .unwrap()
+        };
+        let blocked = run("workspace");
+        assert!(
+            stdout(&blocked).contains("NOTES") && !stdout(&blocked).contains("WROTE-ENVRC"),
+            "{}: {}",
+            s.label(),
+            text(&blocked)
+        );
+        let envrc = std::fs::read_to_string(s.ws.join("app/.envrc")).unwrap();
+        assert_eq!(envrc, "export A=1\n", "{}", s.label());
+        let allowed = run(wide.to_str().unwrap());
+        assert!(
+            stdout(&allowed).contains("NOTES") && stdout(&allowed).contains("WROTE-ENVRC"),
+            "{}: {}",
+            s.label(),
+            text(&allowed)
+        );
+    }
+}

@@ -40,6 +40,11 @@ pub(super) enum Links {
 impl FileKey {
     /// The file at `path` now; `None` when nothing is there (or, followed, a link dangles).
     pub(super) fn of(path: &Path, links: Links) -> Option<Self> {
+        Self::with_metadata(path, links).map(|(key, _)| key)
+    }
+
+    /// [`FileKey::of`], with the metadata it was read from.
+    pub(super) fn with_metadata(path: &Path, links: Links) -> Option<(Self, std::fs::Metadata)> {
         let m = match links {
             Links::Follow => super::walk::stat(path),
             Links::Keep => super::walk::lstat(path),
@@ -50,12 +55,13 @@ impl FileKey {
             .ok()
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
             .map(|d| (d.as_secs() as i64, i64::from(d.subsec_nanos())));
-        Some(Self {
+        let key = Self {
             dev: m.dev(),
             ino: m.ino(),
             born,
             handle: handle(path, links),
-        })
+        };
+        Some((key, m))
     }
 
     #[cfg(test)]
@@ -106,6 +112,54 @@ fn handle_with(path: &CString, flags: libc::c_int) -> Option<Handle> {
         len: raw.bytes,
         bytes: raw.data,
     })
+}
+
+/// A protected path's file, and for a regular file its link count and change time: a hard
+/// link made before the run (`ln app/.envrc app/x`) is another name for a held file, outside
+/// its read-only mount, and a write through it changes the file's change time, which no
+/// program can set back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Seen {
+    /// The file, `None` when nothing is there.
+    pub(super) file: Option<FileKey>,
+    links: u64,
+    ctime: (i64, i64),
+}
+
+impl Seen {
+    /// What is at `path` now, links not followed.
+    pub(super) fn of(path: &Path) -> Self {
+        match FileKey::with_metadata(path, Links::Keep) {
+            Some((key, m)) if m.is_file() => Self {
+                file: Some(key),
+                links: m.nlink(),
+                ctime: (m.ctime(), m.ctime_nsec()),
+            },
+            Some((key, _)) => Self {
+                file: Some(key),
+                links: 1,
+                ctime: (0, 0),
+            },
+            None => Self {
+                file: None,
+                links: 0,
+                ctime: (0, 0),
+            },
+        }
+    }
+
+    /// What the run did to the file that was `self` and is `now` at the same name: another
+    /// file is there, or the file, which had other names, was changed (through one of them:
+    /// its own is read-only).
+    pub(super) fn change(&self, now: &Self) -> Option<&'static str> {
+        if self.file != now.file {
+            Some("replaced")
+        } else if self.links > 1 && self.ctime != now.ctime {
+            Some("changed through another link")
+        } else {
+            None
+        }
+    }
 }
 
 #[cfg(test)]

@@ -354,6 +354,8 @@ pub(super) struct Entry {
     pub(super) caps: Arc<CapabilitySet>,
     pub(super) plan: Arc<SandboxPlan>,
     pub(super) asked: Asked,
+    /// The protected names below the workspace root the plan holds read-only.
+    pub(super) below: Vec<crate::capability::PathEntry>,
 }
 
 /// The plans a sandbox keeps, newest last.

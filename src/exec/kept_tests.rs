@@ -30,10 +30,13 @@ fn planned(
     narrow: Option<&CapabilitySet>,
 ) -> (Arc<CapabilitySet>, Arc<SandboxPlan>) {
     let looks = super::stamp::Looks::default();
+    let first = || super::below::FirstLevel::new(&v.workspace.root);
     let kept = sb
-        .plan_with_vars(v, host, narrow, None, Some(&looks))
+        .plan_with_vars(v, host, narrow, None, Some(&looks), &first())
         .unwrap();
-    let fresh = sb.plan_with_vars(v, host, narrow, None, None).unwrap();
+    let fresh = sb
+        .plan_with_vars(v, host, narrow, None, None, &first())
+        .unwrap();
     assert_eq!(kept, fresh, "a kept plan differs from a fresh one");
     kept
 }
@@ -127,6 +130,35 @@ fn workspace_files_that_steer_the_plan_are_seen_by_the_next_one() {
     std::fs::write(ws.join(".git/config"), "[core]\n\thooksPath = my-hooks\n").unwrap();
     let (caps, _) = planned(&sb, &v, &host, None);
     assert!(read_only(&caps, &ws.join("my-hooks")));
+}
+
+/// A protected name one level below the workspace root made between calls (`sub/.envrc`) is
+/// held read-only by the next call's plan, kept or not; removed again, it is no longer.
+#[test]
+fn a_protected_name_made_below_the_root_between_calls_is_held_by_the_next_plan() {
+    let t = tempfile::tempdir().unwrap();
+    let (ws, home) = (t.path().join("ws"), t.path().join("home"));
+    std::fs::create_dir_all(ws.join("sub")).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let sb = sandbox();
+    let host = sb.host().clone();
+    let v = vars(&ws, &home);
+    let envrc = ws.join("sub/.envrc");
+    let holds = |plan: &SandboxPlan| {
+        plan.mounts
+            .iter()
+            .any(|m| matches!(m, MountStep::ReadOnly { target, .. } if *target == envrc))
+    };
+    let (_, plan) = planned(&sb, &v, &host, None);
+    assert!(!holds(&plan));
+    std::fs::write(&envrc, "export A=1\n").unwrap();
+    let (_, plan) = planned(&sb, &v, &host, None);
+    assert!(holds(&plan), "{:?}", plan.mounts);
+    let (_, plan) = planned(&sb, &v, &host, None);
+    assert!(holds(&plan), "kept");
+    std::fs::remove_file(&envrc).unwrap();
+    let (_, plan) = planned(&sb, &v, &host, None);
+    assert!(!holds(&plan));
 }
 
 #[test]

@@ -132,6 +132,8 @@ pub struct Resolved {
     vars: Vars,
     caps: CapabilitySet,
     plan: std::sync::OnceLock<SandboxPlan>,
+    /// The workspace's listing that plan was made with, for the run's record before it.
+    walk: std::sync::OnceLock<walk::Walk>,
 }
 
 impl Resolved {
@@ -244,6 +246,7 @@ impl Sandbox {
             vars,
             caps,
             plan: std::sync::OnceLock::new(),
+            walk: std::sync::OnceLock::new(),
         })
     }
 
@@ -253,7 +256,11 @@ impl Sandbox {
         if let Some(p) = r.plan.get() {
             return Ok(p);
         }
-        let plan = self.plan_caps(&r.caps, &r.vars, &self.host, &RealFs::default())?;
+        let first = below::FirstLevel::new(&r.vars.workspace.root);
+        let plan = self.plan_caps(&r.caps, &r.vars, &self.host, &first, &RealFs::default())?;
+        if let Some(w) = first.into_walk() {
+            let _ = r.walk.set(w);
+        }
         Ok(r.plan.get_or_init(|| plan))
     }
 
@@ -273,14 +280,15 @@ impl Sandbox {
         host: &Host,
     ) -> Result<(CapabilitySet, SandboxPlan), RunError> {
         let vars = self.vars(workspace, host, None);
-        let (caps, plan) = self.plan_with_vars(&vars, host, None, None, None)?;
+        let first = below::FirstLevel::new(&vars.workspace.root);
+        let (caps, plan) = self.plan_with_vars(&vars, host, None, None, None, &first)?;
         Ok((Arc::unwrap_or_clone(caps), Arc::unwrap_or_clone(plan)))
     }
 
     /// `narrow`, when given, is intersected with the profile's set: it can only take away.
     /// `resolved` is used when it is this sandbox's, for the same variables. Without it, and
     /// when `reuse` gives the call's looks, a kept plan for the same inputs is used while it
-    /// still holds.
+    /// still holds. `first` is the workspace's first level as this run sees it.
     fn plan_with_vars(
         &self,
         vars: &Vars,
@@ -288,6 +296,7 @@ impl Sandbox {
         narrow: Option<&CapabilitySet>,
         resolved: Option<Resolved>,
         reuse: Option<&stamp::Looks>,
+        first: &below::FirstLevel,
     ) -> Result<Planned, RunError> {
         let resolved = resolved.filter(|r| r.sandbox == self.id && r.vars == *vars);
         // Resolving and planning right after look at the same paths: once each.
@@ -298,12 +307,15 @@ impl Sandbox {
                     && *host == self.host
                     && let Some(plan) = r.plan.into_inner()
                 {
+                    if let Some(w) = r.walk.into_inner() {
+                        first.adopt(w);
+                    }
                     return Ok((Arc::new(r.caps), Arc::new(plan)));
                 }
                 r.caps
             }
             None => match reuse {
-                Some(looks) => return self.plan_kept(vars, host, narrow, looks),
+                Some(looks) => return self.plan_kept(vars, host, narrow, looks, first),
                 None => self
                     .profile
                     .resolve_in(vars, &RealFiles::sharing(Rc::clone(&looks)))?,
@@ -312,21 +324,28 @@ impl Sandbox {
         if let Some(n) = narrow {
             caps = caps.intersect(n);
         }
-        let plan = self.plan_caps(&caps, vars, host, &RealFs::sharing(looks))?;
+        let plan = self.plan_caps(&caps, vars, host, first, &RealFs::sharing(looks))?;
         Ok((Arc::new(caps), Arc::new(plan)))
     }
 
     /// The kept plan for these inputs while the file system still answers as it did when it
     /// was made (as `looks` saw it); else a fresh one, kept for the next run, after which
     /// `looks` starts afresh: later checks judge the moment that plan was made in, or after.
+    /// A kept plan also holds only while the protected names below the workspace root are
+    /// the ones it holds read-only (`first` lists them).
     fn plan_kept(
         &self,
         vars: &Vars,
         host: &Host,
         narrow: Option<&CapabilitySet>,
         looks: &stamp::Looks,
+        first: &below::FirstLevel,
     ) -> Result<Planned, RunError> {
-        if let Some(hit) = self.kept.find(vars, host, narrow, looks) {
+        let same_below = self
+            .kept
+            .entry(vars, host, narrow)
+            .is_none_or(|e| first.below(&e.caps) == e.below);
+        if same_below && let Some(hit) = self.kept.find(vars, host, narrow, looks) {
             return Ok(hit);
         }
         looks.forget();
@@ -335,10 +354,12 @@ impl Sandbox {
         if let Some(n) = narrow {
             caps = caps.intersect(n);
         }
+        let below = first.below(&caps);
         let input = PlanInput {
             caps: &caps,
             host,
             tmp: &vars.tmp,
+            below: &below,
         };
         let plan = plan::plan(&input, &machine)?;
         let (caps, plan) = (Arc::new(caps), Arc::new(plan));
@@ -351,6 +372,7 @@ impl Sandbox {
             caps: caps.clone(),
             plan: plan.clone(),
             asked: machine.into_asked(),
+            below,
         });
         Ok((caps, plan))
     }
@@ -360,12 +382,15 @@ impl Sandbox {
         caps: &CapabilitySet,
         vars: &Vars,
         host: &Host,
+        first: &below::FirstLevel,
         fs: &RealFs,
     ) -> Result<SandboxPlan, RunError> {
+        let below = first.below(caps);
         let input = PlanInput {
             caps,
             host,
             tmp: &vars.tmp,
+            below: &below,
         };
         Ok(plan::plan(&input, fs)?)
     }
@@ -442,6 +467,8 @@ impl Sandbox {
             &p.launch.writable,
             &p.launch.watch,
             p.launch.protected_change,
+            p.launch.case_folding,
+            p.launch.walk.take(),
         );
         loop {
             match supervise(&mut p.launch, &mut req).await {

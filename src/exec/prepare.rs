@@ -28,6 +28,10 @@ pub(super) struct Launch {
     pub(super) timeout: Option<Duration>,
     /// Protected patterns checked after the run, and what a change does to it.
     pub(super) watch: Vec<crate::capability::PathEntry>,
+    /// Whether the check after the run compares names without case.
+    pub(super) case_folding: crate::capability::CaseFolding,
+    /// The workspace's listing planning made, for the record before the run.
+    pub(super) walk: Option<super::walk::Walk>,
     /// The trees the sandbox writes, where no quarantine may lie.
     pub(super) writable: Vec<PathBuf>,
     pub(super) protected_change: crate::capability::ProtectedChange,
@@ -81,7 +85,9 @@ impl Sandbox {
         // One look at each path for the kept plan's checks and the spare's.
         let looks = super::stamp::Looks::default();
         let kept = reuse.then_some(&looks);
-        let (caps, mut plan) = match self.plan_with_vars(&vars, host, caps, resolved, kept) {
+        let first = super::below::FirstLevel::new(workspace);
+        let planned = self.plan_with_vars(&vars, host, caps, resolved, kept, &first);
+        let (caps, mut plan) = match planned {
             Ok(x) => x,
             Err(e) => {
                 if let Some(d) = &host_tmp {
@@ -118,6 +124,8 @@ impl Sandbox {
             timeout,
             writable: caps.fs.write.iter().map(|e| e.path.clone()).collect(),
             watch: caps.fs.watch.clone(),
+            case_folding: caps.fs.case_folding,
+            walk: first.into_walk(),
             protected_change: caps.fs.protected_change,
             proxy_listener,
         })

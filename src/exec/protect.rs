@@ -1,16 +1,17 @@
 //! Protected paths that the kernel cannot keep: a `deny_write` name that does not exist when
 //! the run starts (a new `.envrc`, `.github`, `.claude/`), a symbolic link among the protected
-//! paths (replaced, it would point elsewhere), and git's own files in the repositories of the
+//! paths (replaced, it would point elsewhere), a read-only file with other names (hard links
+//! made before the run, outside its mount), and git's own files in the repositories of the
 //! workspace (see [`super::gitscan`]). The state is recorded before the run and checked after
 //! it; whatever is new or changed is moved to a quarantine outside the workspace, never
 //! deleted, and reported.
 use super::below::{self, Below};
 use super::gitscan;
-use super::identity::{FileKey, Links};
+use super::identity::Seen;
 use super::protected_link::ProtectedLink;
 use super::quarantine::Quarantine;
 use super::walk::{self, Walk};
-use crate::capability::{PathEntry, ProtectedChange};
+use crate::capability::{CaseFolding, PathEntry, ProtectedChange};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io;
@@ -22,7 +23,8 @@ use std::path::{Component, Path, PathBuf};
 pub struct ProtectedPath {
     /// Where it was, in the workspace.
     pub path: PathBuf,
-    /// What the command did: `created`, `replaced`, `hook`, `config`, ...
+    /// What the command did: `created`, `replaced`, `changed through another link` (a
+    /// read-only file written through a hard link made before the run), `hook`, `config`, ...
     pub change: String,
     /// Why the path is protected: the profile entry, or git's rule.
     pub rule: String,
@@ -112,7 +114,7 @@ pub(super) struct Watch {
     /// Each protected path that existed, with its file: a path that names another file after
     /// the run was replaced (by the command, by a run beside it that moved the old one, or by
     /// a host program, which detaches the path's read-only mount in the sandbox).
-    before: BTreeMap<PathBuf, FileKey>,
+    before: BTreeMap<PathBuf, Seen>,
     links: Vec<ProtectedLink>,
     since: Since,
     policy: ProtectedChange,
@@ -120,20 +122,25 @@ pub(super) struct Watch {
     git: bool,
     below: Below,
     below_before: below::Found,
+    /// Names at the root are compared without case (`case_folding = "accept"`).
+    fold: bool,
 }
 
 /// The names directly in the workspace, read once per check and only when asked: most
-/// protected paths are there, and one listing answers for all of them.
+/// protected paths are there, and one listing answers for all of them. Under `fold` a
+/// protected name is found under any case, as a file system that folds case finds it.
 struct RootNames<'w> {
     workspace: &'w Path,
     names: std::cell::OnceCell<Option<std::collections::HashSet<std::ffi::OsString>>>,
+    fold: bool,
 }
 
 impl<'w> RootNames<'w> {
-    fn new(workspace: &'w Path) -> Self {
+    fn new(workspace: &'w Path, fold: bool) -> Self {
         Self {
             workspace,
             names: std::cell::OnceCell::new(),
+            fold,
         }
     }
 
@@ -147,24 +154,40 @@ impl<'w> RootNames<'w> {
             .as_ref()
     }
 
-    /// Whether `name` is in the workspace; when the listing failed, asks the file system.
-    fn has(&self, name: &str) -> bool {
-        match self.names() {
-            Some(names) => names.contains(std::ffi::OsStr::new(name)),
-            None => walk::lstat(&self.workspace.join(name)).is_ok(),
-        }
+    /// The entries of the workspace that are `name` (under `fold`, each equal to it without
+    /// case, sorted); when the listing failed, asks the file system for `name` itself.
+    fn named(&self, name: &str) -> Vec<PathBuf> {
+        let path = self.workspace.join(name);
+        let found = match self.names() {
+            None => return walk::lstat(&path).map(|_| vec![path]).unwrap_or_default(),
+            Some(names) if self.fold => {
+                let listed = names.iter().map(std::ffi::OsString::as_os_str);
+                crate::folded_names::equal_without_case(listed, name.as_ref())
+            }
+            Some(names) => names
+                .get(std::ffi::OsStr::new(name))
+                .map(std::ffi::OsString::as_os_str)
+                .into_iter()
+                .collect(),
+        };
+        let mut out: Vec<PathBuf> = found.into_iter().map(|n| self.workspace.join(n)).collect();
+        out.sort();
+        out
     }
 
     /// The names in the workspace that `pattern` (one component) matches, sorted as
     /// `expand_glob` sorts them; `None` when the listing failed or the pattern is no glob.
     fn matching(&self, pattern: &str) -> Option<Vec<PathBuf>> {
         let pattern = glob::Pattern::new(pattern).ok()?;
-        let mut out: Vec<PathBuf> = self
-            .names()?
-            .iter()
-            .filter(|n| n.to_str().is_some_and(|n| pattern.matches(n)))
-            .map(|n| self.workspace.join(n))
-            .collect();
+        let listed = self.names()?.iter().map(std::ffi::OsString::as_os_str);
+        let found: Vec<&std::ffi::OsStr> = if self.fold {
+            crate::folded_names::matching_without_case(listed, &pattern)
+        } else {
+            listed
+                .filter(|n| n.to_str().is_some_and(|n| pattern.matches(n)))
+                .collect()
+        };
+        let mut out: Vec<PathBuf> = found.into_iter().map(|n| self.workspace.join(n)).collect();
         out.sort();
         Some(out)
     }
@@ -180,12 +203,14 @@ fn matches(pattern: &Path, workspace: &Path, root: &RootNames) -> Vec<PathBuf> {
     {
         let literal = PathBuf::from(format!("{}{rest}", workspace.display()));
         let name = rest.trim_start_matches('/');
-        let found = if name.contains('/') {
-            walk::lstat(&literal).is_ok()
+        if !name.contains('/') {
+            return root.named(name);
+        }
+        return if walk::lstat(&literal).is_ok() {
+            vec![literal]
         } else {
-            root.has(name)
+            Vec::new()
         };
-        return if found { vec![literal] } else { Vec::new() };
     }
     // A glob of one name in the workspace (`.env*`) is answered by the same listing.
     if let Some(rest) = text.strip_prefix(ws.as_str())
@@ -197,11 +222,6 @@ fn matches(pattern: &Path, workspace: &Path, root: &RootNames) -> Vec<PathBuf> {
     crate::profile::expand_glob(&text).unwrap_or_default()
 }
 
-/// The file at `path`, not followed.
-fn file_id(path: &Path) -> Option<FileKey> {
-    FileKey::of(path, Links::Keep)
-}
-
 /// Entries inside a `.git` directory are git's: [`gitscan`] judges them by content.
 fn in_git_dir(path: &Path, workspace: &Path) -> bool {
     path.strip_prefix(workspace).is_ok_and(|rel| {
@@ -211,11 +231,15 @@ fn in_git_dir(path: &Path, workspace: &Path) -> bool {
 }
 
 impl Watch {
+    /// The record before a run. `walk` is the listing planning made of the workspace, if it
+    /// made one; else the workspace is listed here when the checks need it.
     pub(super) fn take(
         workspace: &Path,
         writable: &[PathBuf],
         entries: &[PathEntry],
         policy: ProtectedChange,
+        folding: CaseFolding,
+        walk: Option<Walk>,
     ) -> Self {
         let _scope = walk::Scope::enter(workspace);
         let git = entries.iter().any(|e| in_git_dir(&e.path, workspace));
@@ -235,17 +259,19 @@ impl Watch {
             origin: crate::capability::Origin::builtin("git hooks"),
         };
         let hooks = git.then_some(&hooks);
-        let root = RootNames::new(workspace);
+        let fold = folding == CaseFolding::Accept;
+        let root = RootNames::new(workspace, fold);
         for e in entries.iter().chain(hooks) {
             for m in matches(&e.path, workspace, &root) {
                 links.extend(ProtectedLink::read(&m, workspace, e.origin.to_string()));
-                if let Some(id) = file_id(&m) {
-                    before.insert(m, id);
+                let seen = Seen::of(&m);
+                if seen.file.is_some() {
+                    before.insert(m, seen);
                 }
             }
         }
-        let below = Below::of(&entries, workspace);
-        let walk = (git || !below.is_empty()).then(|| Walk::of(workspace));
+        let below = Below::of(&entries, workspace, folding);
+        let walk = walk.or_else(|| (git || !below.is_empty()).then(|| Walk::of(workspace)));
         let walk = walk.as_ref();
         Self {
             workspace: workspace.to_path_buf(),
@@ -265,6 +291,7 @@ impl Watch {
             below_before: walk.map(|w| below.found(w)).unwrap_or_default(),
             below,
             entries,
+            fold,
         }
     }
 
@@ -281,15 +308,15 @@ impl Watch {
         let _scope = walk::Scope::enter(&self.workspace);
         let mut found: Vec<(PathBuf, &'static str, String)> = Vec::new();
         found.extend(self.links.iter().flat_map(|l| l.changes(&self.workspace)));
-        let root = RootNames::new(&self.workspace);
+        let root = RootNames::new(&self.workspace, self.fold);
         for e in &self.entries {
             for m in matches(&e.path, &self.workspace, &root) {
-                match self.before.get(&m) {
-                    None => found.push((m, "created", e.origin.to_string())),
-                    Some(id) if file_id(&m).as_ref() != Some(id) => {
-                        found.push((m, "replaced", e.origin.to_string()));
-                    }
-                    Some(_) => {}
+                let change = match self.before.get(&m) {
+                    None => Some("created"),
+                    Some(was) => was.change(&Seen::of(&m)),
+                };
+                if let Some(change) = change {
+                    found.push((m, change, e.origin.to_string()));
                 }
             }
         }

@@ -15,6 +15,8 @@ pub(super) struct Walk {
     pub(super) first: Vec<(PathBuf, Vec<OsString>)>,
     /// The directories directly in those.
     pub(super) second: Vec<PathBuf>,
+    /// The symbolic links directly in those.
+    pub(super) first_links: Vec<PathBuf>,
     /// Links directly in the workspace that could not be followed.
     pub(super) unfollowed: Vec<PathBuf>,
 }
@@ -23,6 +25,7 @@ impl Walk {
     pub(super) fn of(workspace: &Path) -> Self {
         let mut first = Vec::new();
         let mut second = Vec::new();
+        let mut first_links = Vec::new();
         let root = listed(workspace);
         let mut dirs = root.dirs;
         let (linked, unfollowed) = linked_dirs(workspace, &root.links);
@@ -32,11 +35,13 @@ impl Walk {
         for dir in dirs {
             let l = listed(&dir);
             second.extend(l.dirs);
+            first_links.extend(l.links);
             first.push((dir, l.names));
         }
         Self {
             first,
             second,
+            first_links,
             unfollowed,
         }
     }

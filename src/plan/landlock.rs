@@ -265,11 +265,12 @@ fn denials<'a>(
 /// The rules of the set's read, execute and write grants, each granted around the denials
 /// beneath it.
 fn grant_rules(
-    caps: &CapabilitySet,
+    input: &PlanInput<'_>,
     namespaces: &Namespaces,
     mounts: &[MountStep],
     fs: &dyn DirLister,
 ) -> Vec<LandlockRule> {
+    let caps = input.caps;
     let mut rules = Vec::new();
     let (mut deny_r, mut deny_r_for_writes) = denials(caps, mounts, fs);
     // Without a mount namespace there is no minimal /dev to mount: reads are granted around
@@ -284,11 +285,12 @@ fn grant_rules(
         deny_r.push(&host_dev);
         deny_r_for_writes.push(&host_dev);
     }
-    // With a mount namespace, read-only mounts keep deny_write; without one, go around.
+    // With a mount namespace, read-only mounts keep deny_write (and the protected names one
+    // level below the workspace); without one, go around.
     let deny_w: Vec<&PathEntry> = if namespaces.mount {
         Vec::new()
     } else {
-        caps.fs.deny_write.iter().collect()
+        caps.fs.deny_write.iter().chain(input.below).collect()
     };
     let file_read_rights = [FsRight::ReadFile, FsRight::Execute];
     // Likewise a grant of /dev itself (strict reads it): only the devices remain.
@@ -471,7 +473,7 @@ pub(super) fn landlock_plan(
         return None;
     }
     let abi = host.landlock_abi.unwrap_or(0).min(LANDLOCK_ABI);
-    let mut rules = grant_rules(caps, namespaces, mounts, fs);
+    let mut rules = grant_rules(input, namespaces, mounts, fs);
     rules.extend(device_and_proc_rules(caps, namespaces));
     mark_after_mounts(&mut rules, mounts);
     let rules = merge_around(rules);
@@ -481,7 +483,8 @@ pub(super) fn landlock_plan(
             || (matches!(caps.network, NetworkMode::Loopback | NetworkMode::Proxy)
                 && !namespaces.net));
     abi_gaps(abi, gaps);
-    if !namespaces.mount && !caps.fs.deny_write.is_empty() {
+    let held = !caps.fs.deny_write.is_empty() || !input.below.is_empty();
+    if !namespaces.mount && held {
         report.push(Layer {
             name: "deny-write".into(),
             status: LayerStatus::Partial,

@@ -77,6 +77,7 @@ fn plan_for(
         caps: &caps,
         host,
         tmp: Path::new("/tmp"),
+        below: &[],
     };
     let (mut gaps, mut report) = (Vec::new(), Vec::new());
     let p = limits_plan(&input, &ns(), &mut gaps, &mut report);

@@ -42,6 +42,11 @@ pub struct PlanInput<'a> {
     pub host: &'a Host,
     /// The sandbox's temporary directory as the command sees it.
     pub tmp: &'a Path,
+    /// Protected names found in the directories directly in the workspace (the names
+    /// programs load where they start, as `exec` lists them before the run), each with the
+    /// profile line that protects it at the root: held read-only as `deny_write` paths are,
+    /// without pins, since the check after the run judges each by its name.
+    pub below: &'a [crate::capability::PathEntry],
 }
 
 fn missing(p: Protection, reason: &str, fix: &str) -> Gap {
@@ -296,7 +301,7 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
     let mut gaps: Vec<Gap> = Vec::new();
     let ns_why = namespace_gap(host);
     let namespaces = namespaces(caps, host, &ns_why, &mut gaps);
-    let mounts = mounts::mount_layout(caps, &namespaces, input.tmp, fs)?;
+    let mounts = mounts::mount_layout(caps, &namespaces, input, fs)?;
     let roots = mounts::writable_roots(caps, input.tmp, fs);
     names::check_names(caps, &roots, fs, &mut report)?;
     report.extend(mounts::covered_links_layers(&mounts));

@@ -479,16 +479,44 @@ fn private_tmp_step(caps: &CapabilitySet, tmp: &Path, fs: &dyn DirLister) -> Mou
     }
 }
 
+/// The read-only binds of the protected names found one level below the workspace root
+/// ([`super::PlanInput::below`]) that lie in a writable tree and in no path already read-only.
+fn below_steps(caps: &CapabilitySet, below: &[PathEntry], mounts: &[MountStep]) -> Vec<MountStep> {
+    let read_only: Vec<&Path> = mounts
+        .iter()
+        .filter_map(|m| match m {
+            MountStep::ReadOnly { target, .. } => Some(target.as_path()),
+            MountStep::Tmpfs { .. }
+            | MountStep::Proc
+            | MountStep::MinimalDev
+            | MountStep::Pin { .. }
+            | MountStep::CoverLink { .. }
+            | MountStep::Hide { .. }
+            | MountStep::ReadOnlyHost { .. } => None,
+        })
+        .collect();
+    below
+        .iter()
+        .filter(|e| outermost_root(caps, &e.path).is_some())
+        .filter(|e| !read_only.iter().any(|r| e.path.starts_with(r)))
+        .map(|e| MountStep::ReadOnly {
+            target: e.path.clone(),
+            origin: e.origin.clone(),
+        })
+        .collect()
+}
+
 /// The mount steps, in order; none without a mount namespace.
 pub(super) fn mount_layout(
     caps: &CapabilitySet,
     namespaces: &Namespaces,
-    tmp: &Path,
+    input: &super::PlanInput<'_>,
     fs: &dyn DirLister,
 ) -> Result<Vec<MountStep>, PlanError> {
     if !namespaces.mount {
         return Ok(Vec::new());
     }
+    let tmp = input.tmp;
     let tops = ungranted_top_dirs(caps, tmp, fs);
     let hides = hide_steps(caps, fs)?;
     // A secret inside a covered tree needs no mount of its own.
@@ -507,8 +535,9 @@ pub(super) fn mount_layout(
         writable: writable_roots(caps, tmp, fs),
         nodev: caps.isolation.minimal_dev,
     });
-    // After the hides: the pins and read-only binds.
+    // After the hides: the pins and read-only binds, then those one level down.
     mounts.extend(pin_and_read_only_steps(caps, fs, &hides.held));
+    mounts.extend(below_steps(caps, input.below, &mounts));
     // The private tmp comes after hides and read-only binds: kept paths carry them along.
     if caps.isolation.private_tmp {
         mounts.push(private_tmp_step(caps, tmp, fs));
@@ -684,6 +713,52 @@ mod tests {
         let outside = fs.symlink("/h/.kube", "ws");
         let err = hide_steps(&caps(&["/h/.kube"]), &outside).err().unwrap();
         assert!(matches!(err, PlanError::HoldsGrant(_)), "{err}");
+    }
+
+    /// The protected names found one level down are made read-only after the binds of the
+    /// root's, without pins; one inside a path already read-only, or outside every writable
+    /// tree, gets none.
+    #[test]
+    fn protected_names_one_level_down_are_read_only_without_pins() {
+        let fs = FakeFs::new()
+            .file("/h/ws/sub/.envrc", "")
+            .file("/h/ws/.vscode/sub/.envrc", "")
+            .dir("/h/ws/.vscode");
+        let mut c = caps(&[]);
+        c.fs.deny_write = vec![entry("/h/ws/.vscode")];
+        let below = [
+            entry("/h/ws/sub/.envrc"),
+            entry("/h/ws/.vscode/sub/.envrc"),
+            entry("/h/elsewhere/.envrc"),
+        ];
+        let host = crate::plan::capable_host(1000);
+        let input = crate::plan::PlanInput {
+            caps: &c,
+            host: &host,
+            tmp: Path::new("/tmp"),
+            below: &below,
+        };
+        let ns = Namespaces {
+            user: true,
+            mount: true,
+            pid: true,
+            net: true,
+            ipc: true,
+            uts: true,
+        };
+        let steps = mount_layout(&c, &ns, &input, &fs).unwrap();
+        let read_only: Vec<&Path> = steps
+            .iter()
+            .filter_map(|m| match m {
+                MountStep::ReadOnly { target, .. } => Some(target.as_path()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            read_only,
+            [Path::new("/h/ws/.vscode"), Path::new("/h/ws/sub/.envrc")]
+        );
+        assert!(pins(&steps).is_empty(), "{steps:?}");
     }
 
     /// A protected link that leads nowhere gets no read-only bind; one that leads somewhere

@@ -1,9 +1,10 @@
 //! Protected names on a file system that folds case where the kernel does not see it.
 //!
 //! Read-only paths inside writable trees are held by a mount on their exact name, and names
-//! that do not exist yet are checked after the run by their exact bytes. On a file system
-//! that finds `.GIT/CONFIG` as `.git/config` while the kernel makes a dentry of its own for
-//! each variant ([`NameCase::FoldedBeneath`]), neither holds. Each writable tree holding
+//! that do not exist yet are checked after the run by their exact bytes (without case, once
+//! the profile accepts such a file system). On a file system that finds `.GIT/CONFIG` as
+//! `.git/config` while the kernel makes a dentry of its own for each variant
+//! ([`NameCase::FoldedBeneath`]), the mount does not hold. Each writable tree holding
 //! protected paths is probed once per plan, on one existing name: a protected file when there
 //! is one (a directory can keep one dentry for every variant where its files do not), else a
 //! protected directory, else any entry of the tree. Where case matters that is one `lstat`.
@@ -127,7 +128,7 @@ fn names_layer(accepted: &[CaseFolded], by_kernel: &[&Path]) -> Option<Layer> {
             name: "protected-names".into(),
             status: LayerStatus::Partial,
             detail: format!(
-                "names fold case beneath the kernel in {trees} (filesystem.case_folding = \"accept\"): a case variant of a read-only path is written around its mount, and names made during the run are checked after it by their exact bytes"
+                "names fold case beneath the kernel in {trees} (filesystem.case_folding = \"accept\"): a case variant of a read-only path is written around its mount, and the protected names made during the run are checked after it without case"
             ),
         });
     }

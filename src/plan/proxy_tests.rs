@@ -63,6 +63,7 @@ fn plan_on(namespaces: bool, abi: i32) -> SandboxPlan {
         caps: &caps,
         host: &host,
         tmp: Path::new("/tmp"),
+        below: &[],
     };
     plan(&input, &NoFs).unwrap()
 }
@@ -116,6 +117,7 @@ fn other_modes_have_no_proxy() {
             caps: &c,
             host: &host,
             tmp: Path::new("/tmp"),
+            below: &[],
         };
         let p = plan(&input, &NoFs).unwrap();
         assert_eq!(p.proxy, None, "{mode:?}");
