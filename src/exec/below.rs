@@ -86,10 +86,10 @@ impl Below {
             .iter()
             .filter_map(|e| {
                 let text = e.path.to_string_lossy();
-                let name = text.strip_prefix(root.as_str())?;
-                let pattern = glob::Pattern::new(name)
-                    .ok()
-                    .filter(|_| !name.contains('/'))?;
+                let name = text
+                    .strip_prefix(root.as_str())
+                    .filter(|n| !n.contains('/'))?;
+                let pattern = glob::Pattern::new(name).ok()?;
                 Some((pattern, e.origin.clone()))
             })
             .collect();
