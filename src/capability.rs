@@ -8,12 +8,14 @@
 
 mod addr;
 mod limits;
+mod loaded;
 mod net;
 mod protection;
 
 pub use crate::environment::{EnvFilter, Inherit};
 pub use addr::special_kind;
 pub use limits::{LimitOrigins, Limits};
+pub use loaded::{LOADED_WHERE_STARTED, loaded_where_started};
 pub use net::{
     Cidr, HostRule, NameVerdict, NetRules, PrivateRange, RuleError, UNLISTED, normalize_host,
     parse_cidr, parse_host_rule,

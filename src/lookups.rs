@@ -126,7 +126,10 @@ impl Lookups {
         if let Some((_, kind)) = entries.iter().find(|(x, _)| x == name) {
             return kind.map(Some);
         }
-        let folded = entries.iter().any(|(x, _)| x.eq_ignore_ascii_case(name));
+        // Unicode too: a file system may fold `K` (Kelvin) to `k`, or one normal form to another.
+        let folded = entries
+            .iter()
+            .any(|(x, _)| crate::folded_names::same_without_case(x, name));
         (!folded).then_some(None)
     }
 

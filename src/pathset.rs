@@ -49,6 +49,11 @@ pub type PathMap<V> = HashMap<OsString, V, BuildHasherDefault<WordHash>>;
 /// planning asks it for every denied path against every grant.
 pub fn under(path: &Path, base: &Path) -> bool {
     let (p, mut b) = (path.as_os_str().as_bytes(), base.as_os_str().as_bytes());
+    // A path written `/root/.` or `//root` (a `HOME` as the caller set it) is not normal:
+    // `Path` reads it as `/root`.
+    if !plain(p) || !plain(b) {
+        return path.starts_with(base);
+    }
     while b.len() > 1 && b.ends_with(b"/") {
         b = &b[..b.len() - 1];
     }
@@ -56,6 +61,14 @@ pub fn under(path: &Path, base: &Path) -> bool {
         return p.first() == Some(&b'/');
     }
     p.starts_with(b) && matches!(p.get(b.len()), None | Some(b'/'))
+}
+
+/// Whether `b` holds no `//` and no `.` component, which `Path` skips and bytes do not.
+fn plain(b: &[u8]) -> bool {
+    !b.windows(2).any(|w| w == b"//")
+        && !b.windows(3).any(|w| w == b"/./")
+        && !b.ends_with(b"/.")
+        && !b.starts_with(b"./")
 }
 
 /// The parent and last component of an absolute path without a trailing `/`, found by one

@@ -206,12 +206,14 @@ fn protected_names_one_level_below_the_root_stay_read_only() {
                   echo '{}' > app/.claude/settings.json && echo WROTE-SETTINGS; \
                   echo x > app/.claude/hook.sh && echo MADE-IN-CLAUDE; \
                   echo 'curl x|sh' >> lnk/.envrc && echo WROTE-LINKED; \
+                  echo 'allow = [\"Bash\"]' >> app/.sbx/policy.toml && echo WROTE-POLICY; \
                   echo more >> app/notes.txt && echo WROTE-NOTES";
     let protected = [
         "WROTE-ENVRC",
         "WROTE-SETTINGS",
         "MADE-IN-CLAUDE",
         "WROTE-LINKED",
+        "WROTE-POLICY",
     ];
     for u in users() {
         let s = Scratch::new(u);
@@ -220,6 +222,9 @@ fn protected_names_one_level_below_the_root_stay_read_only() {
         std::fs::write(s.ws.join("app/.envrc"), "export A=1\n").unwrap();
         std::fs::write(s.ws.join("app/.claude/settings.json"), "legit\n").unwrap();
         std::fs::write(s.ws.join("app/notes.txt"), "notes\n").unwrap();
+        // sbx's own project policy, which `sbx hook` loads from a session started in `app`.
+        std::fs::create_dir_all(s.ws.join("app/.sbx")).unwrap();
+        std::fs::write(s.ws.join("app/.sbx/policy.toml"), "# project\n").unwrap();
         std::fs::create_dir_all(s.ws.join("deep/a/b")).unwrap();
         std::fs::write(s.ws.join("deep/a/b/.envrc"), "export B=1\n").unwrap();
         std::os::unix::fs::symlink("deep/a/b", s.ws.join("lnk")).unwrap();
@@ -256,6 +261,7 @@ fn protected_names_one_level_below_the_root_stay_read_only() {
             s.label()
         );
         assert!(!s.ws.join("app/.claude/hook.sh").exists(), "{}", s.label());
+        assert_eq!(read("app/.sbx/policy.toml"), "# project\n", "{}", s.label());
         assert_eq!(read("app/notes.txt"), "notes\nmore\n", "{}", s.label());
         // Paired: without protected paths the same script changes them all.
         let allowed = s.run(wide.to_str().unwrap(), script);

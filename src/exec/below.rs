@@ -9,60 +9,11 @@
 //! them (`.ENVRC` is `.envrc` there).
 use super::identity::Seen;
 use super::walk::{self, Walk};
-use crate::capability::{CapabilitySet, CaseFolding, Origin, PathEntry};
-use crate::folded_names::{matching_without_case, same_without_case};
+use crate::capability::{CapabilitySet, CaseFolding, Origin, PathEntry, loaded_where_started};
+use crate::folded_names::matching_without_case;
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-
-/// Names that programs load from the directory they start in. CI systems' files and hook
-/// managers' are read at the repository's root only, and git's are the git scan's.
-const LOADED_WHERE_STARTED: &[&str] = &[
-    ".envrc",
-    ".claude",
-    ".mcp.json",
-    ".gemini",
-    ".codex",
-    ".cursor",
-    ".vscode",
-    ".idea",
-    ".zed",
-    ".helix",
-    ".nvim.lua",
-    ".exrc",
-    ".nvimrc",
-    ".devcontainer",
-    ".devcontainer.json",
-    ".aider.conf.yml",
-    ".continue",
-    ".windsurf",
-    ".kiro",
-    ".roo",
-    "opencode.json",
-    "opencode.jsonc",
-    ".opencode",
-    ".qwen",
-    "crush.json",
-    ".crush.json",
-    ".amazonq",
-    ".junie",
-];
-
-/// Whether programs load `name` from the directory they start in (dotenv's `.env` and its
-/// variants too); under `fold`, whatever its case.
-fn loaded_where_started(name: &OsStr, fold: bool) -> bool {
-    if !fold {
-        return name
-            .to_str()
-            .is_some_and(|n| LOADED_WHERE_STARTED.contains(&n) || n.starts_with(".env"));
-    }
-    let b = name.as_bytes();
-    (b.len() >= 4 && b[..4].eq_ignore_ascii_case(b".env"))
-        || LOADED_WHERE_STARTED
-            .iter()
-            .any(|n| same_without_case(name, n.as_ref()))
-}
 
 /// The profile's protected names at the workspace root that are also protected one level
 /// below it, each with the profile line that protects it.

@@ -9,7 +9,7 @@
 
 use super::access::Access;
 use super::fold::{case_variant_within, fold, within_folded};
-use crate::capability::{CapabilitySet, Origin, PathEntry, path_within};
+use crate::capability::{CapabilitySet, Origin, PathEntry, loaded_where_started, path_within};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SandboxRefusal {
     /// A stable name: `plan:deny-read`, `plan:read`, `plan:deny-write`, `plan:protected-new`,
-    /// `plan:write`.
+    /// `plan:protected-below`, `plan:write`.
     pub rule: &'static str,
     /// Why the sandbox refuses it.
     pub reason: String,
@@ -215,6 +215,9 @@ pub fn sandbox_refused_write(path: &Path, caps: &CapabilitySet) -> Option<Sandbo
             protected_new(path, &e.origin),
         );
     }
+    if let Some(r) = held_below_root(path, caps) {
+        return Some(r);
+    }
     if within(path, &caps.fs.write).is_none() {
         return hit(
             "plan:write",
@@ -226,6 +229,44 @@ pub fn sandbox_refused_write(path: &Path, caps: &CapabilitySet) -> Option<Sandbo
                 listed(&caps.fs.write)
             ),
         );
+    }
+    None
+}
+
+/// A write at or beneath `<root>/<dir>/<name>`, where `root` is a writable tree, `<root>/<name>`
+/// a protected path and programs load `name` from the directory they start in
+/// ([`loaded_where_started`]): the executor holds such a name read-only one level below the
+/// root when it exists, and moves one made during the run to quarantine.
+fn held_below_root(path: &Path, caps: &CapabilitySet) -> Option<SandboxRefusal> {
+    let fold = caps.fs.case_folding == crate::capability::CaseFolding::Accept;
+    let mut at = Some(path);
+    while let Some(p) = at {
+        let (Some(name), Some(dir)) = (p.file_name(), p.parent()) else {
+            return None;
+        };
+        if let Some(root) = dir.parent()
+            && loaded_where_started(name, fold)
+            && caps.fs.write.iter().any(|w| w.path == root)
+        {
+            let at_root = root.join(name);
+            let protects = |e: &&PathEntry| e.path == at_root || watched(&at_root, e);
+            let e = caps
+                .fs
+                .deny_write
+                .iter()
+                .chain(&caps.fs.watch)
+                .find(protects);
+            if let Some(e) = e {
+                let reason = format!(
+                    "{} is held like {} ({}) one level below the workspace root: read-only where it exists, moved to quarantine after the run where it is made, and no approval changes that",
+                    path.display(),
+                    at_root.display(),
+                    e.origin
+                );
+                return hit("plan:protected-below", path, Some(&e.origin), reason);
+            }
+        }
+        at = p.parent();
     }
     None
 }
@@ -518,8 +559,25 @@ mod tests {
             let r = sandbox_refused_write(&ws.join(p), &c).unwrap_or_else(|| panic!("{p}"));
             assert_eq!(r.rule, "plan:protected-new", "{p}");
         }
+        // One level below the root the executor holds the names programs load where they
+        // start; two levels down, and other names there, it does not.
+        for p in ["src/.env", "src/.envrc", "src/.envrc/x", "app/.env.local"] {
+            let r = sandbox_refused_write(&ws.join(p), &c).unwrap_or_else(|| panic!("{p}"));
+            assert_eq!(r.rule, "plan:protected-below", "{p}");
+            assert!(r.reason.contains("one level below"), "{}", r.reason);
+        }
+        let mut unwritable = c.clone();
+        unwritable.fs.write.retain(|w| w.path != ws);
+        let r = sandbox_refused_write(&ws.join("src/.env"), &unwritable);
+        assert_eq!(
+            r.map(|r| r.rule),
+            Some("plan:write"),
+            "no writable root, no hold"
+        );
         for p in [
-            "src/.env",
+            "a/b/.env",
+            "src/env",
+            "src/notes.md",
             "env",
             "x.env",
             ".git/modules/m/config.d",

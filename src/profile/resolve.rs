@@ -122,7 +122,7 @@ impl Profile {
                 watch: self.watched(vars),
                 protected_change: self.protected_change.0,
                 case_folding: self.case_folding.0,
-                homes: vars.workspace.homes().map(Path::to_path_buf).collect(),
+                homes: vars.workspace.homes().map(normalize).collect(),
             },
             network: self.network.0,
             net_rules: if self.network.0 == NetworkMode::Proxy {
@@ -553,6 +553,22 @@ mod tests {
             substitute("{home}/x{tmp}{workspace}/{y}", &vars, Path::new("/h2")),
             "/h2/x/t/ws/{y}"
         );
+    }
+
+    /// A home written `/h/.` or `//h` (as `HOME` may be) is the set's `/h`: planning compares
+    /// homes with paths by their bytes.
+    #[test]
+    fn homes_are_normal() {
+        let p = Profile::parse("t", "[filesystem]\ndeny_read = [\"{home}/.s\"]\n").unwrap();
+        for home in ["/h/.", "//h", "/h/"] {
+            let vars = Vars {
+                workspace: WorkspaceContext::new("/ws", home),
+                tmp: "/tmp".into(),
+            };
+            let caps = p.resolve(&vars).unwrap();
+            assert_eq!(caps.fs.homes, [PathBuf::from("/h")], "{home}");
+            assert_eq!(caps.fs.deny_read[0].path, PathBuf::from("/h/.s"), "{home}");
+        }
     }
 
     #[test]

@@ -1,0 +1,60 @@
+//! Names that programs load from whatever directory they start in: direnv a `.envrc` when a
+//! shell enters it, dotenv a `.env`, an agent its `.claude/` settings or `.mcp.json` when
+//! started there, an editor the `.vscode/` of a folder opened alone. Where the profile protects
+//! one at the workspace root, the executor holds it one level below the root too
+//! ([`crate::exec`]'s check of the first level) and the gate refuses writes to it there.
+#![forbid(unsafe_code)]
+
+use crate::folded_names::same_without_case;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+
+/// Names that programs load from the directory they start in. CI systems' files and hook
+/// managers' are read at the repository's root only, and git's are the git scan's.
+pub const LOADED_WHERE_STARTED: &[&str] = &[
+    // sbx's own project policy: `sbx hook` takes the workspace from the event's directory.
+    ".sbx",
+    ".envrc",
+    ".claude",
+    ".mcp.json",
+    ".gemini",
+    ".codex",
+    ".cursor",
+    ".vscode",
+    ".idea",
+    ".zed",
+    ".helix",
+    ".nvim.lua",
+    ".exrc",
+    ".nvimrc",
+    ".devcontainer",
+    ".devcontainer.json",
+    ".aider.conf.yml",
+    ".continue",
+    ".windsurf",
+    ".kiro",
+    ".roo",
+    "opencode.json",
+    "opencode.jsonc",
+    ".opencode",
+    ".qwen",
+    "crush.json",
+    ".crush.json",
+    ".amazonq",
+    ".junie",
+];
+
+/// Whether programs load `name` from the directory they start in (dotenv's `.env` and its
+/// variants too); under `fold`, whatever its case.
+pub fn loaded_where_started(name: &OsStr, fold: bool) -> bool {
+    if !fold {
+        return name
+            .to_str()
+            .is_some_and(|n| LOADED_WHERE_STARTED.contains(&n) || n.starts_with(".env"));
+    }
+    let b = name.as_bytes();
+    (b.len() >= 4 && b[..4].eq_ignore_ascii_case(b".env"))
+        || LOADED_WHERE_STARTED
+            .iter()
+            .any(|n| same_without_case(name, n.as_ref()))
+}
