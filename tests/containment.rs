@@ -753,6 +753,61 @@ fn a_nested_repository_that_was_there_before_keeps_its_hooks_when_git_works_in_i
     }
 }
 
+#[test]
+fn hooks_in_a_nested_repository_s_hooks_path_are_moved_out() {
+    // A nested repository that runs its hooks from `core.hooksPath` (husky's `.husky/_`): a
+    // hook written there runs at the next commit in it, as one in `.git/hooks` would.
+    let script = "printf '#!/bin/sh\\necho pwned\\n' > lib/.husky/_/pre-commit \
+                  && echo 'echo pwned' >> lib/.husky/_/post-checkout \
+                  && echo more >> lib/.husky/notes.txt && echo PLANTED";
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        let made = s.outside(
+            "export GIT_CONFIG_NOSYSTEM=1; git init -q lib && git -C lib config core.hooksPath .husky/_ \
+             && mkdir -p lib/.husky/_ && echo 'exit 0' > lib/.husky/_/post-checkout \
+             && echo notes > lib/.husky/notes.txt && echo MADE",
+        );
+        assert!(stdout(&made).contains("MADE"), "{}", text(&made));
+        s.chown_all();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let out = s.run("workspace", script);
+        assert!(
+            stdout(&out).contains("PLANTED"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        let hooks = s.ws.join("lib/.husky/_");
+        assert!(
+            !hooks.join("pre-commit").exists(),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(
+            !hooks.join("post-checkout").exists(),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(
+            text(&out).contains("quarantine"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        // Beside the hooks directory nothing is taken away.
+        let notes = std::fs::read_to_string(s.ws.join("lib/.husky/notes.txt")).unwrap();
+        assert_eq!(notes, "notes\nmore\n", "{}", s.label());
+        // Paired: without protection the hooks stay.
+        std::fs::write(hooks.join("post-checkout"), "exit 0\n").unwrap();
+        s.chown_all();
+        s.run(wide.to_str().unwrap(), script);
+        assert!(hooks.join("pre-commit").exists(), "{}", s.label());
+    }
+}
+
 /// A JSON report's last line.
 fn report(o: &std::process::Output) -> serde_json::Value {
     serde_json::from_str(stdout(o).lines().last().unwrap_or_default()).unwrap_or_default()

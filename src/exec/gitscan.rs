@@ -14,18 +14,33 @@ use std::path::{Path, PathBuf};
 struct Changes<'a> {
     since: &'a Since,
     all: bool,
+    /// The workspace, where a repository's `core.hooksPath` is looked for.
+    workspace: Option<&'a Path>,
 }
 
 impl<'a> Changes<'a> {
     fn of(since: &'a Since, all: bool) -> Self {
-        Self { since, all }
+        Self {
+            since,
+            all,
+            workspace: None,
+        }
+    }
+    fn in_workspace(self, workspace: &'a Path) -> Self {
+        Self {
+            workspace: Some(workspace),
+            ..self
+        }
     }
     fn changed(&self, path: &Path) -> bool {
         (self.all && walk::lstat(path).is_ok()) || self.since.changed(path)
     }
     /// The same, and everything below `dir` when it was moved in.
     fn below(&self, dir: &Path) -> Self {
-        Self::of(self.since, self.all || self.since.moved_in(dir))
+        Self {
+            all: self.all || self.since.moved_in(dir),
+            ..*self
+        }
     }
 }
 
@@ -96,6 +111,16 @@ pub(super) fn nested_files(workspace: &Path, walk: &Walk) -> Vec<PathBuf> {
         } else {
             None
         };
+        if let Some(named) = meta
+            .is_dir()
+            .then(|| hooks_path(&dot_git, workspace))
+            .flatten()
+        {
+            out.push(named.clone());
+            if let Ok(rd) = walk::read_dir(&named) {
+                out.extend(rd.filter_map(Result::ok).map(|e| e.path()));
+            }
+        }
         out.push(dot_git);
         if let Some(d) = dir {
             git_dir_files(&d, 0, &mut out);
@@ -162,7 +187,8 @@ fn check_dot_git(dot_git: &Path, workspace: &Path, since: &Since, out: &mut Vec<
     };
     let ty = meta.file_type();
     if ty.is_dir() {
-        check_git_dir(dot_git, Changes::of(since, false).below(dot_git), 0, out);
+        let changes = Changes::of(since, false).in_workspace(workspace);
+        check_git_dir(dot_git, changes.below(dot_git), 0, out);
         return;
     }
     match gitdir_inside(dot_git, workspace) {
@@ -192,10 +218,33 @@ fn gitdir_inside(dot_git: &Path, workspace: &Path) -> Option<PathBuf> {
         .filter(|d| d.starts_with(workspace))
 }
 
+/// The directory a repository's `core.hooksPath` names, where git runs its hooks instead of
+/// `hooks` (husky and other hook managers set it), when `git` is a working tree's `.git`
+/// directory and the path lies inside `workspace` without passing through a link. A nested
+/// repository's is neither read-only nor recorded otherwise: the workspace repository's own
+/// is held by the plan.
+fn hooks_path(git: &Path, workspace: &Path) -> Option<PathBuf> {
+    if git.file_name()? != ".git" {
+        return None;
+    }
+    let text = read_text(git.join("config")).ok()?;
+    let (named, _) = crate::gitconfig::hooks_and_includes(&text);
+    let named = named?;
+    if named.starts_with('~') {
+        return None;
+    }
+    let dir = crate::profile::normalize(&git.parent()?.join(named));
+    let linked = std::fs::canonicalize(&dir).is_ok_and(|real| real != dir);
+    (dir.starts_with(workspace) && dir != workspace && !linked).then_some(dir)
+}
+
 /// Hooks, config and `commondir` of one git directory, then its submodules and worktrees.
 fn check_git_dir(git: &Path, changes: Changes<'_>, depth: usize, out: &mut Vec<Finding>) {
     let hooks = git.join("hooks");
     check_hooks(&hooks, changes.below(&hooks), out);
+    if let Some(named) = changes.workspace.and_then(|ws| hooks_path(git, ws)) {
+        check_hooks(&named, changes.below(&named), out);
+    }
     for name in ["config", "config.worktree"] {
         let cfg = git.join(name);
         if changes.changed(&cfg) && !config_is_plain(&cfg) {
