@@ -136,6 +136,33 @@ fn a_file_secret_behind_a_link_is_hidden_at_both_paths() {
 }
 
 #[test]
+fn a_secret_linked_into_a_hidden_directory_is_hidden_at_its_target() {
+    // GNU stow links files one by one into a directory that exists already: `~/.ssh` is a
+    // real directory, its key a link to the dotfiles.
+    for u in users() {
+        let s = Scratch::new(u);
+        let d = s.home.join("dotfiles");
+        std::fs::create_dir_all(d.join("ssh")).unwrap();
+        std::fs::create_dir_all(d.join("vim")).unwrap();
+        std::fs::create_dir_all(s.home.join(".vim")).unwrap();
+        std::fs::write(d.join("ssh/id_ed25519"), "SENTINEL-STOWED-5b7e\n").unwrap();
+        std::fs::write(d.join("vim/vimrc"), "PUBLIC-STOWED-VIM-2c4a\n").unwrap();
+        symlink("../dotfiles/ssh/id_ed25519", s.home.join(".ssh/id_ed25519")).unwrap();
+        symlink("../dotfiles/vim/vimrc", s.home.join(".vim/vimrc")).unwrap();
+        s.chown_all();
+        let wide = s.write_profile("wide", WIDE);
+        for rel in [".ssh/id_ed25519", "dotfiles/ssh/id_ed25519"] {
+            assert_hidden(&s, rel, "SENTINEL-STOWED");
+            assert_read(&s, wide.to_str().unwrap(), rel, "SENTINEL-STOWED");
+        }
+        // The same kind of link in a directory that is no secret reads as ever, at both ends.
+        for rel in [".vim/vimrc", "dotfiles/vim/vimrc"] {
+            assert_read(&s, "workspace", rel, "PUBLIC-STOWED-VIM");
+        }
+    }
+}
+
+#[test]
 fn a_dangling_link_at_a_secret_does_not_fail_the_run() {
     for u in users() {
         let s = Scratch::new(u);

@@ -170,19 +170,59 @@ fn with_link_targets(
         let Ok(real) = follower.real(&e.path) else {
             continue;
         };
-        let known = |t: &[PathEntry]| t.iter().any(|x| x.path == real.path);
-        let holds_grant = grants.iter().any(|g| under(g, &real.path));
-        if real.path != e.path && !holds_grant && !known(&entries) && !known(&targets) {
-            targets.push(PathEntry {
-                path: real.path,
-                required: false,
-                origin: e.origin.clone(),
-            });
+        let inside = links_inside(&real.path, files);
+        let mut add = |path: PathBuf| {
+            let known = |t: &[PathEntry]| t.iter().any(|x| x.path == path);
+            let holds_grant = grants.iter().any(|g| under(g, &path));
+            if path != e.path && !holds_grant && !known(&entries) && !known(&targets) {
+                targets.push(PathEntry {
+                    path,
+                    required: false,
+                    origin: e.origin.clone(),
+                });
+            }
+        };
+        for link in inside {
+            // A link in the hidden directory that leads out of it (`~/.ssh/id_ed25519 ->
+            // ~/dotfiles/ssh/id_ed25519`, as GNU stow makes them in an existing directory).
+            if let Ok(to) = follower.real(&link)
+                && to.exists
+                && !under(&to.path, &real.path)
+            {
+                add(to.path);
+            }
         }
+        add(real.path);
     }
     entries.extend(targets);
     entries
 }
+
+/// The symbolic links directly in `dir`, when it is a directory the profile hides (not in the
+/// trees mounted afresh) of at most [`LINKS_INSIDE_MAX`] entries: secrets kept elsewhere and
+/// linked in one by one.
+fn links_inside(dir: &Path, files: &dyn Files) -> Vec<PathBuf> {
+    let fresh = ["/proc", "/sys", "/dev"]
+        .iter()
+        .any(|t| under(dir, Path::new(t)));
+    if fresh || files.kind(dir) != Some(FileKind::Dir) {
+        return Vec::new();
+    }
+    let pattern = format!("{}/*", glob::Pattern::escape(&dir.to_string_lossy()));
+    let Ok(children) = files.glob(&pattern) else {
+        return Vec::new();
+    };
+    if children.len() > LINKS_INSIDE_MAX {
+        return Vec::new();
+    }
+    children
+        .into_iter()
+        .filter(|c| files.kind(c) == Some(FileKind::Symlink))
+        .collect()
+}
+
+/// A hidden directory with more entries than this is not looked into for links.
+const LINKS_INSIDE_MAX: usize = 256;
 
 /// When the profile keeps paths under `{workspace}/.git` read-only, more paths that steer git
 /// stay read-only: `.git` itself when it is a file (a linked worktree's or a submodule's,
