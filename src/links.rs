@@ -73,6 +73,46 @@ impl<F: FnMut(&Path) -> Step> Follower<F> {
         self.real_counted(path, &mut hops)
     }
 
+    /// `path` (absolute, with `.` and `..` as written) walked from the root one component at
+    /// a time, as the kernel walks it: each existing link is followed before the next
+    /// component applies, so a `..` after a link climbs from where the link led
+    /// (`~/.config/../x` is `x` beside the directory `~/.config` names). Past the first
+    /// missing component nothing is asked and `..` folds lexically. The last component's link
+    /// is followed too; [`Follower::resolve_split`] also gives the name itself.
+    pub fn resolve(&mut self, path: &Path) -> Result<Real, LinkError> {
+        self.resolve_split(path).map(|(_, real)| real)
+    }
+
+    /// [`Follower::resolve`], with the path's last name as the kernel finds it without
+    /// following it (what `rm`, `mv` or `ln -s` act on): its directory resolved, the name
+    /// joined. The two are one path when the last name is no link.
+    pub fn resolve_split(&mut self, path: &Path) -> Result<(Real, Real), LinkError> {
+        let mut hops = 0;
+        self.trail.clear();
+        let root = Real {
+            path: PathBuf::from("/"),
+            exists: true,
+        };
+        let last = match path.components().next_back() {
+            Some(Component::Normal(n)) => Some(n),
+            Some(_) | None => None,
+        };
+        let Some(name) = last else {
+            let real = self.walk(root, path, &mut hops)?;
+            return Ok((real.clone(), real));
+        };
+        let dir = self.walk(root, path.parent().unwrap_or(Path::new("/")), &mut hops)?;
+        let here = dir.path.join(name);
+        let (dir_exists, links_before) = (dir.exists, self.trail.len());
+        let real = self.step(dir, name, &mut hops)?;
+        // A link is there even when it leads nowhere.
+        let named = Real {
+            path: here,
+            exists: dir_exists && (real.exists || self.trail.len() > links_before),
+        };
+        Ok((named, real))
+    }
+
     /// The links the last [`Follower::real`] passed through, in order, each where it lies
     /// with the links above it followed: what must stay as it is for the path to lead where
     /// it led.
@@ -225,5 +265,65 @@ mod tests {
         f.real(&r("h/.config/gh")).unwrap();
         assert_eq!(f.links(), [r("h/.config")]);
         assert_eq!(f.real(&r("h/loop-a/x")), Err(LinkError::TooMany));
+    }
+
+    /// A `..` after a link climbs from where the link led, as `canonicalize` (the kernel)
+    /// does, not from the link; the name itself is given beside, unfollowed.
+    #[test]
+    fn a_dotdot_after_a_link_climbs_from_its_target() {
+        let t = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(t.path()).unwrap();
+        let r = |p: &str| root.join(p);
+        std::fs::create_dir_all(r("h/dots/config")).unwrap();
+        std::fs::create_dir_all(r("ws")).unwrap();
+        std::fs::write(r("h/dots/.netrc"), "").unwrap();
+        std::fs::write(r("h/.netrc"), "").unwrap();
+        std::os::unix::fs::symlink(r("h/dots/config"), r("h/.config")).unwrap();
+        std::os::unix::fs::symlink(r("h"), r("ws/home")).unwrap();
+        let mut f = Follower::new(|p: &Path| match p.symlink_metadata() {
+            Err(_) => Step::Missing,
+            Ok(m) if m.file_type().is_symlink() => Step::Link(std::fs::read_link(p).ok()),
+            Ok(_) => Step::Other,
+        });
+        for p in [
+            "h/.config/../.netrc",
+            "ws/home/../h/.netrc",
+            "ws/./home/dots/../.netrc",
+        ] {
+            let real = f.resolve(&r(p)).unwrap();
+            assert_eq!(real.path, std::fs::canonicalize(r(p)).unwrap(), "{p}");
+            assert!(real.exists, "{p}");
+        }
+        // Past the first missing name, lexical.
+        let past = f.resolve(&r("h/none/../.config/../x")).unwrap();
+        assert_eq!((past.path, past.exists), (r("h/x"), false));
+        let (named, real) = f.resolve_split(&r("ws/home")).unwrap();
+        assert_eq!((named.path, real.path), (r("ws/home"), r("h")));
+        assert!(named.exists && real.exists);
+    }
+
+    /// With no link on the way, one question per name up to the first missing one and none
+    /// for `.` and `..`; a name a later `..` undoes is asked too, since it may be a link.
+    #[test]
+    fn a_path_without_links_asks_once_per_existing_name() {
+        let mut asked = Vec::new();
+        let mut f = Follower::new(|p: &Path| {
+            asked.push(p.to_path_buf());
+            if p.starts_with("/w/gone") {
+                Step::Missing
+            } else {
+                Step::Other
+            }
+        });
+        let real = f.resolve(Path::new("/w/src/../gone/a/../b")).unwrap();
+        assert_eq!(
+            (real.path.as_path(), real.exists),
+            (Path::new("/w/gone/b"), false)
+        );
+        drop(f);
+        assert_eq!(
+            asked,
+            [Path::new("/w"), Path::new("/w/src"), Path::new("/w/gone")]
+        );
     }
 }

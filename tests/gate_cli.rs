@@ -826,3 +826,82 @@ fn a_case_variant_of_a_hidden_path_is_refused_where_the_file_system_folds_case()
         "{r}"
     );
 }
+
+/// A `..` after a symbolic link climbs from where the link leads, as the kernel walks the
+/// path, not from the link: the gate judges the file the kernel reads. Both ways a lexical
+/// `..` would disagree are checked, each against a run of the same command with the gate
+/// skipped: a workspace link into the home reaches a hidden file (`into-home/../.pgpass`,
+/// which folds lexically to a workspace file), and a home link to a dotfiles directory reaches
+/// a harmless one (`~/.cfg/../.codex/auth.json`, which folds lexically to a hidden file).
+#[test]
+fn a_dotdot_after_a_link_climbs_from_where_the_link_leads() {
+    let s = Scratch::new(None);
+    plant_secrets(&s);
+    std::fs::create_dir_all(s.home.join("proj")).unwrap();
+    std::fs::write(s.home.join("proj/notes.md"), "SENTINEL-PROJ-3c9e\n").unwrap();
+    std::os::unix::fs::symlink(s.home.join("proj"), s.ws.join("into-home")).unwrap();
+    std::fs::create_dir_all(s.home.join("dots/cfg")).unwrap();
+    std::fs::create_dir_all(s.home.join("dots/.codex")).unwrap();
+    std::fs::write(s.home.join("dots/.codex/auth.json"), "SENTINEL-DOTS-77a1\n").unwrap();
+    std::os::unix::fs::symlink(s.home.join("dots/cfg"), s.home.join(".cfg")).unwrap();
+    for (cmd, want, sentinel) in [
+        ("cat into-home/../.codex/auth.json", "deny", None),
+        (
+            "cat into-home/../proj/notes.md",
+            "allow",
+            Some("SENTINEL-PROJ"),
+        ),
+        (
+            "cat ~/.cfg/../.codex/auth.json",
+            "allow",
+            Some("SENTINEL-DOTS"),
+        ),
+        ("cat ~/.codex/auth.json", "deny", None),
+    ] {
+        let r = check_json(&s, &["--", cmd]);
+        assert_eq!(r["decision"], want, "{cmd}: {r}");
+        if want == "deny" {
+            assert_eq!(r["rule"], "plan:deny-read", "{cmd}: {r}");
+        }
+        // The kernel, without the gate, agrees.
+        let out = s.run("workspace", cmd);
+        match sentinel {
+            Some(mark) => assert!(stdout(&out).contains(mark), "{cmd}: {}", text(&out)),
+            None => assert!(!stdout(&out).contains("SENTINEL"), "{cmd}: {}", text(&out)),
+        }
+    }
+    // A write through the link lands in the home, on the floor.
+    let r = check_json(&s, &["--", "echo x > into-home/../.bashrc"]);
+    assert_eq!(r["decision"], "deny", "{r}");
+    // The hook judges the Read tool's path and a Bash command the same way.
+    for (tool, input, want) in [
+        (
+            "Read",
+            json!({"file_path": "into-home/../.codex/auth.json"}),
+            "deny",
+        ),
+        (
+            "Read",
+            json!({"file_path": "into-home/../proj/notes.md"}),
+            "allow",
+        ),
+        (
+            "Read",
+            json!({"file_path": s.home.join(".cfg/../.codex/auth.json")}),
+            "allow",
+        ),
+        (
+            "Bash",
+            json!({"command": "cat into-home/../.codex/auth.json"}),
+            "deny",
+        ),
+        (
+            "Bash",
+            json!({"command": "cat ~/.cfg/../.codex/auth.json"}),
+            "allow",
+        ),
+    ] {
+        let h = hook(&s, &[], tool, input.clone());
+        assert_eq!(h["permissionDecision"], want, "{tool} {input}: {h}");
+    }
+}

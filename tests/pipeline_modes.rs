@@ -246,6 +246,77 @@ fn symlinks_are_judged_by_their_target() {
     );
 }
 
+/// Through the library's pipeline, in every mode: a `..` after a link climbs from the link's
+/// target. A workspace link into the home reaches a hidden directory (denied by the plan,
+/// never asked), and a home link to a directory elsewhere makes a lexically hidden path a
+/// harmless one (allowed), for Bash and the Read tool alike.
+#[test]
+fn a_dotdot_after_a_link_is_judged_where_the_kernel_lands() {
+    let Ok(dir) = tempfile::tempdir() else {
+        panic!("tempdir")
+    };
+    let Ok(base) = dir.path().canonicalize() else {
+        panic!("canonical tempdir")
+    };
+    let (ws, home) = (base.join("ws"), base.join("home"));
+    for d in [
+        ws.clone(),
+        home.join("proj"),
+        home.join(".hidden"),
+        home.join("dots/cfg"),
+    ] {
+        std::fs::create_dir_all(d).ok();
+    }
+    std::os::unix::fs::symlink(home.join("proj"), ws.join("into-home")).ok();
+    std::os::unix::fs::symlink(home.join("dots/cfg"), home.join(".cfg")).ok();
+    let env = WorkspaceContext::new(ws.clone(), home.clone());
+    let Ok(policy) = sbx::policy::merge(vec![], &env) else {
+        panic!("policy")
+    };
+    let policy = Arc::new(policy);
+    let mut caps = profile_caps();
+    caps.fs.read = vec![entry("/usr"), entry(&base.to_string_lossy())];
+    caps.fs.write = vec![entry(&ws.to_string_lossy())];
+    caps.fs.deny_read = vec![entry(&home.join(".hidden").to_string_lossy())];
+    let hidden = home.join(".cfg/../.hidden/notes");
+    for mode in [Mode::Default, Mode::SandboxAuto, Mode::Bypass] {
+        for (tool, input, want) in [
+            (
+                "Bash",
+                serde_json::json!({"command": "cat into-home/../.hidden/notes"}),
+                Decision::Deny,
+            ),
+            (
+                "Read",
+                serde_json::json!({"file_path": "into-home/../.hidden/notes"}),
+                Decision::Deny,
+            ),
+            (
+                "Bash",
+                serde_json::json!({"command": "cat into-home/../proj/notes.md"}),
+                Decision::Allow,
+            ),
+            (
+                "Read",
+                serde_json::json!({"file_path": hidden}),
+                Decision::Allow,
+            ),
+            (
+                "Bash",
+                serde_json::json!({"command": format!("cat {}", hidden.display())}),
+                Decision::Allow,
+            ),
+        ] {
+            let call = ToolCall::new("c", tool, input.clone(), Caller::default(), &ws);
+            let r = check(&call, policy.clone(), mode, &caps, full());
+            assert_eq!(r.decision, want, "{mode:?} {tool} {input}: {r:?}");
+            if want == Decision::Deny {
+                assert_eq!(r.rule.as_deref(), Some("plan:deny-read"), "{r:?}");
+            }
+        }
+    }
+}
+
 #[test]
 fn check_report_serialises_the_documented_fields() {
     let r = check_in(

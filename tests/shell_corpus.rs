@@ -58,6 +58,7 @@ fn fixture() -> Fixture {
         ws.join("src"),
         ws.join(".git/hooks"),
         ws.join("sub"),
+        ws.join("subm/.git"),
         out.clone(),
         tmp.clone(),
         home.join(".ssh"),
@@ -68,8 +69,26 @@ fn fixture() -> Fixture {
     std::os::unix::fs::symlink(ws.join(".git"), ws.join("link-git")).unwrap();
     std::os::unix::fs::symlink(ws.join(".git/hooks"), ws.join("link-hooks")).unwrap();
     std::fs::write(home.join(".netrc"), "secret\n").unwrap();
+    std::fs::write(
+        ws.join("subm/.gitmodules"),
+        "[submodule \"m\"]\n\tpath = m\n",
+    )
+    .unwrap();
     std::os::unix::fs::symlink(home.join(".netrc"), ws.join("lnk_netrc")).unwrap();
     std::os::unix::fs::symlink(&home, ws.join("lnk_home")).unwrap();
+    // Links a `..` climbs back out of (`[link-dotdot]`): into the home, and a home link to a
+    // dotfiles directory.
+    for d in [
+        home.join("proj"),
+        home.join("dots/cfg"),
+        home.join("dots/.codex"),
+    ] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(home.join("proj/notes.md"), "x\n").unwrap();
+    std::fs::write(home.join("dots/.codex/auth.json"), "{}\n").unwrap();
+    std::os::unix::fs::symlink(home.join("proj"), ws.join("into-home")).unwrap();
+    std::os::unix::fs::symlink(home.join("dots/cfg"), home.join(".cfg")).unwrap();
     let s = |p: &Path| p.to_string_lossy().into_owned();
     Fixture {
         vars: vec![("{ws}", s(&ws)), ("{out}", s(&out)), ("{tmp}", s(&tmp))],

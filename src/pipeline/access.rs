@@ -1,8 +1,8 @@
 //! Access extraction: what a call touches.
 //!
-//! Paths are made absolute against the call's cwd, `..` is resolved, and
-//! symlinks in existing components are followed, so that a link into
-//! `.git/hooks` or out of the workspace is judged by its target.
+//! Paths are made absolute against the call's cwd and walked as the kernel walks them: each
+//! symbolic link in an existing component is followed before a later `..` applies, so that
+//! a link into `.git/hooks` or out of the workspace is judged by its target.
 #![forbid(unsafe_code)]
 
 use super::call::ToolCall;
@@ -138,7 +138,8 @@ fn opt_str<'a>(call: &'a ToolCall, field: &str) -> Option<&'a str> {
     call.input().get(field).and_then(|v| v.as_str())
 }
 
-/// Make `p` absolute against `cwd`, resolve `..`, and follow symlinks of existing components.
+/// `p` (with `~` expanded) made absolute against `cwd` and walked as the kernel walks it:
+/// links in existing components followed, each before the `..` after it.
 pub fn resolve_path(cwd: &Path, p: &Path, home: &Path) -> PathBuf {
     let p = match p.strip_prefix("~") {
         Ok(rest) if p.to_string_lossy().starts_with('~') => home.join(rest),
@@ -357,6 +358,24 @@ mod tests {
             Path::new("/nonexistent-home"),
         );
         assert_eq!(h, PathBuf::from("/nonexistent-home/.ssh/id_rsa"));
+    }
+
+    /// The Read and Write tools' paths take the same walk as Bash's: `..` after a link climbs
+    /// from its target.
+    #[test]
+    fn a_dotdot_after_a_link_climbs_from_its_target() -> std::io::Result<()> {
+        let root = tempfile::tempdir()?;
+        let base = root.path().canonicalize()?;
+        let (ws, home) = (base.join("ws"), base.join("home"));
+        std::fs::create_dir_all(home.join("dots/cfg"))?;
+        std::fs::create_dir_all(&ws)?;
+        std::os::unix::fs::symlink(home.join("dots/cfg"), home.join(".cfg"))?;
+        std::os::unix::fs::symlink(&home, ws.join("h"))?;
+        let at = |p: &str| resolve_path(&ws, Path::new(p), &home);
+        assert_eq!(at("~/.cfg/../.netrc"), home.join("dots/.netrc"));
+        assert_eq!(at("h/../home/.netrc"), home.join(".netrc"));
+        assert_eq!(at("h/../x"), base.join("x"));
+        Ok(())
     }
 
     #[test]

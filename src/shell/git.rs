@@ -6,6 +6,7 @@ use super::classify::Judge;
 use super::exec_args::Ctx;
 use super::git_config::{self, Scope};
 use super::tables::git::{NETWORK, READ, REPOSITORY_ONLY, WRITE};
+use super::walk::Cwd;
 use super::words::Word;
 use super::{Class, paths, tables};
 
@@ -157,6 +158,8 @@ fn subcommand(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
             rewrites(j, s)
         }
         "config" => config(j, s),
+        // With no submodule recorded, status enters no other repository and asks no remote.
+        "submodule" if s.verb("status") == "status" && !has_submodules(s.dirs) => inspect(j, s),
         "push" => push(j, s),
         n if NETWORK.contains(&n) => network(j, s),
         n if WRITE.contains(&n) => records(j, s),
@@ -164,6 +167,42 @@ fn subcommand(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
             Class::Unknown,
             format!("[shell.unknown] `git {n}` (may be an alias or an extension)"),
         ),
+    }
+    if sets_upstream(s) {
+        git_config::write(j, s.c, s.dirs, Scope::Local);
+    }
+}
+
+/// Whether a repository git finds from `dirs` may have submodules (`.gitmodules` in its
+/// work tree or `modules` in its git directory), whose own repositories `git submodule
+/// status` runs git in, and whose configuration the analysis does not read. Unknown
+/// directories may.
+fn has_submodules(dirs: &Cwd) -> bool {
+    let Some(dirs) = dirs else { return true };
+    dirs.iter().any(|d| {
+        d.ancestors()
+            .find(|a| a.join(".git").symlink_metadata().is_ok())
+            .is_none_or(|top| {
+                top.join(".gitmodules").symlink_metadata().is_ok()
+                    || top.join(".git/modules").symlink_metadata().is_ok()
+                    || top.join(".git").is_file()
+            })
+    })
+}
+
+/// Whether the command records a branch's upstream (`branch.NAME.remote` and `.merge`) in
+/// the repository's `config`: `git push -u`, `git checkout`/`git switch`/`git branch` with
+/// `--track` (`git branch --set-upstream-to` is judged with the rest of `git branch`).
+fn sets_upstream(s: &Sub<'_, '_, '_, '_>) -> bool {
+    let track = || {
+        s.has(&["-t", "--track"])
+            || s.short('t')
+            || s.rest.iter().any(|a| a.value.starts_with("--track="))
+    };
+    match s.name {
+        "push" => s.has(&["-u", "--set-upstream"]) || s.short('u'),
+        "checkout" | "switch" | "branch" => track(),
+        _ => false,
     }
 }
 

@@ -1,9 +1,11 @@
 //! Where a path lands: the workspace, the writable set, the safety floor,
-//! or outside. Relative paths are joined to the working directory, `..` is
-//! folded, and the longest existing prefix is canonicalised so that a
-//! symlink in the workspace is judged by its target.
+//! or outside. Relative paths are joined to the working directory and walked
+//! as the kernel walks them (each link followed before a later `..`, lexical
+//! past the first missing name), so that a symlink in the workspace is judged
+//! by its target.
 
 use super::ShellContext;
+use crate::links::{Follower, LinkError, Step};
 use std::path::{Component, Path, PathBuf};
 
 /// Where a write lands.
@@ -36,24 +38,18 @@ pub(crate) fn normalize(p: &Path) -> PathBuf {
     out
 }
 
-/// Absolute, normalised path with symlinks in existing components resolved.
+/// The path `value` names from `cwd` as the kernel resolves it ([`canonical_prefix`]):
+/// absolute, links in existing components followed, `..` applied after them.
 pub(crate) fn resolve(value: &str, cwd: &Path) -> PathBuf {
-    let joined = if Path::new(value).is_absolute() {
+    canonical_prefix(&joined(value, cwd), cwd)
+}
+
+/// `value` made absolute against `cwd`, nothing folded.
+fn joined(value: &str, cwd: &Path) -> PathBuf {
+    if Path::new(value).is_absolute() {
         PathBuf::from(value)
     } else {
         cwd.join(value)
-    };
-    canonical_prefix(&normalize_keeping_proc(&joined), cwd)
-}
-
-/// `normalize`, except that a `..` right after a `/proc/<pid>` link (`cwd`, `root`, `fd/N`)
-/// is kept for [`canonical_prefix`], which knows where the link points: folding it lexically
-/// would turn `/proc/self/cwd/../x` into `/proc/self/x`.
-fn normalize_keeping_proc(p: &Path) -> PathBuf {
-    if p.starts_with("/proc") || p.starts_with("/dev/fd") {
-        p.to_path_buf()
-    } else {
-        normalize(p)
     }
 }
 
@@ -107,67 +103,52 @@ pub(crate) fn through_descriptor(value: &str) -> bool {
     fd_at.is_some_and(|i| comps.len() > i + 1)
 }
 
-/// `p` (absolute and normalised) with every symbolic link in its existing components
-/// followed, as the kernel resolves it: one `readlink` per component, walking down from the
-/// root and stopping at the first component that does not exist (nothing beneath it can be a
-/// link). A `..` inside a link's target is applied to the resolved prefix.
+/// `p` (absolute; `.` and `..` as written) with every symbolic link in its existing
+/// components followed, as the kernel resolves it: walking down from the root, one
+/// `readlink` per component up to the first that does not exist (nothing beneath it can be a
+/// link), each link followed before the next `..` applies, so that `l/../x` with `l` a link
+/// is `x` beside where `l` leads. A `..` past the first missing component folds lexically.
+/// The walk is [`links::Follower`]'s, asked through [`ask`].
 pub(crate) fn canonical_prefix(p: &Path, cwd: &Path) -> PathBuf {
-    if !p.is_absolute() {
-        return p.to_path_buf();
-    }
-    let mut pending: Vec<std::ffi::OsString> = p
-        .components()
-        .rev()
-        .filter_map(|c| match c {
-            Component::Normal(s) => Some(s.to_os_string()),
-            Component::ParentDir => Some("..".into()),
-            Component::RootDir | Component::CurDir | Component::Prefix(_) => None,
-        })
-        .collect();
-    let mut out = PathBuf::from("/");
-    let mut links = 0;
-    while let Some(c) = pending.pop() {
-        if c == ".." {
-            out.pop();
-            continue;
-        }
-        if let Some(to) = proc_link(&out, &c, cwd) {
-            out = to;
-            continue;
-        }
-        let next = out.join(&c);
-        match std::fs::read_link(&next) {
-            Ok(target) if links < MAX_LINKS => {
-                links += 1;
-                if target.is_absolute() {
-                    out = PathBuf::from("/");
-                }
-                for tc in target.components().rev() {
-                    match tc {
-                        Component::Normal(s) => pending.push(s.to_os_string()),
-                        Component::ParentDir => pending.push("..".into()),
-                        Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
-                    }
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                out = next;
-                for r in pending.drain(..).rev() {
-                    if r == ".." {
-                        out.pop();
-                    } else {
-                        out.push(r);
-                    }
-                }
-            }
-            Ok(_) | Err(_) => out = next,
-        }
-    }
-    out
+    split_real(p, cwd).1
 }
 
-/// Links followed in one path before the rest is taken as written (the kernel's own limit).
-const MAX_LINKS: usize = 40;
+/// [`canonical_prefix`], with the path's last name unfollowed beside it (its directory
+/// resolved): what `rm` or `mv` of a link acts on. One walk gives both.
+pub(crate) fn split_real(p: &Path, cwd: &Path) -> (PathBuf, PathBuf) {
+    if !p.is_absolute() {
+        return (p.to_path_buf(), p.to_path_buf());
+    }
+    let mut follower = Follower::new(|at: &Path| ask(at, cwd));
+    match follower.resolve_split(p) {
+        Ok((named, real)) => (named.path, real.path),
+        // A loop: the kernel answers ELOOP and reaches nothing; the path as written stands.
+        Err(LinkError::TooMany | LinkError::Unreadable { .. }) => {
+            let lexical = normalize(p);
+            (lexical.clone(), lexical)
+        }
+    }
+}
+
+/// What is at `at` for the command: a `/proc/<pid>` link as the command's process sees it
+/// ([`proc_link`]), else the link's text read (one `readlink`, which also tells a missing
+/// name from one that is no link).
+fn ask(at: &Path, cwd: &Path) -> Step {
+    if let (Some(dir), Some(name)) = (at.parent(), at.file_name())
+        && let Some(to) = proc_link(dir, name, cwd)
+    {
+        return if to == at {
+            Step::Other
+        } else {
+            Step::Link(Some(to))
+        };
+    }
+    match std::fs::read_link(at) {
+        Ok(text) => Step::Link(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Step::Missing,
+        Err(_) => Step::Other,
+    }
+}
 
 thread_local! {
     /// Canonical forms of the context's roots, valid for one analysis.
@@ -286,14 +267,11 @@ use super::tables;
 
 /// Judge a write to `value` (a word's best-effort value) from `cwd`.
 pub(crate) fn judge_write(value: &str, cwd: &Path, ctx: &ShellContext) -> (Zone, PathBuf) {
-    let joined = if Path::new(value).is_absolute() {
-        PathBuf::from(value)
-    } else {
-        cwd.join(value)
-    };
-    let lexical = normalize(&joined);
-    let real = canonical_prefix(&normalize_keeping_proc(&joined), cwd);
-    let kinds = [floor_kind(&real, ctx), floor_kind(&lexical, ctx)];
+    // The floor judges both the file a write reaches and the name itself, unfollowed (what
+    // `rm` or `mv` of a link acts on), each as the kernel resolves it: a `..` after a link
+    // climbs from the link's target, not from the link.
+    let (named, real) = split_real(&joined(value, cwd), cwd);
+    let kinds = [floor_kind(&real, ctx), floor_kind(&named, ctx)];
     if let Some(k) = kinds
         .iter()
         .flatten()
@@ -432,6 +410,38 @@ mod tests {
             Zone::Floor(_)
         ));
         assert_eq!(judge_write("hooks/pre-commit", &ws, &c).0, Zone::Inside);
+        Ok(())
+    }
+
+    /// A `..` after a link climbs from the link's target: a workspace link into the home
+    /// reaches the home's start-up file, and one into `.git/hooks` climbs back into the
+    /// workspace (lexically, the first is a workspace file and the second outside it).
+    #[test]
+    fn a_dotdot_after_a_link_climbs_from_its_target() -> std::io::Result<()> {
+        let root = tempfile::tempdir()?;
+        let base = root.path().canonicalize()?;
+        let (ws, home) = (base.join("ws"), base.join("home"));
+        std::fs::create_dir_all(ws.join(".git/hooks"))?;
+        std::fs::create_dir_all(home.join("proj"))?;
+        std::os::unix::fs::symlink(home.join("proj"), ws.join("into-home"))?;
+        std::os::unix::fs::symlink(ws.join(".git/hooks"), ws.join("hooks-link"))?;
+        let w = WorkspaceContext::new(&ws, &home);
+        let c = ctx(&w);
+        assert_eq!(
+            judge_write("into-home/../.bashrc", &ws, &c),
+            (Zone::Floor("shell start-up file"), home.join(".bashrc"))
+        );
+        assert_eq!(
+            judge_write("hooks-link/../../src/x.rs", &ws, &c),
+            (Zone::Inside, ws.join("src/x.rs"))
+        );
+        assert_eq!(resolve("into-home/../x", &ws), home.join("x"));
+        // The name itself, unfollowed, is judged too: removing the link touches the
+        // workspace, its target's files are the home's.
+        assert_eq!(
+            split_real(&ws.join("into-home"), &ws),
+            (ws.join("into-home"), home.join("proj"))
+        );
         Ok(())
     }
 

@@ -114,7 +114,10 @@ fn unknown_part(w: &mut Word) {
     w.value.push('?');
 }
 
-/// `$NAME` or `${NAME...}`: `HOME` and `PWD` are known, a variable assigned a literal earlier
+/// What `$$` stands for in a path: a pid above the kernel's largest.
+const SHELL_PID: &str = "4194304";
+
+/// `$NAME` or `${NAME...}`: `HOME`, `PWD` and `$$` are known, a variable assigned a literal earlier
 /// on the line is its value, anything else (or any operator) is unknown.
 fn param_part(w: &mut Word, src: &str, param: &str, has_op: bool, env: &Env<'_>) {
     let shown = if src.is_empty() {
@@ -128,6 +131,13 @@ fn param_part(w: &mut Word, src: &str, param: &str, has_op: bool, env: &Env<'_>)
     match (param, has_op, known) {
         ("HOME", false, _) => w.value.push_str(env.home),
         ("PWD", false, _) => w.value.push_str(env.pwd),
+        // The shell's own pid: a number, the same kind of path whichever it is
+        // (`/proc/$$/fd` is the command's own process), never a name the plan or the floor
+        // lists. The analysis takes one no process can have (`pid_max` is at most 2^22).
+        ("$", false, _) => {
+            w.var = true;
+            w.value.push_str(SHELL_PID);
+        }
         (_, false, Some(k)) => {
             w.var = true;
             w.glob |= k.glob;

@@ -80,12 +80,32 @@ pub(crate) fn copy_like(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[
             j.link(&t, cwd, ctx);
         }
     }
-    if name == "ln" && short_flag(args, 'f') {
+    if name == "ln" && short_flag(args, 'f') && !replaces_nothing(args, &ops, cwd) {
         j.raise(
             Class::Destructive,
             "[shell.destructive] `ln -f` replaces files",
         );
     }
+}
+
+/// `ln -sf TARGET NAME` whose `NAME` replaces no data: nothing is there, or a symbolic link
+/// to something that is no directory (through a link to a directory, `ln` would put the new
+/// link inside it). Known from every directory the command may start in.
+fn replaces_nothing(args: &[Word], ops: &[&Word], cwd: &super::walk::Cwd) -> bool {
+    let symbolic = short_flag(args, 's') || has(args, &["--symbolic"]);
+    let (Some(dirs), [_, name]) = (cwd, ops) else {
+        return false;
+    };
+    if !symbolic || !name.exact || name.unknown || name.glob || has(args, &["-t"]) {
+        return false;
+    }
+    dirs.iter().all(|d| {
+        let (named, _) = paths::split_real(&d.join(&name.value), d);
+        match named.symlink_metadata() {
+            Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+            Ok(m) => m.file_type().is_symlink() && !named.is_dir(),
+        }
+    })
 }
 
 pub(crate) fn destructive(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {

@@ -109,7 +109,7 @@ pub(crate) fn classify_named(
         "journalctl" | "lsof" | "ss" | "netstat" => system::inspectors(j, name, args),
         "ip" => ip(j, args),
         "dpkg" | "rpm" => system_packages(j, name, args),
-        "docker" | "podman" | "nerdctl" => containers(j, name, args),
+        "docker" | "podman" | "nerdctl" => containers(j, c, name, args),
         "openssl" => openssl(j, args),
         "yq" => {
             formatters::judge(j, c, name, args);
