@@ -48,12 +48,20 @@ pub type PathMap<V> = HashMap<OsString, V, BuildHasherDefault<WordHash>>;
 /// `Path::starts_with` there at a fraction of its cost, which parses every component of both:
 /// planning asks it for every denied path against every grant.
 pub fn under(path: &Path, base: &Path) -> bool {
-    let (p, mut b) = (path.as_os_str().as_bytes(), base.as_os_str().as_bytes());
+    let (p, b) = (path.as_os_str().as_bytes(), base.as_os_str().as_bytes());
     // A path written `/root/.` or `//root` (a `HOME` as the caller set it) is not normal:
     // `Path` reads it as `/root`.
     if !plain(p) || !plain(b) {
         return path.starts_with(base);
     }
+    under_clean(path, base)
+}
+
+/// [`under`] for paths known to be clean (no `//`, no `.` component), as the policy's path
+/// patterns and the paths judged against them are: it meets every path rule of its family for
+/// every path a call names, a thousand rules a call.
+pub fn under_clean(path: &Path, base: &Path) -> bool {
+    let (p, mut b) = (path.as_os_str().as_bytes(), base.as_os_str().as_bytes());
     while b.len() > 1 && b.ends_with(b"/") {
         b = &b[..b.len() - 1];
     }

@@ -3,7 +3,7 @@
 
 use super::command::CommandPattern;
 use super::simple_glob::SimpleGlob;
-use crate::pathset::under;
+use crate::pathset::under_clean as under;
 use crate::workspace::WorkspaceContext;
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use std::path::{Path, PathBuf};

@@ -134,7 +134,11 @@ pub(crate) fn split_real(p: &Path, cwd: &Path) -> (PathBuf, PathBuf) {
 /// ([`proc_link`]), else the link's text read (one `readlink`, which also tells a missing
 /// name from one that is no link).
 fn ask(at: &Path, cwd: &Path) -> Step {
-    if let (Some(dir), Some(name)) = (at.parent(), at.file_name())
+    use std::os::unix::ffi::OsStrExt;
+    // Most paths are not in /proc: no parsing of their components for it.
+    let in_proc = at.as_os_str().as_bytes().starts_with(b"/proc/");
+    if in_proc
+        && let (Some(dir), Some(name)) = (at.parent(), at.file_name())
         && let Some(to) = proc_link(dir, name, cwd)
     {
         return if to == at {
