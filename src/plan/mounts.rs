@@ -664,6 +664,16 @@ mod tests {
         assert!(matches!(err, PlanError::Link { .. }), "{err}");
     }
 
+    fn read_only(steps: &[MountStep]) -> Vec<&Path> {
+        steps
+            .iter()
+            .filter_map(|m| match m {
+                MountStep::ReadOnly { target, .. } => Some(target.as_path()),
+                _ => None,
+            })
+            .collect()
+    }
+
     fn pins(steps: &[MountStep]) -> Vec<(String, bool)> {
         steps
             .iter()
@@ -747,13 +757,7 @@ mod tests {
             uts: true,
         };
         let steps = mount_layout(&c, &ns, &input, &fs).unwrap();
-        let read_only: Vec<&Path> = steps
-            .iter()
-            .filter_map(|m| match m {
-                MountStep::ReadOnly { target, .. } => Some(target.as_path()),
-                _ => None,
-            })
-            .collect();
+        let read_only = read_only(&steps);
         assert_eq!(
             read_only,
             [Path::new("/h/ws/.vscode"), Path::new("/h/ws/sub/.envrc")]
@@ -772,13 +776,7 @@ mod tests {
         let mut c = caps(&[]);
         c.fs.deny_write = vec![entry("/h/ws/.claude"), entry("/h/ws/.envrc")];
         let steps = pin_and_read_only_steps(&c, &fs, &[]);
-        let read_only: Vec<&Path> = steps
-            .iter()
-            .filter_map(|m| match m {
-                MountStep::ReadOnly { target, .. } => Some(target.as_path()),
-                _ => None,
-            })
-            .collect();
+        let read_only = read_only(&steps);
         assert_eq!(read_only, [Path::new("/h/ws/.claude")]);
         let pin = |p: &str, link: bool| (p.to_string(), link);
         assert_eq!(
