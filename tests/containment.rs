@@ -800,6 +800,23 @@ fn hooks_in_a_nested_repository_s_hooks_path_are_moved_out() {
         // Beside the hooks directory nothing is taken away.
         let notes = std::fs::read_to_string(s.ws.join("lib/.husky/notes.txt")).unwrap();
         assert_eq!(notes, "notes\nmore\n", "{}", s.label());
+        // Swapped for a link to a directory of prepared hooks, it goes too.
+        let swap = "mkdir -p lib/.husky/x && printf '#!/bin/sh\\necho pwned\\n' > lib/.husky/x/pre-commit \
+                    && rm -rf lib/.husky/_ && ln -s x lib/.husky/_ && echo SWAPPED";
+        let out = s.run("workspace", swap);
+        assert!(
+            stdout(&out).contains("SWAPPED"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(
+            std::fs::symlink_metadata(&hooks).is_err(),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        std::fs::create_dir_all(&hooks).unwrap();
         // Paired: without protection the hooks stay.
         std::fs::write(hooks.join("post-checkout"), "exit 0\n").unwrap();
         s.chown_all();

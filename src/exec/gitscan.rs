@@ -220,7 +220,7 @@ fn gitdir_inside(dot_git: &Path, workspace: &Path) -> Option<PathBuf> {
 
 /// The directory a repository's `core.hooksPath` names, where git runs its hooks instead of
 /// `hooks` (husky and other hook managers set it), when `git` is a working tree's `.git`
-/// directory and the path lies inside `workspace` without passing through a link. A nested
+/// directory and the path lies inside `workspace`. A nested
 /// repository's is neither read-only nor recorded otherwise: the workspace repository's own
 /// is held by the plan.
 fn hooks_path(git: &Path, workspace: &Path) -> Option<PathBuf> {
@@ -234,16 +234,39 @@ fn hooks_path(git: &Path, workspace: &Path) -> Option<PathBuf> {
         return None;
     }
     let dir = crate::profile::normalize(&git.parent()?.join(named));
-    let linked = std::fs::canonicalize(&dir).is_ok_and(|real| real != dir);
-    (dir.starts_with(workspace) && dir != workspace && !linked).then_some(dir)
+    (dir.starts_with(workspace) && dir != workspace).then_some(dir)
+}
+
+/// The symbolic links on the way from `workspace` (excluded) to `dir` (included).
+fn links_on_the_way(dir: &Path, workspace: &Path) -> Vec<PathBuf> {
+    dir.ancestors()
+        .take_while(|a| *a != workspace && a.starts_with(workspace))
+        .filter(|a| walk::lstat(a).is_ok_and(|m| m.file_type().is_symlink()))
+        .map(Path::to_path_buf)
+        .collect()
 }
 
 /// Hooks, config and `commondir` of one git directory, then its submodules and worktrees.
 fn check_git_dir(git: &Path, changes: Changes<'_>, depth: usize, out: &mut Vec<Finding>) {
     let hooks = git.join("hooks");
     check_hooks(&hooks, changes.below(&hooks), out);
-    if let Some(named) = changes.workspace.and_then(|ws| hooks_path(git, ws)) {
-        check_hooks(&named, changes.below(&named), out);
+    if let Some(ws) = changes.workspace
+        && let Some(named) = hooks_path(git, ws)
+    {
+        // A link made during the run on the way leads git to hooks the check cannot look at
+        // here (`rm -r .husky/_ && ln -s x .husky/_`): the link goes; one the user made stays,
+        // and what it leads to is not checked.
+        let links = links_on_the_way(&named, ws);
+        for link in links.iter().filter(|l| changes.changed(l)) {
+            out.push(finding(
+                link,
+                "created",
+                "a link on the way to git's core.hooksPath",
+            ));
+        }
+        if links.is_empty() {
+            check_hooks(&named, changes.below(&named), out);
+        }
     }
     for name in ["config", "config.worktree"] {
         let cfg = git.join(name);
