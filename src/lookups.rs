@@ -52,6 +52,34 @@ pub struct Lookups {
     listings: RefCell<PathMap<Rc<[Entry]>>>,
     /// Per directory, how many of its entries were looked up one by one.
     asked: RefCell<PathMap<u32>>,
+    /// Per directory whose listing answers lookups, its entries by name.
+    indexes: RefCell<PathMap<Rc<Index>>>,
+}
+
+/// A listing's entries by name, and by ASCII lower case where every name is ASCII: a lookup
+/// in a listing of the home is then two hash probes, not a comparison with every entry.
+#[derive(Debug)]
+struct Index {
+    by_name: PathMap<Option<FileKind>>,
+    /// `None` when some name is not ASCII: a Unicode fold is then asked of every entry.
+    lowered: Option<PathMap<()>>,
+}
+
+impl Index {
+    fn of(entries: &[Entry]) -> Self {
+        let by_name = entries.iter().cloned().collect();
+        let lowered = entries
+            .iter()
+            .map(|(n, _)| n.is_ascii().then(|| lower(n)))
+            .map(|n| n.map(|n| (n, ())))
+            .collect();
+        Index { by_name, lowered }
+    }
+}
+
+fn lower(name: &std::ffi::OsStr) -> OsString {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    OsString::from_vec(name.as_bytes().to_ascii_lowercase())
 }
 
 /// A directory is read once this many of its entries were looked up one by one. Measured on
@@ -123,14 +151,31 @@ impl Lookups {
         if entries.is_empty() || entries.len() > LIST_MAX {
             return None;
         }
-        if let Some((_, kind)) = entries.iter().find(|(x, _)| x == name) {
+        let index = self.index(dir, &entries);
+        if let Some(kind) = index.by_name.get(name) {
             return kind.map(Some);
         }
-        // Unicode too: a file system may fold `K` (Kelvin) to `k`, or one normal form to another.
-        let folded = entries
-            .iter()
-            .any(|(x, _)| crate::folded_names::same_without_case(x, name));
+        let folded = match &index.lowered {
+            Some(lowered) if name.is_ascii() => lowered.contains_key(&lower(name)),
+            // Unicode too: a file system may fold `K` (Kelvin) to `k`, or one normal form to
+            // another.
+            _ => entries
+                .iter()
+                .any(|(x, _)| crate::folded_names::same_without_case(x, name)),
+        };
         (!folded).then_some(None)
+    }
+
+    /// `dir`'s index, made from its listing on first use.
+    fn index(&self, dir: &std::ffi::OsStr, entries: &[Entry]) -> Rc<Index> {
+        if let Some(index) = self.indexes.borrow().get(dir) {
+            return Rc::clone(index);
+        }
+        let index = Rc::new(Index::of(entries));
+        self.indexes
+            .borrow_mut()
+            .insert(dir.to_os_string(), Rc::clone(&index));
+        index
     }
 
     /// How many of `dir`'s entries have been looked up, this one included.
@@ -228,5 +273,15 @@ mod tests {
             looks.listed(d.as_os_str(), "Secret".as_ref()),
             Some(Some(FileKind::File))
         );
+        // A name outside ASCII in the listing (`K`, Kelvin, folds to `k`): an ASCII name is
+        // compared with every entry under Unicode folding, not by its lower case alone.
+        std::fs::write(d.join("\u{212A}ey"), "").unwrap();
+        let looks = Lookups::default();
+        for i in 0..LIST_AFTER {
+            looks.kind(&d.join(format!("m{i}")));
+        }
+        assert_eq!(looks.listed(d.as_os_str(), "key".as_ref()), None);
+        assert_eq!(looks.listed(d.as_os_str(), "SECRET".as_ref()), None);
+        assert_eq!(looks.listed(d.as_os_str(), "other".as_ref()), Some(None));
     }
 }

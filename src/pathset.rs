@@ -43,15 +43,17 @@ impl Hasher for WordHash {
 /// Paths (as their bytes, so compare normalised ones) to values.
 pub type PathMap<V> = HashMap<OsString, V, BuildHasherDefault<WordHash>>;
 
-/// `path` is `base` or lies beneath it, both normal (absolute or relative alike, no `.` or `..`
-/// components, no repeated `/`). Comparing bytes with a separator check agrees with
-/// `Path::starts_with` there at a fraction of its cost, which parses every component of both:
-/// planning asks it for every denied path against every grant.
+/// `path` is `base` or lies beneath it, as `Path::starts_with` answers (components, so `//`
+/// and `.` components are skipped). Planning asks this for every denied path against every
+/// grant, so bytes are compared instead, which agree with components wherever neither path
+/// holds `//` or a `.` component up to their first difference: only that much of each is
+/// looked at (a `HOME` set to `/root/.` or `//root` falls back to components).
 pub fn under(path: &Path, base: &Path) -> bool {
     let (p, b) = (path.as_os_str().as_bytes(), base.as_os_str().as_bytes());
-    // A path written `/root/.` or `//root` (a `HOME` as the caller set it) is not normal:
-    // `Path` reads it as `/root`.
-    if !plain(p) || !plain(b) {
+    let same = p.iter().zip(b).take_while(|(x, y)| x == y).count();
+    // A `//` or `/.` begins at a `/`, and is seen two bytes after it.
+    let seen = |x: &[u8]| plain(&x[..x.len().min(same + 3)]);
+    if b.is_empty() || !seen(p) || !seen(b) {
         return path.starts_with(base);
     }
     under_clean(path, base)
@@ -71,12 +73,21 @@ pub fn under_clean(path: &Path, base: &Path) -> bool {
     p.starts_with(b) && matches!(p.get(b.len()), None | Some(b'/'))
 }
 
-/// Whether `b` holds no `//` and no `.` component, which `Path` skips and bytes do not.
+/// Whether `b` holds no `//` and no `.` component, which `Path` skips and bytes do not. One
+/// pass that looks only behind each `/`: planning asks this of both paths of every
+/// comparison, and a search call per `/` costs more than the loop on paths this short.
 fn plain(b: &[u8]) -> bool {
-    !b.windows(2).any(|w| w == b"//")
-        && !b.windows(3).any(|w| w == b"/./")
-        && !b.ends_with(b"/.")
-        && !b.starts_with(b"./")
+    if b.starts_with(b"./") {
+        return false;
+    }
+    b.iter().enumerate().all(|(i, c)| {
+        *c != b'/'
+            || match b.get(i + 1) {
+                Some(b'/') => false,
+                Some(b'.') => !matches!(b.get(i + 2), None | Some(b'/')),
+                _ => true,
+            }
+    })
 }
 
 /// The parent and last component of an absolute path without a trailing `/`, found by one
@@ -115,11 +126,13 @@ pub fn child(dir: &Path, name: &OsStr) -> PathBuf {
 mod tests {
     use super::*;
 
-    /// Where both are normal, the byte comparison answers as `Path::starts_with`.
+    /// `under` answers as `Path::starts_with`: by bytes where both are normal, by components
+    /// where either holds `//` or a `.` component.
     #[test]
     fn under_agrees_with_starts_with() {
         let paths = [
-            "/", "/a", "/a/b", "/ab", "/a/bc", "/a/b/c", "a", "a/b", "ab",
+            "/", "/a", "/a/b", "/ab", "/a/bc", "/a/b/c", "a", "a/b", "ab", "//a", "/a//b",
+            "/a/./b", "/a/.", "./a", "/.", "a/.", "/a/.b", "/a/..", "/.a/b", "/a/b/",
         ];
         for p in paths {
             for b in paths {
@@ -129,6 +142,28 @@ mod tests {
         }
         assert!(under(Path::new("/a/b"), Path::new("/a/")));
         assert!(!under(Path::new("/ab"), Path::new("/a/")));
+    }
+
+    /// Every path of up to six bytes of `/`, `.`, `a` and `b` against every other: the bytes
+    /// looked at up to the first difference decide as the components do.
+    #[test]
+    fn under_agrees_with_starts_with_on_every_short_path() {
+        let mut paths = vec![String::new()];
+        for _ in 0..6 {
+            let longer: Vec<String> = paths
+                .iter()
+                .filter(|p| p.len() == paths.last().map_or(0, String::len))
+                .flat_map(|p| ["/", ".", "a", "b"].map(|c| format!("{p}{c}")))
+                .collect();
+            paths.extend(longer);
+        }
+        let short: Vec<&String> = paths.iter().filter(|p| p.len() <= 4).collect();
+        for p in &paths {
+            for b in &short {
+                let (p, b) = (Path::new(p), Path::new(b.as_str()));
+                assert_eq!(under(p, b), p.starts_with(b), "{p:?} under {b:?}");
+            }
+        }
     }
 
     #[test]
