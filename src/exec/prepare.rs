@@ -59,16 +59,16 @@ impl Sandbox {
         host: &Host,
         workspace: &Path,
         cwd: &Path,
-        caps: Option<&CapabilitySet>,
+        narrow: Option<&CapabilitySet>,
         resolved: Option<super::Resolved>,
     ) -> Result<Launch, RunError> {
-        let host_tmp = if self.private_tmp(host) {
+        let host_tmp = if self.private_tmp(host, narrow) {
             None
         } else {
             Some(make_host_tmp()?)
         };
         let context = run_context(req, workspace);
-        let vars = self.vars(&context, host, host_tmp.as_deref());
+        let vars = self.vars(&context, host, narrow, host_tmp.as_deref());
         let mut resolved = resolved;
         // A per-run `{tmp}` makes every run's variables new: no kept plan would ever match.
         let mut reuse = req.keep_plan && host_tmp.is_none();
@@ -86,7 +86,7 @@ impl Sandbox {
         let looks = super::stamp::Looks::default();
         let kept = reuse.then_some(&looks);
         let first = super::below::FirstLevel::new(workspace);
-        let planned = self.plan_with_vars(&vars, host, caps, resolved, kept, &first);
+        let planned = self.plan_with_vars(&vars, host, narrow, resolved, kept, &first);
         let (caps, mut plan) = match planned {
             Ok(x) => x,
             Err(e) => {
