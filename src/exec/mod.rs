@@ -547,13 +547,13 @@ impl Drop for PreparedRun {
 /// The canonical workspace, and the directory to start in: the request's, when it lies
 /// inside the workspace, else the workspace.
 fn places(req: &RunRequest) -> Result<(PathBuf, PathBuf), RunError> {
-    let workspace =
-        std::fs::canonicalize(&req.workspace).map_err(|source| RunError::Workspace {
-            path: req.workspace.clone(),
-            source,
-        })?;
+    let root = &req.context.root;
+    let workspace = std::fs::canonicalize(root).map_err(|source| RunError::Workspace {
+        path: root.clone(),
+        source,
+    })?;
     // A request that starts in its workspace (as most do) resolves one path, not the same twice.
-    let cwd = if req.cwd == req.workspace {
+    let cwd = if req.cwd == *root {
         Some(workspace.clone())
     } else {
         std::fs::canonicalize(&req.cwd).ok()
