@@ -256,16 +256,18 @@ fn union_denials(a: &[PathEntry], b: &[PathEntry]) -> Vec<PathEntry> {
 impl Isolation {
     /// Whether a run with these switches has a private `/tmp` and `/dev/shm`: asked for, and a
     /// mount namespace to mount them in. The one answer to it: the executor picks `{tmp}` by
-    /// it (from the switches resolved first, [`Profile::resolve_isolation`]), the plan mounts
-    /// the tmpfs and sets `TMPDIR` by it (from the set's, the same switches).
+    /// it (from the switches resolved first, [`Profile::resolve_isolation`], with those a
+    /// narrowing sets), the plan mounts the tmpfs, leaves it out of the writable trees that
+    /// keep their host mount and sets `TMPDIR` by it (from the set's, the same switches).
     ///
     /// [`Profile::resolve_isolation`]: crate::profile::Profile::resolve_isolation
     pub fn private_tmp_in(self, mount_namespace: bool) -> bool {
         mount_namespace && self.private_tmp
     }
 
-    /// Each switch set in either.
-    fn stricter(self, o: Self) -> Self {
+    /// Each switch set in either: the isolation of an intersection
+    /// ([`CapabilitySet::intersect`]), which a run's `{tmp}` follows too.
+    pub(crate) fn stricter(self, o: Self) -> Self {
         Self {
             pid: self.pid || o.pid,
             ipc: self.ipc || o.ipc,

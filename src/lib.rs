@@ -28,8 +28,8 @@
 //! #     return Ok(());
 //! # }
 //! let sandbox = Sandbox::new(Profile::load("workspace")?);
-//! let mut req = RunRequest::new(["sh", "-c", "echo hello; touch /etc/sbx-probe"]);
-//! req.workspace = std::env::current_dir()?;
+//! let argv = ["sh", "-c", "echo hello; touch /etc/sbx-probe"];
+//! let req = RunRequest::in_workspace(argv, std::env::current_dir()?);
 //! let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
 //! let result = rt.block_on(sandbox.run(req, None))?;
 //! assert_eq!(String::from_utf8_lossy(&result.stdout), "hello\n");

@@ -30,9 +30,7 @@ pub fn run(
         Err(code) => return code,
     };
 
-    let mut req = RunRequest::new(command);
-    req.workspace = ws;
-    req.context = context;
+    let mut req = RunRequest::new(command, context);
     req.cwd = cwd();
     req.env = std::env::vars_os().collect();
     req.timeout = timeout.filter(|t| *t > 0.0).map(Duration::from_secs_f64);
@@ -81,11 +79,11 @@ pub fn run(
 }
 
 /// What loading gives the run: the sandbox, the gate's resolution to reuse, and the workspace
-/// context the gate worked in (none without the gate: the run derives it).
+/// context the gate worked in (without the gate, the one derived from the workspace's path).
 struct Ready {
     sandbox: Arc<Sandbox>,
     resolved: Option<Resolved>,
-    context: Option<WorkspaceContext>,
+    context: WorkspaceContext,
 }
 
 /// The sandbox to run in: the profile alone (`--no-policy`), or the profile and policy with
@@ -103,7 +101,7 @@ fn load_and_gate(
             .map(|s| Ready {
                 sandbox: Arc::new(s),
                 resolved: None,
-                context: None,
+                context: WorkspaceContext::of(ws),
             })
             .map_err(setup_error);
     };
@@ -118,7 +116,7 @@ fn load_and_gate(
     Ok(Ready {
         sandbox: loaded.sandbox,
         resolved,
-        context: Some(loaded.workspace),
+        context: loaded.workspace,
     })
 }
 

@@ -3,8 +3,9 @@
 //!
 //! [`setup`](crate::setup) builds it once per command from the workspace it names; the pipeline
 //! takes it from the policy and the shell analysis borrows it for each call, and each run of
-//! the executor takes it from its request (`RunRequest::context`). A run given only a
-//! workspace path derives it by [`WorkspaceContext::of`], as setup does.
+//! the executor takes it from its request (`RunRequest::context`). A library caller with only
+//! a workspace path derives it by [`WorkspaceContext::of`] (`RunRequest::in_workspace`), as
+//! setup does.
 #![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};

@@ -9,8 +9,8 @@ use sbx::profile::Profile;
 use std::path::Path;
 
 fn touch(sandbox: &Sandbox, ws: &Path, file: &str, resolved: Option<sbx::exec::Resolved>) -> i32 {
-    let mut req = RunRequest::new(["/bin/sh".to_string(), "-c".into(), format!("touch {file}")]);
-    req.workspace = ws.to_path_buf();
+    let argv = ["/bin/sh".to_string(), "-c".into(), format!("touch {file}")];
+    let mut req = RunRequest::in_workspace(argv, ws);
     req.cwd = ws.to_path_buf();
     req.env = vec![("PATH".into(), "/usr/bin:/bin".into())];
     req.output = Output::Collect;
@@ -66,8 +66,7 @@ fn a_snapshot_counts_only_for_its_own_sandbox_and_workspace() {
     assert!(ws.join("afresh").exists());
 
     // The same holds for a whole prepared launch (`prepare_run`, as background jobs use).
-    let mut req = RunRequest::new(["/bin/sh", "-c", "touch prepared"]);
-    req.workspace = ws.clone();
+    let mut req = RunRequest::in_workspace(["/bin/sh", "-c", "touch prepared"], &ws);
     req.cwd = ws.clone();
     req.env = vec![("PATH".into(), "/usr/bin:/bin".into())];
     let foreign = workspace.prepare_run(&req, None).unwrap();
@@ -78,8 +77,7 @@ fn a_snapshot_counts_only_for_its_own_sandbox_and_workspace() {
     let r = rt.block_on(read_only.run_prepared(foreign, req)).unwrap();
     assert_eq!(r.code(), 1);
     assert!(!ws.join("prepared").exists());
-    let mut req = RunRequest::new(["/bin/sh", "-c", "touch prepared"]);
-    req.workspace = ws.clone();
+    let mut req = RunRequest::in_workspace(["/bin/sh", "-c", "touch prepared"], &ws);
     req.cwd = ws.clone();
     req.env = vec![("PATH".into(), "/usr/bin:/bin".into())];
     let own = workspace.prepare_run(&req, None).unwrap();

@@ -204,8 +204,8 @@ fn home_secrets_are_hidden_in_the_home_the_command_is_given() {
     );
     let run = |profile: &str| {
         let sandbox = Sandbox::new(Profile::load(profile).unwrap());
-        let mut req = RunRequest::new(["sh", "-c", "cat \"$HOME/.netrc\" \"$HOME/.ssh/id_rsa\""]);
-        req.workspace = s.ws.clone();
+        let argv = ["sh", "-c", "cat \"$HOME/.netrc\" \"$HOME/.ssh/id_rsa\""];
+        let mut req = RunRequest::in_workspace(argv, &s.ws);
         req.cwd = s.ws.clone();
         req.env = vec![
             ("PATH".into(), "/usr/bin:/bin".into()),

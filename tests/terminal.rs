@@ -491,8 +491,8 @@ fn the_library_gives_a_terminal_only_when_asked() {
     let s = Scratch::new(None);
     let sandbox = Sandbox::new(sbx::profile::Profile::load("workspace").unwrap());
     let run = |terminal: Option<Terminal>| {
-        let mut req = RunRequest::new(["/bin/sh", "-c", "test -t 1 && echo TTY || echo PIPE"]);
-        req.workspace = s.ws.clone();
+        let argv = ["/bin/sh", "-c", "test -t 1 && echo TTY || echo PIPE"];
+        let mut req = RunRequest::in_workspace(argv, &s.ws);
         req.cwd = s.ws.clone();
         req.output = Output::Collect;
         req.terminal = terminal;

@@ -249,3 +249,48 @@ fn settled_directories_spare_their_questions_and_still_show_a_change() {
     std::fs::write(ws.join(".git/config"), "[core]\n\thooksPath = h\n").unwrap();
     assert_eq!(entry.asked.asked_again(), None);
 }
+
+/// The tmpfs steps of a plan, by target.
+fn tmpfs_targets(plan: &SandboxPlan) -> Vec<&Path> {
+    plan.mounts
+        .iter()
+        .filter_map(|m| match m {
+            MountStep::Tmpfs { target, .. } => Some(target.as_path()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A narrowing that asks for a private `/tmp` the profile does not gets one where a run with
+/// it has it: `{tmp}` is `/tmp`, the tmpfs is mounted there and `TMPDIR` names it (not the
+/// host directory the profile's switches alone would have given `{tmp}`).
+#[test]
+fn a_narrowing_that_asks_for_a_private_tmp_gets_a_consistent_plan() {
+    let t = tempfile::tempdir().unwrap();
+    let (ws, home) = (t.path().join("ws"), t.path().join("home"));
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let text = "extends = \"workspace\"\n[isolation]\nprivate_tmp = false\n";
+    let sb = Sandbox::with_host(Profile::parse("p.toml", text).unwrap(), capable_host(1000));
+    let host = sb.host().clone();
+    let context = WorkspaceContext::new(&ws, &home);
+    let own = sb.vars(&context, &host, None, None);
+    assert!(!sb.private_tmp(&host, None));
+    assert_ne!(own.tmp, Path::new("/tmp"));
+    let (_, plan) = planned(&sb, &own, &host, None);
+    assert!(tmpfs_targets(&plan).is_empty(), "{:?}", plan.mounts);
+    // The narrowing a caller makes for a run with a private `/tmp`.
+    let at_tmp = Vars {
+        tmp: PathBuf::from("/tmp"),
+        ..own.clone()
+    };
+    let mut narrow = sb.profile().resolve(&at_tmp).unwrap();
+    narrow.isolation.private_tmp = true;
+    assert!(sb.private_tmp(&host, Some(&narrow)));
+    let v = sb.vars(&context, &host, Some(&narrow), None);
+    assert_eq!(v, at_tmp);
+    let (caps, plan) = planned(&sb, &v, &host, Some(&narrow));
+    assert!(caps.isolation.private_tmp_in(plan.namespaces.mount));
+    assert_eq!(tmpfs_targets(&plan), [Path::new("/tmp")]);
+    assert_eq!(plan.env.set.get("TMPDIR").map(String::as_str), Some("/tmp"));
+}

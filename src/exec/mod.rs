@@ -200,19 +200,28 @@ impl Sandbox {
         &self.host
     }
 
-    /// Whether runs on `host` get a private `/tmp` mounted in their own namespace: decided by
-    /// the set's isolation, resolved ahead of the variables it decides.
-    pub fn private_tmp(&self, host: &Host) -> bool {
-        self.profile
-            .resolve_isolation()
+    /// Whether runs on `host`, narrowed by `narrow` when given, get a private `/tmp` mounted in
+    /// their own namespace: decided by the isolation the run gets, the profile's switches
+    /// (resolved ahead of the variables they decide) with those the narrowing sets, as the
+    /// intersection of their sets has them.
+    pub fn private_tmp(&self, host: &Host, narrow: Option<&CapabilitySet>) -> bool {
+        let own = self.profile.resolve_isolation();
+        narrow
+            .map_or(own, |n| own.stricter(n.isolation))
             .private_tmp_in(host.namespaces.ok())
     }
 
     /// The variables for `workspace` (its writable trees left out: the resolution makes
-    /// them). Without a private `/tmp`, `{tmp}` is a fresh directory per run (`host_tmp`), or a
-    /// placeholder when only planning.
-    pub fn vars(&self, workspace: &WorkspaceContext, host: &Host, host_tmp: Option<&Path>) -> Vars {
-        let tmp = if self.private_tmp(host) {
+    /// them), for a run narrowed by `narrow` when given. Without a private `/tmp`, `{tmp}` is
+    /// a fresh directory per run (`host_tmp`), or a placeholder when only planning.
+    pub fn vars(
+        &self,
+        workspace: &WorkspaceContext,
+        host: &Host,
+        narrow: Option<&CapabilitySet>,
+        host_tmp: Option<&Path>,
+    ) -> Vars {
+        let tmp = if self.private_tmp(host, narrow) {
             PathBuf::from("/tmp")
         } else {
             host_tmp.map_or_else(|| std::env::temp_dir().join("sbx-RUN"), Path::to_path_buf)
@@ -239,7 +248,7 @@ impl Sandbox {
     /// Resolve the capability set where `workspace` says, as a snapshot a run in the same
     /// workspace may reuse.
     pub fn resolve_in(&self, workspace: &WorkspaceContext) -> Result<Resolved, RunError> {
-        let vars = self.vars(workspace, &self.host, None);
+        let vars = self.vars(workspace, &self.host, None, None);
         let caps = self.profile.resolve(&vars)?;
         Ok(Resolved {
             sandbox: self.id,
@@ -279,7 +288,7 @@ impl Sandbox {
         workspace: &WorkspaceContext,
         host: &Host,
     ) -> Result<(CapabilitySet, SandboxPlan), RunError> {
-        let vars = self.vars(workspace, host, None);
+        let vars = self.vars(workspace, host, None, None);
         let first = below::FirstLevel::new(&vars.workspace.root);
         let (caps, plan) = self.plan_with_vars(&vars, host, None, None, None, &first)?;
         Ok((Arc::unwrap_or_clone(caps), Arc::unwrap_or_clone(plan)))
@@ -538,13 +547,13 @@ impl Drop for PreparedRun {
 /// The canonical workspace, and the directory to start in: the request's, when it lies
 /// inside the workspace, else the workspace.
 fn places(req: &RunRequest) -> Result<(PathBuf, PathBuf), RunError> {
-    let workspace =
-        std::fs::canonicalize(&req.workspace).map_err(|source| RunError::Workspace {
-            path: req.workspace.clone(),
-            source,
-        })?;
+    let root = &req.context.root;
+    let workspace = std::fs::canonicalize(root).map_err(|source| RunError::Workspace {
+        path: root.clone(),
+        source,
+    })?;
     // A request that starts in its workspace (as most do) resolves one path, not the same twice.
-    let cwd = if req.cwd == req.workspace {
+    let cwd = if req.cwd == *root {
         Some(workspace.clone())
     } else {
         std::fs::canonicalize(&req.cwd).ok()

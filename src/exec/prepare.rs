@@ -59,16 +59,16 @@ impl Sandbox {
         host: &Host,
         workspace: &Path,
         cwd: &Path,
-        caps: Option<&CapabilitySet>,
+        narrow: Option<&CapabilitySet>,
         resolved: Option<super::Resolved>,
     ) -> Result<Launch, RunError> {
-        let host_tmp = if self.private_tmp(host) {
+        let host_tmp = if self.private_tmp(host, narrow) {
             None
         } else {
             Some(make_host_tmp()?)
         };
         let context = run_context(req, workspace);
-        let vars = self.vars(&context, host, host_tmp.as_deref());
+        let vars = self.vars(&context, host, narrow, host_tmp.as_deref());
         let mut resolved = resolved;
         // A per-run `{tmp}` makes every run's variables new: no kept plan would ever match.
         let mut reuse = req.keep_plan && host_tmp.is_none();
@@ -86,7 +86,7 @@ impl Sandbox {
         let looks = super::stamp::Looks::default();
         let kept = reuse.then_some(&looks);
         let first = super::below::FirstLevel::new(workspace);
-        let planned = self.plan_with_vars(&vars, host, caps, resolved, kept, &first);
+        let planned = self.plan_with_vars(&vars, host, narrow, resolved, kept, &first);
         let (caps, mut plan) = match planned {
             Ok(x) => x,
             Err(e) => {
@@ -232,13 +232,14 @@ pub(super) fn cleanup(p: &Launch) {
     }
 }
 
-/// The run's workspace context: the request's when it is for this (canonical) workspace, else
-/// derived. The home the command is given is one it may take for its own: its secrets are
-/// hidden too. One already among the homes is not looked at again.
+/// The run's workspace context: the request's when its root is this (canonical) workspace,
+/// else derived from the workspace. The home the command is given is one it may take for its
+/// own: its secrets are hidden too. One already among the homes is not looked at again.
 fn run_context(req: &RunRequest, workspace: &Path) -> WorkspaceContext {
-    let mut context = match &req.context {
-        Some(c) if c.root == workspace => c.clone(),
-        _ => WorkspaceContext::of(workspace),
+    let mut context = if req.context.root == workspace {
+        req.context.clone()
+    } else {
+        WorkspaceContext::of(workspace)
     };
     if let Some((_, h)) = req.env.iter().find(|(k, _)| k == "HOME")
         && !context.homes().any(|known| known == Path::new(h))
@@ -261,8 +262,8 @@ mod tests {
     fn a_run_takes_the_callers_context_for_its_workspace_only() {
         let given = WorkspaceContext::new("/sbx-ws", "/sbx-given-home")
             .with_writable([PathBuf::from("/sbx-tree")]);
-        let req = RunRequest::new(["true"]).in_context(given.clone());
-        assert_eq!(req.workspace, Path::new("/sbx-ws"));
+        let req = RunRequest::new(["true"], given.clone());
+        assert_eq!(req.context.root, Path::new("/sbx-ws"));
         assert_eq!(run_context(&req, Path::new("/sbx-ws")), given);
         let derived = run_context(&req, Path::new("/sbx-other"));
         assert_eq!(derived, WorkspaceContext::of(Path::new("/sbx-other")));

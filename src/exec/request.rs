@@ -2,7 +2,7 @@
 use super::{Output, Terminal};
 use crate::workspace::WorkspaceContext;
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// One call to run.
@@ -11,13 +11,14 @@ pub struct RunRequest {
     pub argv: Vec<OsString>,
     /// Where the caller is; the command starts here when it lies inside the workspace.
     pub cwd: PathBuf,
-    /// The workspace `{workspace}` stands for.
-    pub workspace: PathBuf,
-    /// Where the command works, as the caller already knows it (a session's
-    /// [`Loaded::workspace`](crate::setup::Loaded::workspace), say): used when its root is the
-    /// canonical `workspace`, its writable trees aside (the resolution makes them). `None`, or
-    /// a context of another root: the run derives it ([`WorkspaceContext::of`]).
-    pub context: Option<WorkspaceContext>,
+    /// Where the command works: its root is the workspace `{workspace}` stands for, its
+    /// homes `{home}`'s; its writable trees are left aside (the resolution makes them). A
+    /// caller that already has it (a session's
+    /// [`Loaded::workspace`](crate::setup::Loaded::workspace), say) gives it as it is; one
+    /// with only a path derives it ([`RunRequest::in_workspace`]). The run takes it as it is
+    /// when its root is canonical, else derives it again for the canonical root
+    /// ([`WorkspaceContext::of`]).
+    pub context: WorkspaceContext,
     /// The caller's environment, filtered by the profile.
     pub env: Vec<(OsString, OsString)>,
     /// Overrides the profile's timeout when smaller (or when the profile has none).
@@ -51,8 +52,9 @@ pub struct RunRequest {
 }
 
 impl RunRequest {
-    /// A request with the current directory as workspace, collected output, and no environment.
-    pub fn new<I, S>(argv: I) -> Self
+    /// A request to run `argv` where `context` says, from the current directory, with
+    /// collected output and no environment.
+    pub fn new<I, S>(argv: I, context: WorkspaceContext) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<OsString>,
@@ -60,8 +62,7 @@ impl RunRequest {
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
         Self {
             argv: argv.into_iter().map(Into::into).collect(),
-            workspace: cwd.clone(),
-            context: None,
+            context,
             cwd,
             env: Vec::new(),
             timeout: None,
@@ -77,12 +78,13 @@ impl RunRequest {
         }
     }
 
-    /// The same request run in `context`: its root becomes the workspace, and the run takes
-    /// the context as it is instead of deriving it again.
-    #[must_use]
-    pub fn in_context(mut self, context: WorkspaceContext) -> Self {
-        self.workspace.clone_from(&context.root);
-        self.context = Some(context);
-        self
+    /// [`RunRequest::new`] in the workspace at `path`, for a library caller that has only a
+    /// path: its context is derived as setup derives one ([`WorkspaceContext::of`]).
+    pub fn in_workspace<I, S>(argv: I, path: impl AsRef<Path>) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        Self::new(argv, WorkspaceContext::of(path.as_ref()))
     }
 }

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 pub use crate::decision::Decision;
 
-/// The stage of the pipeline that produced a ruling.
+/// The stage of the pipeline that produced a ruling, or the part of `sbx serve` that answers
+/// a call itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Stage {
@@ -45,6 +46,14 @@ pub enum Stage {
     Guard,
     /// The approval channel's answer.
     Approval,
+    /// `sbx serve` itself, before the pipeline: the input of a tool it serves does not fit
+    /// the tool's schema. This and the next two are the stages of the calls a session answers
+    /// itself; no stage of the pipeline gives them, and their names are the protocol's.
+    Input,
+    /// `sbx serve` itself: a job tool, answered from the session's own background jobs.
+    Jobs,
+    /// `sbx serve` itself: a terminal tool, answered from the caller's own terminals.
+    Terminals,
 }
 
 impl Stage {
@@ -66,6 +75,9 @@ impl Stage {
             Stage::PolicyHook => "hook",
             Stage::Guard => "guard",
             Stage::Approval => "approval",
+            Stage::Input => "input",
+            Stage::Jobs => "jobs",
+            Stage::Terminals => "terminals",
         }
     }
 }
@@ -252,6 +264,9 @@ mod tests {
             PolicyHook,
             Guard,
             Approval,
+            Input,
+            Jobs,
+            Terminals,
         ];
         for s in all {
             let json = serde_json::to_value(s).unwrap_or_default();

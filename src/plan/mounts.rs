@@ -95,12 +95,16 @@ fn is_false(b: &bool) -> bool {
 }
 
 /// The outermost existing writable trees that keep their host mount, in order: not the private
-/// tmp (a fresh tmpfs) nor /dev and /proc (mounted afresh).
-pub(super) fn writable_roots(caps: &CapabilitySet, tmp: &Path, fs: &dyn DirLister) -> Vec<PathBuf> {
+/// tmp (a fresh tmpfs, where a mount namespace holds one) nor /dev and /proc (mounted afresh).
+pub(super) fn writable_roots(
+    caps: &CapabilitySet,
+    namespaces: &Namespaces,
+    tmp: &Path,
+    fs: &dyn DirLister,
+) -> Vec<PathBuf> {
+    let private_tmp = caps.isolation.private_tmp_in(namespaces.mount);
     let fresh = |p: &Path| {
-        (caps.isolation.private_tmp && p == tmp)
-            || under(p, Path::new("/dev"))
-            || under(p, Path::new("/proc"))
+        (private_tmp && p == tmp) || under(p, Path::new("/dev")) || under(p, Path::new("/proc"))
     };
     outermost(
         caps.fs
@@ -532,14 +536,14 @@ pub(super) fn mount_layout(
         origin: Origin::builtin("filesystem.read (nothing granted beneath)"),
     }));
     mounts.push(MountStep::ReadOnlyHost {
-        writable: writable_roots(caps, tmp, fs),
+        writable: writable_roots(caps, namespaces, tmp, fs),
         nodev: caps.isolation.minimal_dev,
     });
     // After the hides: the pins and read-only binds, then those one level down.
     mounts.extend(pin_and_read_only_steps(caps, fs, &hides.held));
     mounts.extend(below_steps(caps, input.below, &mounts));
     // The private tmp comes after hides and read-only binds: kept paths carry them along.
-    if caps.isolation.private_tmp {
+    if caps.isolation.private_tmp_in(namespaces.mount) {
         mounts.push(private_tmp_step(caps, tmp, fs));
     }
     if namespaces.pid {

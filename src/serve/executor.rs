@@ -100,8 +100,8 @@ impl SandboxExecutor {
     }
 
     fn run_request(&self, req: &ExecRequest, output: Output) -> RunRequest {
-        let mut run = RunRequest::new(req.argv.iter().map(std::ffi::OsString::from))
-            .in_context(self.workspace.clone());
+        let argv = req.argv.iter().map(std::ffi::OsString::from);
+        let mut run = RunRequest::new(argv, self.workspace.clone());
         run.cwd = req.cwd.clone();
         run.env = std::env::vars_os().collect();
         run.timeout = req.timeout;

@@ -5,8 +5,8 @@
 
 use super::jobs::{JobRead, Jobs};
 use super::protocol::{Event, JobInfo, JobStatus};
-use super::ruling::RulingFields;
-use crate::decision::Decision;
+use super::ruling::{RulingFields, SESSION};
+use crate::pipeline::{Ruling, Stage};
 use crate::tools::render_job_output;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -58,17 +58,19 @@ struct KillInput {
 #[serde(deny_unknown_fields)]
 struct ListInput {}
 
-/// Who answers job tools, and why they are allowed: `(stage, reason)`.
-pub(super) const JOBS: (&str, &str) = (
-    "jobs",
-    "job tools act only on this session's own background jobs",
-);
+/// The ruling on a job tool call: the session allows it, since job tools act only on its own
+/// background jobs.
+pub(super) fn ruling() -> Ruling {
+    Ruling::allow(
+        Stage::Jobs,
+        SESSION,
+        "job tools act only on this session's own background jobs",
+    )
+}
 
 /// What a job tool call produced, before it becomes a `result` event.
 #[derive(Default)]
 pub(super) struct Answer {
-    /// Refused before anything ran (a `deny` result); otherwise an allowed call's answer.
-    pub(super) refused: bool,
     pub(super) is_error: bool,
     pub(super) content: String,
     pub(super) status: Option<JobStatus>,
@@ -87,19 +89,16 @@ impl Answer {
         }
     }
 
-    pub(super) fn into_event(self, id: String, took: Duration, by: (&str, &str)) -> Event {
+    /// The `result` event of call `id`, answered under `ruling` (a deny when the call was
+    /// refused before anything ran).
+    pub(super) fn into_event(self, id: String, took: Duration, ruling: &Ruling) -> Event {
         let (exit_code, signal) = match &self.status {
             Some(JobStatus::Exited { exit_code }) => (Some(*exit_code), None),
             Some(JobStatus::TimedOut) => (Some(124), None),
             Some(JobStatus::Killed { signal }) => (None, Some(*signal)),
             Some(JobStatus::Running | JobStatus::Failed { .. }) | None => (None, None),
         };
-        let decision = if self.refused {
-            Decision::Deny
-        } else {
-            Decision::Allow
-        };
-        let (decision, stage, reason, rule, source) = RulingFields::own(decision, by).for_result();
+        let (decision, stage, reason, rule, source) = RulingFields::from(ruling).for_result();
         Event::Result {
             id,
             decision,
@@ -229,5 +228,5 @@ pub(super) async fn run(
             Err(e) => Answer::error(e),
         },
     };
-    answer.into_event(id, start.elapsed(), JOBS)
+    answer.into_event(id, start.elapsed(), &ruling())
 }

@@ -4,13 +4,16 @@
 #![forbid(unsafe_code)]
 
 use super::protocol::Event;
-use crate::decision::Decision;
 use crate::pipeline::Ruling;
 
-/// A ruling's fields in their wire text. The pipeline's calls get them from their [`Ruling`];
-/// the calls sbx answers itself (job and terminal tools, an input that does not fit its tool)
-/// from [`RulingFields::own`], since their stages (`jobs`, `terminals`, `input`) are not
-/// pipeline stages.
+/// Who decides the calls a session answers itself, before and beside the pipeline (the stages
+/// [`Stage::Input`](crate::pipeline::Stage::Input), `Jobs` and `Terminals`): their rulings
+/// name no rule and no source.
+pub(super) const SESSION: &str = "sbx";
+
+/// A ruling's fields in their wire text, for every call: the pipeline's calls and those the
+/// session answers itself (job and terminal tools, an input that does not fit its tool), whose
+/// rulings are made by [`SESSION`].
 pub(super) struct RulingFields {
     decision: String,
     stage: String,
@@ -34,19 +37,6 @@ impl From<&Ruling> for RulingFields {
 }
 
 impl RulingFields {
-    /// A call sbx answers itself: `decision` by `sbx`, with no rule; `(stage, reason)` say
-    /// which part of sbx and why.
-    pub(super) fn own(decision: Decision, (stage, reason): (&str, &str)) -> Self {
-        Self {
-            decision: decision.as_str().into(),
-            stage: stage.into(),
-            by: "sbx".into(),
-            reason: reason.into(),
-            rule: None,
-            source: None,
-        }
-    }
-
     /// The fields a `result` event carries, in its order: decision, stage, reason, rule and
     /// source (who decided is the `decision` event's).
     pub(super) fn for_result(self) -> (String, String, String, Option<String>, Option<String>) {

@@ -9,12 +9,13 @@ use super::job_tools::{self, JobTool};
 use super::jobs::Jobs;
 use super::lines::{Line, next_line};
 use super::protocol::{ApprovalReply, Event, PROTOCOL_VERSION, Request};
-use super::ruling::RulingFields;
-use super::term_tools::{self, TERMINALS, TermTool};
+use super::ruling::{RulingFields, SESSION};
+use super::term_tools::{self, TermTool};
 use super::terminals::Terminals;
-use crate::decision::Decision;
 use crate::exec::Stream;
-use crate::pipeline::{ApprovalAnswer, CallResult, Caller, Observer, Pipeline, Ruling, ToolCall};
+use crate::pipeline::{
+    ApprovalAnswer, CallResult, Caller, Observer, Pipeline, Ruling, Stage, ToolCall,
+};
 use crate::setup::Loaded;
 use crate::tools::{render_refusal, render_result};
 use serde_json::{Map, Value};
@@ -276,15 +277,18 @@ impl Session {
 
     /// A served tool's call whose input does not fit the tool: refused before anything runs.
     fn refuse_input(&self, id: String, why: String) {
-        let by = ("input", "the input does not fit the tool's schema");
-        let answer = job_tools::Answer {
-            refused: true,
-            ..job_tools::Answer::error(&why)
-        };
+        let ruling = Ruling::deny(
+            Stage::Input,
+            SESSION,
+            "the input does not fit the tool's schema",
+        );
         let _closed = self
             .events
-            .send(RulingFields::own(Decision::Deny, by).decision_event(id.clone()));
-        let _closed = self.events.send(answer.into_event(id, Duration::ZERO, by));
+            .send(RulingFields::from(&ruling).decision_event(id.clone()));
+        let answer = job_tools::Answer::error(&why);
+        let _closed = self
+            .events
+            .send(answer.into_event(id, Duration::ZERO, &ruling));
     }
 
     /// A job tool call: answered by the session from its jobs, never by the executor.
@@ -295,7 +299,7 @@ impl Session {
         }
         let _closed = self
             .events
-            .send(RulingFields::own(Decision::Allow, job_tools::JOBS).decision_event(id.clone()));
+            .send(RulingFields::from(&job_tools::ruling()).decision_event(id.clone()));
         let jobs = self.jobs.clone();
         let events = self.events.clone();
         let running = self.running.clone();
@@ -319,7 +323,7 @@ impl Session {
         }
         let _closed = self
             .events
-            .send(RulingFields::own(Decision::Allow, TERMINALS).decision_event(id.clone()));
+            .send(RulingFields::from(&term_tools::ruling()).decision_event(id.clone()));
         let terminals = self.terminals.clone();
         let events = self.events.clone();
         let running = self.running.clone();

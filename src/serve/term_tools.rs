@@ -7,18 +7,24 @@
 
 use super::job_tools::Answer;
 use super::protocol::{Event, JobInfo, JobStatus};
+use super::ruling::SESSION;
 use super::terminals::{TermRead, Terminals};
+use crate::pipeline::{Ruling, Stage};
 use crate::tools::render_job_output;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-/// Who answers terminal tools, and why they are allowed.
-pub(super) const TERMINALS: (&str, &str) = (
-    "terminals",
-    "terminal tools act only on the caller's own terminals, inside the sandbox they were opened in",
-);
+/// The ruling on a terminal tool call: the session allows it, since terminal tools act only
+/// on the caller's own terminals, inside the sandbox they were opened in.
+pub(super) fn ruling() -> Ruling {
+    Ruling::allow(
+        Stage::Terminals,
+        SESSION,
+        "terminal tools act only on the caller's own terminals, inside the sandbox they were opened in",
+    )
+}
 
 /// A terminal tool other than `terminal_open`, by its served name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -271,7 +277,7 @@ pub(super) async fn run(
             Err(e) => Answer::error(e),
         },
     };
-    answer.into_event(id, start.elapsed(), TERMINALS)
+    answer.into_event(id, start.elapsed(), &ruling())
 }
 
 #[cfg(test)]
