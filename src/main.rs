@@ -72,7 +72,9 @@ enum Cmd {
         /// themselves. The sandbox is the same either way (it comes from the profile alone).
         #[arg(long, conflicts_with_all = ["policy", "mode"])]
         no_policy: bool,
-        /// Write the JSON object to this file instead of stdout.
+        /// Write the JSON object to this file instead of stdout. Its directory is opened
+        /// before the run; the report replaces whatever is at the name after it (by rename, not
+        /// through a link the command left), and a report that cannot be written exits 125.
         #[arg(long)]
         json_out: Option<PathBuf>,
         /// The command and its arguments.

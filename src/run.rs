@@ -21,6 +21,11 @@ pub fn run(
     command: Vec<OsString>,
 ) -> i32 {
     let ws = workspace.unwrap_or_else(cwd);
+    // The report's directory is held from before the run: the command cannot move it.
+    let report_dir = match json_out.as_deref().map(ReportDir::open).transpose() {
+        Ok(d) => d,
+        Err(e) => return setup_error(e),
+    };
     let Ready {
         sandbox,
         resolved,
@@ -72,8 +77,11 @@ pub fn run(
     for n in result.notices() {
         eprintln!("sbx: {n}");
     }
-    if json || json_out.is_some() {
-        print_json(&result, json_out, open_line.load(Ordering::Relaxed));
+    if json || report_dir.is_some() {
+        let written = print_json(&result, report_dir, open_line.load(Ordering::Relaxed));
+        if let Err(e) = written {
+            return setup_error(e);
+        }
     }
     result.code()
 }
@@ -120,28 +128,28 @@ fn load_and_gate(
     })
 }
 
-/// The run as one JSON object with its exit code: to `json_out`, or last on stdout, on a line
-/// of its own (`open_line`: what the command printed last left a line open).
-fn print_json(result: &sbx::exec::RunResult, json_out: Option<PathBuf>, open_line: bool) {
+/// The run as one JSON object with its exit code: to the report file, or last on stdout, on a
+/// line of its own (`open_line`: what the command printed last left a line open). A report
+/// file that cannot be written fails the run.
+fn print_json(
+    result: &sbx::exec::RunResult,
+    report: Option<ReportDir>,
+    open_line: bool,
+) -> Result<(), String> {
     let mut v = serde_json::to_value(result).unwrap_or_default();
     if let Some(o) = v.as_object_mut() {
         o.insert("code".into(), result.code().into());
     }
     let text = v.to_string();
-    match json_out {
-        Some(path) => {
-            if let Err(e) = write_report(&path, &(text + "\n")) {
-                eprintln!("sbx: cannot write {}: {e}", path.display());
-            }
-        }
-        None => {
-            let lead = if open_line { "\n" } else { "" };
-            // A reader that went away (`| head -1`) is not the run's failure: the exit
-            // code still reports the command, so a write error is not an outcome here.
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{lead}{text}").and_then(|()| out.flush());
-        }
+    if let Some(report) = report {
+        return report.write(&(text + "\n"));
     }
+    let lead = if open_line { "\n" } else { "" };
+    // A reader that went away (`| head -1`) is not the run's failure: the exit code still
+    // reports the command, so a write error is not an outcome here.
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{lead}{text}").and_then(|()| out.flush());
+    Ok(())
 }
 
 /// The command's output relayed as it arrives, noting whether what went to stdout last left a
@@ -162,20 +170,64 @@ fn relay_tracking_lines(open_line: Arc<AtomicBool>) -> Output {
     }))
 }
 
-/// Write the report to `path`, which may lie where the command could write: a symbolic link
-/// (which would send sbx's write, made outside the sandbox, anywhere the command chose) or
-/// anything but a regular file (a FIFO would block) is refused.
-fn write_report(path: &Path, text: &str) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)?;
-    if !f.metadata()?.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
+/// Where `--json-out` puts the report: its directory, opened before the run, and its name. The
+/// path may lie where the command can write, so the report is written to a new file in that
+/// directory and renamed over the name: whatever the command left there (a link, which would
+/// send sbx's write, made outside the sandbox, anywhere the command chose; a FIFO, which would
+/// block it; a forged report it made read-only) is replaced, never followed or opened.
+struct ReportDir {
+    dir: std::os::fd::OwnedFd,
+    name: std::ffi::OsString,
+    shown: PathBuf,
+}
+
+impl ReportDir {
+    fn open(path: &Path) -> Result<Self, String> {
+        use nix::fcntl::{OFlag, open};
+        let fail = |e: &dyn std::fmt::Display| format!("cannot write {}: {e}", path.display());
+        let name = path.file_name().ok_or_else(|| fail(&"not a file name"))?;
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        let dir = open(parent, flags, nix::sys::stat::Mode::empty()).map_err(|e| fail(&e))?;
+        Ok(ReportDir {
+            dir,
+            name: name.to_os_string(),
+            shown: path.to_path_buf(),
+        })
     }
-    f.set_len(0)?;
-    f.write_all(text.as_bytes())
+
+    fn write(&self, text: &str) -> Result<(), String> {
+        use nix::fcntl::{OFlag, openat, renameat};
+        let fail =
+            |e: &dyn std::fmt::Display| format!("cannot write {}: {e}", self.shown.display());
+        let mut tmp = self.name.clone();
+        tmp.push(format!(".sbx-{}-{}", std::process::id(), nanos()));
+        let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW;
+        let mode = nix::sys::stat::Mode::from_bits_truncate(0o644);
+        let fd = openat(&self.dir, tmp.as_os_str(), flags | OFlag::O_CLOEXEC, mode)
+            .map_err(|e| fail(&e))?;
+        let written = std::fs::File::from(fd).write_all(text.as_bytes());
+        let placed = written.map_err(|e| fail(&e)).and_then(|()| {
+            renameat(&self.dir, tmp.as_os_str(), &self.dir, self.name.as_os_str())
+                .map_err(|e| fail(&e))
+        });
+        if placed.is_err() {
+            let _ = nix::unistd::unlinkat(
+                &self.dir,
+                tmp.as_os_str(),
+                nix::unistd::UnlinkatFlags::NoRemoveDir,
+            );
+        }
+        placed
+    }
+}
+
+/// The clock's nanoseconds, to keep a temporary name from being guessed ahead.
+fn nanos() -> u32 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos())
 }

@@ -99,14 +99,19 @@ fn json_out_gets_the_report_and_a_signal_death_is_named() {
     assert_eq!(v["code"], 128 + libc::SIGUSR1, "{v}");
 }
 
-/// `--json-out` inside the workspace: a symbolic link the command leaves there is not
-/// followed by sbx's write (made outside the sandbox); the same path as a file gets the report.
+/// `--json-out` inside the workspace: what the command leaves at the report's name (a symbolic
+/// link, which would send sbx's write, made outside the sandbox, anywhere; a forged report made
+/// read-only) is replaced by the real report, never followed; a name sbx cannot replace (a
+/// directory) fails the run with 125, while the same run with the name free gets its report.
 #[test]
-fn json_out_does_not_follow_a_link_the_command_planted() {
-    if !kernel_ready() {
-        return;
+fn json_out_replaces_what_the_command_left_at_its_name() {
+    for user in users() {
+        json_out_replaces_for(user);
     }
-    let s = Scratch::new(None);
+}
+
+fn json_out_replaces_for(user: Option<u32>) {
+    let s = Scratch::new(user);
     let victim = s.root.path().join("victim");
     std::fs::write(&victim, "ORIGINAL").unwrap();
     let report = s.ws.join("r.json");
@@ -122,20 +127,36 @@ fn json_out_does_not_follow_a_link_the_command_planted() {
         .output()
         .unwrap()
     };
-    let o = run(&format!("ln -s {} r.json", victim.display()));
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let read = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap()
+    };
+    let o = run(&format!("ln -s {} r.json; exit 3", victim.display()));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "ORIGINAL");
+    assert!(!report.is_symlink(), "the link stayed");
+    assert_eq!(read()["code"], 3);
+    let forged = r#"echo '{"code":0,"protected":[]}' > r.json; chmod 444 r.json; exit 5"#;
+    let o = run(forged);
+    assert_eq!(o.status.code(), Some(5), "{}", text(&o));
+    assert_eq!(read()["code"], 5, "the forged report stayed");
+    std::fs::remove_file(&report).unwrap();
+    let o = run("mkdir r.json && touch r.json/x");
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o));
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("cannot write"),
         "{}",
         text(&o)
     );
-    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "ORIGINAL");
-    std::fs::remove_file(&report).unwrap();
+    std::fs::remove_dir_all(&report).unwrap();
     let o = run("true");
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
-    assert_eq!(v["code"], 0, "{v}");
+    assert_eq!(read()["code"], 0);
+    let left: Vec<_> = std::fs::read_dir(&s.ws)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().contains(".sbx-"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
 }
 
 #[test]
