@@ -276,3 +276,74 @@ fn protected_names_one_level_below_the_root_stay_read_only() {
         assert!(read("app/.envrc").contains("curl"), "{}", s.label());
     }
 }
+
+/// The workspace repository's `core.hooksPath` set in a file its config includes, or in its
+/// `config.worktree`, is read-only as one set in its config is; so is a file that the included
+/// one includes in turn, and one it names that does not exist yet, made by the run with a key
+/// that runs a program, is moved to quarantine after it. Paired: `conf/notes.txt` beside them is written in the same run, and
+/// under a profile without protected paths every write lands.
+#[test]
+fn hooks_paths_and_includes_named_through_included_files_stay_read_only() {
+    let script = "echo x > .husky/_/pre-commit && echo WROTE-INCLUDED-HOOKS; \
+                  echo x > .wt-hooks/pre-commit && echo WROTE-WORKTREE-HOOKS; \
+                  echo '[core] fsmonitor = x' >> conf/b.gitconfig && echo WROTE-INCLUDE; \
+                  echo '[core] fsmonitor = x' > conf/local.gitconfig && echo MADE-INCLUDE; \
+                  echo more >> conf/notes.txt && echo WROTE-NOTES";
+    let blocked = [
+        "WROTE-INCLUDED-HOOKS",
+        "WROTE-WORKTREE-HOOKS",
+        "WROTE-INCLUDE",
+    ];
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        let write = |rel: &str, text: &str| std::fs::write(s.ws.join(rel), text).unwrap();
+        for d in ["conf", ".husky/_", ".wt-hooks"] {
+            std::fs::create_dir_all(s.ws.join(d)).unwrap();
+        }
+        write(
+            ".git/config",
+            "[extensions]\n\tworktreeConfig = true\n[include]\n\tpath = ../conf/a.gitconfig\n",
+        );
+        write(".git/config.worktree", "[core]\n\thooksPath = .wt-hooks\n");
+        write(
+            "conf/a.gitconfig",
+            "[core]\n\thooksPath = .husky/_\n[include]\n\tpath = b.gitconfig\n\tpath = local.gitconfig\n",
+        );
+        write("conf/b.gitconfig", "[user]\n\tname = t\n");
+        write("conf/notes.txt", "notes\n");
+        s.chown_all();
+        let out = s.run("workspace", script);
+        for word in blocked {
+            assert!(
+                !stdout(&out).contains(word),
+                "{} {word}: {}",
+                s.label(),
+                text(&out)
+            );
+        }
+        assert!(
+            stdout(&out).contains("WROTE-NOTES") && stdout(&out).contains("MADE-INCLUDE"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(!s.ws.join("conf/local.gitconfig").exists(), "{}", s.label());
+        assert!(
+            text(&out).contains("conf/local.gitconfig (config"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        // Paired: without protected paths the same script writes them all.
+        let allowed = s.run(wide.to_str().unwrap(), script);
+        for word in blocked {
+            assert!(
+                stdout(&allowed).contains(word),
+                "{} {word}: {}",
+                s.label(),
+                text(&allowed)
+            );
+        }
+    }
+}

@@ -2,6 +2,8 @@
 //! escalation, signal forwarding, exit status and resource usage.
 mod below;
 mod fds;
+mod gitdirs;
+mod gitindex;
 mod gitscan;
 mod identity;
 mod kept;

@@ -61,18 +61,37 @@ fn file_state(path: &Path) -> Option<FileState> {
 pub(super) struct Since {
     start: Stamp,
     before: BTreeMap<PathBuf, FileState>,
+    /// The paths recorded that did not exist.
+    absent: std::collections::BTreeSet<PathBuf>,
 }
 
 impl Since {
     fn take(files: Vec<PathBuf>) -> Self {
-        let before = files
-            .into_iter()
-            .filter_map(|p| file_state(&p).map(|s| (p, s)))
-            .collect();
+        // One path can be named more than once (a hooks directory of two ways): asked once.
+        let files: std::collections::BTreeSet<PathBuf> = files.into_iter().collect();
+        let mut before = BTreeMap::new();
+        let mut absent = std::collections::BTreeSet::new();
+        for p in files {
+            match file_state(&p) {
+                Some(s) => {
+                    before.insert(p, s);
+                }
+                None => {
+                    absent.insert(p);
+                }
+            }
+        }
         Self {
             start: now_coarse(),
             before,
+            absent,
         }
+    }
+
+    /// Whether `path` was recorded absent and is there now: made, or moved there, during
+    /// the run, whatever the change times of what was moved.
+    pub(super) fn made(&self, path: &Path) -> bool {
+        self.absent.contains(path) && walk::lstat(path).is_ok()
     }
 
     pub(super) fn changed(&self, path: &Path) -> bool {
@@ -85,7 +104,7 @@ impl Since {
     /// Whether `path` was put in place during the run (made, renamed there, or replaced): it
     /// exists and is not the file recorded there before, or nothing was. What a directory
     /// moved in holds keeps the change times of whatever run wrote it, so they cannot tell.
-    /// Only for paths whose state was recorded when they existed ([`gitscan::nested_files`]).
+    /// Only for paths whose state was recorded when they existed ([`gitscan::recorded_files`]).
     pub(super) fn moved_in(&self, path: &Path) -> bool {
         let id = |s: &FileState| (s.0, s.1);
         match (self.before.get(path), file_state(path)) {
@@ -279,11 +298,7 @@ impl Watch {
             before,
             links,
             since: Since::take(match walk.filter(|_| git) {
-                Some(walk) => {
-                    let mut files = gitscan::root_files(workspace);
-                    files.extend(gitscan::nested_files(workspace, walk));
-                    files
-                }
+                Some(walk) => gitscan::recorded_files(workspace, walk),
                 None => Vec::new(),
             }),
             policy,

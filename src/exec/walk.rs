@@ -1,7 +1,8 @@
 //! The workspace's directories as the checks after a run look at them, listed once per check:
 //! the root and the directories directly in it are read, their subdirectories named. The git
-//! scan looks for `.git` entries down to two levels; the protected names that programs load
-//! from the directory they start in are looked for one level down.
+//! scan looks for `.git` entries down to three levels (listing the second level itself); the
+//! protected names that programs load from the directory they start in are looked for one
+//! level down.
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -46,13 +47,73 @@ impl Walk {
         }
     }
 
-    /// The `.git` paths to look at, existing or not: at the root and two levels below it.
+    /// The `.git` paths to look at, existing or not: at the root and down to three levels
+    /// below it (`a/b/c/.git`). The third level costs one listing of each directory two
+    /// levels down that has subdirectories, on each of the two checks of every run; a fourth
+    /// would list build trees' directories of thousands of files (`target/debug/deps`), and
+    /// is not looked at. A name is kept when it is `.git` under any ASCII case: a file system
+    /// that folds case opens `.GIT` as `.git`, as git does.
     pub(super) fn dot_gits(&self, workspace: &Path) -> Vec<PathBuf> {
-        std::iter::once(workspace)
-            .chain(self.first.iter().map(|(d, _)| d.as_path()))
-            .chain(self.second.iter().map(PathBuf::as_path))
-            .map(|d| d.join(".git"))
-            .collect()
+        let dot_git = |names: &[OsString]| names.iter().any(|n| n.eq_ignore_ascii_case(".git"));
+        let mut out = vec![workspace.join(".git")];
+        for (dir, names) in &self.first {
+            // No names: empty, or not listed; asked by name then.
+            if names.is_empty() || dot_git(names) {
+                out.push(dir.join(".git"));
+            }
+        }
+        let counted = SubdirCount::of(workspace);
+        for dir in &self.second {
+            let listed = (!counted.leaf(dir)).then(|| listed_or_none(dir)).flatten();
+            match listed {
+                Some(l) => {
+                    if dot_git(&l.names) {
+                        out.push(dir.join(".git"));
+                    }
+                    out.extend(l.dirs.iter().map(|d| d.join(".git")));
+                }
+                // A leaf, or not listed: asked by name, as git would find it.
+                None => out.push(dir.join(".git")),
+            }
+        }
+        out
+    }
+}
+
+/// File systems whose directories have one link per subdirectory beside their own two: a
+/// link count of 2 says there is none, and the directory need not be listed to find one.
+/// (btrfs counts 1 for every directory; its directories are listed.)
+const COUNT_SUBDIRS: [nix::sys::statfs::FsType; 4] = [
+    nix::sys::statfs::EXT4_SUPER_MAGIC, // ext2, ext3 and ext4 share it
+    nix::sys::statfs::XFS_SUPER_MAGIC,
+    nix::sys::statfs::TMPFS_MAGIC,
+    nix::sys::statfs::F2FS_SUPER_MAGIC,
+];
+
+/// Whether the workspace's link counts tell its leaf directories, on its own device.
+struct SubdirCount {
+    /// The workspace's device, when its file system counts subdirectories.
+    dev: Option<u64>,
+}
+
+impl SubdirCount {
+    fn of(workspace: &Path) -> Self {
+        use std::os::unix::fs::MetadataExt;
+        let counts = nix::sys::statfs::statfs(workspace)
+            .is_ok_and(|s| COUNT_SUBDIRS.contains(&s.filesystem_type()));
+        let dev = counts
+            .then(|| lstat(workspace).ok().map(|m| m.dev()))
+            .flatten();
+        Self { dev }
+    }
+
+    /// A directory with no subdirectory (a `.git` directory would be one). Another file
+    /// system mounted there (another device) may count otherwise: not a leaf.
+    fn leaf(&self, dir: &Path) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        self.dev.is_some_and(|dev| {
+            lstat(dir).is_ok_and(|m| m.is_dir() && m.nlink() == 2 && m.dev() == dev)
+        })
     }
 }
 
@@ -87,14 +148,21 @@ fn linked_dirs(workspace: &Path, links: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBu
 }
 
 fn listed(dir: &Path) -> Listed {
+    listed_or_none(dir).unwrap_or(Listed {
+        names: Vec::new(),
+        dirs: Vec::new(),
+        links: Vec::new(),
+    })
+}
+
+/// [`listed`], or `None` when the directory cannot be listed.
+fn listed_or_none(dir: &Path) -> Option<Listed> {
     let mut out = Listed {
         names: Vec::new(),
         dirs: Vec::new(),
         links: Vec::new(),
     };
-    let Ok(rd) = read_dir(dir) else {
-        return out;
-    };
+    let rd = read_dir(dir).ok()?;
     for e in rd.filter_map(Result::ok) {
         let name = e.file_name();
         let skip = SKIP.iter().any(|s| name == *s);
@@ -105,7 +173,7 @@ fn listed(dir: &Path) -> Listed {
         }
         out.names.push(name);
     }
-    out
+    Some(out)
 }
 
 thread_local! {

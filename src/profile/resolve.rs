@@ -227,9 +227,10 @@ const LINKS_INSIDE_MAX: usize = 256;
 /// When the profile keeps paths under `{workspace}/.git` read-only, more paths that steer git
 /// stay read-only: `.git` itself when it is a file (a linked worktree's or a submodule's,
 /// naming its git directory elsewhere), so that it cannot be pointed at a copy with other
-/// hooks; the directory `core.hooksPath` names inside the workspace (`.husky`, say), from the
-/// repository's config or the user's global one, whose scripts git runs instead of
-/// `.git/hooks`; and config files the repository's config includes from the workspace.
+/// hooks; the directories `core.hooksPath` names inside the workspace (`.husky`, say), from the
+/// repository's config, the files it includes and its `config.worktree`, or else from the
+/// user's global config, whose scripts git runs instead of `.git/hooks`; and the config files
+/// the repository's config includes from the workspace, and those they include.
 fn with_gitlink(mut deny_write: Vec<PathEntry>, vars: &Vars, files: &dyn Files) -> Vec<PathEntry> {
     let dot_git = vars.workspace.root.join(".git");
     let Some(origin) = deny_write
@@ -245,34 +246,7 @@ fn with_gitlink(mut deny_write: Vec<PathEntry>, vars: &Vars, files: &dyn Files) 
         extra.push(dot_git.clone());
     }
     if kind == Some(FileKind::Dir) {
-        let read = |p: &Path| files.read(p).unwrap_or_default();
-        let (hooks, includes) =
-            crate::gitconfig::hooks_and_includes(&read(&dot_git.join("config")));
-        let xdg = files
-            .var("XDG_CONFIG_HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| vars.workspace.home.join(".config"));
-        // ~/.gitconfig is read after the XDG file, so its value wins.
-        let global = [
-            vars.workspace.home.join(".gitconfig"),
-            xdg.join("git/config"),
-        ]
-        .iter()
-        .find_map(|p| crate::gitconfig::hooks_and_includes(&read(p)).0);
-        // A relative hooksPath is the worktree's; an include is relative to the config file.
-        let not_home = |p: &String| !p.starts_with('~');
-        extra.extend(
-            hooks
-                .or(global)
-                .filter(not_home)
-                .map(|h| vars.workspace.root.join(h)),
-        );
-        extra.extend(
-            includes
-                .iter()
-                .filter(|i| not_home(i))
-                .map(|i| dot_git.join(i)),
-        );
+        extra.extend(git_config_paths(&dot_git, vars, files));
     }
     for path in extra {
         let path = normalize(&path);
@@ -286,6 +260,43 @@ fn with_gitlink(mut deny_write: Vec<PathEntry>, vars: &Vars, files: &dyn Files) 
         }
     }
     deny_write
+}
+
+/// The hooks directories and included config files a repository's config names (see
+/// [`with_gitlink`]), not yet normalised. `.git/config.worktree` itself stays writable:
+/// `git sparse-checkout` writes it, and the check after the run judges it by content.
+fn git_config_paths(dot_git: &Path, vars: &Vars, files: &dyn Files) -> Vec<PathBuf> {
+    let home = &vars.workspace.home;
+    let read = |p: &Path| files.read(p);
+    let repo = crate::gitconfig::chain(
+        &[dot_git.join("config"), dot_git.join("config.worktree")],
+        Some(home),
+        read,
+    );
+    let xdg = files
+        .var("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home.join(".config"));
+    // git reads the XDG file before ~/.gitconfig, and uses the last value it reads.
+    let global = crate::gitconfig::chain(
+        &[xdg.join("git/config"), home.join(".gitconfig")],
+        Some(home),
+        read,
+    );
+    let hooks = if repo.hooks_paths.is_empty() {
+        global.hooks_paths.last().cloned().into_iter().collect()
+    } else {
+        repo.hooks_paths
+    };
+    // A relative hooksPath is the worktree's; `~/` is the home, outside the workspace.
+    let worktree = &vars.workspace.root;
+    let mut out: Vec<PathBuf> = hooks
+        .iter()
+        .filter(|h| !h.starts_with('~'))
+        .map(|h| worktree.join(h))
+        .collect();
+    out.extend(repo.included);
+    out
 }
 
 /// Lexically normalise an absolute path: drop `.`, apply `..`.
@@ -741,6 +752,28 @@ mod tests {
         assert_eq!(
             deny(&repo),
             ["/ws/.git/hooks", "/ws/.githooks", "/ws/extra.cfg"]
+        );
+        // A hooksPath an included file or `config.worktree` sets, and what an included
+        // file includes in turn.
+        let chained = crate::plan::FakeFs::new()
+            .file("/ws/.git/config", "[include]\n\tpath = /ws/conf/a.cfg\n")
+            .file(
+                "/ws/conf/a.cfg",
+                "[core]\n\thooksPath = .husky/_\n[include]\n\tpath = b.cfg\n",
+            )
+            .file(
+                "/ws/.git/config.worktree",
+                "[core]\n\thooksPath = wt-hooks\n",
+            );
+        assert_eq!(
+            deny(&chained),
+            [
+                "/ws/.git/hooks",
+                "/ws/.husky/_",
+                "/ws/wt-hooks",
+                "/ws/conf/a.cfg",
+                "/ws/conf/b.cfg"
+            ]
         );
         // Without one, the user's global hooksPath: ~/.gitconfig before the XDG file.
         let global = crate::plan::FakeFs::new()
