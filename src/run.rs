@@ -62,21 +62,7 @@ pub fn run(
         Ok(r) => r,
         Err(e) => return setup_error(e),
     };
-    let gaps: Vec<String> = result
-        .enforcement
-        .gaps()
-        .iter()
-        .map(|l| format!("{} ({})", l.name, l.detail))
-        .collect();
-    if !gaps.is_empty() {
-        eprintln!(
-            "sbx: warning: not fully enforced on this host: {}",
-            gaps.join("; ")
-        );
-    }
-    for n in result.notices() {
-        eprintln!("sbx: {n}");
-    }
+    tell(&result);
     if json || report_dir.is_some() {
         let written = print_json(&result, report_dir, open_line.load(Ordering::Relaxed));
         if let Err(e) = written {
@@ -84,6 +70,41 @@ pub fn run(
         }
     }
     result.code()
+}
+
+/// The run's gaps and notices (protected paths moved, limits reached) on stderr. On a
+/// terminal, its display attributes are reset first: the command may have left them
+/// concealed (`\e[8m`) or coloured as the background, which would hide these lines.
+fn tell(result: &sbx::exec::RunResult) {
+    use std::io::IsTerminal;
+    let gaps: Vec<String> = result
+        .enforcement
+        .gaps()
+        .iter()
+        .map(|l| format!("{} ({})", l.name, l.detail))
+        .collect();
+    let mut lines: Vec<String> = result
+        .notices()
+        .into_iter()
+        .map(|n| format!("sbx: {n}"))
+        .collect();
+    if !gaps.is_empty() {
+        let gaps = gaps.join("; ");
+        lines.insert(
+            0,
+            format!("sbx: warning: not fully enforced on this host: {gaps}"),
+        );
+    }
+    if lines.is_empty() {
+        return;
+    }
+    let mut err = std::io::stderr().lock();
+    if err.is_terminal() {
+        let _ = write!(err, "\x1b[0m");
+    }
+    for l in lines {
+        let _ = writeln!(err, "{l}");
+    }
 }
 
 /// What loading gives the run: the sandbox, the gate's resolution to reuse, and the workspace

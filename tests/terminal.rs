@@ -413,6 +413,34 @@ fn a_pipe_on_stdout_stays_a_pipe_beside_a_terminal_on_stdin() {
     }
 }
 
+/// The command leaves the terminal's text concealed (`\e[8m`) as it ends: sbx's notices after
+/// it (a protected path moved to quarantine) come after a reset of the display attributes, so
+/// they show. Paired: with stderr on a pipe the same notice is plain text, no escape added.
+#[test]
+fn sbx_s_notices_after_the_command_are_not_concealed_by_it() {
+    let script = "echo x > .envrc; printf '\\033[8m'";
+    for u in users() {
+        let s = Scratch::new(u);
+        let mut outer = Outer::new(u);
+        let mut child = outer.spawn(&mut s.command("workspace", script));
+        outer.wait(&mut child);
+        let t = outer.text();
+        let (hide, notice) = (t.find("\x1b[8m"), t.find("sbx: protected path"));
+        let (Some(hide), Some(notice)) = (hide, notice) else {
+            panic!("{}: no conceal or no notice: {t:?}", s.label());
+        };
+        assert!(hide < notice, "{t:?}");
+        assert!(t[hide..notice].contains("\x1b[0m"), "{}: {t:?}", s.label());
+
+        let s = Scratch::new(u);
+        let o = s.command("workspace", script).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        let line = err.lines().find(|l| l.contains("protected path"));
+        assert!(line.is_some_and(|l| l.starts_with("sbx: ")), "{err:?}");
+        assert!(!err.contains('\x1b'), "{err:?}");
+    }
+}
+
 /// Without a terminal the command gets pipes, as before, and their cap holds.
 #[test]
 fn pipes_stay_pipes_and_stay_capped() {
