@@ -138,6 +138,18 @@ pub const SECRET_NAMES: &[(&str, &str)] = &[
     ("VSCODE_IPC_HOOK*", "the VS Code window's control socket"),
     ("VSCODE_GIT_IPC_HANDLE", "VS Code's git credential socket"),
     (
+        "GIT_CONFIG_COUNT",
+        "git configuration passed by the environment, dropped whole (git refuses a count whose keys, which match *KEY*, are gone): credentials in http.extraheader",
+    ),
+    (
+        "GIT_CONFIG_VALUE_*",
+        "the values of that configuration (AUTHORIZATION headers)",
+    ),
+    (
+        "GIT_CONFIG_PARAMETERS",
+        "git configuration given to the programs git runs (`git -c`): credentials in http.extraheader",
+    ),
+    (
         "LD_PRELOAD",
         "a library loaded into every program the command runs",
     ),

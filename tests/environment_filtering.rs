@@ -77,6 +77,49 @@ fn secret_shaped_variables_are_dropped_unless_passed() {
     }
 }
 
+/// git configuration passed by the environment carries tokens (`http.extraheader`) and git
+/// needs each key with its value: all of it is dropped, and git works inside; paired, a
+/// profile that passes the variables gets the configuration to git.
+#[test]
+fn git_configuration_from_the_environment_is_dropped_whole() {
+    let header = "AUTHORIZATION: basic ENV-SENTINEL-GITCFG";
+    let vars = [
+        ("GIT_CONFIG_COUNT", "2"),
+        ("GIT_CONFIG_KEY_0", "http.extraheader"),
+        ("GIT_CONFIG_VALUE_0", header),
+        ("GIT_CONFIG_KEY_1", "core.abbrev"),
+        ("GIT_CONFIG_VALUE_1", "9"),
+        (
+            "GIT_CONFIG_PARAMETERS",
+            "'http.extraheader'='ENV-SENTINEL-PARAMS'",
+        ),
+    ];
+    let script = "env; git config --get http.extraheader; echo git-rc=$?";
+    for u in users() {
+        let s = Scratch::new(u);
+        let run = |profile: &str| {
+            let mut c = s.command(profile, script);
+            c.envs(vars);
+            stdout(&c.output().unwrap())
+        };
+        let inside = run("workspace");
+        assert!(!inside.contains("ENV-SENTINEL"), "{}: {inside}", s.label());
+        assert!(!inside.contains("GIT_CONFIG_"), "{}: {inside}", s.label());
+        assert!(
+            inside.contains("git-rc=1"),
+            "{}: git failed: {inside}",
+            s.label()
+        );
+        let passing = s.write_profile(
+            "passing",
+            "extends = \"workspace\"\n[environment]\npass = [\"GIT_CONFIG_*\"]\n",
+        );
+        let passed = run(passing.to_str().unwrap());
+        assert!(passed.contains(header), "{}: {passed}", s.label());
+        assert!(passed.contains("git-rc=0"), "{}: {passed}", s.label());
+    }
+}
+
 #[test]
 fn toolchain_variables_reach_the_command_except_under_strict() {
     let vars = [
