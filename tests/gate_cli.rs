@@ -905,3 +905,43 @@ fn a_dotdot_after_a_link_climbs_from_where_the_link_leads() {
         assert_eq!(h["permissionDecision"], want, "{tool} {input}: {h}");
     }
 }
+
+/// The harness's own tools (a to-do list, a sub-agent, a question to the user, the output of a
+/// shell it started) touch nothing on the host: allowed, where an unknown tool is asked about;
+/// a deny rule naming one still denies it. NotebookRead is a read, judged by its path like Read.
+#[test]
+fn the_harness_s_own_tools_are_allowed_and_a_notebook_read_is_judged_by_its_path() {
+    let s = Scratch::new(None);
+    let tool =
+        |name: &str, input: Value| check_json(&s, &["--tool", name, "--input", &input.to_string()]);
+    let todo = json!({"todos": [{"content": "x", "status": "pending"}]});
+    for (name, input) in [
+        ("TodoWrite", todo.clone()),
+        ("Task", json!({"description": "d", "prompt": "look around"})),
+        ("BashOutput", json!({"bash_id": "1"})),
+        ("KillShell", json!({"shell_id": "1"})),
+        ("ExitPlanMode", json!({"plan": "p"})),
+        ("write_todos", todo.clone()),
+    ] {
+        let r = tool(name, input);
+        assert_eq!(r["decision"], "allow", "{name}: {r}");
+    }
+    let unknown = tool("Frobnicate", json!({}));
+    assert_eq!(unknown["decision"], "ask", "{unknown}");
+    let policy = s.root.path().join("deny-task.toml");
+    std::fs::write(&policy, "[policy]\ndeny = [\"Task\"]\n").unwrap();
+    let input = json!({"description": "d", "prompt": "p"}).to_string();
+    let policy = policy.to_str().unwrap();
+    let denied = check_json(
+        &s,
+        &["--policy", policy, "--tool", "Task", "--input", &input],
+    );
+    assert_eq!(denied["decision"], "deny", "{denied}");
+
+    std::fs::write(s.ws.join("a.ipynb"), "{}").unwrap();
+    let mine = tool("NotebookRead", json!({"notebook_path": "a.ipynb"}));
+    assert_eq!(mine["decision"], "allow", "{mine}");
+    let key = s.home.join(".ssh/id_rsa");
+    let secret = tool("NotebookRead", json!({"notebook_path": key}));
+    assert_eq!(secret["decision"], "deny", "{secret}");
+}

@@ -86,9 +86,31 @@ pub enum Access {
         /// The tool's name on that server.
         tool: String,
     },
+    /// A tool of the agent's own harness that touches nothing on the host: its to-do list, a
+    /// sub-agent (whose own calls come through the gate), a question to the user, the output of
+    /// a shell it started ([`HARNESS_TOOLS`]).
+    Harness,
     /// A tool sbx does not know: never allowed by default.
     Unknown,
 }
+
+/// The harnesses' own tools that act on nothing but the agent's session, by the names Claude
+/// Code, Gemini CLI and Codex give them: allowed as read-only, unless a rule says otherwise.
+pub const HARNESS_TOOLS: &[&str] = &[
+    "TodoWrite",
+    "TodoRead",
+    "Task",
+    "Agent",
+    "BashOutput",
+    "KillShell",
+    "KillBash",
+    "ExitPlanMode",
+    "AskUserQuestion",
+    "SlashCommand",
+    "Skill",
+    "write_todos",
+    "update_plan",
+];
 
 /// Why a call's input could not be understood (the call is denied).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -256,6 +278,11 @@ pub fn extract(call: &ToolCall, workspace: &WorkspaceContext) -> Result<Access, 
         "NotebookEdit" => Ok(Access::Write {
             paths: vec![path_field(call, "notebook_path", workspace)?],
         }),
+        "NotebookRead" => Ok(Access::Read {
+            paths: vec![path_field(call, "notebook_path", workspace)?],
+            trees: Vec::new(),
+        }),
+        t if HARNESS_TOOLS.contains(&t) => Ok(Access::Harness),
         "WebFetch" => {
             let url = str_field(call, "url")?.to_string();
             let host = url_host(tool, &url)?;
@@ -301,7 +328,9 @@ impl Access {
                 })
                 .collect(),
             Access::WebFetch { host, .. } => vec![Target::Domain { tool, host }],
-            Access::WebSearch { .. } | Access::Unknown => vec![Target::Tool(tool)],
+            Access::WebSearch { .. } | Access::Harness | Access::Unknown => {
+                vec![Target::Tool(tool)]
+            }
             Access::Mcp { server, tool: t } => vec![Target::Mcp { server, tool: t }],
         }
     }
@@ -315,6 +344,7 @@ impl Access {
             | Access::WebFetch { .. }
             | Access::WebSearch { .. }
             | Access::Mcp { .. }
+            | Access::Harness
             | Access::Unknown => Vec::new(),
         }
     }
@@ -335,7 +365,9 @@ impl Access {
             }
             Access::WebFetch { url, .. } => format!("WebFetch({url})"),
             Access::WebSearch { query } => format!("WebSearch({query})"),
-            Access::Mcp { .. } | Access::Unknown => format!("{}({})", call.tool(), call.input()),
+            Access::Mcp { .. } | Access::Harness | Access::Unknown => {
+                format!("{}({})", call.tool(), call.input())
+            }
         }
     }
 }

@@ -93,6 +93,7 @@ pub fn grant_key(call: &ToolCall, access: &Access) -> String {
         | Access::WebFetch { .. }
         | Access::WebSearch { .. }
         | Access::Mcp { .. }
+        | Access::Harness
         | Access::Unknown => access.canonical(call),
     }
 }

@@ -39,7 +39,10 @@ impl Listener for PlanModeGate {
         let blocked = match cx.access {
             Access::Bash(b) => !b.read_only(),
             Access::Write { .. } | Access::Mcp { .. } | Access::Unknown => true,
-            Access::Read { .. } | Access::WebFetch { .. } | Access::WebSearch { .. } => false,
+            Access::Read { .. }
+            | Access::WebFetch { .. }
+            | Access::WebSearch { .. }
+            | Access::Harness => false,
         };
         if blocked {
             return Ok(Ruling::deny(
@@ -110,6 +113,7 @@ impl Listener for ManagedDeny {
             | Access::WebFetch { .. }
             | Access::WebSearch { .. }
             | Access::Mcp { .. }
+            | Access::Harness
             | Access::Unknown => non_bash_rules(cx, true).map(|(_, r)| r),
         };
         match hit {
@@ -149,6 +153,7 @@ impl Listener for RuleSet {
             | Access::WebFetch { .. }
             | Access::WebSearch { .. }
             | Access::Mcp { .. }
+            | Access::Harness
             | Access::Unknown => match non_bash_rules(cx, false) {
                 Some((d, rule)) => Ok(rule_ruling(Stage::Rules, self.name(), d, rule)),
                 None => next.decide(cx),
@@ -177,6 +182,7 @@ impl Listener for SessionGrantListener {
             | Access::Write { .. }
             | Access::WebFetch { .. }
             | Access::WebSearch { .. }
+            | Access::Harness
             | Access::Unknown => None,
         };
         match cx.grants.covers(&cx.call.caller().session, &key, server) {
@@ -262,6 +268,7 @@ impl Listener for ReadOnlyFastPath {
         let ok = match cx.access {
             Access::Bash(b) => b.read_only(),
             Access::Read { paths, trees } => paths.iter().chain(trees).all(|p| readable(p)),
+            Access::Harness => true,
             Access::Write { .. }
             | Access::WebFetch { .. }
             | Access::WebSearch { .. }
@@ -296,6 +303,7 @@ impl Listener for AskFallback {
             | Access::Write { .. }
             | Access::WebFetch { .. }
             | Access::WebSearch { .. }
+            | Access::Harness
             | Access::Mcp { .. } => "no rule matched".to_string(),
         };
         Ok(Ruling::ask(Stage::Default, self.name(), reason))

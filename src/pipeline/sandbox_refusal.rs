@@ -416,6 +416,7 @@ fn touched(access: &Access) -> Touched<'_> {
         Access::WebFetch { .. }
         | Access::WebSearch { .. }
         | Access::Mcp { .. }
+        | Access::Harness
         | Access::Unknown => {}
     }
     t

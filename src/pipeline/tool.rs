@@ -17,6 +17,8 @@ pub enum Category {
     Network,
     /// A tool of an MCP server.
     Mcp,
+    /// A tool of the agent's harness that acts on nothing but its session.
+    Harness,
     /// A tool sbx does not know.
     Unknown,
 }
@@ -56,12 +58,17 @@ const fn meta(
 pub fn tool_meta(tool: &str) -> ToolMeta {
     match tool {
         "Bash" => meta(false, true, true, true, Category::Shell),
-        "Read" | "Grep" | "Glob" | "LS" => meta(true, false, false, false, Category::FileRead),
+        "Read" | "Grep" | "Glob" | "LS" | "NotebookRead" => {
+            meta(true, false, false, false, Category::FileRead)
+        }
         "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => {
             meta(false, true, false, false, Category::FileWrite)
         }
         "WebFetch" | "WebSearch" => meta(true, false, false, true, Category::Network),
         t if t.starts_with("mcp__") => meta(false, false, true, false, Category::Mcp),
+        t if super::access::HARNESS_TOOLS.contains(&t) => {
+            meta(true, false, false, false, Category::Harness)
+        }
         _ => meta(false, false, true, false, Category::Unknown),
     }
 }

@@ -37,6 +37,7 @@ impl Pipeline {
             | Access::WebFetch { .. }
             | Access::WebSearch { .. }
             | Access::Mcp { .. }
+            | Access::Harness
             | Access::Unknown => (Vec::new(), call.cwd().to_path_buf(), None, false),
         };
         let req = ExecRequest {
