@@ -260,6 +260,19 @@ pub(crate) const GIT_STATE: &str = ".git internals";
 /// a profile that keeps it read-only refuses it with its own line (`plan:deny-write`).
 pub(crate) const DIRENV: &str = "direnv file";
 
+/// A name (lower case) of source code or documentation, or of a template: a component
+/// `example`, `sample`, `template` or `dist` after its first dot (`.env.example`).
+fn is_code_or_template(name: &str) -> bool {
+    const CODE: &[&str] = &[
+        "rs", "py", "go", "js", "mjs", "cjs", "ts", "tsx", "jsx", "java", "kt", "c", "h", "cc",
+        "cpp", "hpp", "rb", "php", "cs", "swift", "scala", "ex", "exs", "md", "rst", "adoc",
+    ];
+    let mut parts = name.trim_start_matches('.').split('.').skip(1);
+    let ext = name.rsplit_once('.').map(|(_, e)| e);
+    ext.is_some_and(|e| CODE.contains(&e))
+        || parts.any(|p| matches!(p, "example" | "sample" | "template" | "dist" | "tmpl"))
+}
+
 fn is_env_template(name: &str) -> bool {
     matches!(
         name,
@@ -362,6 +375,13 @@ pub(crate) fn is_secret(value: &str, ctx: &ShellContext) -> bool {
     // `~/.Netrc` is another file, but one named to pass for a secret is asked about (the plan
     // denies it only where the directory folds case, see `pipeline::fold`).
     let name_lowered = name.to_ascii_lowercase();
+    // Source code and documentation about secrets (`src/secrets.rs`), and the templates a
+    // project commits for its secrets (`.env.example`, `credentials.sample.yml`), hold none:
+    // only their directories can mark them.
+    if is_code_or_template(&name_lowered) {
+        let dir = &lowered[..lowered.len() - name_lowered.len()];
+        return tables::SECRET_PARTS.iter().any(|s| dir.contains(s));
+    }
     tables::SECRET_NAMES.contains(&name_lowered.as_str())
         // `credentials.toml` (cargo), `credentials.db` (gcloud), `credentials.tfrc.json`
         // (terraform), `application_default_credentials.json`.
@@ -383,6 +403,37 @@ mod tests {
         ShellContext {
             cwd: workspace.root.clone(),
             workspace,
+        }
+    }
+
+    /// Source about secrets and committed templates are not secrets; the real files, and
+    /// anything in a secret directory, are.
+    #[test]
+    fn code_and_templates_about_secrets_are_not_secrets() {
+        let w = WorkspaceContext::new(Path::new("/ws"), PathBuf::from("/home/u"));
+        let c = ctx(&w);
+        for plain in [
+            "src/secrets.rs",
+            "lib/secret_manager.py",
+            "docs/secrets.md",
+            ".env.example",
+            ".env.sample",
+            "config/credentials.example.yml",
+            "secrets.yml.template",
+        ] {
+            assert!(!is_secret(plain, &c), "{plain}");
+        }
+        for secret in [
+            ".env",
+            ".env.local",
+            "config/secrets.yml",
+            "credentials.json",
+            "/home/u/.ssh/config.md",
+            "/home/u/.aws/notes.md",
+            "deploy/private_key",
+            "server.key",
+        ] {
+            assert!(is_secret(secret, &c), "{secret}");
         }
     }
 
