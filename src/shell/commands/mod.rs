@@ -348,7 +348,7 @@ fn unpacker(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
         name,
         "gunzip" | "gzip" | "xz" | "unxz" | "bzip2" | "bunzip2" | "zstd"
     );
-    if streams && short_flag(args, 'c') {
+    if (streams && short_flag(args, 'c')) || lists_only(name, args) {
         return;
     }
     let ops = operands(args);
@@ -357,6 +357,22 @@ fn unpacker(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
     }
     for a in ops {
         j.write(a, cwd, ctx, name);
+    }
+}
+
+/// Whether an archiver only lists or tests its archives, or prints their members (`unzip -l`,
+/// `-t`, `-Z`, `-p`; `gzip -l`, `xz -t`; `7z l`): nothing is written.
+fn lists_only(name: &str, args: &[Word]) -> bool {
+    let long = |f: &[&str]| args.iter().any(|a| f.contains(&a.value.as_str()));
+    match name {
+        "unzip" => ['l', 't', 'Z', 'p', 'v']
+            .iter()
+            .any(|c| short_flag(args, *c)),
+        "gzip" | "gunzip" | "xz" | "unxz" | "bzip2" | "bunzip2" | "zstd" => {
+            short_flag(args, 'l') || short_flag(args, 't') || long(&["--list", "--test"])
+        }
+        "7z" => matches!(first_op(args), "l" | "t"),
+        _ => false,
     }
 }
 
