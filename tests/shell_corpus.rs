@@ -245,6 +245,15 @@ fn gate_setup(fx: &Fixture, user_policy: &str) -> (CapabilitySet, Arc<Policy>) {
     for d in [".codex", ".claude", ".aws"] {
         std::fs::create_dir_all(home.join(d)).unwrap();
     }
+    // A docker context for Colima (`[plan-refuses-daemons]`), as `colima start` leaves it.
+    let meta = home.join(".docker/contexts/meta/0123abcd");
+    std::fs::create_dir_all(&meta).unwrap();
+    let colima = home.join(".colima/default/docker.sock");
+    let context = serde_json::json!({
+        "Name": "colima",
+        "Endpoints": {"docker": {"Host": format!("unix://{}", colima.display())}},
+    });
+    std::fs::write(meta.join("meta.json"), context.to_string()).unwrap();
     for f in [
         ".codex/auth.json",
         ".claude/.credentials.json",
