@@ -110,6 +110,18 @@ pub const SECRET_NAMES: &[(&str, &str)] = &[
         "DOCKER_HOST",
         "a container daemon's socket or address: root on its host",
     ),
+    (
+        "CONTAINER_HOST",
+        "Podman's service socket or address: root on its host",
+    ),
+    (
+        "CONTAINERD_ADDRESS",
+        "containerd's socket (nerdctl): root on its host",
+    ),
+    (
+        "BUILDKIT_HOST",
+        "BuildKit's daemon (buildctl): builds as root",
+    ),
     ("MONGODB_URI", "a MongoDB URI with a password"),
     ("AWS_*", "AWS account settings and keys"),
     ("AZURE_*", "Azure account settings and keys"),

@@ -245,6 +245,9 @@ fn values_that_carry_a_credential_are_dropped_whatever_the_name() {
         "SLACK_HOOK_URL",
         "STRIPE_SK",
         "DOCKER_HOST",
+        "CONTAINER_HOST",
+        "CONTAINERD_ADDRESS",
+        "BUILDKIT_HOST",
     ] {
         assert!(!p.keeps(name.as_bytes()), "{name}");
     }

@@ -945,3 +945,97 @@ fn the_harness_s_own_tools_are_allowed_and_a_notebook_read_is_judged_by_its_path
     let secret = tool("NotebookRead", json!({"notebook_path": key}));
     assert_eq!(secret["decision"], "deny", "{secret}");
 }
+
+/// A repository in the workspace as `git clone` leaves one: `main` tracking `origin/main`, a
+/// local `topic`, remote branches `origin/feat` and `origin/main`; the remote inside the
+/// workspace, so that a push reaches it.
+fn upstream_repo(s: &Scratch) {
+    let out = s.outside(
+        "rm -rf .git remote.git wt wt2 && git init -q -b main && \
+         git -c user.email=t@example.com -c user.name=t commit -q --allow-empty -m init && \
+         git init -q --bare remote.git && git remote add origin ./remote.git && \
+         git push -q origin main main:feat && git fetch -q && \
+         git branch -q --set-upstream-to=origin/main main && git branch -q topic && \
+         echo remote.git >> .git/info/exclude",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
+/// The branch commands that record an upstream (or rename a branch's section) in `.git/config`
+/// are refused by the gate, and the kernel refuses the write: git makes the branch, says it
+/// could not write the file, and leaves it as it was. Each is paired with a twin that records
+/// none, which the gate lets through and the kernel runs.
+#[test]
+fn branch_commands_that_write_an_upstream_are_refused_as_the_kernel_refuses_them() {
+    let refused = [
+        "git checkout -b x origin/feat",
+        "git switch -c x origin/feat",
+        "git checkout --track origin/feat",
+        "git checkout feat",
+        "git switch feat",
+        "git branch x origin/feat",
+        "git worktree add wt feat",
+        "git push -u origin main",
+        "git branch -m topic renamed",
+    ];
+    let let_through = [
+        ("git checkout -b x --no-track origin/feat", "allow"),
+        ("git switch -c x --no-track origin/feat", "allow"),
+        ("git branch --no-track x origin/feat", "allow"),
+        ("git checkout -b x main", "allow"),
+        ("git checkout topic", "allow"),
+        ("git checkout origin/feat", "allow"),
+        ("git worktree add wt2 origin/feat", "ask"),
+    ];
+    for user in users() {
+        let s = Scratch::new(user);
+        for cmd in refused {
+            upstream_repo(&s);
+            refused_by_gate_and_kernel(&s, cmd);
+        }
+        for (cmd, want) in let_through {
+            upstream_repo(&s);
+            let r = check_json(&s, &["--", cmd]);
+            assert_eq!(r["decision"], want, "{cmd}: {r}");
+            let run = check_json(&s, &["--mode", "sandbox-auto", "--", cmd]);
+            assert_eq!(run["decision"], "allow", "{cmd}: {run}");
+            let out = s.run("workspace", cmd);
+            assert_eq!(out.status.code(), Some(0), "{cmd}: {}", text(&out));
+            assert!(
+                !text(&out).contains("could not write config file"),
+                "{} {cmd}: {}",
+                s.label(),
+                text(&out)
+            );
+        }
+    }
+}
+
+/// `cmd` is denied by the gate (the plan's `plan:deny-write` among its stages) and by `sbx
+/// run`; run without the gate, git says it could not write `.git/config`, which is unchanged.
+fn refused_by_gate_and_kernel(s: &Scratch, cmd: &str) {
+    let config = || std::fs::read_to_string(s.ws.join(".git/config")).unwrap();
+    let r = check_json(s, &["--", cmd]);
+    assert_eq!(r["decision"], "deny", "{cmd}: {r}");
+    let plan = r["trace"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["by"] == "plan:deny-write" && t["outcome"] == "deny");
+    assert!(plan, "{cmd}: the plan refuses the write too: {r}");
+    let gated = s
+        .sbx(&["run", "--profile", "workspace", "--", "sh", "-c", cmd])
+        .output()
+        .unwrap();
+    assert_eq!(gated.status.code(), Some(123), "{cmd}: {}", text(&gated));
+    // The kernel, without the gate, agrees.
+    let before = config();
+    let out = s.run("workspace", cmd);
+    let said = text(&out);
+    assert!(
+        said.contains("could not write config file"),
+        "{} {cmd}: {said}",
+        s.label()
+    );
+    assert_eq!(config(), before, "{cmd}: the upstream was written");
+}

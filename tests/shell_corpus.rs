@@ -65,6 +65,7 @@ fn fixture() -> Fixture {
     ] {
         std::fs::create_dir_all(d).unwrap();
     }
+    git_refs(&ws.join(".git"));
     std::os::unix::fs::symlink(&out, ws.join("link-out")).unwrap();
     std::os::unix::fs::symlink(ws.join(".git"), ws.join("link-git")).unwrap();
     std::os::unix::fs::symlink(ws.join(".git/hooks"), ws.join("link-hooks")).unwrap();
@@ -95,6 +96,32 @@ fn fixture() -> Fixture {
         workspace: WorkspaceContext::new(ws, home).with_writable([tmp]),
         _root: root,
     }
+}
+
+/// The workspace repository's refs (`[upstream-writes]`): on `main`, local `main` and
+/// `topic-old`, remote branches `origin/x`, `origin/feat` and `origin/packed` (packed),
+/// `origin/HEAD`, a tag `v1`.
+fn git_refs(git: &Path) {
+    let oid = "c3c3cdc0000000000000000000000000000000000\n";
+    for r in [
+        "heads/main",
+        "heads/topic-old",
+        "remotes/origin/x",
+        "remotes/origin/feat",
+    ] {
+        let f = git.join("refs").join(r);
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, oid).unwrap();
+    }
+    std::fs::write(git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    let origin_head = "ref: refs/remotes/origin/main\n";
+    std::fs::write(git.join("refs/remotes/origin/HEAD"), origin_head).unwrap();
+    std::fs::write(
+        git.join("packed-refs"),
+        "c3c3cdc0000000000000000000000000000000000 refs/remotes/origin/packed\n\
+         c3c3cdc0000000000000000000000000000000000 refs/tags/v1\n",
+    )
+    .unwrap();
 }
 
 #[test]
@@ -218,6 +245,15 @@ fn gate_setup(fx: &Fixture, user_policy: &str) -> (CapabilitySet, Arc<Policy>) {
     for d in [".codex", ".claude", ".aws"] {
         std::fs::create_dir_all(home.join(d)).unwrap();
     }
+    // A docker context for Colima (`[plan-refuses-daemons]`), as `colima start` leaves it.
+    let meta = home.join(".docker/contexts/meta/0123abcd");
+    std::fs::create_dir_all(&meta).unwrap();
+    let colima = home.join(".colima/default/docker.sock");
+    let context = serde_json::json!({
+        "Name": "colima",
+        "Endpoints": {"docker": {"Host": format!("unix://{}", colima.display())}},
+    });
+    std::fs::write(meta.join("meta.json"), context.to_string()).unwrap();
     for f in [
         ".codex/auth.json",
         ".claude/.credentials.json",

@@ -11,7 +11,7 @@ use super::words::Word;
 use super::{Class, paths, tables};
 
 pub(crate) fn classify(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
-    let (i, dirs) = global_options(j, args);
+    let (i, dirs, cli) = global_options(j, args);
     // Each `-C` is taken from the directory the one before it leads to.
     let cwd = dirs.iter().fold(c.cmd.cwd.clone(), |cwd, d| {
         super::commands::dir_from(d, &cwd, c.w.ctx)
@@ -22,22 +22,26 @@ pub(crate) fn classify(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
         rest: args.get(i + 1..).unwrap_or(&[]),
         outside_dir: !dirs.is_empty() && outside(&cwd, c),
         dirs: &cwd,
+        cli: &cli,
         c,
     };
     subcommand(j, &sub);
 }
 
-/// Global options before the subcommand: `-c` pairs are judged, the `-C` directories are
-/// returned in order, options that point git elsewhere raise. Returns the subcommand's index.
-fn global_options<'w>(j: &mut Judge, args: &'w [Word]) -> (usize, Vec<&'w Word>) {
+/// Global options before the subcommand: `-c` pairs are judged and returned, the `-C`
+/// directories are returned in order, options that point git elsewhere raise. Returns the
+/// subcommand's index first.
+fn global_options<'w>(j: &mut Judge, args: &'w [Word]) -> (usize, Vec<&'w Word>, Vec<&'w Word>) {
     let mut i = 0;
     let mut dirs: Vec<&Word> = Vec::new();
+    let mut cli: Vec<&Word> = Vec::new();
     while let Some(a) = args.get(i) {
         let v = a.value.as_str();
         match v {
             "-c" => {
                 if let Some(kv) = args.get(i + 1) {
                     config_pair(j, kv, "git -c");
+                    cli.push(kv);
                 }
                 i += 2;
             }
@@ -77,7 +81,7 @@ fn global_options<'w>(j: &mut Judge, args: &'w [Word]) -> (usize, Vec<&'w Word>)
             _ => break,
         }
     }
-    (i, dirs)
+    (i, dirs, cli)
 }
 
 /// `git -C DIR` leads outside the workspace, or to a directory not known before running.
@@ -94,6 +98,8 @@ struct Sub<'a, 'x, 'y, 'z> {
     outside_dir: bool,
     /// Where git starts, after each `-C`.
     dirs: &'a crate::shell::walk::Cwd,
+    /// The values of `git -c`, in order.
+    cli: &'a [&'a Word],
     c: &'a Ctx<'x, 'y, 'z>,
 }
 
@@ -168,8 +174,28 @@ fn subcommand(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
             format!("[shell.unknown] `git {n}` (may be an alias or an extension)"),
         ),
     }
-    if sets_upstream(s) {
-        git_config::write(j, s.c, s.dirs, Scope::Local);
+    if let Some(why) = upstream_write(s) {
+        git_config::write_as(j, s.c, s.dirs, Scope::Local, why);
+    }
+}
+
+/// Whether a subcommand that names no configuration records a branch's upstream
+/// (`branch.NAME.remote` and `.merge`) in the repository's `config`, and why: `git push -u`,
+/// and the branch commands [`super::git_tracking`] judges (`git branch --set-upstream-to` is
+/// judged with the rest of `git branch`).
+fn upstream_write(s: &Sub<'_, '_, '_, '_>) -> Option<&'static str> {
+    match s.name {
+        "push" if s.has(&["-u", "--set-upstream"]) || s.short('u') => {
+            Some("the branch's upstream (`-u`)")
+        }
+        "checkout" | "switch" | "branch" | "worktree" => super::git_tracking::upstream_write(
+            s.name,
+            s.rest,
+            s.dirs,
+            s.cli,
+            &s.c.w.ctx.workspace.home,
+        ),
+        _ => None,
     }
 }
 
@@ -188,22 +214,6 @@ fn has_submodules(dirs: &Cwd) -> bool {
                     || top.join(".git").is_file()
             })
     })
-}
-
-/// Whether the command records a branch's upstream (`branch.NAME.remote` and `.merge`) in
-/// the repository's `config`: `git push -u`, `git checkout`/`git switch`/`git branch` with
-/// `--track` (`git branch --set-upstream-to` is judged with the rest of `git branch`).
-fn sets_upstream(s: &Sub<'_, '_, '_, '_>) -> bool {
-    let track = || {
-        s.has(&["-t", "--track"])
-            || s.short('t')
-            || s.rest.iter().any(|a| a.value.starts_with("--track="))
-    };
-    match s.name {
-        "push" => s.has(&["-u", "--set-upstream"]) || s.short('u'),
-        "checkout" | "switch" | "branch" => track(),
-        _ => false,
-    }
 }
 
 /// Inspection, unless it runs an external diff or writes an output file.
@@ -243,6 +253,17 @@ fn refs(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
             .any(|a| a.value.starts_with("--set-upstream-to="))
     {
         git_config::write(j, s.c, s.dirs, Scope::Local);
+    }
+    // git renames or copies the branch's section of the configuration, and fails (exit 128)
+    // when it cannot write the file, the branch renamed or copied all the same.
+    if s.has(&["-m", "-M", "--move", "-c", "-C", "--copy"]) {
+        git_config::write_as(
+            j,
+            s.c,
+            s.dirs,
+            Scope::Local,
+            "the branch's section, which `git branch -m`/`-c` renames or copies",
+        );
     }
 }
 
@@ -318,7 +339,7 @@ fn discards(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
         "checkout" => {
             s.has(&[
                 "--", ".", "-f", "--force", "-p", "--patch", "--ours", "--theirs",
-            ]) || s.rest.iter().filter(|a| !a.value.starts_with('-')).count() > 1
+            ]) || super::git_tracking::checkout_operands(s.rest) > 1
         }
         "restore" => !s.has(&["--staged", "-S"]) || s.has(&["--worktree", "-W"]),
         _ => true,

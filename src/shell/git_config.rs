@@ -38,7 +38,17 @@ impl Scope {
 
 /// Record the write of the file a change in `scope` lands in, for git started in `dirs`.
 pub(crate) fn write(j: &mut Judge, c: &Ctx<'_, '_, '_>, dirs: &Cwd, scope: Scope) {
+    write_as(j, c, dirs, scope, "");
+}
+
+/// [`write`], saying what the command writes there (`why`, empty when it is a setting).
+pub(crate) fn write_as(j: &mut Judge, c: &Ctx<'_, '_, '_>, dirs: &Cwd, scope: Scope, why: &str) {
     let ctx = c.w.ctx;
+    let what = if why.is_empty() {
+        "git configuration".to_string()
+    } else {
+        format!("git configuration ({why})")
+    };
     let files = match scope {
         Scope::Global => vec![global_file(&ctx.workspace.home)],
         Scope::System => vec![PathBuf::from("/etc/gitconfig")],
@@ -52,7 +62,7 @@ pub(crate) fn write(j: &mut Judge, c: &Ctx<'_, '_, '_>, dirs: &Cwd, scope: Scope
                 let mut w = Word::literal("$GIT_DIR/config");
                 w.unknown = true;
                 w.exact = false;
-                return j.write(&w, dirs, ctx, "git configuration");
+                return j.write(&w, dirs, ctx, &what);
             };
             dirs.iter()
                 .filter_map(|d| git_dir(d))
@@ -62,7 +72,7 @@ pub(crate) fn write(j: &mut Judge, c: &Ctx<'_, '_, '_>, dirs: &Cwd, scope: Scope
     };
     for f in files {
         let w = Word::literal(&f.to_string_lossy());
-        j.write(&w, c.cmd.cwd, ctx, "git configuration");
+        j.write(&w, c.cmd.cwd, ctx, &what);
     }
 }
 

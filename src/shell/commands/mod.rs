@@ -1,6 +1,7 @@
 //! Rules for named commands: toolchains, package managers, writers,
 //! destructive commands, network clients, privilege, and inspection.
 
+mod daemons;
 mod formatters;
 mod interpreters;
 pub(crate) mod option_table;
@@ -109,7 +110,7 @@ pub(crate) fn classify_named(
         "journalctl" | "lsof" | "ss" | "netstat" => system::inspectors(j, name, args),
         "ip" => ip(j, args),
         "dpkg" | "rpm" => system_packages(j, name, args),
-        "docker" | "podman" | "nerdctl" => containers(j, c, name, args),
+        "docker" | "podman" | "nerdctl" | "buildctl" => containers(j, c, name, args),
         "openssl" => openssl(j, args),
         "yq" => {
             formatters::judge(j, c, name, args);

@@ -313,11 +313,11 @@ const COMPOSE_VALUED: &[&str] = &[
     "--parallel",
 ];
 
-/// Containers: anything but showing them is privileged. Docker's verbs also dial the daemon's
-/// socket ([`daemon_socket`]).
+/// Containers: anything but showing them is privileged. Their verbs also dial the daemon's
+/// socket or open podman's store ([`super::daemons`]).
 pub(super) fn containers(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
-    daemon_socket(j, c, name, args);
-    if first_op(args) == "compose" {
+    let verb = super::daemons::judge(j, c, name, args);
+    if verb == "compose" {
         let rest = args
             .iter()
             .skip_while(|a| a.value != "compose")
@@ -336,7 +336,7 @@ pub(super) fn containers(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &
         return;
     }
     if !matches!(
-        first_op(args),
+        verb,
         "ps" | "images" | "logs" | "inspect" | "version" | "info" | "stats" | "top"
     ) {
         j.raise(
@@ -430,38 +430,6 @@ pub(super) fn clock_or_name(j: &mut Judge, name: &str, args: &[Word]) {
             format!("[shell.privilege.system] `{name}` {what}"),
         );
     }
-}
-
-/// Where the Docker CLI dials its daemon unless told another endpoint (`/run/docker.sock`
-/// through Debian's and most distributions' `/var/run` link).
-const DOCKER_SOCKET: &str = "/var/run/docker.sock";
-
-/// `docker` verbs that do not talk to the daemon.
-const DOCKER_CLIENT_ONLY: &[&str] = &["", "help", "completion", "context", "login", "logout"];
-
-/// A `docker` command that talks to the daemon reads its socket: a profile that hides the
-/// socket (the shipped ones do, `/run/docker.sock`) refuses the command, so the plan denies it
-/// with the profile's line rather than asking. Another endpoint (`-H`, `--context`, or
-/// `DOCKER_HOST`/`DOCKER_CONTEXT` in sbx's environment, which the command inherits) is not
-/// the socket, and is left to the rest of the analysis.
-fn daemon_socket(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
-    if name != "docker" {
-        return;
-    }
-    let elsewhere = args.iter().any(|a| {
-        let v = a.value.as_str();
-        matches!(v, "-H" | "--host" | "-c" | "--context")
-            || v.starts_with("--host=")
-            || v.starts_with("--context=")
-            || (v.starts_with("-H") && !v.starts_with("--"))
-    }) || ["DOCKER_HOST", "DOCKER_CONTEXT"]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some());
-    // `docker --version` names no verb.
-    if elsewhere || DOCKER_CLIENT_ONLY.contains(&first_op(args)) {
-        return;
-    }
-    j.read(&Word::literal(DOCKER_SOCKET), c.cmd.cwd, c.w.ctx);
 }
 
 #[cfg(test)]

@@ -103,6 +103,12 @@ const EXACT: &[(&str, &str)] = &[
     ("GOENV", CONFIG),
     ("GOTOOLCHAIN", RUNS),
     ("DOCKER_HOST", "sends docker commands to another daemon"),
+    ("CONTAINER_HOST", "sends podman commands to another service"),
+    (
+        "CONTAINERD_ADDRESS",
+        "sends nerdctl commands to another daemon",
+    ),
+    ("BUILDKIT_HOST", "sends buildctl commands to another daemon"),
     ("DOCKER_CONFIG", CONFIG),
 ];
 
