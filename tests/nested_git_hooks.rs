@@ -444,3 +444,59 @@ fn ordinary_git_work_in_nested_repositories_moves_nothing() {
         assert_nothing_moved(&s, &o);
     }
 }
+
+/// Whether `git status` in `dir` (relative to the workspace), outside the sandbox, runs a
+/// planted program. The mark is removed for the next question.
+fn status_runs_plant(s: &Scratch, dir: &str) -> bool {
+    let _ = s.outside(&format!("{GIT} cd {dir} && git status --porcelain"));
+    let ran = marker(s).exists();
+    let _ = std::fs::remove_file(marker(s));
+    ran
+}
+
+/// A config line that makes git run a program marking its run at the next `git status`.
+fn fsmonitor(s: &Scratch) -> String {
+    format!("\\tfsmonitor = echo ran > {}\\n", marker(s).display())
+}
+
+#[test]
+fn a_directory_made_a_git_directory_that_git_finds_from_below_is_checked() {
+    // git's discovery from `src/app` looks at `src/app/.git`, then at `src` itself: a `HEAD`
+    // beside `objects` and `refs` makes it a git directory, `core.worktree` a working tree.
+    let scene = "rm -rf .git && git init -q . && git commit -q --allow-empty -m init \
+                 && mkdir -p src/app lib/x/y && echo code > src/app/main.c";
+    for u in users() {
+        let s = Scratch::new(u);
+        set_up(&s, scene);
+        let make = |dir: &str| {
+            format!(
+                "mkdir -p {dir}/objects {dir}/refs && echo 'ref: refs/heads/main' > {dir}/HEAD \
+                 && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = ..\\n{}' > {dir}/config",
+                fsmonitor(&s)
+            )
+        };
+        for (dir, below) in [("src", "src/app"), ("lib/x/y", "lib/x/y/z")] {
+            let o = run(
+                &s,
+                "workspace",
+                &format!(
+                    "{} && mkdir -p {below} && echo more >> src/app/main.c",
+                    make(dir)
+                ),
+            );
+            assert_moved(&s, &o, &format!("{dir}/config"));
+            assert_moved(&s, &o, &format!("{dir}/HEAD"));
+            assert!(!status_runs_plant(&s, below), "{}: {dir}", s.label());
+        }
+        // Paired: the ordinary edit stays, and so does a bare clone made in the run.
+        let code = std::fs::read_to_string(s.ws.join("src/app/main.c")).unwrap();
+        assert_eq!(code, "code\nmore\nmore\n", "{}", s.label());
+        let o = run(&s, "workspace", "git clone -q --bare . store/mirror.git");
+        assert_nothing_moved(&s, &o);
+        // Where nothing is protected, the program runs at the next `git status`.
+        let wide = s.write_profile("wide", WIDE);
+        set_up(&s, "rm -rf src/objects src/refs");
+        run(&s, wide.to_str().unwrap(), &make("src"));
+        assert!(status_runs_plant(&s, "src/app"), "{}", s.label());
+    }
+}

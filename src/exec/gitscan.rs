@@ -68,7 +68,8 @@ const HOOKS_PATH_LINK_RULE: &str = "a link on the way to git's core.hooksPath";
 /// from one that was there ([`Since::moved_in`]).
 pub(super) fn recorded_files(workspace: &Path, walk: &Walk) -> Vec<PathBuf> {
     let root = Root::of(workspace);
-    let found = gitdirs::find(&root, &walk.dot_gits(workspace));
+    let entries = walk.git_entries(workspace);
+    let found = gitdirs::find(&root, &entries.dot_gits, &entries.bare);
     let mut out = found.strays;
     out.push(workspace.join(".git/index"));
     for g in &found.dirs {
@@ -91,10 +92,11 @@ pub(super) fn recorded_files(workspace: &Path, walk: &Walk) -> Vec<PathBuf> {
 /// Every git directory of the workspace, after the run.
 pub(super) fn scan(workspace: &Path, walk: &Walk, since: &Since) -> Vec<Finding> {
     let mut out = Vec::new();
-    let mut dot_gits = walk.dot_gits(workspace);
+    let entries = walk.git_entries(workspace);
+    let mut dot_gits = entries.dot_gits;
     dot_gits.extend(index_gitlinks(workspace, since, &mut out));
     let root = Root::of(workspace);
-    let found = gitdirs::find(&root, &dot_gits);
+    let found = gitdirs::find(&root, &dot_gits, &entries.bare);
     for stray in found.strays.iter().filter(|s| since.changed(s)) {
         out.push(finding(
             stray,
@@ -108,7 +110,19 @@ pub(super) fn scan(workspace: &Path, walk: &Walk, since: &Since) -> Vec<Finding>
         if !g.inside && g.named_by.as_deref().is_some_and(|n| since.changed(n)) {
             continue;
         }
-        check_git_dir(g, Changes::of(g, since), workspace, &root, &mut out);
+        let changes = Changes::of(g, since);
+        let before = out.len();
+        check_git_dir(g, changes, workspace, &root, &mut out);
+        // A directory made a git directory during the run, with something that runs
+        // programs: its `HEAD` goes too, so that git's discovery passes it by again and
+        // finds the repository around it.
+        if g.discovered && changes.all && out.len() > before {
+            out.push(finding(
+                &g.dir.join("HEAD"),
+                "created",
+                "a directory made a git directory that git finds from below",
+            ));
+        }
     }
     out
 }
