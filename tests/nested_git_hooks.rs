@@ -500,3 +500,100 @@ fn a_directory_made_a_git_directory_that_git_finds_from_below_is_checked() {
         assert!(status_runs_plant(&s, "src/app"), "{}", s.label());
     }
 }
+
+#[test]
+fn a_core_worktree_leading_out_of_a_nested_repository_is_checked() {
+    // `lib` tracks an executable `pre-commit`; with `core.worktree` naming the workspace
+    // repository's hooks, the next `git checkout -- .` in lib writes it there, and the
+    // commit after it runs it.
+    let scene = "rm -rf .git && git init -q . && git commit -q --allow-empty -m init \
+                 && git init -q lib && git -C lib commit -q --allow-empty -m init";
+    for u in users() {
+        let s = Scratch::new(u);
+        set_up(&s, scene);
+        let track = format!(
+            "{} && git -C lib add pre-commit && git -C lib commit -q --allow-empty -m hook",
+            plant(&s, "lib/pre-commit")
+        );
+        let point = |to: &str| format!("{track} && git -C lib config core.worktree {to}");
+        let later = "git -C lib checkout -- . ; git commit -q --allow-empty -m later";
+        let o = run(&s, "workspace", &point("../../.git/hooks"));
+        assert_moved(&s, &o, "lib/.git/config");
+        let _ = s.outside(&format!("{GIT} {later}"));
+        assert!(!marker(&s).exists(), "{}", s.label());
+        set_up(&s, "git init -q lib && rm -f lib/pre-commit");
+        let o = run(&s, "workspace", &point("'~'"));
+        assert_moved(&s, &o, "lib/.git/config");
+        // Paired: a `core.worktree` naming the repository's own working tree stays.
+        set_up(&s, "git init -q lib && rm -f lib/pre-commit");
+        let o = run(&s, "workspace", &point("\"$PWD/lib\""));
+        assert_nothing_moved(&s, &o);
+        // Where nothing is protected, the checkout writes the hook and the commit runs it.
+        let wide = s.write_profile("wide", WIDE);
+        set_up(
+            &s,
+            "rm -rf lib && git init -q lib && git -C lib commit -q --allow-empty -m i",
+        );
+        run(&s, wide.to_str().unwrap(), &point("../../.git/hooks"));
+        let _ = s.outside(&format!("{GIT} {later}"));
+        assert!(marker(&s).exists(), "{}", s.label());
+    }
+}
+
+#[test]
+fn a_rebase_todo_with_exec_lines_is_checked() {
+    // An interactive rebase's state, made during the run: `git rebase --continue` runs its
+    // `exec` lines.
+    let scene = "rm -rf .git && git init -q -b main . && git commit -q --allow-empty -m init \
+                 && git init -q -b main lib && git -C lib commit -q --allow-empty -m init";
+    for u in users() {
+        let s = Scratch::new(u);
+        set_up(&s, scene);
+        let state = |repo: &str| {
+            format!(
+                "d={repo}/.git/rebase-merge && h=$(git -C {repo} rev-parse HEAD) && mkdir $d \
+                 && echo refs/heads/main > $d/head-name && echo $h > $d/onto \
+                 && echo $h > $d/orig-head && touch $d/interactive \
+                 && echo 'exec echo ran > {}' > $d/git-rebase-todo",
+                marker(&s).display()
+            )
+        };
+        let resume = |repo: &str| {
+            let _ = s.outside(&format!("{GIT} git -C {repo} rebase --continue"));
+            let ran = marker(&s).exists();
+            let _ = std::fs::remove_file(marker(&s));
+            ran
+        };
+        let o = run(
+            &s,
+            "workspace",
+            &format!("{} && {}", state("."), state("lib")),
+        );
+        assert_moved(&s, &o, ".git/rebase-merge");
+        assert_moved(&s, &o, "lib/.git/rebase-merge");
+        assert!(!resume("."), "{}", s.label());
+        assert!(!resume("lib"), "{}", s.label());
+        // Paired: a rebase stopped during the run without `exec` keeps its state, and
+        // resumes outside.
+        let o = run(
+            &s,
+            "workspace",
+            "git -C lib commit -q --allow-empty -m two \
+             && GIT_SEQUENCE_EDITOR='sed -i 1ibreak' git -C lib rebase -q -i HEAD~1",
+        );
+        assert_nothing_moved(&s, &o);
+        let o = s.outside(&format!(
+            "{GIT} git -C lib rebase --continue && echo RESUMED"
+        ));
+        assert!(
+            stdout(&o).contains("RESUMED"),
+            "{}: {}",
+            s.label(),
+            text(&o)
+        );
+        // Where nothing is protected, the `exec` line runs.
+        let wide = s.write_profile("wide", WIDE);
+        run(&s, wide.to_str().unwrap(), &state("."));
+        assert!(resume("."), "{}", s.label());
+    }
+}

@@ -79,6 +79,10 @@ pub(super) fn recorded_files(workspace: &Path, walk: &Walk) -> Vec<PathBuf> {
             let hooks = HooksDir::at(&g.dir.join("hooks"), &g.dir, &root);
             hooks.record(&mut out);
             out.extend(OWN_FILES.iter().map(|n| g.dir.join(n)));
+            for (state, todo) in TODOS {
+                out.push(g.dir.join(state));
+                out.push(g.dir.join(state).join(todo));
+            }
         }
         let named = Named::of(g, workspace);
         out.extend(named.included);
@@ -173,8 +177,14 @@ fn check_git_dir(g: &GitDir, changes: Changes<'_>, ws: &Path, root: &Root, out: 
         hooks.check(changes, HOOKS_RULE, out);
         for name in &OWN_FILES[..2] {
             let cfg = g.dir.join(name);
-            if changes.changed(&cfg) && !config_is_plain(&cfg) {
+            if changes.changed(&cfg) && !config_is_plain(&cfg, &g.dir, ws) {
                 out.push(finding(&cfg, "config", CONFIG_RULE));
+            }
+        }
+        for (state, todo) in TODOS {
+            let state = g.dir.join(state);
+            if changes.below(&state).changed(&state.join(todo)) && todo_runs(&state.join(todo)) {
+                out.push(finding(&state, "created", TODO_RULE));
             }
         }
         let commondir = g.dir.join("commondir");
@@ -192,7 +202,7 @@ fn check_git_dir(g: &GitDir, changes: Changes<'_>, ws: &Path, root: &Root, out: 
     // is that repository's, and a worktree added to it does not make it new.
     let since = changes.since;
     for file in &named.included {
-        if (since.changed(file) || since.made(file)) && !config_is_plain(file) {
+        if (since.changed(file) || since.made(file)) && !config_is_plain(file, &g.dir, ws) {
             out.push(finding(file, "config", CONFIG_RULE));
         }
     }
@@ -295,14 +305,75 @@ fn check_hooks(hooks: &Path, changes: Changes<'_>, out: &mut Vec<Finding>) {
     }
 }
 
-/// Whether a git config file holds only plain keys. Anything not understood is not plain.
-fn config_is_plain(path: &Path) -> bool {
-    match walk::read(path) {
-        Ok(bytes) if bytes.len() <= 64 * 1024 => {
-            std::str::from_utf8(&bytes).is_ok_and(crate::gitconfig::text_is_plain)
-        }
-        _ => false,
+/// Whether a git config file of the git directory `git` holds only plain keys, and a
+/// `core.worktree` only when it is that git directory's own working tree
+/// ([`own_worktree`]). Anything not understood is not plain.
+fn config_is_plain(path: &Path, git: &Path, ws: &Path) -> bool {
+    let Ok(bytes) = walk::read(path) else {
+        return false;
+    };
+    let Some(entries) = (bytes.len() <= 64 * 1024)
+        .then(|| std::str::from_utf8(&bytes).ok())
+        .flatten()
+        .and_then(crate::gitconfig::entries)
+    else {
+        return false;
+    };
+    entries.iter().all(|e| {
+        crate::gitconfig::is_plain(e)
+            && ((e.section.as_str(), e.key.as_str()) != ("core", "worktree")
+                || own_worktree(git, &e.value, ws))
+    })
+}
+
+/// Whether a `core.worktree` value leads to the working tree of the git directory `git`: a
+/// directory of the workspace, in no `.git`, whose `.git` is `git` or names it. git resolves
+/// a relative value from the git directory. Any other makes the next `git checkout -- .`
+/// there write where it leads: the workspace repository's `.git/hooks`, the home (`~`).
+fn own_worktree(git: &Path, value: &str, ws: &Path) -> bool {
+    if value.is_empty() || value.starts_with('~') {
+        return false;
     }
+    let tree = crate::profile::normalize(&git.join(value));
+    let in_no_git = tree.strip_prefix(ws).is_ok_and(|rel| {
+        rel.components()
+            .all(|c| !c.as_os_str().eq_ignore_ascii_case(".git"))
+    });
+    if !in_no_git || tree.starts_with(git) {
+        return false;
+    }
+    let dot_git = tree.join(".git");
+    let named = match walk::lstat(&dot_git) {
+        Ok(m) if m.is_file() => gitdirs::read_text(&dot_git)
+            .and_then(|t| Some(tree.join(t.trim().strip_prefix("gitdir:")?.trim())))
+            .map(|d| crate::profile::normalize(&d)),
+        Ok(m) if m.is_dir() => Some(dot_git),
+        _ => None,
+    };
+    let real = |p: &Path| std::fs::canonicalize(p).ok();
+    named.is_some_and(|n| real(&n).is_some_and(|n| Some(n) == real(git)))
+}
+
+/// The state git keeps of a sequence in progress, with the todo list `git rebase
+/// --continue` (or `git cherry-pick --continue`) takes up.
+const TODOS: [(&str, &str); 2] = [("rebase-merge", "git-rebase-todo"), ("sequencer", "todo")];
+
+const TODO_RULE: &str = "a git rebase todo that runs programs";
+
+/// Whether a todo list holds a line that runs a program (`exec` or `x`), or cannot be read
+/// within its limit.
+fn todo_runs(todo: &Path) -> bool {
+    let Ok(bytes) = walk::read(todo) else {
+        return walk::lstat(todo).is_ok();
+    };
+    if bytes.len() > 4 << 20 {
+        return true;
+    }
+    String::from_utf8_lossy(&bytes).lines().any(|l| {
+        l.split_whitespace()
+            .next()
+            .is_some_and(|w| w.eq_ignore_ascii_case("exec") || w.eq_ignore_ascii_case("x"))
+    })
 }
 
 /// The `.git` entries of the submodules registered in the workspace repository's index,
