@@ -597,3 +597,44 @@ fn a_rebase_todo_with_exec_lines_is_checked() {
         assert!(resume("."), "{}", s.label());
     }
 }
+
+#[test]
+fn submodules_a_split_index_registers_are_checked_and_an_unreadable_index_is_not_skipped() {
+    // `a/b/c/d` lies deeper than the walk looks; the workspace repository's index registers
+    // it as a submodule, and `git status` at the top runs git in it, with its config.
+    let scene = "rm -rf .git && git init -q . && git commit -q --allow-empty -m init \
+                 && git init -q a/b/c/d && git -C a/b/c/d commit -q --allow-empty -m i";
+    let register = "git update-index --split-index --add --cacheinfo 160000,$(git -C a/b/c/d rev-parse HEAD),a/b/c/d";
+    for u in users() {
+        let s = Scratch::new(u);
+        set_up(&s, scene);
+        let set = format!(
+            "git -C a/b/c/d config core.fsmonitor 'echo ran > {}'",
+            marker(&s).display()
+        );
+        // Registered in a split index, whose entries lie in `.git/sharedindex.HEX`.
+        let o = run(&s, "workspace", &format!("{register} && {set}"));
+        assert_moved(&s, &o, "a/b/c/d/.git/config");
+        assert!(!status_runs_plant(&s, "."), "{}", s.label());
+        // Registered before the run, the index left alone during it.
+        set_up(&s, "git init -q a/b/c/d");
+        let o = run(&s, "workspace", &set);
+        assert_moved(&s, &o, "a/b/c/d/.git/config");
+        assert!(!status_runs_plant(&s, "."), "{}", s.label());
+        // An index the check cannot read within its limit goes, and is not skipped.
+        set_up(&s, "git init -q a/b/c/d");
+        let o = run(&s, "workspace", "truncate -s 1G .git/index");
+        assert_moved(&s, &o, ".git/index");
+        // Paired: a commit in the submodule during the run keeps everything.
+        set_up(&s, &format!("{register} && git commit -qm sub"));
+        let o = run(
+            &s,
+            "workspace",
+            "git -C a/b/c/d commit -q --allow-empty -m two && git add a/b/c/d && git commit -qm up",
+        );
+        assert_nothing_moved(&s, &o);
+        let wide = s.write_profile("wide", WIDE);
+        run(&s, wide.to_str().unwrap(), &set);
+        assert!(status_runs_plant(&s, "."), "{}", s.label());
+    }
+}

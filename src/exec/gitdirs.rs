@@ -280,8 +280,10 @@ fn subdirs(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// A file's text, only when it is a regular file: a FIFO the command left as `.git` or
-/// `.git/config` would block the check after the run for ever.
+/// A file's text, only when it is a regular file (a FIFO the command left as `.git` or
+/// `.git/config` would block the check after the run for ever) of at most
+/// [`walk::TEXT_LIMIT`] bytes. `None` otherwise: a `.git` file or `commondir` that cannot be
+/// read names nothing, and is itself judged dangerous when it changed.
 pub(super) fn read_text(path: &Path) -> Option<String> {
-    String::from_utf8(walk::read(path).ok()?).ok()
+    String::from_utf8(walk::read(path, walk::TEXT_LIMIT).ok()?).ok()
 }

@@ -66,10 +66,12 @@ const HOOKS_PATH_LINK_RULE: &str = "a link on the way to git's core.hooksPath";
 /// directories with their entries, included files), and the workspace repository's index. A
 /// change to one is then judged exactly, and one moved into place during the run is told
 /// from one that was there ([`Since::moved_in`]).
-pub(super) fn recorded_files(workspace: &Path, walk: &Walk) -> Vec<PathBuf> {
+pub(super) fn recorded_files(workspace: &Path, walk: &Walk) -> Record {
     let root = Root::of(workspace);
     let entries = walk.git_entries(workspace);
-    let found = gitdirs::find(&root, &entries.dot_gits, &entries.bare);
+    let gitlinks = index_gitlinks(workspace).unwrap_or_default();
+    let dot_gits = [entries.dot_gits, gitlinks.clone()].concat();
+    let found = gitdirs::find(&root, &dot_gits, &entries.bare);
     let mut out = found.strays;
     out.push(workspace.join(".git/index"));
     for g in &found.dirs {
@@ -90,15 +92,44 @@ pub(super) fn recorded_files(workspace: &Path, walk: &Walk) -> Vec<PathBuf> {
             HooksDir::at(dir, workspace, &root).record(&mut out);
         }
     }
-    out
+    Record {
+        files: out,
+        gitlinks,
+    }
+}
+
+/// What [`recorded_files`] gives.
+pub(super) struct Record {
+    /// The paths whose state is recorded.
+    pub files: Vec<PathBuf>,
+    /// The `.git` entries of the submodules the index registered before the run: checked
+    /// after it whatever the index then says.
+    pub gitlinks: Vec<PathBuf>,
 }
 
 /// Every git directory of the workspace, after the run.
-pub(super) fn scan(workspace: &Path, walk: &Walk, since: &Since) -> Vec<Finding> {
+/// `gitlinks` are the submodules the index registered before the run ([`Record`]).
+pub(super) fn scan(
+    workspace: &Path,
+    walk: &Walk,
+    since: &Since,
+    gitlinks: &[PathBuf],
+) -> Vec<Finding> {
     let mut out = Vec::new();
     let entries = walk.git_entries(workspace);
     let mut dot_gits = entries.dot_gits;
-    dot_gits.extend(index_gitlinks(workspace, since, &mut out));
+    dot_gits.extend_from_slice(gitlinks);
+    match index_gitlinks(workspace) {
+        Some(now) => dot_gits.extend(now),
+        // Changed during the run into one that cannot be read: what it registers is not
+        // known, and git may still load it.
+        None => {
+            let index = workspace.join(".git/index");
+            if since.changed(&index) {
+                out.push(finding(&index, "changed", "a git index sbx cannot read"));
+            }
+        }
+    }
     let root = Root::of(workspace);
     let found = gitdirs::find(&root, &dot_gits, &entries.bare);
     for stray in found.strays.iter().filter(|s| since.changed(s)) {
@@ -309,12 +340,11 @@ fn check_hooks(hooks: &Path, changes: Changes<'_>, out: &mut Vec<Finding>) {
 /// `core.worktree` only when it is that git directory's own working tree
 /// ([`own_worktree`]). Anything not understood is not plain.
 fn config_is_plain(path: &Path, git: &Path, ws: &Path) -> bool {
-    let Ok(bytes) = walk::read(path) else {
+    let Ok(bytes) = walk::read(path, walk::TEXT_LIMIT) else {
         return false;
     };
-    let Some(entries) = (bytes.len() <= 64 * 1024)
-        .then(|| std::str::from_utf8(&bytes).ok())
-        .flatten()
+    let Some(entries) = std::str::from_utf8(&bytes)
+        .ok()
         .and_then(crate::gitconfig::entries)
     else {
         return false;
@@ -363,12 +393,9 @@ const TODO_RULE: &str = "a git rebase todo that runs programs";
 /// Whether a todo list holds a line that runs a program (`exec` or `x`), or cannot be read
 /// within its limit.
 fn todo_runs(todo: &Path) -> bool {
-    let Ok(bytes) = walk::read(todo) else {
+    let Ok(bytes) = walk::read(todo, 4 << 20) else {
         return walk::lstat(todo).is_ok();
     };
-    if bytes.len() > 4 << 20 {
-        return true;
-    }
     String::from_utf8_lossy(&bytes).lines().any(|l| {
         l.split_whitespace()
             .next()
@@ -376,15 +403,16 @@ fn todo_runs(todo: &Path) -> bool {
     })
 }
 
-/// The `.git` entries of the submodules registered in the workspace repository's index,
-/// when the index changed during the run: git recurses into them from the top (`git
-/// status`), wherever they lie.
-fn index_gitlinks(workspace: &Path, since: &Since, out: &mut Vec<Finding>) -> Vec<PathBuf> {
+/// The most the checks read of the workspace repository's index (and of a shared index it
+/// names): an index this large holds some 600,000 entries.
+const INDEX_LIMIT: u64 = 64 << 20;
+
+/// The `.git` entries of the submodules registered in the workspace repository's index and
+/// in the shared index it names: git recurses into them from the top (`git status`),
+/// wherever they lie. Empty when there is no index; `None` when one cannot be read (over
+/// [`INDEX_LIMIT`], not understood, a shared index missing).
+fn index_gitlinks(workspace: &Path) -> Option<Vec<PathBuf>> {
     let git = workspace.join(".git");
-    let index = git.join("index");
-    if !since.changed(&index) {
-        return Vec::new();
-    }
     let sha256 = gitdirs::read_text(&git.join("config"))
         .and_then(|t| crate::gitconfig::entries(&t))
         .is_some_and(|es| {
@@ -392,20 +420,31 @@ fn index_gitlinks(workspace: &Path, since: &Since, out: &mut Vec<Finding>) -> Ve
                 e.section == "extensions" && e.key == "objectformat" && e.value == "sha256"
             })
         });
-    let Ok(bytes) = walk::read(&index) else {
-        return Vec::new();
-    };
     let hash_len = if sha256 { 32 } else { 20 };
-    let Some(links) = super::gitindex::index_gitlinks(&bytes, hash_len) else {
-        out.push(finding(&index, "changed", "a git index sbx cannot read"));
-        return Vec::new();
+    let read = |p: &Path| match walk::read(p, INDEX_LIMIT) {
+        Ok(bytes) => super::gitindex::index_gitlinks(&bytes, hash_len),
+        Err(_) => None,
     };
-    links
+    let index = git.join("index");
+    if walk::lstat(&index).is_err() {
+        return Some(Vec::new());
+    }
+    let mut found = read(&index)?;
+    if let Some(hex) = found.shared.take() {
+        found
+            .links
+            .extend(read(&git.join(format!("sharedindex.{hex}")))?.links);
+    }
+    let mut links: Vec<PathBuf> = found
+        .links
         .into_iter()
         .filter(|rel| {
             rel.components()
                 .all(|c| matches!(c, std::path::Component::Normal(_)))
         })
         .map(|rel| workspace.join(rel).join(".git"))
-        .collect()
+        .collect();
+    links.sort();
+    links.dedup();
+    Some(links)
 }

@@ -251,15 +251,25 @@ pub(super) fn stat(path: &Path) -> std::io::Result<std::fs::Metadata> {
     retried(path, || std::fs::metadata(path))
 }
 
-/// A file's bytes, also of one the command made unreadable.
-pub(super) fn read(path: &Path) -> std::io::Result<Vec<u8>> {
+/// A file's bytes, also of one the command made unreadable, when there are at most `limit`
+/// of them: the command chooses the size of what the checks read (a sparse index of 1 GiB
+/// costs nothing to make), so a longer file is an error (`FileTooLarge`) after reading
+/// `limit + 1` bytes at most, and the caller treats it as dangerous.
+pub(super) fn read(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     retried(path, || {
+        let file = crate::regular_file::open(path)?;
         let mut out = Vec::new();
-        crate::regular_file::open(path)?.read_to_end(&mut out)?;
+        file.take(limit.saturating_add(1)).read_to_end(&mut out)?;
+        if out.len() as u64 > limit {
+            return Err(std::io::ErrorKind::FileTooLarge.into());
+        }
         Ok(out)
     })
 }
+
+/// The most the checks read of a small file of git's: a config, a `.git` file, `commondir`.
+pub(super) const TEXT_LIMIT: u64 = 64 * 1024;
 
 /// `read_dir`, also of a directory the command made unlistable.
 pub(super) fn read_dir(dir: &Path) -> std::io::Result<std::fs::ReadDir> {
