@@ -259,7 +259,9 @@ pub(super) fn read(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     retried(path, || {
         let file = crate::regular_file::open(path)?;
-        let mut out = Vec::new();
+        // Sized from the file, so that a whole file takes one read and the end another.
+        let size = file.metadata().map_or(0, |m| m.len()).min(limit);
+        let mut out = Vec::with_capacity(usize::try_from(size).unwrap_or(0).saturating_add(1));
         file.take(limit.saturating_add(1)).read_to_end(&mut out)?;
         if out.len() as u64 > limit {
             return Err(std::io::ErrorKind::FileTooLarge.into());
