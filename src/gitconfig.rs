@@ -150,7 +150,8 @@ fn header(name: &str) -> Option<(String, Option<String>)> {
 }
 
 /// Keys (`section.key`, any subsection) that git, `git init`, `git clone`, `git remote`,
-/// `git submodule` and `git worktree` write and that run nothing.
+/// `git submodule` and `git worktree` write and that run nothing. `core.worktree` runs
+/// nothing but says where git writes: callers judge its value.
 const PLAIN_KEYS: &[&str] = &[
     "core.repositoryformatversion",
     "core.filemode",
@@ -215,11 +216,6 @@ pub fn is_plain(e: &Entry) -> bool {
     } else {
         PLAIN_KEYS.contains(&key.as_str())
     }
-}
-
-/// Whether a config text holds only plain entries. Anything not understood is not plain.
-pub fn text_is_plain(text: &str) -> bool {
-    entries(text).is_some_and(|es| es.iter().all(is_plain))
 }
 
 /// The last value of `section.key` (both lower case) in a config text, lines not understood
@@ -316,6 +312,10 @@ fn include_path(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn text_is_plain(text: &str) -> bool {
+        entries(text).is_some_and(|es| es.iter().all(is_plain))
+    }
 
     #[test]
     fn what_git_writes_is_plain_and_what_runs_programs_is_not() {

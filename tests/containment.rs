@@ -666,10 +666,13 @@ fn a_git_file_pointing_at_a_git_directory_made_in_the_run_is_judged_by_its_conte
 fn a_git_directory_prepared_in_one_run_and_moved_into_place_in_the_next_is_judged_whole() {
     // The files of a git directory keep the change times of the run that wrote them; moved
     // into place later (as a nested `.git`, or named by a new `.git` file), all of it counts.
+    // Without its `HEAD` until it is placed: with one, git's discovery takes it for a git
+    // directory where it lies, and the first run judges it then.
     let prepare = "export GIT_CONFIG_NOSYSTEM=1; git init -q stash && mv stash/.git stashgit && rm -r stash \
-                   && echo 'echo pwned' > stashgit/hooks/pre-commit \
+                   && echo 'echo pwned' > stashgit/hooks/pre-commit && mv stashgit/HEAD stashgit/HEAD.off \
                    && mkdir -p deep/x/y && cp -a stashgit deep/x/y/stash.git && echo READY";
-    let place = "mkdir sub2 && mv stashgit sub2/.git && mkdir co && echo 'gitdir: ../deep/x/y/stash.git' > co/.git && echo PLACED";
+    let place = "mv stashgit/HEAD.off stashgit/HEAD && mv deep/x/y/stash.git/HEAD.off deep/x/y/stash.git/HEAD \
+                 && mkdir sub2 && mv stashgit sub2/.git && mkdir co && echo 'gitdir: ../deep/x/y/stash.git' > co/.git && echo PLACED";
     for u in users() {
         let s = Scratch::new(u);
         let wide = s.write_profile("wide", WIDE);

@@ -444,3 +444,197 @@ fn ordinary_git_work_in_nested_repositories_moves_nothing() {
         assert_nothing_moved(&s, &o);
     }
 }
+
+/// Whether `git status` in `dir` (relative to the workspace), outside the sandbox, runs a
+/// planted program. The mark is removed for the next question.
+fn status_runs_plant(s: &Scratch, dir: &str) -> bool {
+    let _ = s.outside(&format!("{GIT} cd {dir} && git status --porcelain"));
+    let ran = marker(s).exists();
+    let _ = std::fs::remove_file(marker(s));
+    ran
+}
+
+/// A config line that makes git run a program marking its run at the next `git status`.
+fn fsmonitor(s: &Scratch) -> String {
+    format!("\\tfsmonitor = echo ran > {}\\n", marker(s).display())
+}
+
+#[test]
+fn a_directory_made_a_git_directory_that_git_finds_from_below_is_checked() {
+    // git's discovery from `src/app` looks at `src/app/.git`, then at `src` itself: a `HEAD`
+    // beside `objects` and `refs` makes it a git directory, `core.worktree` a working tree.
+    let scene = "rm -rf .git && git init -q . && git commit -q --allow-empty -m init \
+                 && mkdir -p src/app lib/x/y && echo code > src/app/main.c";
+    for u in users() {
+        let s = Scratch::new(u);
+        set_up(&s, scene);
+        let make = |dir: &str| {
+            format!(
+                "mkdir -p {dir}/objects {dir}/refs && echo 'ref: refs/heads/main' > {dir}/HEAD \
+                 && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = ..\\n{}' > {dir}/config",
+                fsmonitor(&s)
+            )
+        };
+        for (dir, below) in [("src", "src/app"), ("lib/x/y", "lib/x/y/z")] {
+            let o = run(
+                &s,
+                "workspace",
+                &format!(
+                    "{} && mkdir -p {below} && echo more >> src/app/main.c",
+                    make(dir)
+                ),
+            );
+            assert_moved(&s, &o, &format!("{dir}/config"));
+            assert_moved(&s, &o, &format!("{dir}/HEAD"));
+            assert!(!status_runs_plant(&s, below), "{}: {dir}", s.label());
+        }
+        // Paired: the ordinary edit stays, and so does a bare clone made in the run.
+        let code = std::fs::read_to_string(s.ws.join("src/app/main.c")).unwrap();
+        assert_eq!(code, "code\nmore\nmore\n", "{}", s.label());
+        let o = run(&s, "workspace", "git clone -q --bare . store/mirror.git");
+        assert_nothing_moved(&s, &o);
+        // Where nothing is protected, the program runs at the next `git status`.
+        let wide = s.write_profile("wide", WIDE);
+        set_up(&s, "rm -rf src/objects src/refs");
+        run(&s, wide.to_str().unwrap(), &make("src"));
+        assert!(status_runs_plant(&s, "src/app"), "{}", s.label());
+    }
+}
+
+#[test]
+fn a_core_worktree_leading_out_of_a_nested_repository_is_checked() {
+    // `lib` tracks an executable `pre-commit`; with `core.worktree` naming the workspace
+    // repository's hooks, the next `git checkout -- .` in lib writes it there, and the
+    // commit after it runs it.
+    let scene = "rm -rf .git && git init -q . && git commit -q --allow-empty -m init \
+                 && git init -q lib && git -C lib commit -q --allow-empty -m init";
+    for u in users() {
+        let s = Scratch::new(u);
+        set_up(&s, scene);
+        let track = format!(
+            "{} && git -C lib add pre-commit && git -C lib commit -q --allow-empty -m hook",
+            plant(&s, "lib/pre-commit")
+        );
+        let point = |to: &str| format!("{track} && git -C lib config core.worktree {to}");
+        let later = "git -C lib checkout -- . ; git commit -q --allow-empty -m later";
+        let o = run(&s, "workspace", &point("../../.git/hooks"));
+        assert_moved(&s, &o, "lib/.git/config");
+        let _ = s.outside(&format!("{GIT} {later}"));
+        assert!(!marker(&s).exists(), "{}", s.label());
+        set_up(&s, "git init -q lib && rm -f lib/pre-commit");
+        let o = run(&s, "workspace", &point("'~'"));
+        assert_moved(&s, &o, "lib/.git/config");
+        // Paired: a `core.worktree` naming the repository's own working tree stays.
+        set_up(&s, "git init -q lib && rm -f lib/pre-commit");
+        let o = run(&s, "workspace", &point("\"$PWD/lib\""));
+        assert_nothing_moved(&s, &o);
+        // Where nothing is protected, the checkout writes the hook and the commit runs it.
+        let wide = s.write_profile("wide", WIDE);
+        set_up(
+            &s,
+            "rm -rf lib && git init -q lib && git -C lib commit -q --allow-empty -m i",
+        );
+        run(&s, wide.to_str().unwrap(), &point("../../.git/hooks"));
+        let _ = s.outside(&format!("{GIT} {later}"));
+        assert!(marker(&s).exists(), "{}", s.label());
+    }
+}
+
+#[test]
+fn a_rebase_todo_with_exec_lines_is_checked() {
+    // An interactive rebase's state, made during the run: `git rebase --continue` runs its
+    // `exec` lines.
+    let scene = "rm -rf .git && git init -q -b main . && git commit -q --allow-empty -m init \
+                 && git init -q -b main lib && git -C lib commit -q --allow-empty -m init";
+    for u in users() {
+        let s = Scratch::new(u);
+        set_up(&s, scene);
+        let state = |repo: &str| {
+            format!(
+                "d={repo}/.git/rebase-merge && h=$(git -C {repo} rev-parse HEAD) && mkdir $d \
+                 && echo refs/heads/main > $d/head-name && echo $h > $d/onto \
+                 && echo $h > $d/orig-head && touch $d/interactive \
+                 && echo 'exec echo ran > {}' > $d/git-rebase-todo",
+                marker(&s).display()
+            )
+        };
+        let resume = |repo: &str| {
+            let _ = s.outside(&format!("{GIT} git -C {repo} rebase --continue"));
+            let ran = marker(&s).exists();
+            let _ = std::fs::remove_file(marker(&s));
+            ran
+        };
+        let o = run(
+            &s,
+            "workspace",
+            &format!("{} && {}", state("."), state("lib")),
+        );
+        assert_moved(&s, &o, ".git/rebase-merge");
+        assert_moved(&s, &o, "lib/.git/rebase-merge");
+        assert!(!resume("."), "{}", s.label());
+        assert!(!resume("lib"), "{}", s.label());
+        // Paired: a rebase stopped during the run without `exec` keeps its state, and
+        // resumes outside.
+        let o = run(
+            &s,
+            "workspace",
+            "git -C lib commit -q --allow-empty -m two \
+             && GIT_SEQUENCE_EDITOR='sed -i 1ibreak' git -C lib rebase -q -i HEAD~1",
+        );
+        assert_nothing_moved(&s, &o);
+        let o = s.outside(&format!(
+            "{GIT} git -C lib rebase --continue && echo RESUMED"
+        ));
+        assert!(
+            stdout(&o).contains("RESUMED"),
+            "{}: {}",
+            s.label(),
+            text(&o)
+        );
+        // Where nothing is protected, the `exec` line runs.
+        let wide = s.write_profile("wide", WIDE);
+        run(&s, wide.to_str().unwrap(), &state("."));
+        assert!(resume("."), "{}", s.label());
+    }
+}
+
+#[test]
+fn submodules_a_split_index_registers_are_checked_and_an_unreadable_index_is_not_skipped() {
+    // `a/b/c/d` lies deeper than the walk looks; the workspace repository's index registers
+    // it as a submodule, and `git status` at the top runs git in it, with its config.
+    let scene = "rm -rf .git && git init -q . && git commit -q --allow-empty -m init \
+                 && git init -q a/b/c/d && git -C a/b/c/d commit -q --allow-empty -m i";
+    let register = "git update-index --split-index --add --cacheinfo 160000,$(git -C a/b/c/d rev-parse HEAD),a/b/c/d";
+    for u in users() {
+        let s = Scratch::new(u);
+        set_up(&s, scene);
+        let set = format!(
+            "git -C a/b/c/d config core.fsmonitor 'echo ran > {}'",
+            marker(&s).display()
+        );
+        // Registered in a split index, whose entries lie in `.git/sharedindex.HEX`.
+        let o = run(&s, "workspace", &format!("{register} && {set}"));
+        assert_moved(&s, &o, "a/b/c/d/.git/config");
+        assert!(!status_runs_plant(&s, "."), "{}", s.label());
+        // Registered before the run, the index left alone during it.
+        set_up(&s, "git init -q a/b/c/d");
+        let o = run(&s, "workspace", &set);
+        assert_moved(&s, &o, "a/b/c/d/.git/config");
+        assert!(!status_runs_plant(&s, "."), "{}", s.label());
+        // An index the check cannot read within its limit goes, and is not skipped.
+        set_up(&s, "git init -q a/b/c/d");
+        let o = run(&s, "workspace", "truncate -s 1G .git/index");
+        assert_moved(&s, &o, ".git/index");
+        // Paired: a commit in the submodule during the run keeps everything.
+        set_up(&s, &format!("{register} && git commit -qm sub"));
+        let o = run(
+            &s,
+            "workspace",
+            "git -C a/b/c/d commit -q --allow-empty -m two && git add a/b/c/d && git commit -qm up",
+        );
+        assert_nothing_moved(&s, &o);
+        let wide = s.write_profile("wide", WIDE);
+        run(&s, wide.to_str().unwrap(), &set);
+        assert!(status_runs_plant(&s, "."), "{}", s.label());
+    }
+}

@@ -32,6 +32,9 @@ pub(super) struct GitDir {
     pub way: Vec<PathBuf>,
     /// The `.git` file or link that names it (or the git directory above it).
     pub named_by: Option<PathBuf>,
+    /// Whether it was found as a directory git's discovery takes for a git directory of its
+    /// own, not through a `.git` entry ([`is_discovered_git_dir`]).
+    pub discovered: bool,
 }
 
 /// What [`find`] found.
@@ -83,8 +86,9 @@ impl Root {
     }
 }
 
-/// The git directories that `dot_gits` are or name, and everything beneath them.
-pub(super) fn find(root: &Root, dot_gits: &[PathBuf]) -> Found {
+/// The git directories that `dot_gits` are or name, those of `bare` that are git directories
+/// of their own ([`is_discovered_git_dir`]), and everything beneath them.
+pub(super) fn find(root: &Root, dot_gits: &[PathBuf], bare: &[PathBuf]) -> Found {
     let mut f = Finder {
         root,
         looked_into: BTreeSet::new(),
@@ -96,7 +100,28 @@ pub(super) fn find(root: &Root, dot_gits: &[PathBuf]) -> Found {
     for dot_git in dot_gits {
         f.entry(dot_git);
     }
+    for dir in bare.iter().filter(|d| is_discovered_git_dir(d)) {
+        let g = GitDir {
+            dir: dir.clone(),
+            inside: true,
+            common: f.common_of(dir).unwrap_or_else(|| dir.clone()),
+            worktree: core_worktree(dir),
+            way: vec![dir.clone()],
+            named_by: None,
+            discovered: true,
+        };
+        f.add(g, 0);
+    }
     f.found
+}
+
+/// A directory git's discovery takes for a git directory when it walks up through it: a
+/// `HEAD` beside `objects` and `refs`, or beside a `commondir` that lends them (git also
+/// checks what `HEAD` holds; any `HEAD` counts here). Its `core.worktree` gives it a working
+/// tree.
+fn is_discovered_git_dir(dir: &Path) -> bool {
+    let has = |n: &str| walk::lstat(&dir.join(n)).is_ok();
+    has("HEAD") && ((has("objects") && has("refs")) || has("commondir"))
 }
 
 struct Finder<'r> {
@@ -132,6 +157,7 @@ impl Finder<'_> {
             inside,
             worktree,
             named_by,
+            discovered: false,
         };
         self.add(g, 0);
     }
@@ -183,6 +209,7 @@ impl Finder<'_> {
                 worktree,
                 way: vec![common],
                 named_by: None,
+                discovered: false,
             };
             self.add(g, depth + 1);
         }
@@ -200,6 +227,7 @@ impl Finder<'_> {
                 worktree: worktree_of(dir),
                 way,
                 named_by,
+                discovered: false,
             };
             self.add(g, depth);
         } else if depth < MODULE_DEPTH {
@@ -252,8 +280,10 @@ fn subdirs(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// A file's text, only when it is a regular file: a FIFO the command left as `.git` or
-/// `.git/config` would block the check after the run for ever.
+/// A file's text, only when it is a regular file (a FIFO the command left as `.git` or
+/// `.git/config` would block the check after the run for ever) of at most
+/// [`walk::TEXT_LIMIT`] bytes. `None` otherwise: a `.git` file or `commondir` that cannot be
+/// read names nothing, and is itself judged dangerous when it changed.
 pub(super) fn read_text(path: &Path) -> Option<String> {
-    String::from_utf8(walk::read(path).ok()?).ok()
+    String::from_utf8(walk::read(path, walk::TEXT_LIMIT).ok()?).ok()
 }

@@ -2,9 +2,39 @@
 //! wherever they lie.
 use std::path::PathBuf;
 
-/// The paths of the submodule entries (gitlinks, mode 160000) in a git index, versions 2 to
-/// 4; `None` when the file is not an index this understands.
-pub(super) fn index_gitlinks(index: &[u8], hash_len: usize) -> Option<Vec<PathBuf>> {
+/// What a git index says of submodules.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Gitlinks {
+    /// The paths of its submodule entries (gitlinks, mode 160000).
+    pub links: Vec<PathBuf>,
+    /// The hash of the shared index its `link` extension names (`git update-index
+    /// --split-index`): git loads `sharedindex.HEX` beside it, and the entries there count
+    /// as the index's own.
+    pub shared: Option<String>,
+}
+
+/// The [`Gitlinks`] of a git index, versions 2 to 4; `None` when the file is not an index
+/// this understands.
+pub(super) fn index_gitlinks(index: &[u8], hash_len: usize) -> Option<Gitlinks> {
+    let (links, mut pos) = entries(index, hash_len)?;
+    let mut shared = None;
+    // Extensions: a signature, a 32-bit size, the data; the index's hash ends the file.
+    let end = index.len().checked_sub(hash_len)?;
+    while pos + 8 <= end {
+        let size =
+            usize::try_from(u32::from_be_bytes(index[pos + 4..pos + 8].try_into().ok()?)).ok()?;
+        let data = index.get(pos + 8..(pos + 8).checked_add(size)?)?;
+        if &index[pos..pos + 4] == b"link" {
+            let hash = data.get(..hash_len)?;
+            shared = Some(hash.iter().map(|b| format!("{b:02x}")).collect());
+        }
+        pos += 8 + size;
+    }
+    Some(Gitlinks { links, shared })
+}
+
+/// The gitlinks among the entries, and where the entries end.
+fn entries(index: &[u8], hash_len: usize) -> Option<(Vec<PathBuf>, usize)> {
     use std::os::unix::ffi::OsStrExt;
     let be32 = |at: usize| -> Option<u32> {
         Some(u32::from_be_bytes(index.get(at..at + 4)?.try_into().ok()?))
@@ -46,7 +76,7 @@ pub(super) fn index_gitlinks(index: &[u8], hash_len: usize) -> Option<Vec<PathBu
         }
         prev = path;
     }
-    Some(out)
+    Some((out, pos))
 }
 
 /// git's offset encoding of the index's version 4 path prefixes.
@@ -86,10 +116,21 @@ mod tests {
             let len = v2.len() - start;
             v2.resize(start + ((len + 8) & !7), 0);
         }
+        let mut split = v2.clone();
+        v2.extend_from_slice(&[0u8; 20]);
         assert_eq!(
-            index_gitlinks(&v2, 20).unwrap_or_default(),
+            index_gitlinks(&v2, 20).unwrap_or_default().links,
             [std::path::PathBuf::from("deep/sub")]
         );
+        // A split index names its shared index in its `link` extension.
+        split.extend_from_slice(b"link");
+        split.extend_from_slice(&40u32.to_be_bytes());
+        split.extend_from_slice(&[0xab; 20]);
+        split.extend_from_slice(&[0u8; 20]);
+        split.extend_from_slice(&[0u8; 20]);
+        let got = index_gitlinks(&split, 20).unwrap_or_default();
+        assert_eq!(got.shared, Some("ab".repeat(20)));
+        assert_eq!(got.links, [std::path::PathBuf::from("deep/sub")]);
         let mut v4 = b"DIRC".to_vec();
         v4.extend_from_slice(&4u32.to_be_bytes());
         v4.extend_from_slice(&2u32.to_be_bytes());
@@ -101,8 +142,9 @@ mod tests {
         v4.push(1); // strip "x", keep "node_modules/"
         v4.extend_from_slice(b"y");
         v4.push(0);
+        v4.extend_from_slice(&[0u8; 20]);
         assert_eq!(
-            index_gitlinks(&v4, 20).unwrap_or_default(),
+            index_gitlinks(&v4, 20).unwrap_or_default().links,
             ["node_modules/x", "node_modules/y"].map(std::path::PathBuf::from)
         );
         assert_eq!(varint(&[0x80, 0x00]), Some((128, 2)));

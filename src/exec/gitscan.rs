@@ -66,9 +66,12 @@ const HOOKS_PATH_LINK_RULE: &str = "a link on the way to git's core.hooksPath";
 /// directories with their entries, included files), and the workspace repository's index. A
 /// change to one is then judged exactly, and one moved into place during the run is told
 /// from one that was there ([`Since::moved_in`]).
-pub(super) fn recorded_files(workspace: &Path, walk: &Walk) -> Vec<PathBuf> {
+pub(super) fn recorded_files(workspace: &Path, walk: &Walk) -> Record {
     let root = Root::of(workspace);
-    let found = gitdirs::find(&root, &walk.dot_gits(workspace));
+    let entries = walk.git_entries(workspace);
+    let gitlinks = index_gitlinks(workspace).unwrap_or_default();
+    let dot_gits = [entries.dot_gits, gitlinks.clone()].concat();
+    let found = gitdirs::find(&root, &dot_gits, &entries.bare);
     let mut out = found.strays;
     out.push(workspace.join(".git/index"));
     for g in &found.dirs {
@@ -78,6 +81,10 @@ pub(super) fn recorded_files(workspace: &Path, walk: &Walk) -> Vec<PathBuf> {
             let hooks = HooksDir::at(&g.dir.join("hooks"), &g.dir, &root);
             hooks.record(&mut out);
             out.extend(OWN_FILES.iter().map(|n| g.dir.join(n)));
+            for (state, todo) in TODOS {
+                out.push(g.dir.join(state));
+                out.push(g.dir.join(state).join(todo));
+            }
         }
         let named = Named::of(g, workspace);
         out.extend(named.included);
@@ -85,16 +92,46 @@ pub(super) fn recorded_files(workspace: &Path, walk: &Walk) -> Vec<PathBuf> {
             HooksDir::at(dir, workspace, &root).record(&mut out);
         }
     }
-    out
+    Record {
+        files: out,
+        gitlinks,
+    }
+}
+
+/// What [`recorded_files`] gives.
+pub(super) struct Record {
+    /// The paths whose state is recorded.
+    pub files: Vec<PathBuf>,
+    /// The `.git` entries of the submodules the index registered before the run: checked
+    /// after it whatever the index then says.
+    pub gitlinks: Vec<PathBuf>,
 }
 
 /// Every git directory of the workspace, after the run.
-pub(super) fn scan(workspace: &Path, walk: &Walk, since: &Since) -> Vec<Finding> {
+/// `gitlinks` are the submodules the index registered before the run ([`Record`]).
+pub(super) fn scan(
+    workspace: &Path,
+    walk: &Walk,
+    since: &Since,
+    gitlinks: &[PathBuf],
+) -> Vec<Finding> {
     let mut out = Vec::new();
-    let mut dot_gits = walk.dot_gits(workspace);
-    dot_gits.extend(index_gitlinks(workspace, since, &mut out));
+    let entries = walk.git_entries(workspace);
+    let mut dot_gits = entries.dot_gits;
+    dot_gits.extend_from_slice(gitlinks);
+    match index_gitlinks(workspace) {
+        Some(now) => dot_gits.extend(now),
+        // Changed during the run into one that cannot be read: what it registers is not
+        // known, and git may still load it.
+        None => {
+            let index = workspace.join(".git/index");
+            if since.changed(&index) {
+                out.push(finding(&index, "changed", "a git index sbx cannot read"));
+            }
+        }
+    }
     let root = Root::of(workspace);
-    let found = gitdirs::find(&root, &dot_gits);
+    let found = gitdirs::find(&root, &dot_gits, &entries.bare);
     for stray in found.strays.iter().filter(|s| since.changed(s)) {
         out.push(finding(
             stray,
@@ -108,7 +145,19 @@ pub(super) fn scan(workspace: &Path, walk: &Walk, since: &Since) -> Vec<Finding>
         if !g.inside && g.named_by.as_deref().is_some_and(|n| since.changed(n)) {
             continue;
         }
-        check_git_dir(g, Changes::of(g, since), workspace, &root, &mut out);
+        let changes = Changes::of(g, since);
+        let before = out.len();
+        check_git_dir(g, changes, workspace, &root, &mut out);
+        // A directory made a git directory during the run, with something that runs
+        // programs: its `HEAD` goes too, so that git's discovery passes it by again and
+        // finds the repository around it.
+        if g.discovered && changes.all && out.len() > before {
+            out.push(finding(
+                &g.dir.join("HEAD"),
+                "created",
+                "a directory made a git directory that git finds from below",
+            ));
+        }
     }
     out
 }
@@ -159,8 +208,14 @@ fn check_git_dir(g: &GitDir, changes: Changes<'_>, ws: &Path, root: &Root, out: 
         hooks.check(changes, HOOKS_RULE, out);
         for name in &OWN_FILES[..2] {
             let cfg = g.dir.join(name);
-            if changes.changed(&cfg) && !config_is_plain(&cfg) {
+            if changes.changed(&cfg) && !config_is_plain(&cfg, &g.dir, ws) {
                 out.push(finding(&cfg, "config", CONFIG_RULE));
+            }
+        }
+        for (state, todo) in TODOS {
+            let state = g.dir.join(state);
+            if changes.below(&state).changed(&state.join(todo)) && todo_runs(&state.join(todo)) {
+                out.push(finding(&state, "created", TODO_RULE));
             }
         }
         let commondir = g.dir.join("commondir");
@@ -178,7 +233,7 @@ fn check_git_dir(g: &GitDir, changes: Changes<'_>, ws: &Path, root: &Root, out: 
     // is that repository's, and a worktree added to it does not make it new.
     let since = changes.since;
     for file in &named.included {
-        if (since.changed(file) || since.made(file)) && !config_is_plain(file) {
+        if (since.changed(file) || since.made(file)) && !config_is_plain(file, &g.dir, ws) {
             out.push(finding(file, "config", CONFIG_RULE));
         }
     }
@@ -281,25 +336,83 @@ fn check_hooks(hooks: &Path, changes: Changes<'_>, out: &mut Vec<Finding>) {
     }
 }
 
-/// Whether a git config file holds only plain keys. Anything not understood is not plain.
-fn config_is_plain(path: &Path) -> bool {
-    match walk::read(path) {
-        Ok(bytes) if bytes.len() <= 64 * 1024 => {
-            std::str::from_utf8(&bytes).is_ok_and(crate::gitconfig::text_is_plain)
-        }
-        _ => false,
-    }
+/// Whether a git config file of the git directory `git` holds only plain keys, and a
+/// `core.worktree` only when it is that git directory's own working tree
+/// ([`own_worktree`]). Anything not understood is not plain.
+fn config_is_plain(path: &Path, git: &Path, ws: &Path) -> bool {
+    let Ok(bytes) = walk::read(path, walk::TEXT_LIMIT) else {
+        return false;
+    };
+    let Some(entries) = std::str::from_utf8(&bytes)
+        .ok()
+        .and_then(crate::gitconfig::entries)
+    else {
+        return false;
+    };
+    entries.iter().all(|e| {
+        crate::gitconfig::is_plain(e)
+            && ((e.section.as_str(), e.key.as_str()) != ("core", "worktree")
+                || own_worktree(git, &e.value, ws))
+    })
 }
 
-/// The `.git` entries of the submodules registered in the workspace repository's index,
-/// when the index changed during the run: git recurses into them from the top (`git
-/// status`), wherever they lie.
-fn index_gitlinks(workspace: &Path, since: &Since, out: &mut Vec<Finding>) -> Vec<PathBuf> {
-    let git = workspace.join(".git");
-    let index = git.join("index");
-    if !since.changed(&index) {
-        return Vec::new();
+/// Whether a `core.worktree` value leads to the working tree of the git directory `git`: a
+/// directory of the workspace, in no `.git`, whose `.git` is `git` or names it. git resolves
+/// a relative value from the git directory. Any other makes the next `git checkout -- .`
+/// there write where it leads: the workspace repository's `.git/hooks`, the home (`~`).
+fn own_worktree(git: &Path, value: &str, ws: &Path) -> bool {
+    if value.is_empty() || value.starts_with('~') {
+        return false;
     }
+    let tree = crate::profile::normalize(&git.join(value));
+    let in_no_git = tree.strip_prefix(ws).is_ok_and(|rel| {
+        rel.components()
+            .all(|c| !c.as_os_str().eq_ignore_ascii_case(".git"))
+    });
+    if !in_no_git || tree.starts_with(git) {
+        return false;
+    }
+    let dot_git = tree.join(".git");
+    let named = match walk::lstat(&dot_git) {
+        Ok(m) if m.is_file() => gitdirs::read_text(&dot_git)
+            .and_then(|t| Some(tree.join(t.trim().strip_prefix("gitdir:")?.trim())))
+            .map(|d| crate::profile::normalize(&d)),
+        Ok(m) if m.is_dir() => Some(dot_git),
+        _ => None,
+    };
+    let real = |p: &Path| std::fs::canonicalize(p).ok();
+    named.is_some_and(|n| real(&n).is_some_and(|n| Some(n) == real(git)))
+}
+
+/// The state git keeps of a sequence in progress, with the todo list `git rebase
+/// --continue` (or `git cherry-pick --continue`) takes up.
+const TODOS: [(&str, &str); 2] = [("rebase-merge", "git-rebase-todo"), ("sequencer", "todo")];
+
+const TODO_RULE: &str = "a git rebase todo that runs programs";
+
+/// Whether a todo list holds a line that runs a program (`exec` or `x`), or cannot be read
+/// within its limit.
+fn todo_runs(todo: &Path) -> bool {
+    let Ok(bytes) = walk::read(todo, 4 << 20) else {
+        return walk::lstat(todo).is_ok();
+    };
+    String::from_utf8_lossy(&bytes).lines().any(|l| {
+        l.split_whitespace()
+            .next()
+            .is_some_and(|w| w.eq_ignore_ascii_case("exec") || w.eq_ignore_ascii_case("x"))
+    })
+}
+
+/// The most the checks read of the workspace repository's index (and of a shared index it
+/// names): an index this large holds some 600,000 entries.
+const INDEX_LIMIT: u64 = 64 << 20;
+
+/// The `.git` entries of the submodules registered in the workspace repository's index and
+/// in the shared index it names: git recurses into them from the top (`git status`),
+/// wherever they lie. Empty when there is no index; `None` when one cannot be read (over
+/// [`INDEX_LIMIT`], not understood, a shared index missing).
+fn index_gitlinks(workspace: &Path) -> Option<Vec<PathBuf>> {
+    let git = workspace.join(".git");
     let sha256 = gitdirs::read_text(&git.join("config"))
         .and_then(|t| crate::gitconfig::entries(&t))
         .is_some_and(|es| {
@@ -307,20 +420,31 @@ fn index_gitlinks(workspace: &Path, since: &Since, out: &mut Vec<Finding>) -> Ve
                 e.section == "extensions" && e.key == "objectformat" && e.value == "sha256"
             })
         });
-    let Ok(bytes) = walk::read(&index) else {
-        return Vec::new();
-    };
     let hash_len = if sha256 { 32 } else { 20 };
-    let Some(links) = super::gitindex::index_gitlinks(&bytes, hash_len) else {
-        out.push(finding(&index, "changed", "a git index sbx cannot read"));
-        return Vec::new();
+    let read = |p: &Path| match walk::read(p, INDEX_LIMIT) {
+        Ok(bytes) => super::gitindex::index_gitlinks(&bytes, hash_len),
+        Err(_) => None,
     };
-    links
+    let index = git.join("index");
+    if walk::lstat(&index).is_err() {
+        return Some(Vec::new());
+    }
+    let mut found = read(&index)?;
+    if let Some(hex) = found.shared.take() {
+        found
+            .links
+            .extend(read(&git.join(format!("sharedindex.{hex}")))?.links);
+    }
+    let mut links: Vec<PathBuf> = found
+        .links
         .into_iter()
         .filter(|rel| {
             rel.components()
                 .all(|c| matches!(c, std::path::Component::Normal(_)))
         })
         .map(|rel| workspace.join(rel).join(".git"))
-        .collect()
+        .collect();
+    links.sort();
+    links.dedup();
+    Some(links)
 }

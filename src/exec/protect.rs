@@ -136,6 +136,8 @@ pub(super) struct Watch {
     before: BTreeMap<PathBuf, Seen>,
     links: Vec<ProtectedLink>,
     since: Since,
+    /// The submodules the workspace repository's index registered before the run.
+    gitlinks: Vec<PathBuf>,
     policy: ProtectedChange,
     /// The profile protects git's files (it has `deny_write` paths under `.git`).
     git: bool,
@@ -292,15 +294,20 @@ impl Watch {
         let below = Below::of(&entries, workspace, folding);
         let walk = walk.or_else(|| (git || !below.is_empty()).then(|| Walk::of(workspace)));
         let walk = walk.as_ref();
+        let record = match walk.filter(|_| git) {
+            Some(walk) => gitscan::recorded_files(workspace, walk),
+            None => gitscan::Record {
+                files: Vec::new(),
+                gitlinks: Vec::new(),
+            },
+        };
         Self {
             workspace: workspace.to_path_buf(),
             writable: writable.to_vec(),
             before,
             links,
-            since: Since::take(match walk.filter(|_| git) {
-                Some(walk) => gitscan::recorded_files(workspace, walk),
-                None => Vec::new(),
-            }),
+            since: Since::take(record.files),
+            gitlinks: record.gitlinks,
             policy,
             git,
             below_before: walk.map(|w| below.found(w)).unwrap_or_default(),
@@ -340,7 +347,7 @@ impl Watch {
             found.extend(below::changes(&self.below_before, self.below.found(walk)));
         }
         let git = match walk.filter(|_| self.git) {
-            Some(walk) => gitscan::scan(&self.workspace, &walk, &self.since),
+            Some(walk) => gitscan::scan(&self.workspace, &walk, &self.since, &self.gitlinks),
             None => Vec::new(),
         };
         for f in git {

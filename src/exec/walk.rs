@@ -53,13 +53,29 @@ impl Walk {
     /// would list build trees' directories of thousands of files (`target/debug/deps`), and
     /// is not looked at. A name is kept when it is `.git` under any ASCII case: a file system
     /// that folds case opens `.GIT` as `.git`, as git does.
-    pub(super) fn dot_gits(&self, workspace: &Path) -> Vec<PathBuf> {
+    ///
+    /// With them, the directories at the same levels that git could take for a
+    /// git directory of their own: git's discovery looks at `DIR/.git` and then at `DIR`
+    /// itself (a `HEAD` beside `objects` and `refs`), so `src/HEAD`, `src/objects`,
+    /// `src/refs` and a `src/config` with `core.worktree = ..` make `cd src/app && git
+    /// status` use `src`. A directory whose listing holds no `HEAD` is left out; one not
+    /// listed (the third level, leaves) is given, to be asked by name. The workspace itself
+    /// is given when it has no `.git`.
+    pub(super) fn git_entries(&self, workspace: &Path) -> GitEntries {
         let dot_git = |names: &[OsString]| names.iter().any(|n| n.eq_ignore_ascii_case(".git"));
+        let head = |names: &[OsString]| names.iter().any(|n| n.eq_ignore_ascii_case("HEAD"));
         let mut out = vec![workspace.join(".git")];
+        let mut bare = Vec::new();
+        if lstat(&workspace.join(".git")).is_err() {
+            bare.push(workspace.to_path_buf());
+        }
         for (dir, names) in &self.first {
             // No names: empty, or not listed; asked by name then.
             if names.is_empty() || dot_git(names) {
                 out.push(dir.join(".git"));
+            }
+            if names.is_empty() || head(names) {
+                bare.push(dir.clone());
             }
         }
         let counted = SubdirCount::of(workspace);
@@ -70,14 +86,32 @@ impl Walk {
                     if dot_git(&l.names) {
                         out.push(dir.join(".git"));
                     }
+                    if head(&l.names) {
+                        bare.push(dir.clone());
+                    }
                     out.extend(l.dirs.iter().map(|d| d.join(".git")));
+                    bare.extend(l.dirs.iter().cloned());
                 }
                 // A leaf, or not listed: asked by name, as git would find it.
-                None => out.push(dir.join(".git")),
+                None => {
+                    out.push(dir.join(".git"));
+                    bare.push(dir.clone());
+                }
             }
         }
-        out
+        GitEntries {
+            dot_gits: out,
+            bare,
+        }
     }
+}
+
+/// What [`Walk::git_entries`] gives.
+pub(super) struct GitEntries {
+    /// The `.git` paths to look at, existing or not.
+    pub(super) dot_gits: Vec<PathBuf>,
+    /// Directories that may be git directories themselves, existing or not.
+    pub(super) bare: Vec<PathBuf>,
 }
 
 /// File systems whose directories have one link per subdirectory beside their own two: a
@@ -217,15 +251,27 @@ pub(super) fn stat(path: &Path) -> std::io::Result<std::fs::Metadata> {
     retried(path, || std::fs::metadata(path))
 }
 
-/// A file's bytes, also of one the command made unreadable.
-pub(super) fn read(path: &Path) -> std::io::Result<Vec<u8>> {
+/// A file's bytes, also of one the command made unreadable, when there are at most `limit`
+/// of them: the command chooses the size of what the checks read (a sparse index of 1 GiB
+/// costs nothing to make), so a longer file is an error (`FileTooLarge`) after reading
+/// `limit + 1` bytes at most, and the caller treats it as dangerous.
+pub(super) fn read(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     retried(path, || {
-        let mut out = Vec::new();
-        crate::regular_file::open(path)?.read_to_end(&mut out)?;
+        let file = crate::regular_file::open(path)?;
+        // Sized from the file, so that a whole file takes one read and the end another.
+        let size = file.metadata().map_or(0, |m| m.len()).min(limit);
+        let mut out = Vec::with_capacity(usize::try_from(size).unwrap_or(0).saturating_add(1));
+        file.take(limit.saturating_add(1)).read_to_end(&mut out)?;
+        if out.len() as u64 > limit {
+            return Err(std::io::ErrorKind::FileTooLarge.into());
+        }
         Ok(out)
     })
 }
+
+/// The most the checks read of a small file of git's: a config, a `.git` file, `commondir`.
+pub(super) const TEXT_LIMIT: u64 = 64 * 1024;
 
 /// `read_dir`, also of a directory the command made unlistable.
 pub(super) fn read_dir(dir: &Path) -> std::io::Result<std::fs::ReadDir> {
