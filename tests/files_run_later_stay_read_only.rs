@@ -347,3 +347,58 @@ fn hooks_paths_and_includes_named_through_included_files_stay_read_only() {
         }
     }
 }
+
+/// A hook installed as a link (`.git/hooks/pre-commit -> ../../scripts/pre-commit`) runs its
+/// target at the next commit: the target stays read-only as the hook does, while the
+/// project's other scripts stay writable. Paired: without protected paths the target is
+/// written.
+#[test]
+fn a_hook_installed_as_a_link_keeps_its_target_read_only() {
+    let script = "echo 'echo HOOK-RAN-7e1 >&2' >> scripts/pre-commit && echo WROTE-TARGET; \
+                  echo x >> .git/hooks/pre-commit && echo WROTE-THROUGH-LINK; \
+                  echo x >> scripts/build.sh && echo WROTE-OTHER";
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        std::fs::create_dir_all(s.ws.join("scripts")).unwrap();
+        std::fs::write(s.ws.join("scripts/pre-commit"), "#!/bin/sh\n").unwrap();
+        std::fs::write(s.ws.join("scripts/build.sh"), "true\n").unwrap();
+        let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+        std::fs::set_permissions(s.ws.join("scripts/pre-commit"), mode).unwrap();
+        let hook = s.ws.join(".git/hooks/pre-commit");
+        std::os::unix::fs::symlink("../../scripts/pre-commit", &hook).unwrap();
+        s.chown_all();
+        let out = s.run("workspace", script);
+        let said = stdout(&out);
+        assert!(
+            !said.contains("WROTE-TARGET"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(
+            !said.contains("WROTE-THROUGH-LINK"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(
+            said.contains("WROTE-OTHER"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        let target = std::fs::read_to_string(s.ws.join("scripts/pre-commit")).unwrap();
+        assert_eq!(target, "#!/bin/sh\n", "{}", s.label());
+        // Paired: the same script under a profile without protected paths writes the target.
+        let allowed = s.run(wide.to_str().unwrap(), script);
+        assert!(
+            stdout(&allowed).contains("WROTE-TARGET"),
+            "{}: {}",
+            s.label(),
+            text(&allowed)
+        );
+        let target = std::fs::read_to_string(s.ws.join("scripts/pre-commit")).unwrap();
+        assert!(target.contains("HOOK-RAN-7e1"), "{}", s.label());
+    }
+}

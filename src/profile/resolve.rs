@@ -198,9 +198,9 @@ fn with_link_targets(
     entries
 }
 
-/// The symbolic links directly in `dir`, when it is a directory the profile hides (not in the
-/// trees mounted afresh) of at most [`LINKS_INSIDE_MAX`] entries: secrets kept elsewhere and
-/// linked in one by one.
+/// The symbolic links directly in `dir`, when it is a directory (not in the trees mounted
+/// afresh) of at most [`LINKS_INSIDE_MAX`] entries: secrets kept elsewhere and linked into a
+/// hidden directory one by one, hooks kept in the project and linked into `.git/hooks`.
 fn links_inside(dir: &Path, files: &dyn Files) -> Vec<PathBuf> {
     let fresh = ["/proc", "/sys", "/dev"]
         .iter()
@@ -247,6 +247,10 @@ fn with_gitlink(mut deny_write: Vec<PathEntry>, vars: &Vars, files: &dyn Files) 
     }
     if kind == Some(FileKind::Dir) {
         extra.extend(git_config_paths(&dot_git, vars, files));
+        let hooks: Vec<PathBuf> = std::iter::once(dot_git.join("hooks"))
+            .chain(extra.iter().cloned())
+            .collect();
+        extra.extend(hook_link_targets(&hooks, files));
     }
     for path in extra {
         let path = normalize(&path);
@@ -260,6 +264,30 @@ fn with_gitlink(mut deny_write: Vec<PathEntry>, vars: &Vars, files: &dyn Files) 
         }
     }
     deny_write
+}
+
+/// Where the links in the hooks directories lead (`.git/hooks/pre-commit ->
+/// ../../scripts/pre-commit`, a common way to install a project's hooks): git runs the target,
+/// so it stays read-only as the hook would. Only targets that exist, outside the directory.
+fn hook_link_targets(dirs: &[PathBuf], files: &dyn Files) -> Vec<PathBuf> {
+    let mut follower = Follower::new(|p: &Path| match files.kind(p) {
+        None => Step::Missing,
+        Some(FileKind::Symlink) => Step::Link(files.read_link(p)),
+        Some(FileKind::Dir | FileKind::File | FileKind::Other) => Step::Other,
+    });
+    let mut out = Vec::new();
+    for dir in dirs {
+        let dir = normalize(dir);
+        for link in links_inside(&dir, files) {
+            if let Ok(to) = follower.real(&link)
+                && to.exists
+                && !under(&to.path, &dir)
+            {
+                out.push(to.path);
+            }
+        }
+    }
+    out
 }
 
 /// The hooks directories and included config files a repository's config names (see
