@@ -402,3 +402,77 @@ fn a_hook_installed_as_a_link_keeps_its_target_read_only() {
         assert!(target.contains("HOOK-RAN-7e1"), "{}", s.label());
     }
 }
+
+/// A workspace that holds the home (an agent started there): what the shells, the desktop and
+/// git run later from the home stays read-only (`.bashrc`, `.gitconfig`) or, made during the
+/// run (`.config/autostart`), goes to quarantine; other files in the home are written.
+/// Paired: without protected paths the same script writes them all.
+#[test]
+fn a_workspace_that_holds_the_home_keeps_its_start_up_files() {
+    let script = "echo evil >> .bashrc && echo WROTE-RC; \
+                  echo '[alias] st = !evil' >> .gitconfig && echo WROTE-GITCONFIG; \
+                  mkdir -p .config/autostart && echo x > .config/autostart/e.desktop; \
+                  echo ok > notes.txt && echo WROTE-NOTES";
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        std::fs::write(s.home.join(".bashrc"), "# rc\n").unwrap();
+        std::fs::write(s.home.join(".gitconfig"), "[user]\n\tname = t\n").unwrap();
+        s.chown_all();
+        let home = s.home.to_str().unwrap();
+        let run = |profile: &str| {
+            s.sbx(&[
+                "run",
+                "--no-policy",
+                "--workspace",
+                home,
+                "--profile",
+                profile,
+            ])
+            .args(["--", "sh", "-c", script])
+            .current_dir(&s.home)
+            .output()
+            .unwrap()
+        };
+        let out = run("workspace");
+        let said = stdout(&out);
+        assert!(!said.contains("WROTE-RC"), "{}: {}", s.label(), text(&out));
+        assert!(
+            !said.contains("WROTE-GITCONFIG"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(
+            said.contains("WROTE-NOTES"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(!s.home.join(".config/autostart").exists(), "{}", s.label());
+        assert!(
+            text(&out).contains(".config/autostart (created"),
+            "{}",
+            text(&out)
+        );
+        assert_eq!(
+            std::fs::read_to_string(s.home.join(".bashrc")).unwrap(),
+            "# rc\n"
+        );
+        let allowed = run(wide.to_str().unwrap());
+        let said = stdout(&allowed);
+        assert!(
+            said.contains("WROTE-RC"),
+            "{}: {}",
+            s.label(),
+            text(&allowed)
+        );
+        assert!(
+            said.contains("WROTE-GITCONFIG"),
+            "{}: {}",
+            s.label(),
+            text(&allowed)
+        );
+        assert!(s.home.join(".config/autostart").exists(), "{}", s.label());
+    }
+}
