@@ -114,9 +114,8 @@ pub(crate) fn judge(j: &mut Judge, name: &str, args: &[Word], cwd: &Cwd, ctx: &S
     }
     // GNU dc's `!` runs a shell command, in a program from `-e`, a file, or standard input
     // when no file is given (`dc <<< '!id'`, `printf '!cat f' | dc`).
-    if name == "dc"
-        && !(!args.is_empty() && args.iter().all(|a| DC_INFO.contains(&a.value.as_str())))
-    {
+    let info_only = !args.is_empty() && args.iter().all(|a| DC_INFO.contains(&a.value.as_str()));
+    if name == "dc" && !info_only {
         j.raise(
             Class::Opaque,
             "[shell.exec-arg.dc] `dc` runs a program (from `-e`, a file or standard input), whose `!` runs shell commands",
