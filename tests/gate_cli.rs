@@ -596,15 +596,70 @@ fn builds_and_tests_ask_outside_the_sandbox_and_run_in_it() {
         let r = check_json(&s, &["--mode", "sandbox-auto", "--", cmd]);
         assert_eq!(r["decision"], "allow", "{cmd}: {r}");
     }
-    for cmd in [
-        "cargo --version",
-        "cargo metadata",
-        "npm ls",
-        "cargo fmt",
-        "git status",
-    ] {
+    for cmd in ["cargo --version", "cargo metadata", "npm ls", "git status"] {
         let r = check_json(&s, &["--", cmd]);
         assert_eq!(r["decision"], "allow", "{cmd}: {r}");
+    }
+}
+
+/// The steps of a plumbing chain that plants `.claude/settings.json` through the index are not
+/// allowed when an agent proposes them; the entry for the protected path is denied by the
+/// plan. Under `read-only` a formatter's rewrite is denied by the plan, and its check mode and
+/// an index refresh stay allowed.
+#[test]
+fn git_plumbing_and_formatters_are_judged_as_the_writes_they_are() {
+    let s = Scratch::new(None);
+    let out = s.outside(
+        "rm -rf .git && git init -q -b main && \
+         git -c user.email=t@example.com -c user.name=t commit -q --allow-empty -m init",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let sha = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
+    for (cmd, want) in [
+        ("git hash-object -w payload.json".to_string(), "ask"),
+        (
+            format!("git update-index --add --cacheinfo 100644,{sha},.claude/settings.json"),
+            "deny",
+        ),
+        (
+            format!("git update-index --add --cacheinfo 100644,{sha},.vscode/tasks.json"),
+            "deny",
+        ),
+        ("git write-tree".to_string(), "ask"),
+        (
+            "git commit-tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904 -p HEAD -m x".to_string(),
+            "ask",
+        ),
+        ("git read-tree HEAD".to_string(), "ask"),
+        ("git branch evil HEAD".to_string(), "ask"),
+        ("git switch evil".to_string(), "ask"),
+        ("git update-index --refresh".to_string(), "allow"),
+    ] {
+        let r = check_json(&s, &["--profile", "workspace", "--", &cmd]);
+        assert_eq!(r["decision"], want, "{cmd}: {r}");
+    }
+    for (cmd, want) in [
+        ("ruff format .", "deny"),
+        ("ruff check --fix .", "deny"),
+        ("rustfmt src/main.rs", "deny"),
+        ("gofmt -w .", "deny"),
+        ("git add -A", "deny"),
+        ("git stash", "deny"),
+        ("git tag v1", "deny"),
+        ("ruff check .", "allow"),
+        ("ruff format --check .", "allow"),
+        ("git status", "allow"),
+    ] {
+        let r = check_json(&s, &["--profile", "read-only", "--", cmd]);
+        assert_eq!(r["decision"], want, "{cmd}: {r}");
+        if want == "deny" {
+            let plan = r["trace"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t["by"] == "plan:write" && t["outcome"] == "deny");
+            assert!(plan, "{cmd}: the plan refuses the write: {r}");
+        }
     }
 }
 
@@ -964,7 +1019,8 @@ fn upstream_repo(s: &Scratch) {
 /// The branch commands that record an upstream (or rename a branch's section) in `.git/config`
 /// are refused by the gate, and the kernel refuses the write: git makes the branch, says it
 /// could not write the file, and leaves it as it was. Each is paired with a twin that records
-/// none, which the gate lets through and the kernel runs.
+/// none, which the gate asks about when an agent proposes it (it writes the repository) and
+/// lets through under `sbx run`, and the kernel runs.
 #[test]
 fn branch_commands_that_write_an_upstream_are_refused_as_the_kernel_refuses_them() {
     let refused = [
@@ -979,12 +1035,12 @@ fn branch_commands_that_write_an_upstream_are_refused_as_the_kernel_refuses_them
         "git branch -m topic renamed",
     ];
     let let_through = [
-        ("git checkout -b x --no-track origin/feat", "allow"),
-        ("git switch -c x --no-track origin/feat", "allow"),
-        ("git branch --no-track x origin/feat", "allow"),
-        ("git checkout -b x main", "allow"),
-        ("git checkout topic", "allow"),
-        ("git checkout origin/feat", "allow"),
+        ("git checkout -b x --no-track origin/feat", "ask"),
+        ("git switch -c x --no-track origin/feat", "ask"),
+        ("git branch --no-track x origin/feat", "ask"),
+        ("git checkout -b x main", "ask"),
+        ("git checkout topic", "ask"),
+        ("git checkout origin/feat", "ask"),
         ("git worktree add wt2 origin/feat", "ask"),
     ];
     for user in users() {

@@ -132,8 +132,10 @@ impl Sub<'_, '_, '_, '_> {
             .nth(n)
     }
 
-    /// A write to the repository: inside the workspace, or outside with `-C`.
+    /// A write to the repository: inside the workspace, or outside with `-C`. Recorded as a
+    /// write of the repository's work tree (see [`repository`]).
     fn write(&self, j: &mut Judge, why: &str) {
+        repository(j, self);
         if self.outside_dir {
             j.raise(
                 Class::OutsideWrite,
@@ -157,6 +159,13 @@ fn subcommand(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
         "bundle" => bundle(j, s),
         "" => {}
         n if READ.contains(&n) => inspect(j, s),
+        "hash-object" if !s.has(&["-w"]) => inspect(j, s),
+        "symbolic-ref" if s.operand(1).is_none() && !s.has(&["-d", "--delete"]) => inspect(j, s),
+        "symbolic-ref" => j.raise(
+            Class::Destructive,
+            "[shell.git.destructive] `git symbolic-ref` repoints a ref",
+        ),
+        "update-index" if refresh_only(s) => {}
         "branch" | "tag" => refs(j, s),
         "remote" | "stash" | "worktree" => verbs(j, s),
         "reset" | "clean" | "checkout" | "restore" | "rm" => discards(j, s),
@@ -177,6 +186,7 @@ fn subcommand(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
     if let Some(why) = upstream_write(s) {
         git_config::write_as(j, s.c, s.dirs, Scope::Local, why);
     }
+    plumbing(j, s);
 }
 
 /// Whether a subcommand that names no configuration records a branch's upstream
@@ -232,6 +242,7 @@ fn refs(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
     let named = s.rest.iter().any(|a| !a.value.starts_with('-'));
     if s.name == "tag" {
         if s.has(&["-d", "--delete"]) {
+            repository(j, s);
             j.raise(Class::Destructive, "[shell.git.destructive] `git tag -d`");
         } else if named && !s.has(&["-l", "--list", "--contains", "--points-at"]) {
             s.write(j, "creates a tag");
@@ -239,6 +250,7 @@ fn refs(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
         return;
     }
     if s.has(&["-D", "--delete", "-d"]) && (s.has(&["-D"]) || s.has(&["--force", "-f"])) {
+        repository(j, s);
         j.raise(
             Class::Destructive,
             "[shell.git.destructive] `git branch -D` deletes unmerged work",
@@ -310,10 +322,13 @@ fn verbs(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
                 git_config::write(j, s.c, s.dirs, Scope::Local);
             }
         }
-        ("stash", "drop" | "clear") => j.raise(
-            Class::Destructive,
-            "[shell.git.destructive] `git stash drop/clear` discards work",
-        ),
+        ("stash", "drop" | "clear") => {
+            repository(j, s);
+            j.raise(
+                Class::Destructive,
+                "[shell.git.destructive] `git stash drop/clear` discards work",
+            )
+        }
         ("stash", _) => s.write(j, "stashes changes"),
         (_, "remove" | "prune") => j.raise(
             Class::Destructive,
@@ -358,6 +373,7 @@ fn discards(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
         _ => ("`git rm` deletes files", ""),
     };
     if discarding {
+        repository(j, s);
         j.raise(Class::Destructive, format!("[shell.git.destructive] {why}"));
     } else {
         s.write(j, write);
@@ -367,6 +383,10 @@ fn discards(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
 /// Subcommands that drop unreachable objects or rewrite refs and history.
 fn rewrites(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
     let n = s.name;
+    let listing = n == "reflog" && !s.has(&["expire", "delete"]);
+    if !listing {
+        repository(j, s);
+    }
     match n {
         "gc" | "prune" | "reflog" => {
             if s.has(&["--prune=now", "expire", "delete", "--expire=now"]) || n == "prune" {
@@ -462,7 +482,19 @@ fn records(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
             "[shell.git.exec] `git bisect run` runs a command",
         );
     }
-    s.write(j, "records changes");
+    // Reports and printed output write nothing of the repository; an `-o` is judged with the
+    // other output files.
+    let prints = n == "archive"
+        || (n == "format-patch" && s.has(&["--stdout"]))
+        || (n == "apply" && s.has(&APPLY_REPORTS) && !s.has(&["--apply"]));
+    if prints {
+        j.raise(
+            Class::WorkspaceWrite,
+            format!("[shell.git.write] `git {n}` prints or reports"),
+        );
+    } else {
+        s.write(j, "records changes");
+    }
     unseen_effects(j, s);
 }
 
@@ -473,9 +505,8 @@ fn records(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
 /// and the system scheduler; `git archive --remote` fetches.
 fn unseen_effects(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
     let (cwd, ctx) = (s.c.cmd.cwd, s.c.w.ctx);
-    let reports = ["--check", "--stat", "--numstat", "--summary"];
     match s.name {
-        "apply" if !s.has(&reports) => {
+        "apply" if !s.has(&APPLY_REPORTS) => {
             if s.has(&["--unsafe-paths"]) {
                 j.raise(
                     Class::OutsideWrite,
@@ -517,6 +548,9 @@ fn unseen_effects(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
         _ => {}
     }
 }
+
+/// `git apply` options that only report on the patch (without `--apply`).
+const APPLY_REPORTS: [&str; 4] = ["--check", "--stat", "--numstat", "--summary"];
 
 /// Subcommands that run hooks (`pre-commit`, `commit-msg`, `post-merge`, `pre-rebase`,
 /// `applypatch-msg`, ...): files in the work tree when `core.hooksPath` or a hook manager
@@ -640,4 +674,131 @@ fn output_files(j: &mut Judge, c: &Ctx<'_, '_, '_>, rest: &[Word]) {
             j.output(&f, c.cmd.cwd, c.w.ctx, "git output file");
         }
     }
+}
+
+/// Record a write of the repository git works on: its index, objects and refs, and for many
+/// subcommands its work tree. It is recorded as a write of the repository's top directory
+/// (the work tree, or a bare repository's own directory), so that the gate does not take the
+/// command for inspection and the plan refuses it where the profile cannot write there (the
+/// `read-only` profile). The files git keeps in its own directory are not named one by one:
+/// the floor asks about hand-written `.git` internals, not about git keeping its state.
+fn repository(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
+    let ctx = s.c.w.ctx;
+    let Some(dirs) = s.dirs else {
+        let mut w = Word::literal("$GIT_DIR");
+        w.unknown = true;
+        w.exact = false;
+        return j.write(&w, s.dirs, ctx, "git repository");
+    };
+    let tops: Vec<std::path::PathBuf> = dirs
+        .iter()
+        .map(|d| match git_config::git_dir(d) {
+            Some(g) if g.file_name().is_some_and(|n| n == ".git") => g
+                .parent()
+                .map_or_else(|| d.clone(), std::path::Path::to_path_buf),
+            Some(g) => g,
+            None => d.clone(),
+        })
+        .collect();
+    for t in tops {
+        let w = Word::literal(&t.to_string_lossy());
+        j.write(&w, s.c.cmd.cwd, ctx, "git repository");
+    }
+}
+
+/// `git update-index` that only refreshes the index's stat information (as `git status`
+/// does whenever it can): no entry is added, removed or changed.
+fn refresh_only(s: &Sub<'_, '_, '_, '_>) -> bool {
+    const REFRESH: &[&str] = &[
+        "--refresh",
+        "--really-refresh",
+        "-q",
+        "--ignore-missing",
+        "--unmerged",
+    ];
+    !s.rest.is_empty() && s.rest.iter().all(|a| REFRESH.contains(&a.value.as_str()))
+}
+
+/// Plumbing that writes git's own files with content the command line chooses: the index
+/// (`update-index`, `read-tree`), objects (`hash-object -w`, `write-tree`, `mktree`,
+/// `mktag`, `commit-tree`) and refs (`update-ref`, `symbolic-ref NAME REF`). Each is the
+/// write of `.git` internals it is, judged as `echo x > .git/HEAD` is (the floor asks); an
+/// index entry `update-index` adds for a path is also a write of that path, which a later
+/// checkout makes (`--cacheinfo 100644,SHA,.claude/settings.json` meets the plan's
+/// protection of that file).
+fn plumbing(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
+    let file = match s.name {
+        "update-index" if !refresh_only(s) => "index",
+        "read-tree" if !s.has(&["-n", "--dry-run"]) => "index",
+        "hash-object" if s.has(&["-w"]) => "objects",
+        "write-tree" | "mktree" | "mktag" | "commit-tree" => "objects",
+        "update-ref" => "refs",
+        "symbolic-ref" if s.operand(1).is_some() || s.has(&["-d", "--delete"]) => "refs",
+        _ => return,
+    };
+    let ctx = s.c.w.ctx;
+    let Some(dirs) = s.dirs else {
+        let mut w = Word::literal("$GIT_DIR");
+        w.unknown = true;
+        w.exact = false;
+        return j.write(&w, s.dirs, ctx, "git internals");
+    };
+    for d in dirs {
+        let g = git_config::git_dir(d).unwrap_or_else(|| d.join(".git"));
+        let w = Word::literal(&g.join(file).to_string_lossy());
+        j.write(&w, s.c.cmd.cwd, ctx, &format!("`git {}`", s.name));
+    }
+    if s.name == "update-index" {
+        for p in index_paths(s.rest) {
+            j.write(
+                &p,
+                s.c.cmd.cwd,
+                ctx,
+                "`git update-index` adds an index entry for",
+            );
+        }
+    }
+}
+
+/// The paths `git update-index` records entries for: `--cacheinfo MODE,SHA,PATH` (or its
+/// three-word form) and the operands (with `--add`, files of the work tree).
+fn index_paths(rest: &[Word]) -> Vec<Word> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(a) = rest.get(i) {
+        i += 1;
+        let v = a.value.as_str();
+        if v == "--cacheinfo" {
+            match rest.get(i) {
+                Some(info) if info.value.contains(',') => {
+                    i += 1;
+                    if let Some(path) = info.value.splitn(3, ',').nth(2) {
+                        let mut w = info.clone();
+                        w.value = path.to_string();
+                        w.display = path.to_string();
+                        out.push(w);
+                    }
+                }
+                _ => {
+                    out.extend(rest.get(i + 2).cloned());
+                    i += 3;
+                }
+            }
+        } else if let Some(info) = v.strip_prefix("--cacheinfo=") {
+            if let Some(path) = info.splitn(3, ',').nth(2) {
+                let mut w = a.clone();
+                w.value = path.to_string();
+                w.display = path.to_string();
+                out.push(w);
+            }
+        } else if v == "--chmod" {
+            i += 1;
+        } else if v == "--" {
+            out.extend(rest.get(i..).unwrap_or(&[]).iter().cloned());
+            break;
+        } else if !v.starts_with('-') {
+            out.push(a.clone());
+        }
+    }
+    out
 }

@@ -90,7 +90,7 @@ fn global_file(home: &Path) -> PathBuf {
 /// The git directory git finds from `dir`: the first `.git` up (a directory, or a file that
 /// points elsewhere, judged by its own name), or a directory holding `HEAD` (a bare
 /// repository). `None` outside any repository, where git refuses to change local settings.
-fn git_dir(dir: &Path) -> Option<PathBuf> {
+pub(crate) fn git_dir(dir: &Path) -> Option<PathBuf> {
     dir.ancestors().find_map(|a| {
         let dot = a.join(".git");
         if dot.symlink_metadata().is_ok() {

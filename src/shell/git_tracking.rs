@@ -704,10 +704,12 @@ mod tests {
             "{:?}",
             a.segments[0]
         );
+        // The work tree is written, no configuration.
         assert!(
             analyze("git checkout localb", &ctx).segments[0]
                 .writes
-                .is_empty()
+                .iter()
+                .all(|p| !p.ends_with("config"))
         );
     }
 }

@@ -228,3 +228,84 @@ fn globs_are_expanded_against_the_home_directory() -> std::io::Result<()> {
     }
     Ok(())
 }
+
+#[test]
+fn git_plumbing_writes_of_git_internals_ask_and_their_twins_do_not() {
+    let sha = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
+    for cmd in [
+        "git hash-object -w payload.json",
+        "git write-tree",
+        "git read-tree HEAD",
+        "git mktree < t",
+        "git update-ref refs/heads/x HEAD",
+        "git symbolic-ref HEAD refs/heads/x",
+        &format!("git update-index --add --cacheinfo 100644,{sha},.claude/settings.json"),
+    ] {
+        assert_eq!(v(cmd), Decision::Ask, "{cmd}");
+    }
+    let workflow = format!("git update-index --cacheinfo 100644 {sha} .github/workflows/x.yml");
+    assert_eq!(v(&workflow), Decision::Deny);
+    for cmd in [
+        "git update-index --refresh",
+        "git hash-object payload.json",
+        "git symbolic-ref HEAD",
+    ] {
+        assert_eq!(v(cmd), Decision::Allow, "{cmd}");
+    }
+}
+
+#[test]
+fn repository_and_formatter_writes_are_recorded() {
+    let writes = |cmd: &str| {
+        analyze(cmd, &ctx())
+            .segments
+            .iter()
+            .flat_map(|s| s.writes.clone())
+            .collect::<Vec<_>>()
+    };
+    for cmd in [
+        "git add -A",
+        "git switch main",
+        "git branch x",
+        "git tag v1",
+        "git stash pop",
+        "git reset --hard",
+        "ruff format .",
+        "ruff check --fix",
+        "cargo fmt",
+        "rustfmt src/main.rs",
+        "gofmt -w .",
+        "black src",
+    ] {
+        assert!(!writes(cmd).is_empty(), "{cmd}");
+    }
+    for cmd in [
+        "git status",
+        "git branch",
+        "git tag",
+        "git stash list",
+        "ruff check .",
+        "ruff format --check .",
+        "cargo fmt --check",
+        "black --check src",
+        "git apply --check p.patch",
+    ] {
+        assert!(writes(cmd).is_empty(), "{cmd}");
+    }
+}
+
+#[test]
+fn dc_and_binutils_plugins_run_code() {
+    for cmd in [
+        "dc <<< '!id'",
+        "printf '!cat ~/.netrc\\n' | dc",
+        "dc < prog.dc",
+        "dc -e '!id'",
+        "nm --plugin ./p.so a.o",
+        "objdump --plugin=./p.so -d a.o",
+    ] {
+        assert_eq!(v(cmd), Decision::Ask, "{cmd}");
+    }
+    assert_eq!(v("dc -V"), Decision::Allow);
+    assert_eq!(v("nm a.o"), Decision::Allow);
+}

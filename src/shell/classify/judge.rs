@@ -223,18 +223,6 @@ impl Judge {
         }
     }
 
-    /// Record a file a tool rewrites in place (a formatter's operand) only when it lies
-    /// outside the workspace and the writable set, or on the safety floor: rewriting the
-    /// project's own sources is what the tool is for, a file elsewhere meets the plan.
-    pub fn rewrite(&mut self, w: &Word, cwd: &Cwd, ctx: &ShellContext, what: &str) {
-        let elsewhere = walk::judge(w, cwd, ctx)
-            .iter()
-            .any(|(zone, _)| !matches!(zone, Zone::Inside));
-        if elsewhere {
-            self.write(w, cwd, ctx, what);
-        }
-    }
-
     /// Record an output a tool's option names (`-o`, `--target-dir`, `--prefix`): a write, and
     /// one outside the workspace is a finding even inside the writable set, so that a wildcard
     /// rule for the tool does not let it place files elsewhere.

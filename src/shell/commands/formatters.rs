@@ -1,7 +1,8 @@
 //! Formatters and fixers rewrite the files they are given (`ruff format PATH`, `rustfmt FILE`,
 //! `cargo fmt -- FILE`, `gofmt -w`, `prettier --write`, `yq -i`), and some write outputs
-//! (`tsc --outFile`). Rewriting the project's sources is their job and stays allowed; an
-//! operand outside the workspace, or on the safety floor, is judged as the write it is.
+//! (`tsc --outFile`). Each operand is recorded as the write it is (the current directory's
+//! tree when none is given), so that the gate does not take a rewrite for inspection and the
+//! plan refuses it where the profile cannot write; their check modes only read.
 
 use super::outputs;
 use crate::shell::classify::Judge;
@@ -218,27 +219,38 @@ pub(crate) fn cargo_fmt(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
     if args.iter().any(|a| a.value == "--check") {
         return;
     }
-    for m in outputs::getopt_values(args, &["--manifest-path"]) {
-        j.rewrite(&m, c.cmd.cwd, c.w.ctx, "cargo fmt");
+    let manifests = outputs::getopt_values(args, &["--manifest-path"]);
+    for m in &manifests {
+        j.write(m, c.cmd.cwd, c.w.ctx, "cargo fmt");
     }
-    if let Some(dd) = args.iter().position(|a| a.value == "--") {
-        rewrite_operands(
+    match args.iter().position(|a| a.value == "--") {
+        Some(dd) => rewrite_operands(
             j,
             c,
             &args[dd + 1..],
             &["--config-path", "--edition"],
             "cargo fmt",
-        );
+        ),
+        None if manifests.is_empty() => {
+            j.write(&Word::literal("."), c.cmd.cwd, c.w.ctx, "cargo fmt")
+        }
+        None => {}
     }
 }
 
-/// `go fmt PACKAGES`: a package named by a path.
+/// `go fmt PACKAGES`: a package named by a path; an import path or none rewrites the module
+/// the current directory is in, taken as that directory.
 pub(crate) fn go_fmt(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
+    let mut named = false;
     for a in args.iter().skip_while(|a| a.value != "fmt").skip(1) {
         let v = a.value.as_str();
         if v.starts_with('/') || v.starts_with('.') || v.starts_with('~') {
-            j.rewrite(a, c.cmd.cwd, c.w.ctx, "go fmt");
+            named = true;
+            j.write(a, c.cmd.cwd, c.w.ctx, "go fmt");
         }
+    }
+    if !named {
+        j.write(&Word::literal("."), c.cmd.cwd, c.w.ctx, "go fmt");
     }
 }
 
@@ -277,8 +289,16 @@ fn rewrite_operands(
     values: &[&str],
     what: &str,
 ) {
-    for w in files_among(args, values) {
-        j.rewrite(w, c.cmd.cwd, c.w.ctx, what);
+    let mut files = files_among(args, values);
+    // `-` is standard input, printed back formatted.
+    files.retain(|w| w.value != "-");
+    // With no operand, a formatter rewrites the tree it starts in (`ruff format`, `black`,
+    // `prettier --write` without paths read their configuration's sources from there).
+    if files.is_empty() {
+        j.write(&Word::literal("."), c.cmd.cwd, c.w.ctx, what);
+    }
+    for w in files {
+        j.write(w, c.cmd.cwd, c.w.ctx, what);
     }
 }
 

@@ -73,10 +73,18 @@ const TABLE: &[(&str, Kind, &[&str])] = &[
         Exec,
         &["-ex", "--eval-command", "-x", "--command", "-ix", "-iex"],
     ),
+    // binutils load a linker plugin (a shared object) to read LTO objects: its code runs.
+    ("nm", Exec, &["--plugin"]),
+    ("objdump", Exec, &["--plugin"]),
+    ("ar", Exec, &["--plugin"]),
+    ("ranlib", Exec, &["--plugin"]),
 ];
 
 /// Programs whose arguments are commands they run.
-const RUNS_ITS_ARGUMENTS: &[&str] = &["hyperfine", "compgen", "dc", "parallel"];
+const RUNS_ITS_ARGUMENTS: &[&str] = &["hyperfine", "compgen", "parallel"];
+
+/// The only options with which `dc` runs no program: it prints its version or its help.
+const DC_INFO: &[&str] = &["-V", "--version", "-h", "--help"];
 
 /// `ssh -o` settings that run a local program.
 const SSH_COMMANDS: &[&str] = &["proxycommand", "localcommand", "knownhostscommand"];
@@ -102,6 +110,15 @@ pub(crate) fn judge(j: &mut Judge, name: &str, args: &[Word], cwd: &Cwd, ctx: &S
         j.raise(
             Class::Opaque,
             format!("[shell.exec-arg.{name}] `{name}` runs the commands it is given"),
+        );
+    }
+    // GNU dc's `!` runs a shell command, in a program from `-e`, a file, or standard input
+    // when no file is given (`dc <<< '!id'`, `printf '!cat f' | dc`).
+    let info_only = !args.is_empty() && args.iter().all(|a| DC_INFO.contains(&a.value.as_str()));
+    if name == "dc" && !info_only {
+        j.raise(
+            Class::Opaque,
+            "[shell.exec-arg.dc] `dc` runs a program (from `-e`, a file or standard input), whose `!` runs shell commands",
         );
     }
     if matches!(name, "ssh" | "scp" | "sftp") {
