@@ -322,3 +322,11 @@ fn braces_extglobs_and_glob_options_name_what_bash_reaches() -> std::io::Result<
     }
     Ok(())
 }
+
+/// An assignment expands no braces: `x={~,y}` holds that text, and `$x` is not split again.
+#[test]
+fn assignments_keep_their_braces() {
+    let a = analyze("x={~,y}; echo $x", &ctx());
+    assert_eq!(a.verdict, Decision::Allow, "{}", a.reason);
+    assert_eq!(v("echo a={~,y}"), Decision::Allow);
+}

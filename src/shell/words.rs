@@ -63,6 +63,11 @@ pub(crate) fn convert(node: &Node, env: &Env<'_>) -> Word {
     w
 }
 
+/// An assignment (`x={a,b}`): bash expands no braces in it.
+pub(crate) fn convert_assignment(node: &Node, env: &Env<'_>) -> Word {
+    convert_parts(node, env)
+}
+
 /// One word's parts, braces kept as written.
 fn convert_parts(node: &Node, env: &Env<'_>) -> Word {
     let NodeKind::Word { value, parts, .. } = &node.kind else {

@@ -357,7 +357,7 @@ impl Walker<'_> {
         let argv: Vec<Word> = word_nodes.iter().map(|n| words::convert(n, &env)).collect();
         let assigns: Vec<Word> = assignments
             .iter()
-            .map(|n| words::convert(n, &env))
+            .map(|n| words::convert_assignment(n, &env))
             .collect();
         self.glob_options |= sets_glob_options(&argv, &assigns);
         let cmd = Cmd {
