@@ -38,30 +38,109 @@ fn tokens(pattern: &str) -> Vec<Token> {
     let chars: Vec<char> = pattern.chars().collect();
     let mut out = Vec::new();
     let mut i = 0;
-    while let Some(&c) = chars.get(i) {
-        i += 1;
-        match c {
-            '*' => {
-                if out.last() != Some(&Token::Star) {
-                    out.push(Token::Star);
-                }
-            }
-            '?' => out.push(Token::One),
-            '\\' => {
-                out.push(Token::Lit(chars.get(i).copied().unwrap_or('\\')));
-                i += 1;
-            }
-            '[' => match class(&chars, i) {
-                Some((t, next)) => {
-                    out.push(t);
-                    i = next;
-                }
-                None => out.push(Token::Lit('[')),
-            },
-            _ => out.push(Token::Lit(c)),
+    while let Some((t, next)) = token_at(&chars, i) {
+        i = next;
+        if t == Token::Star && out.last() == Some(&Token::Star) {
+            continue;
         }
+        out.push(t);
     }
     out
+}
+
+/// The token at `chars[i]` and the index after it.
+fn token_at(chars: &[char], i: usize) -> Option<(Token, usize)> {
+    let c = *chars.get(i)?;
+    Some(match c {
+        '*' => (Token::Star, i + 1),
+        '?' => (Token::One, i + 1),
+        '\\' => (Token::Lit(chars.get(i + 1).copied().unwrap_or('\\')), i + 2),
+        '[' => class(chars, i + 1).unwrap_or((Token::Lit('['), i + 1)),
+        _ => (Token::Lit(c), i + 1),
+    })
+}
+
+/// With `dotglob` on, a pattern that does not start with a literal dot still matches a
+/// dot-name, by a `*`, a `?` or a class that takes the dot. The patterns the rest of such a
+/// name must match, so that `.` followed by each is a pattern without `dotglob` that matches
+/// the same dot-names.
+pub(crate) fn after_dot(pattern: &str) -> Vec<String> {
+    let chars: Vec<char> = pattern.chars().collect();
+    let text = |from: usize| chars.get(from..).unwrap_or(&[]).iter().collect::<String>();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some((t, next)) = token_at(&chars, i) {
+        if t == Token::Star {
+            // The star takes the dot and stays, or matches nothing.
+            out.push(text(i));
+            i = next;
+            continue;
+        }
+        if t.accepts('.') {
+            out.push(text(next));
+        }
+        break;
+    }
+    out
+}
+
+/// `pattern` matching without regard to case, as with `nocaseglob`: each ASCII letter
+/// becomes a class of both cases, and a class gains the other case of its letters.
+pub(crate) fn fold_case(pattern: &str) -> String {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while let Some((t, next)) = token_at(&chars, i) {
+        let written = || chars.get(i..next).unwrap_or(&[]).iter().collect::<String>();
+        match t {
+            Token::Lit(c) if c.is_ascii_alphabetic() => {
+                out.push_str(&format!(
+                    "[{}{}]",
+                    c.to_ascii_lowercase(),
+                    c.to_ascii_uppercase()
+                ));
+            }
+            Token::Class(ranges, negated) => match spell_class(&ranges, negated) {
+                Some(c) => out.push_str(&c),
+                None => out.push_str(&written()),
+            },
+            Token::Lit(_) | Token::One | Token::Star => out.push_str(&written()),
+        }
+        i = next;
+    }
+    out
+}
+
+/// A class with the other case of its ASCII letters added; `None` for one whose members
+/// cannot be spelled back simply (`]` or `-` as a range end).
+fn spell_class(ranges: &[(char, char)], negated: bool) -> Option<String> {
+    let mut all: Vec<(char, char)> = ranges.to_vec();
+    for &(lo, hi) in ranges {
+        let same = |f: fn(&char) -> bool| f(&lo) && f(&hi);
+        if same(char::is_ascii_lowercase) {
+            all.push((lo.to_ascii_uppercase(), hi.to_ascii_uppercase()));
+        } else if same(char::is_ascii_uppercase) {
+            all.push((lo.to_ascii_lowercase(), hi.to_ascii_lowercase()));
+        }
+    }
+    let (mut first, mut body, mut last) = (String::new(), String::new(), String::new());
+    for (lo, hi) in all {
+        match (lo, hi) {
+            (']', ']') => first = "]".into(),
+            ('-', '-') => last = "-".into(),
+            _ if lo == hi && matches!(lo, '!' | '^') => body.push(lo),
+            _ if [lo, hi].iter().any(|c| matches!(c, ']' | '-' | '\\')) => return None,
+            _ if lo == hi => body.push(lo),
+            _ => body.push_str(&format!("{lo}-{hi}")),
+        }
+    }
+    // A leading `!` or `^` would negate.
+    if first.is_empty() && body.starts_with(['!', '^']) {
+        let c = body.remove(0);
+        body.push(c);
+    }
+    let bang = if negated { "!" } else { "" };
+    Some(format!("[{bang}{first}{body}{last}]"))
 }
 
 /// The class that starts at `chars[start]` (after its `[`) and the index after its `]`.
@@ -262,6 +341,43 @@ mod tests {
         assert_eq!(m("x\\*", "x*").as_deref(), Some("x*"));
         assert_eq!(m("[a-c]x", "bx").as_deref(), Some("bx"));
         assert_eq!(m("[a", "[a").as_deref(), Some("[a"));
+    }
+
+    #[test]
+    fn dotglob_forms_take_the_dot_where_a_wildcard_can() {
+        let forms = |p: &str| after_dot(p);
+        assert_eq!(forms("*etrc"), ["*etrc"]);
+        assert_eq!(forms("?etrc"), ["etrc"]);
+        assert_eq!(forms("*?x"), ["*?x", "x"]);
+        assert_eq!(forms("[.a]env"), ["env"]);
+        assert_eq!(forms("[!a]env"), ["env"]);
+        assert!(forms("[a]env").is_empty());
+        assert!(forms("src*").is_empty());
+        // Each form after a literal dot meets the dot-name the option lets it match.
+        for (p, name) in [("*etrc", ".netrc"), ("?git", ".git"), ("*", ".env")] {
+            assert!(
+                forms(p)
+                    .iter()
+                    .any(|f| meet(&format!(".{f}"), name).is_some()),
+                "{p} {name}"
+            );
+        }
+    }
+
+    #[test]
+    fn folded_patterns_match_either_case() {
+        assert_eq!(fold_case("a*"), "[aA]*");
+        assert_eq!(fold_case(".JSO[N]"), ".[jJ][sS][oO][Nn]");
+        assert_eq!(fold_case("[a-c]x"), "[a-cA-C][xX]");
+        assert_eq!(fold_case("[!a]"), "[!aA]");
+        assert_eq!(fold_case("1?"), "1?");
+        assert_eq!(
+            meet(&fold_case(".CLAUDE.JSO[N]"), ".claude.json").as_deref(),
+            Some(".claude.json")
+        );
+        assert_eq!(meet(&fold_case("[]a-]x"), "]x").as_deref(), Some("]x"));
+        assert_eq!(meet(&fold_case("[]a-]x"), "-x").as_deref(), Some("-x"));
+        assert_eq!(meet(&fold_case("[]a-]x"), "Ax").as_deref(), Some("Ax"));
     }
 
     #[test]

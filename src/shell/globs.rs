@@ -3,9 +3,95 @@
 //! dot unless the pattern writes it, as in sh. What cannot be expanded here with certainty (a
 //! `**`, a sequence brace, too many wildcards or matches) reads its whole literal directory.
 
-use super::glob_match::{is_wild, meet, witness};
+use super::glob_match::{after_dot, fold_case, is_wild, meet, witness};
 use super::{paths, tables};
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
+
+thread_local! {
+    /// Set for an analysis in which a command may turn on `dotglob`, `nocaseglob` or
+    /// `globstar` (see [`set_wide`]).
+    static WIDE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Judge the globs of this analysis as if `dotglob`, `nocaseglob` and `globstar` were on:
+/// wildcards take a leading dot, letters match either case, `**` spans directories. Set by
+/// the walk when a command on the line may turn one on (`shopt -s`, `bash -O`, `GLOBIGNORE`).
+pub(crate) fn set_wide(on: bool) {
+    WIDE.with(|w| w.set(on));
+}
+
+fn wide() -> bool {
+    WIDE.with(Cell::get)
+}
+
+/// Forms kept per alternative once widened.
+const MAX_WIDE_FORMS: usize = 64;
+
+/// With the options on, each alternative as patterns that match what it matches then, read
+/// as bash reads them without the options: a wildcard component also as the dot-names it
+/// takes (`*etrc` and `.*etrc`, `.etrc`), letters as classes of both cases, and for
+/// `spans`, a `**` component as none, one or two directories. `None` past the limit.
+fn widen(alternatives: Vec<String>, spans: bool) -> Option<Vec<String>> {
+    if !wide() {
+        return Some(alternatives);
+    }
+    let mut out: Vec<String> = Vec::new();
+    for alt in alternatives {
+        let mut forms: Vec<Vec<String>> = vec![Vec::new()];
+        for comp in alt.split('/') {
+            let options: Vec<Vec<String>> = if comp == "**" && spans {
+                let one = component_forms("*");
+                let mut o = vec![Vec::new()];
+                o.extend(one.iter().map(|a| vec![a.clone()]));
+                for a in &one {
+                    o.extend(one.iter().map(|b| vec![a.clone(), b.clone()]));
+                }
+                o
+            } else if is_wild(comp) && comp != "**" {
+                component_forms(comp).into_iter().map(|c| vec![c]).collect()
+            } else {
+                vec![vec![comp.to_string()]]
+            };
+            let mut next = Vec::new();
+            for f in &forms {
+                for o in &options {
+                    let mut n = f.clone();
+                    n.extend(o.iter().cloned());
+                    next.push(n);
+                }
+            }
+            if next.len() > MAX_WIDE_FORMS {
+                return None;
+            }
+            forms = next;
+        }
+        for f in forms {
+            let p = f.join("/");
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    Some(out)
+}
+
+/// One wildcard component with the options on: folded, and the dot-names it takes.
+fn component_forms(comp: &str) -> Vec<String> {
+    let folded = fold_case(comp);
+    let mut out = vec![folded.clone()];
+    if !folded.starts_with('.') {
+        out.extend(after_dot(&folded).into_iter().map(|r| format!(".{r}")));
+    }
+    out
+}
+
+/// The pattern's brace alternatives, widened; every alternative of a pattern whose braces
+/// cannot be expanded here is the pattern itself.
+fn alternatives_or_whole(pattern: &str, spans: bool) -> Vec<String> {
+    let alts = braces(pattern).unwrap_or_else(|| vec![pattern.to_string()]);
+    widen(alts.clone(), spans).unwrap_or(alts)
+}
 
 /// Matches kept per word before the pattern counts as a directory read.
 const MAX_MATCHES: usize = 256;
@@ -18,7 +104,9 @@ const MAX_WILD_COMPONENTS: usize = 4;
 /// literal directory it would have to read when it cannot be expanded here.
 pub(crate) fn expand(pattern: &str, cwd: &Path) -> Result<Vec<PathBuf>, PathBuf> {
     let broad = || literal_dir(pattern, cwd);
-    let alternatives = braces(pattern).ok_or_else(broad)?;
+    let alternatives = braces(pattern)
+        .and_then(|a| widen(a, false))
+        .ok_or_else(broad)?;
     let mut out = Vec::new();
     for alt in alternatives {
         for m in one(&alt, cwd).ok_or_else(broad)? {
@@ -41,6 +129,10 @@ fn one(pattern: &str, cwd: &Path) -> Option<Vec<PathBuf>> {
         .count();
     if pattern.contains("**") || wild > MAX_WILD_COMPONENTS {
         return None;
+    }
+    // A word without wildcards (a brace alternative) stays the word, made or not.
+    if !is_wild(pattern) {
+        return Some(vec![PathBuf::from(absolute(pattern, cwd))]);
     }
     // bash accepts `[^...]` for a negated class; the glob crate spells it `[!...]`.
     let pattern = pattern.replace("[^", "[!");
@@ -123,7 +215,7 @@ const MAX_CANDIDATES: usize = 128;
 /// wildcard component, every protected name of the floor it could match and one plain name
 /// it could match. Absolute, not resolved.
 pub(crate) fn candidates(pattern: &str, cwd: &Path) -> Vec<PathBuf> {
-    let alternatives = braces(pattern).unwrap_or_else(|| vec![pattern.to_string()]);
+    let alternatives = alternatives_or_whole(pattern, true);
     let mut out = Vec::new();
     for alt in alternatives {
         let full = absolute(&alt, cwd);
@@ -174,7 +266,7 @@ fn names(comp: &str, in_ssh: bool) -> Vec<String> {
 /// (`~`, `..`, symbolic links) as the kernel will see them: what the plan's entries are
 /// compared with.
 pub(crate) fn absolute_patterns(pattern: &str, cwd: &Path) -> Vec<PathBuf> {
-    let alternatives = braces(pattern).unwrap_or_else(|| vec![pattern.to_string()]);
+    let alternatives = alternatives_or_whole(pattern, false);
     let mut out = Vec::new();
     for alt in alternatives {
         let full = absolute(&alt, cwd);

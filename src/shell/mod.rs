@@ -6,10 +6,12 @@
 //! `docs/shell-analysis.md` for the classes, the rules and the limits.
 #![forbid(unsafe_code)]
 
+mod brace_first;
 mod classify;
 mod commands;
 mod evaluated;
 mod exec_args;
+mod extglob;
 mod git;
 mod git_config;
 mod git_exec;

@@ -309,3 +309,105 @@ fn dc_and_binutils_plugins_run_code() {
     assert_eq!(v("dc -V"), Decision::Allow);
     assert_eq!(v("nm a.o"), Decision::Allow);
 }
+
+/// bash expands braces before `~` and variables, takes extended patterns as patterns, and
+/// after `shopt -s dotglob`/`nocaseglob` matches dot-names and either case: each path a word
+/// becomes is recorded, and its plain twin records none of them.
+#[test]
+fn braces_extglobs_and_glob_options_name_what_bash_reaches() -> std::io::Result<()> {
+    use std::path::Path;
+    let d = tempfile::tempdir()?;
+    let root = d.path().canonicalize()?;
+    let (ws, home) = (root.join("ws"), root.join("home"));
+    for dir in [ws.join("src"), ws.join(".git/hooks"), home.join(".codex")] {
+        std::fs::create_dir_all(dir)?;
+    }
+    for f in [".codex/auth.json", ".claude.json", ".netrc", ".gitconfig"] {
+        std::fs::write(home.join(f), "x")?;
+    }
+    for f in ["a.txt", "b.txt", "src/a.rs", ".envrc"] {
+        std::fs::write(ws.join(f), "x")?;
+    }
+    let wc = WorkspaceContext::new(&ws, &home);
+    let ctx = ShellContext {
+        cwd: ws.clone(),
+        workspace: &wc,
+    };
+    let touches = |cmd: &str, p: &Path| {
+        let a = analyze(cmd, &ctx);
+        a.segments.iter().any(|s| {
+            [
+                &s.reads,
+                &s.read_patterns,
+                &s.writes,
+                &s.write_patterns,
+                &s.trees,
+            ]
+            .iter()
+            .any(|l| l.iter().any(|x| x == p))
+        })
+    };
+    let (auth, claude, netrc) = (
+        home.join(".codex/auth.json"),
+        home.join(".claude.json"),
+        home.join(".netrc"),
+    );
+    let reached = [
+        ("cat {~,x}/.codex/auth.json", &auth),
+        ("cat {~/.claude.json,x}", &claude),
+        ("cat {$HOME,x}/.claude.json", &claude),
+        ("cat {\"$HOME\",x}/.claude.json", &claude),
+        ("x=~; cat {$x,y}/.claude.json", &claude),
+        ("for f in {~,x}/.claude.json; do cat $f; done", &claude),
+        ("shopt -s dotglob; cat ~/*etrc", &netrc),
+        ("bash -O dotglob -c 'cat ~/*etrc'", &netrc),
+        ("shopt -s nocaseglob; cat ~/.CLAUDE.JSO[N]", &claude),
+        ("cat ~/.@(netrc)", &netrc),
+        ("cat ~/.+(netrc)", &netrc),
+        ("cat ~/.?(netrc)", &netrc),
+        ("cat ~/.@(netrc|x)", &netrc),
+    ];
+    for (cmd, p) in reached {
+        assert!(touches(cmd, p), "{cmd} should reach {}", p.display());
+    }
+    let twins = [
+        ("cat {a,x}/.codex/auth.json", &auth),
+        ("cat {a,b}.txt", &claude),
+        ("cat ~/*etrc", &netrc),
+        ("cat ~/.CLAUDE.JSO[N]", &claude),
+        ("cat ~/.@(bashrc)", &netrc),
+    ];
+    for (cmd, p) in twins {
+        assert!(!touches(cmd, p), "{cmd} should not reach {}", p.display());
+    }
+    let gitconfig = home.join(".gitconfig");
+    assert!(touches("cp a.txt {~/.gitconfig,}", &gitconfig));
+    assert_eq!(
+        analyze("cp a.txt {~/.gitconfig,}", &ctx).verdict,
+        Decision::Ask
+    );
+    for (cmd, want) in [
+        ("shopt -s dotglob; echo x >> *envrc", Decision::Deny),
+        ("echo x >> *envrc", Decision::Allow),
+        ("shopt -s dotglob; cp x *git/hooks/", Decision::Deny),
+        ("cp x *git/hooks/", Decision::Allow),
+        ("cp a.txt .@(git)/config", Decision::Deny),
+        ("echo x > .git/@(hooks)/pre-commit", Decision::Deny),
+        ("echo x > .@(envrc)", Decision::Ask),
+        ("shopt -s dotglob; cat ~/*etrc", Decision::Ask),
+        ("ls *.rs", Decision::Allow),
+        ("cp -r src/{a,b}.rs src/c/", Decision::Allow),
+        ("echo {a,b} {1..3}", Decision::Allow),
+    ] {
+        assert_eq!(analyze(cmd, &ctx).verdict, want, "{cmd}");
+    }
+    Ok(())
+}
+
+/// An assignment expands no braces: `x={~,y}` holds that text, and `$x` is not split again.
+#[test]
+fn assignments_keep_their_braces() {
+    let a = analyze("x={~,y}; echo $x", &ctx());
+    assert_eq!(a.verdict, Decision::Allow, "{}", a.reason);
+    assert_eq!(v("echo a={~,y}"), Decision::Allow);
+}

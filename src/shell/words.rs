@@ -6,6 +6,7 @@
 //! `$HOME`, `${HOME}`, `$PWD` and a leading `~` are expanded for path checks
 //! but make the word inexact for command-name purposes.
 
+use super::extglob;
 use rable::{Node, NodeKind};
 
 #[derive(Clone, Debug, Default)]
@@ -55,6 +56,20 @@ pub(crate) struct Env<'a> {
 }
 
 pub(crate) fn convert(node: &Node, env: &Env<'_>) -> Word {
+    let mut w = convert_parts(node, env);
+    if w.raw.contains('{') && w.raw.contains(['~', '$', '`', '\'', '"', '\\']) {
+        braces_first(&mut w, env);
+    }
+    w
+}
+
+/// An assignment (`x={a,b}`): bash expands no braces in it.
+pub(crate) fn convert_assignment(node: &Node, env: &Env<'_>) -> Word {
+    convert_parts(node, env)
+}
+
+/// One word's parts, braces kept as written.
+fn convert_parts(node: &Node, env: &Env<'_>) -> Word {
     let NodeKind::Word { value, parts, .. } = &node.kind else {
         return Word {
             raw: String::new(),
@@ -104,6 +119,59 @@ pub(crate) fn convert(node: &Node, env: &Env<'_>) -> Word {
         w.exact = false;
     }
     w
+}
+
+/// bash expands braces before tildes and variables (`{~,x}/.netrc` is `~/.netrc` and
+/// `x/.netrc`): each alternative of the source text is converted on its own, and the value
+/// becomes their brace list, which the glob expansion splits again. The display stays as
+/// written.
+fn braces_first(w: &mut Word, env: &Env<'_>) {
+    let Some(alternatives) = super::brace_first::expand(&w.raw) else {
+        return not_known(w);
+    };
+    if alternatives.len() < 2 {
+        return;
+    }
+    let mut values = Vec::with_capacity(alternatives.len());
+    for alt in &alternatives {
+        let Some(a) = alternative(alt, env) else {
+            return not_known(w);
+        };
+        // A value that would split differently as a list is not judged here.
+        if a.value.contains(['{', ',', '}']) {
+            return not_known(w);
+        }
+        w.unknown |= a.unknown;
+        w.var_unknown |= a.var_unknown;
+        w.var |= a.var;
+        w.subst |= a.subst;
+        w.subst_output |= a.subst_output;
+        values.push(a.value);
+    }
+    w.value = format!("{{{}}}", values.join(","));
+    w.glob = true;
+    w.exact = false;
+}
+
+/// One alternative of a brace list, converted as the word it becomes.
+fn alternative(raw: &str, env: &Env<'_>) -> Option<Word> {
+    if raw.is_empty() {
+        return Some(Word::literal(""));
+    }
+    let nodes = rable::parse(&format!(": {raw}"), false).ok()?;
+    match &nodes.first()?.kind {
+        NodeKind::Command { words, .. } if nodes.len() == 1 && words.len() == 2 => {
+            words.get(1).map(|n| convert_parts(n, env))
+        }
+        _ => None,
+    }
+}
+
+/// A word whose value this analysis cannot work out: a path built from it asks.
+fn not_known(w: &mut Word) {
+    w.unknown = true;
+    w.var_unknown = true;
+    w.exact = false;
 }
 
 /// A part whose value is not known before running: `?`.
@@ -240,6 +308,18 @@ fn literal_part(text: &str, dq: &mut bool, w: &mut Word, first: bool, env: &Env<
                 push(w, c);
                 at_start =
                     assignment_like(&w.value) && (c == ':' || w.value.matches('=').count() == 1);
+            }
+            c if extglob::opens(c) && chars.peek() == Some(&'(') => {
+                let rest: String = chars.clone().skip(1).collect();
+                let Some((form, taken)) = extglob::translate(c, &rest) else {
+                    not_known(w);
+                    push(w, c);
+                    continue;
+                };
+                w.display.push(c);
+                w.display.extend(chars.by_ref().take(taken + 1));
+                w.value.push_str(&form);
+                w.glob = true;
             }
             '*' | '?' => {
                 w.glob = true;

@@ -65,14 +65,30 @@ pub(crate) struct Walker<'c> {
     pub ctx: &'c ShellContext<'c>,
     budget: usize,
     pub out: Vec<Seg>,
+    /// A command seen may turn on glob options (see `sets_glob_options`).
+    glob_options: bool,
 }
 
 pub(crate) fn analyze_top(command: &str, ctx: &ShellContext, budget: usize) -> Analysis {
     paths::reset_roots();
+    globs::set_wide(false);
+    let mut w = walk_once(command, ctx, budget);
+    if w.glob_options {
+        // A command may turn on options that change what globs match, and it may run before
+        // any glob of the line (a loop, a function): the whole line is judged again with them.
+        globs::set_wide(true);
+        w = walk_once(command, ctx, budget);
+        globs::set_wide(false);
+    }
+    Analysis::from_segments(w.out.into_iter().map(|s| s.seg).collect())
+}
+
+fn walk_once<'c>(command: &str, ctx: &'c ShellContext<'c>, budget: usize) -> Walker<'c> {
     let mut w = Walker {
         ctx,
         budget,
         out: Vec::new(),
+        glob_options: false,
     };
     if let Some(c) = deceptive_char(command) {
         w.push_opaque(
@@ -89,7 +105,28 @@ pub(crate) fn analyze_top(command: &str, ctx: &ShellContext, budget: usize) -> A
     };
     w.source(command, &mut scope);
     w.cross_rules();
-    Analysis::from_segments(w.out.into_iter().map(|s| s.seg).collect())
+    w
+}
+
+/// Whether a command may turn on shell options that change what globs match: `shopt` (of
+/// any option: its words may be computed), a shell given `-O`/`+O`, `GLOBIGNORE` (set, it
+/// turns on `dotglob`) or `BASHOPTS`, or any word naming a glob option.
+fn sets_glob_options(argv: &[Word], assigns: &[Word]) -> bool {
+    let mut shell = false;
+    for w in assigns.iter().chain(argv) {
+        let v = w.value.as_str();
+        if v.contains("glob") || v.contains("GLOB") || v.contains("shopt") || v.contains("BASHOPTS")
+        {
+            return true;
+        }
+        let base = v.rsplit('/').next().unwrap_or(v);
+        if matches!(base, "bash" | "sh" | "rbash") {
+            shell = true;
+        } else if shell && v.starts_with(['-', '+']) && !v.starts_with("--") && v.contains('O') {
+            return true;
+        }
+    }
+    false
 }
 
 /// Words bash would leave alone: a single simple command of plain ASCII characters (no quotes,
@@ -189,6 +226,7 @@ impl Walker<'_> {
                 via: &scope.via,
                 label: None,
             };
+            self.glob_options |= sets_glob_options(&argv, &[]);
             let outcome = classify::classify(self, &cmd, scope);
             self.finish(outcome, scope);
             return start;
@@ -319,8 +357,9 @@ impl Walker<'_> {
         let argv: Vec<Word> = word_nodes.iter().map(|n| words::convert(n, &env)).collect();
         let assigns: Vec<Word> = assignments
             .iter()
-            .map(|n| words::convert(n, &env))
+            .map(|n| words::convert_assignment(n, &env))
             .collect();
+        self.glob_options |= sets_glob_options(&argv, &assigns);
         let cmd = Cmd {
             argv: &argv,
             assigns: &assigns,
