@@ -19,6 +19,7 @@ processes it starts), which load from elsewhere does not inflate as much as the 
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -140,12 +141,24 @@ def measure(rows, n, warm):
 
 
 def main():
+    # Each scratch directory goes when the measurement ends, however it ends.
+    dirs = []
+    try:
+        measure_all(dirs)
+    finally:
+        for d in dirs:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def measure_all(dirs):
     sbx, floor = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     n = int(sys.argv[3]) if len(sys.argv) > 3 else 300
     base = os.path.abspath(sys.argv[4]) if len(sys.argv) > 4 else None
     warm = 30
     ws = tempfile.mkdtemp(prefix="sbx-per-call.", dir="/var/tmp")
-    policy = os.path.join(tempfile.mkdtemp(prefix="sbx-per-call-home."), "policy.toml")
+    home = tempfile.mkdtemp(prefix="sbx-per-call-home.")
+    dirs += [ws, home]
+    policy = os.path.join(home, "policy.toml")
     with open(policy, "w") as f:
         f.write(POLICY)
     true = {"command": "/bin/true"}
