@@ -260,20 +260,7 @@ fn literal_part(text: &str, dq: &mut bool, w: &mut Word, first: bool, env: &Env<
         let start = at_start;
         at_start = false;
         if *dq {
-            match c {
-                '"' => *dq = false,
-                '\\' => match chars.peek().copied() {
-                    Some(n @ ('$' | '`' | '"' | '\\')) => {
-                        chars.next();
-                        push(w, n);
-                    }
-                    Some('\n') => {
-                        chars.next();
-                    }
-                    _ => push(w, '\\'),
-                },
-                _ => push(w, c),
-            }
+            in_double_quotes(c, &mut chars, dq, w);
             continue;
         }
         match c {
@@ -290,18 +277,7 @@ fn literal_part(text: &str, dq: &mut bool, w: &mut Word, first: bool, env: &Env<
                 Some('\n') | None => {}
                 Some(n) => push(w, n),
             },
-            '~' if start => {
-                let next = chars.peek().copied();
-                if matches!(next, None | Some('/')) {
-                    w.display.push('~');
-                    w.value.push_str(env.home);
-                    w.exact = false;
-                } else {
-                    // `~user`: another user's home.
-                    w.unknown = true;
-                    push(w, '~');
-                }
-            }
+            '~' if start => tilde(chars.peek().copied(), w, env),
             // bash expands a `~` after the first `=` of a word shaped like an assignment
             // (`if=~/x`, `--` forms excepted), and after each `:` that follows it.
             '=' | ':' => {
@@ -309,18 +285,7 @@ fn literal_part(text: &str, dq: &mut bool, w: &mut Word, first: bool, env: &Env<
                 at_start =
                     assignment_like(&w.value) && (c == ':' || w.value.matches('=').count() == 1);
             }
-            c if extglob::opens(c) && chars.peek() == Some(&'(') => {
-                let rest: String = chars.clone().skip(1).collect();
-                let Some((form, taken)) = extglob::translate(c, &rest) else {
-                    not_known(w);
-                    push(w, c);
-                    continue;
-                };
-                w.display.push(c);
-                w.display.extend(chars.by_ref().take(taken + 1));
-                w.value.push_str(&form);
-                w.glob = true;
-            }
+            c if extglob::opens(c) && chars.peek() == Some(&'(') => extended(c, &mut chars, w),
             '*' | '?' => {
                 w.glob = true;
                 push(w, c);
@@ -336,6 +301,58 @@ fn literal_part(text: &str, dq: &mut bool, w: &mut Word, first: bool, env: &Env<
             _ => push(w, c),
         }
     }
+}
+
+/// One character inside double quotes: only `\` before `$`, `` ` ``, `"`, `\` or a newline
+/// escapes.
+fn in_double_quotes(
+    c: char,
+    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+    dq: &mut bool,
+    w: &mut Word,
+) {
+    match c {
+        '"' => *dq = false,
+        '\\' => match chars.peek().copied() {
+            Some(n @ ('$' | '`' | '"' | '\\')) => {
+                chars.next();
+                push(w, n);
+            }
+            Some('\n') => {
+                chars.next();
+            }
+            _ => push(w, '\\'),
+        },
+        _ => push(w, c),
+    }
+}
+
+/// A `~` at the start of a word (or after an assignment's `=` or `:`), `next` after it: the
+/// home before `/` or at the end; `~user`, another user's home, is not known.
+fn tilde(next: Option<char>, w: &mut Word, env: &Env<'_>) {
+    if matches!(next, None | Some('/')) {
+        w.display.push('~');
+        w.value.push_str(env.home);
+        w.exact = false;
+    } else {
+        w.unknown = true;
+        push(w, '~');
+    }
+}
+
+/// An extended pattern (`@(a|b)`, opened by `c`) as the glob it is judged as; unknown when it
+/// cannot be translated.
+fn extended(c: char, chars: &mut std::iter::Peekable<std::str::Chars<'_>>, w: &mut Word) {
+    let rest: String = chars.clone().skip(1).collect();
+    let Some((form, taken)) = extglob::translate(c, &rest) else {
+        not_known(w);
+        push(w, c);
+        return;
+    };
+    w.display.push(c);
+    w.display.extend(chars.by_ref().take(taken + 1));
+    w.value.push_str(&form);
+    w.glob = true;
 }
 
 /// `NAME=...` with `NAME` a shell identifier.
