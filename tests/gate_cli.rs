@@ -1095,3 +1095,28 @@ fn refused_by_gate_and_kernel(s: &Scratch, cmd: &str) {
     );
     assert_eq!(config(), before, "{cmd}: the upstream was written");
 }
+
+/// `workspace-net` allows fetches from the hosts its policy names and asks for any other: a
+/// bare `WebFetch` ask beside the allows would outrank them.
+#[test]
+fn workspace_net_fetches_from_its_named_hosts_and_asks_for_others() {
+    let s = Scratch::new(None);
+    let fetch = |url: &str| {
+        let input = json!({"url": url, "prompt": "p"}).to_string();
+        let args = [
+            "--profile",
+            "workspace-net",
+            "--tool",
+            "WebFetch",
+            "--input",
+            &input,
+        ];
+        check_json(&s, &args)
+    };
+    for url in ["https://docs.rs/serde", "https://api.github.com/repos/x/y"] {
+        let r = fetch(url);
+        assert_eq!(r["decision"], "allow", "{url}: {r}");
+    }
+    let other = fetch("https://evil.example/x");
+    assert_eq!(other["decision"], "ask", "{other}");
+}
