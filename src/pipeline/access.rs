@@ -106,7 +106,8 @@ pub const HARNESS_TOOLS: &[&str] = &[
     "KillBash",
     "ExitPlanMode",
     "AskUserQuestion",
-    "SlashCommand",
+    // Not `SlashCommand`: a command's file may run shell lines (`!`) as it expands, which
+    // no hook sees.
     "Skill",
     "write_todos",
     "update_plan",
