@@ -160,11 +160,7 @@ fn with_link_targets(
     grants: &[&Path],
     files: &dyn Files,
 ) -> Vec<PathEntry> {
-    let mut follower = Follower::new(|p: &Path| match files.kind(p) {
-        None => Step::Missing,
-        Some(FileKind::Symlink) => Step::Link(files.read_link(p)),
-        Some(FileKind::Dir | FileKind::File | FileKind::Other) => Step::Other,
-    });
+    let mut follower = Follower::new(|p: &Path| step_at(files, p));
     let mut targets: Vec<PathEntry> = Vec::new();
     for e in &entries {
         let Ok(real) = follower.real(&e.path) else {
@@ -196,6 +192,15 @@ fn with_link_targets(
     }
     entries.extend(targets);
     entries
+}
+
+/// What a walk finds at `p`, as resolution's file view answers.
+fn step_at(files: &dyn Files, p: &Path) -> Step {
+    match files.kind(p) {
+        None => Step::Missing,
+        Some(FileKind::Symlink) => Step::Link(files.read_link(p)),
+        Some(FileKind::Dir | FileKind::File | FileKind::Other) => Step::Other,
+    }
 }
 
 /// The symbolic links directly in `dir`, when it is a directory (not in the trees mounted
@@ -270,11 +275,7 @@ fn with_gitlink(mut deny_write: Vec<PathEntry>, vars: &Vars, files: &dyn Files) 
 /// ../../scripts/pre-commit`, a common way to install a project's hooks): git runs the target,
 /// so it stays read-only as the hook would. Only targets that exist, outside the directory.
 fn hook_link_targets(dirs: &[PathBuf], files: &dyn Files) -> Vec<PathBuf> {
-    let mut follower = Follower::new(|p: &Path| match files.kind(p) {
-        None => Step::Missing,
-        Some(FileKind::Symlink) => Step::Link(files.read_link(p)),
-        Some(FileKind::Dir | FileKind::File | FileKind::Other) => Step::Other,
-    });
+    let mut follower = Follower::new(|p: &Path| step_at(files, p));
     let mut out = Vec::new();
     for dir in dirs {
         let dir = normalize(dir);
