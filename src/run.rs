@@ -198,6 +198,7 @@ fn relay_tracking_lines(open_line: Arc<AtomicBool>) -> Output {
 /// block it; a forged report it made read-only) is replaced, never followed or opened.
 struct ReportDir {
     dir: std::os::fd::OwnedFd,
+    parent: PathBuf,
     name: std::ffi::OsString,
     shown: PathBuf,
 }
@@ -215,6 +216,7 @@ impl ReportDir {
         let dir = open(parent, flags, nix::sys::stat::Mode::empty()).map_err(|e| fail(&e))?;
         Ok(ReportDir {
             dir,
+            parent: parent.to_path_buf(),
             name: name.to_os_string(),
             shown: path.to_path_buf(),
         })
@@ -224,6 +226,11 @@ impl ReportDir {
         use nix::fcntl::{OFlag, openat, renameat};
         let fail =
             |e: &dyn std::fmt::Display| format!("cannot write {}: {e}", self.shown.display());
+        // A directory moved away and another put at its name would leave what the command
+        // wrote there at FILE and the report elsewhere: refused.
+        if !self.still_there() {
+            return Err(fail(&"its directory was replaced during the run"));
+        }
         let mut tmp = self.name.clone();
         tmp.push(format!(".sbx-{}-{}", std::process::id(), nanos()));
         let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW;
@@ -243,6 +250,16 @@ impl ReportDir {
             );
         }
         placed
+    }
+}
+
+impl ReportDir {
+    /// Whether the report's directory named now is the one opened before the run.
+    fn still_there(&self) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let held = nix::sys::stat::fstat(&self.dir);
+        let named = std::fs::metadata(&self.parent);
+        matches!((held, named), (Ok(h), Ok(n)) if h.st_dev == n.dev() && h.st_ino == n.ino())
     }
 }
 

@@ -139,6 +139,32 @@ fn json_out_replaces_for(user: Option<u32>) {
     let o = run(forged);
     assert_eq!(o.status.code(), Some(5), "{}", text(&o));
     assert_eq!(read()["code"], 5, "the forged report stayed");
+    // The report's directory moved away and another put at its name: refused, not written
+    // into the old one while the forged file stays at the name.
+    let sub = s.ws.join("out");
+    std::fs::create_dir(&sub).unwrap();
+    s.chown_all();
+    let inner = sub.join("r.json");
+    let moved = s
+        .sbx(&[
+            "run",
+            "--no-policy",
+            "--json-out",
+            inner.to_str().unwrap(),
+            "--",
+        ])
+        .args([
+            "sh",
+            "-c",
+            "mv out out2 && mkdir out && echo forged > out/r.json; exit 3",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(moved.status.code(), Some(125), "{}", text(&moved));
+    assert!(
+        !s.ws.join("out2/r.json").exists(),
+        "written into the moved directory"
+    );
     std::fs::remove_file(&report).unwrap();
     let o = run("mkdir r.json && touch r.json/x");
     assert_eq!(o.status.code(), Some(125), "{}", text(&o));

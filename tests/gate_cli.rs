@@ -986,6 +986,8 @@ fn the_harness_s_own_tools_are_allowed_and_a_notebook_read_is_judged_by_its_path
     // A slash command's file may run shell lines as it expands: asked.
     let slash = tool("SlashCommand", json!({"command": "/deploy"}));
     assert_eq!(slash["decision"], "ask", "{slash}");
+    let skill = tool("Skill", json!({"skill": "deploy"}));
+    assert_eq!(skill["decision"], "ask", "{skill}");
     let policy = s.root.path().join("deny-task.toml");
     std::fs::write(&policy, "[policy]\ndeny = [\"Task\"]\n").unwrap();
     let input = json!({"description": "d", "prompt": "p"}).to_string();

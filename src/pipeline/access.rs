@@ -106,9 +106,8 @@ pub const HARNESS_TOOLS: &[&str] = &[
     "KillBash",
     "ExitPlanMode",
     "AskUserQuestion",
-    // Not `SlashCommand`: a command's file may run shell lines (`!`) as it expands, which
-    // no hook sees.
-    "Skill",
+    // Not `SlashCommand` or `Skill`: a command's or skill's file may run shell lines (`!`)
+    // as it loads, or grant tools, which no hook sees.
     "write_todos",
     "update_plan",
 ];
