@@ -476,3 +476,97 @@ fn a_workspace_that_holds_the_home_keeps_its_start_up_files() {
         assert!(s.home.join(".config/autostart").exists(), "{}", s.label());
     }
 }
+
+/// More of what runs later from a home the workspace holds: a program first on PATH, an SSH
+/// login's files, editors' and debuggers' start-up files, Python's start-up hooks, credential
+/// helpers and plugins, the agents' settings, sbx's own configuration. Each one that existed
+/// stays as it was; each one made during the run goes to quarantine and is reported. Paired:
+/// without protected paths the same script leaves them all in place.
+#[test]
+fn a_workspace_that_holds_the_home_keeps_what_runs_later() {
+    // Files written by the run, and whether each exists before it.
+    let files: &[(&str, bool)] = &[
+        (".vimrc", true),
+        (".tmux.conf", true),
+        (".local/bin/git", false),
+        (".cargo/bin/cargo-evil", false),
+        (".ssh/rc", false),
+        (".config/nvim/init.lua", false),
+        (".local/lib/python3.11/site-packages/evil.pth", false),
+        (
+            ".local/lib/python3.11/site-packages/usercustomize.py",
+            false,
+        ),
+        (".docker/config.json", false),
+        (".aws/config", false),
+        (".config/sbx/policy.toml", false),
+        (".claude/settings.json", false),
+        (".gdbinit", false),
+        (".curlrc", false),
+    ];
+    let script: String = files
+        .iter()
+        .map(|(f, _)| format!("mkdir -p \"$(dirname {f})\"; echo evil >> {f}; "))
+        .chain(["echo ok > notes.txt && echo WROTE-NOTES".to_string()])
+        .collect();
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        let site = s.home.join(".local/lib/python3.11/site-packages");
+        std::fs::create_dir_all(&site).unwrap();
+        for (f, existing) in files.iter().filter(|(_, e)| *e) {
+            assert!(existing);
+            std::fs::write(s.home.join(f), "# mine\n").unwrap();
+        }
+        s.chown_all();
+        let home = s.home.to_str().unwrap();
+        let run = |profile: &str| {
+            s.sbx(&[
+                "run",
+                "--no-policy",
+                "--workspace",
+                home,
+                "--profile",
+                profile,
+            ])
+            .args(["--", "sh", "-c", &script])
+            .current_dir(&s.home)
+            .output()
+            .unwrap()
+        };
+        let out = run("workspace");
+        assert!(
+            stdout(&out).contains("WROTE-NOTES"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        for (f, existing) in files {
+            let path = s.home.join(f);
+            if *existing {
+                let now = std::fs::read_to_string(&path).unwrap();
+                assert_eq!(now, "# mine\n", "{}: {f} changed", s.label());
+            } else {
+                assert!(
+                    !path.exists(),
+                    "{}: {f} outlived the run: {}",
+                    s.label(),
+                    text(&out)
+                );
+            }
+        }
+        assert!(text(&out).contains(".local/bin"), "{}", text(&out));
+        assert!(text(&out).contains("evil.pth"), "{}", text(&out));
+        // Paired: the same script under a profile without protected paths.
+        let allowed = run(wide.to_str().unwrap());
+        for (f, _) in files {
+            let now = std::fs::read_to_string(s.home.join(f)).unwrap_or_default();
+            assert!(
+                now.contains("evil"),
+                "{}: {f}: {}",
+                s.label(),
+                text(&allowed)
+            );
+        }
+    }
+}

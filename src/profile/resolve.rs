@@ -95,17 +95,23 @@ impl Profile {
         files: &dyn Files,
     ) -> Result<CapabilitySet, ProfileError> {
         let lim = |k: &str| self.limits.get(k).and_then(|(v, _)| v.value);
-        let read = expand_all(&self.read, vars, true, files)?;
-        let write = expand_all(&self.write, vars, true, files)?;
-        let execute = expand_all(&self.execute, vars, true, files)?;
+        let read = expand_all(&self.read, vars, true, files, None)?;
+        let write = expand_all(&self.write, vars, true, files, None)?;
+        let execute = expand_all(&self.execute, vars, true, files, None)?;
+        let writable: Vec<&Path> = write.iter().map(|e| e.path.as_path()).collect();
         let grants: Vec<&Path> = [&read, &write, &execute]
             .into_iter()
             .flatten()
             .map(|e| e.path.as_path())
             .collect();
         let deny_read = with_link_targets(
-            expand_all(&self.deny_read, vars, false, files)?,
+            expand_all(&self.deny_read, vars, false, files, None)?,
             &grants,
+            files,
+        );
+        let deny_write = with_gitlink(
+            expand_all(&self.deny_write, vars, false, files, Some(&writable))?,
+            vars,
             files,
         );
         Ok(CapabilitySet {
@@ -114,11 +120,7 @@ impl Profile {
                 write,
                 execute,
                 deny_read,
-                deny_write: with_gitlink(
-                    expand_all(&self.deny_write, vars, false, files)?,
-                    vars,
-                    files,
-                ),
+                deny_write,
                 watch: self.watched(vars),
                 protected_change: self.protected_change.0,
                 case_folding: self.case_folding.0,
@@ -514,11 +516,15 @@ impl<'v> Values<'v> {
     }
 }
 
+/// `pats` substituted and expanded. With `within`, a glob is expanded only where its matches
+/// could lie in or above one of those trees: a denied write elsewhere is read-only anyway, and
+/// the home's many patterns cost no listing when the workspace does not hold the home.
 fn expand_all(
     pats: &[ProfilePath],
     vars: &Vars,
     grant: bool,
     files: &dyn Files,
+    within: Option<&[&Path]>,
 ) -> Result<Vec<PathEntry>, ProfileError> {
     let mut out = Entries::with_capacity(pats.len());
     let values = Values::new(vars);
@@ -538,6 +544,9 @@ fn expand_all(
                 out.add(PathBuf::from(s), !optional, &p.origin);
                 continue;
             }
+            if within.is_some_and(|roots| !may_reach(&s, roots)) {
+                continue;
+            }
             let found = files.glob(&s).map_err(|e| ProfileError::Invalid {
                 at: p.origin.clone(),
                 message: format!("bad glob `{s}`: {e}"),
@@ -548,6 +557,17 @@ fn expand_all(
         }
     }
     Ok(out.entries)
+}
+
+/// Whether a glob's matches can lie in or above one of `roots`: the part before its first
+/// wildcard names a directory beneath one of them, or above one. An escaped variable (`[[]`)
+/// ends that part early, which only widens the answer.
+fn may_reach(glob: &str, roots: &[&Path]) -> bool {
+    let wild = |c: &&str| c.contains(['*', '?', '[']);
+    let fixed: Vec<&str> = glob.split('/').take_while(|c| !wild(c)).collect();
+    let fixed = fixed.join("/");
+    let fixed = Path::new(if fixed.is_empty() { "/" } else { &fixed });
+    roots.iter().any(|r| under(r, fixed) || under(fixed, r))
 }
 
 /// Entries in the order first named, each path once. Normalised paths are equal when their
@@ -707,7 +727,8 @@ mod tests {
             "[filesystem]\n\
              read = [\"/usr\", \"?/opt\", \"+{home}/.cache\", \"/usr/./lib/../share\"]\n\
              deny_read = [\"/etc/ssh/ssh_host_*_key\", \"/nothing/*\", \"{home}/.ssh\"]\n\
-             deny_write = [\"{workspace}/.env*\"]\n",
+             write = [\"{workspace}\"]\n\
+             deny_write = [\"{workspace}/.env*\", \"/etc/ssh/*_key\"]\n",
             &fake_vars("/ws"),
             &fs,
         );
@@ -726,6 +747,7 @@ mod tests {
             listed(&caps.fs.deny_read),
             [s("/etc/ssh/ssh_host_rsa_key", false), s("/h/.ssh", false)]
         );
+        // A protected glob outside every writable tree is not expanded: it is read-only anyway.
         assert_eq!(listed(&caps.fs.deny_write), [s("/ws/.env.local", false)]);
         // Protected patterns in the workspace are also watched, unexpanded.
         assert_eq!(listed(&caps.fs.watch), [s("/ws/.env*", false)]);
@@ -734,13 +756,39 @@ mod tests {
         assert_eq!(dirs.ok(), Some(vec![PathBuf::from("/h/.cache")]));
     }
 
+    /// A protected glob is expanded where its matches can be written: beneath a writable tree,
+    /// or above one; elsewhere it is skipped.
+    #[test]
+    fn a_protected_glob_is_expanded_only_where_it_can_be_written() {
+        let fs = crate::plan::FakeFs::new()
+            .file("/h/.local/lib/py3/x.pth", "")
+            .file("/h/ws/a.pth", "");
+        let protect = "deny_write = [\"{home}/.local/lib/*/*.pth\", \"/h/*/a.pth\"]\n";
+        let with = |write: &str| {
+            let text = format!("[filesystem]\nwrite = [\"{write}\"]\n{protect}");
+            listed(&resolve(&text, &fake_vars("/h/ws"), &fs).fs.deny_write)
+        };
+        let s = |p: &str| (p.to_string(), false);
+        assert_eq!(with("{workspace}"), [s("/h/ws/a.pth")]);
+        assert_eq!(
+            with("{home}"),
+            [s("/h/.local/lib/py3/x.pth"), s("/h/ws/a.pth")]
+        );
+        // `/h/*` lies above the writable tree: expanded, matches outside it included.
+        assert_eq!(
+            with("/h/.local/lib/py3"),
+            [s("/h/.local/lib/py3/x.pth"), s("/h/ws/a.pth")]
+        );
+        assert_eq!(with("/other"), Vec::<(String, bool)>::new());
+    }
+
     #[test]
     fn a_variable_s_value_is_never_a_wildcard() {
         let fs = crate::plan::FakeFs::new()
             .file("/w[1]/.env", "")
             .file("/w1/.env", "");
         let caps = resolve(
-            "[filesystem]\ndeny_write = [\"{workspace}/.env*\"]\n",
+            "[filesystem]\nwrite = [\"{workspace}\"]\ndeny_write = [\"{workspace}/.env*\"]\n",
             &fake_vars("/w[1]"),
             &fs,
         );
