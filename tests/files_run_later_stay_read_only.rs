@@ -570,3 +570,80 @@ fn a_workspace_that_holds_the_home_keeps_what_runs_later() {
         }
     }
 }
+
+/// A hook installed as a link runs what the link leads to, whatever leads there: a directory
+/// link on the way (`pre-commit -> ../../s2/pre-commit`, `s2 -> real`) cannot be pointed at
+/// another directory, and a target that does not exist yet (`pre-push -> ../../hooks/pre-push`,
+/// `post-merge -> ../../tools/post-merge`) made during the run goes to quarantine. Paired:
+/// without protected paths the same script re-points the link and makes the targets.
+#[test]
+fn a_hook_link_keeps_its_way_and_its_missing_target() {
+    let script = "mkdir evil && printf '#!/bin/sh\\necho EVIL\\n' > evil/pre-commit; \
+                  ln -sfn evil s2 && echo REPOINTED; \
+                  mkdir -p hooks && echo 'echo EVIL' > hooks/pre-push; \
+                  echo 'echo EVIL' > tools/post-merge; echo DONE";
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        let set_up = || {
+            for d in ["real", "tools"] {
+                std::fs::create_dir_all(s.ws.join(d)).unwrap();
+            }
+            std::fs::write(s.ws.join("real/pre-commit"), "#!/bin/sh\necho MINE\n").unwrap();
+            let link = |text: &str, at: &str| {
+                let _ = std::fs::remove_file(s.ws.join(at));
+                std::os::unix::fs::symlink(text, s.ws.join(at)).unwrap();
+            };
+            link("real", "s2");
+            link("../../s2/pre-commit", ".git/hooks/pre-commit");
+            link("../../hooks/pre-push", ".git/hooks/pre-push");
+            link("../../tools/post-merge", ".git/hooks/post-merge");
+            s.chown_all();
+        };
+        set_up();
+        let out = s.run("workspace", script);
+        assert!(
+            stdout(&out).contains("DONE"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(
+            !stdout(&out).contains("REPOINTED"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        let hook = std::fs::read_to_string(s.ws.join(".git/hooks/pre-commit")).unwrap();
+        assert!(
+            hook.contains("MINE"),
+            "{}: {hook}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(
+            !s.ws.join("hooks/pre-push").exists(),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(
+            !s.ws.join("tools/post-merge").exists(),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(text(&out).contains("post-merge"), "{}", text(&out));
+        // Paired: the same script under a profile without protected paths.
+        for d in ["evil", "hooks"] {
+            let _ = std::fs::remove_dir_all(s.ws.join(d));
+        }
+        set_up();
+        let allowed = s.run(wide.to_str().unwrap(), script);
+        assert!(stdout(&allowed).contains("REPOINTED"), "{}", text(&allowed));
+        let hook = std::fs::read_to_string(s.ws.join(".git/hooks/pre-commit")).unwrap();
+        assert!(hook.contains("EVIL"), "{}: {hook}", s.label());
+        assert!(s.ws.join("hooks/pre-push").exists(), "{}", s.label());
+        assert!(s.ws.join("tools/post-merge").exists(), "{}", s.label());
+    }
+}

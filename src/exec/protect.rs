@@ -264,13 +264,23 @@ impl Watch {
     ) -> Self {
         let _scope = walk::Scope::enter(workspace);
         let git = entries.iter().any(|e| in_git_dir(&e.path, workspace));
-        let entries: Vec<PathEntry> = entries
+        let (in_git, entries): (Vec<PathEntry>, Vec<PathEntry>) = entries
             .iter()
-            .filter(|e| !in_git_dir(&e.path, workspace))
             .cloned()
-            .collect();
+            .partition(|e| in_git_dir(&e.path, workspace));
         let mut before = BTreeMap::new();
-        let mut links = Vec::new();
+        let root = RootNames::new(workspace, folding == CaseFolding::Accept);
+        // Inside `.git` only the links are followed here (a hook installed as a link, whose
+        // way and target lie in the workspace); gitscan judges the rest by content.
+        let mut links: Vec<ProtectedLink> = in_git
+            .iter()
+            .flat_map(|e| {
+                let rule = e.origin.to_string();
+                matches(&e.path, workspace, &root)
+                    .into_iter()
+                    .filter_map(move |m| ProtectedLink::read(&m, workspace, rule.clone()))
+            })
+            .collect();
         let hooks = PathEntry {
             path: PathBuf::from(format!(
                 "{}/.git/hooks",
@@ -281,7 +291,6 @@ impl Watch {
         };
         let hooks = git.then_some(&hooks);
         let fold = folding == CaseFolding::Accept;
-        let root = RootNames::new(workspace, fold);
         for e in entries.iter().chain(hooks) {
             for m in matches(&e.path, workspace, &root) {
                 links.extend(ProtectedLink::read(&m, workspace, e.origin.to_string()));

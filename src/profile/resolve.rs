@@ -109,11 +109,13 @@ impl Profile {
             &grants,
             files,
         );
-        let deny_write = with_gitlink(
+        let (deny_write, hook_links) = with_gitlink(
             expand_all(&self.deny_write, vars, false, files, Some(&writable))?,
             vars,
             files,
         );
+        let mut watch = self.watched(vars);
+        watch.extend(hook_links);
         Ok(CapabilitySet {
             fs: FsCaps {
                 read,
@@ -121,7 +123,7 @@ impl Profile {
                 execute,
                 deny_read,
                 deny_write,
-                watch: self.watched(vars),
+                watch,
                 protected_change: self.protected_change.0,
                 case_folding: self.case_folding.0,
                 homes: vars.workspace.homes().map(normalize).collect(),
@@ -238,17 +240,23 @@ const LINKS_INSIDE_MAX: usize = 256;
 /// repository's config, the files it includes and its `config.worktree`, or else from the
 /// user's global config, whose scripts git runs instead of `.git/hooks`; and the config files
 /// the repository's config includes from the workspace, and those they include.
-fn with_gitlink(mut deny_write: Vec<PathEntry>, vars: &Vars, files: &dyn Files) -> Vec<PathEntry> {
+/// Also the hooks' links (see [`hook_links`]), as patterns to watch.
+fn with_gitlink(
+    deny_write: Vec<PathEntry>,
+    vars: &Vars,
+    files: &dyn Files,
+) -> (Vec<PathEntry>, Vec<PathEntry>) {
     let dot_git = vars.workspace.root.join(".git");
     let Some(origin) = deny_write
         .iter()
         .find(|e| under(&e.path, &dot_git) && e.path != dot_git)
         .map(|e| e.origin.clone())
     else {
-        return deny_write;
+        return (deny_write, Vec::new());
     };
     let kind = files.kind(&dot_git);
     let mut extra = Vec::new();
+    let mut links = Vec::new();
     if kind == Some(FileKind::File) {
         extra.push(dot_git.clone());
     }
@@ -257,8 +265,28 @@ fn with_gitlink(mut deny_write: Vec<PathEntry>, vars: &Vars, files: &dyn Files) 
         let hooks: Vec<PathBuf> = std::iter::once(dot_git.join("hooks"))
             .chain(extra.iter().cloned())
             .collect();
-        extra.extend(hook_link_targets(&hooks, files));
+        links = hook_links(&hooks, files);
+        extra.extend(links.iter().cloned());
     }
+    let watch = links
+        .iter()
+        .filter(|l| under(l, &vars.workspace.root))
+        .map(|l| PathEntry {
+            path: PathBuf::from(glob::Pattern::escape(&l.to_string_lossy())),
+            required: false,
+            origin: origin.clone(),
+        })
+        .collect();
+    (add_inside(deny_write, extra, vars, &origin), watch)
+}
+
+/// `extra` added to `deny_write` where it lies inside the workspace and is not there yet.
+fn add_inside(
+    mut deny_write: Vec<PathEntry>,
+    extra: Vec<PathBuf>,
+    vars: &Vars,
+    origin: &Origin,
+) -> Vec<PathEntry> {
     for path in extra {
         let path = normalize(&path);
         let inside = under(&path, &vars.workspace.root) && path != vars.workspace.root;
@@ -273,20 +301,22 @@ fn with_gitlink(mut deny_write: Vec<PathEntry>, vars: &Vars, files: &dyn Files) 
     deny_write
 }
 
-/// Where the links in the hooks directories lead (`.git/hooks/pre-commit ->
-/// ../../scripts/pre-commit`, a common way to install a project's hooks): git runs the target,
-/// so it stays read-only as the hook would. Only targets that exist, outside the directory.
-fn hook_link_targets(dirs: &[PathBuf], files: &dyn Files) -> Vec<PathBuf> {
+/// The links in the hooks directories whose targets lie outside them (`.git/hooks/pre-commit
+/// -> ../../scripts/pre-commit`, a common way to install a project's hooks): git runs the
+/// target, so it stays read-only as the hook would. Each link is named, not its target, so that
+/// planning holds the target and pins every link on the way to it (`scripts -> tools/hooks`),
+/// which could otherwise be pointed at another file; a target that does not exist yet is left
+/// to the check after the run, which follows the way again (see `exec::protected_link`).
+fn hook_links(dirs: &[PathBuf], files: &dyn Files) -> Vec<PathBuf> {
     let mut follower = Follower::new(|p: &Path| step_at(files, p));
     let mut out = Vec::new();
     for dir in dirs {
         let dir = normalize(dir);
         for link in links_inside(&dir, files) {
             if let Ok(to) = follower.real(&link)
-                && to.exists
                 && !under(&to.path, &dir)
             {
-                out.push(to.path);
+                out.push(link);
             }
         }
     }
