@@ -330,7 +330,7 @@ fn hooks_paths_and_includes_named_through_included_files_stay_read_only() {
         );
         assert!(!s.ws.join("conf/local.gitconfig").exists(), "{}", s.label());
         assert!(
-            text(&out).contains("conf/local.gitconfig (config"),
+            text(&out).contains("conf/local.gitconfig (created"),
             "{}: {}",
             s.label(),
             text(&out)
@@ -645,5 +645,69 @@ fn a_hook_link_keeps_its_way_and_its_missing_target() {
         assert!(hook.contains("EVIL"), "{}: {hook}", s.label());
         assert!(s.ws.join("hooks/pre-push").exists(), "{}", s.label());
         assert!(s.ws.join("tools/post-merge").exists(), "{}", s.label());
+    }
+}
+
+/// What the user's git configuration names in a home the workspace holds: a `core.hooksPath`
+/// written with `~/` and a file `~/.gitconfig` includes (`~/.gitconfig.local`, existing or
+/// made during the run) stay read-only or go to quarantine, since git uses them for every
+/// repository. Paired: without protected paths the same script writes them.
+#[test]
+fn the_user_s_git_hooks_and_included_config_in_the_home_stay_read_only() {
+    let script = "echo 'touch PWN' >> .githooks/pre-commit && echo WROTE-HOOK; \
+                  echo '[core] fsmonitor = x' >> .gitconfig.local && echo WROTE-INCLUDE; \
+                  echo '[core] fsmonitor = x' > .gitconfig.extra; echo DONE";
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        std::fs::create_dir_all(s.home.join(".githooks")).unwrap();
+        std::fs::write(s.home.join(".githooks/pre-commit"), "#!/bin/sh\n").unwrap();
+        std::fs::write(
+            s.home.join(".gitconfig"),
+            "[core]\n\thooksPath = ~/.githooks\n[include]\n\tpath = ~/.gitconfig.local\n\tpath = ~/.gitconfig.extra\n",
+        )
+        .unwrap();
+        std::fs::write(s.home.join(".gitconfig.local"), "[user]\n\tname = t\n").unwrap();
+        s.chown_all();
+        let home = s.home.to_str().unwrap();
+        let run = |profile: &str| {
+            s.sbx(&[
+                "run",
+                "--no-policy",
+                "--workspace",
+                home,
+                "--profile",
+                profile,
+            ])
+            .args(["--", "sh", "-c", script])
+            .current_dir(&s.home)
+            .output()
+            .unwrap()
+        };
+        let out = run("workspace");
+        let said = stdout(&out);
+        assert!(said.contains("DONE"), "{}: {}", s.label(), text(&out));
+        for word in ["WROTE-HOOK", "WROTE-INCLUDE"] {
+            assert!(!said.contains(word), "{} {word}: {}", s.label(), text(&out));
+        }
+        assert!(
+            !s.home.join(".gitconfig.extra").exists(),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        let hook = std::fs::read_to_string(s.home.join(".githooks/pre-commit")).unwrap();
+        assert_eq!(hook, "#!/bin/sh\n", "{}", s.label());
+        let allowed = run(wide.to_str().unwrap());
+        let said = stdout(&allowed);
+        for word in ["WROTE-HOOK", "WROTE-INCLUDE"] {
+            assert!(
+                said.contains(word),
+                "{} {word}: {}",
+                s.label(),
+                text(&allowed)
+            );
+        }
+        assert!(s.home.join(".gitconfig.extra").exists(), "{}", s.label());
     }
 }

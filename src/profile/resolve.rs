@@ -237,10 +237,12 @@ const LINKS_INSIDE_MAX: usize = 256;
 /// stay read-only: `.git` itself when it is a file (a linked worktree's or a submodule's,
 /// naming its git directory elsewhere), so that it cannot be pointed at a copy with other
 /// hooks; the directories `core.hooksPath` names inside the workspace (`.husky`, say), from the
-/// repository's config, the files it includes and its `config.worktree`, or else from the
-/// user's global config, whose scripts git runs instead of `.git/hooks`; and the config files
-/// the repository's config includes from the workspace, and those they include.
-/// Also the hooks' links (see [`hook_links`]), as patterns to watch.
+/// repository's config, the files it includes and its `config.worktree`, and from the user's
+/// global config (every value: git uses them for every other repository too), whose scripts
+/// git runs instead of `.git/hooks`; and the config files either includes from the workspace,
+/// and those they include. The user's configuration counts when the workspace is no
+/// repository too: it may hold the home, or a dotfiles directory the home's files lead to.
+/// Each is also given as a pattern to watch.
 fn with_gitlink(
     deny_write: Vec<PathEntry>,
     vars: &Vars,
@@ -256,41 +258,38 @@ fn with_gitlink(
     };
     let kind = files.kind(&dot_git);
     let mut extra = Vec::new();
-    let mut links = Vec::new();
     if kind == Some(FileKind::File) {
         extra.push(dot_git.clone());
     }
-    if kind == Some(FileKind::Dir) {
-        extra.extend(git_config_paths(&dot_git, vars, files));
-        let hooks: Vec<PathBuf> = std::iter::once(dot_git.join("hooks"))
-            .chain(extra.iter().cloned())
-            .collect();
-        links = hook_links(&hooks, files);
-        extra.extend(links.iter().cloned());
-    }
-    let watch = links
-        .iter()
-        .filter(|l| under(l, &vars.workspace.root))
-        .map(|l| PathEntry {
-            path: PathBuf::from(glob::Pattern::escape(&l.to_string_lossy())),
-            required: false,
-            origin: origin.clone(),
-        })
+    let repo = (kind == Some(FileKind::Dir)).then_some(dot_git.as_path());
+    extra.extend(git_config_paths(repo, vars, files));
+    let hooks: Vec<PathBuf> = repo
+        .map(|d| d.join("hooks"))
+        .into_iter()
+        .chain(extra.iter().cloned())
         .collect();
-    (add_inside(deny_write, extra, vars, &origin), watch)
+    extra.extend(hook_links(&hooks, files));
+    add_inside(deny_write, extra, vars, &origin)
 }
 
-/// `extra` added to `deny_write` where it lies inside the workspace and is not there yet.
+/// `extra` added to `deny_write` where it lies inside the workspace and is not there yet, and
+/// watched there too (escaped as a pattern): one made during the run goes to quarantine.
 fn add_inside(
     mut deny_write: Vec<PathEntry>,
     extra: Vec<PathBuf>,
     vars: &Vars,
     origin: &Origin,
-) -> Vec<PathEntry> {
+) -> (Vec<PathEntry>, Vec<PathEntry>) {
+    let mut watch = Vec::new();
     for path in extra {
         let path = normalize(&path);
         let inside = under(&path, &vars.workspace.root) && path != vars.workspace.root;
         if inside && !deny_write.iter().any(|e| e.path == path) {
+            watch.push(PathEntry {
+                path: PathBuf::from(glob::Pattern::escape(&path.to_string_lossy())),
+                required: false,
+                origin: origin.clone(),
+            });
             deny_write.push(PathEntry {
                 path,
                 required: false,
@@ -298,7 +297,7 @@ fn add_inside(
             });
         }
     }
-    deny_write
+    (deny_write, watch)
 }
 
 /// The links in the hooks directories whose targets lie outside them (`.git/hooks/pre-commit
@@ -323,40 +322,45 @@ fn hook_links(dirs: &[PathBuf], files: &dyn Files) -> Vec<PathBuf> {
     out
 }
 
-/// The hooks directories and included config files a repository's config names (see
-/// [`with_gitlink`]), not yet normalised. `.git/config.worktree` itself stays writable:
-/// `git sparse-checkout` writes it, and the check after the run judges it by content.
-fn git_config_paths(dot_git: &Path, vars: &Vars, files: &dyn Files) -> Vec<PathBuf> {
+/// The hooks directories and included config files that the user's git configuration names,
+/// and a repository's (`dot_git`, when the workspace is one; see [`with_gitlink`]), not yet
+/// normalised. The user's apply to every repository, this one or not, so each of its
+/// `core.hooksPath` values counts. `.git/config.worktree` itself stays writable: `git
+/// sparse-checkout` writes it, and the check after the run judges it by content.
+fn git_config_paths(dot_git: Option<&Path>, vars: &Vars, files: &dyn Files) -> Vec<PathBuf> {
     let home = &vars.workspace.home;
     let read = |p: &Path| files.read(p);
-    let repo = crate::gitconfig::chain(
-        &[dot_git.join("config"), dot_git.join("config.worktree")],
-        Some(home),
-        read,
-    );
+    let repo = dot_git
+        .map(|d| {
+            let start = [d.join("config"), d.join("config.worktree")];
+            crate::gitconfig::chain(&start, Some(home), read)
+        })
+        .unwrap_or_default();
     let xdg = files
         .var("XDG_CONFIG_HOME")
         .map(PathBuf::from)
         .unwrap_or_else(|| home.join(".config"));
-    // git reads the XDG file before ~/.gitconfig, and uses the last value it reads.
     let global = crate::gitconfig::chain(
         &[xdg.join("git/config"), home.join(".gitconfig")],
         Some(home),
         read,
     );
-    let hooks = if repo.hooks_paths.is_empty() {
-        global.hooks_paths.last().cloned().into_iter().collect()
-    } else {
-        repo.hooks_paths
-    };
-    // A relative hooksPath is the worktree's; `~/` is the home, outside the workspace.
+    let hooks = global.hooks_paths.iter().chain(&repo.hooks_paths);
+    // A relative hooksPath is the worktree's; `~/` is the home, which the workspace may hold
+    // (or hold the directory it names: a dotfiles repository). `~user/` is left out.
     let worktree = &vars.workspace.root;
     let mut out: Vec<PathBuf> = hooks
-        .iter()
-        .filter(|h| !h.starts_with('~'))
-        .map(|h| worktree.join(h))
+        .filter_map(|h| match h.strip_prefix("~/") {
+            Some(rest) => Some(home.join(rest)),
+            None if h == "~" => Some(home.clone()),
+            None if h.starts_with('~') => None,
+            None => Some(worktree.join(h)),
+        })
         .collect();
+    // Both chains' includes: git reads `~/.gitconfig.local` for every repository, and a
+    // workspace may hold it.
     out.extend(repo.included);
+    out.extend(global.included);
     out
 }
 
