@@ -340,6 +340,22 @@ const PLANTED: &[&str] = &[
     "crush.json",
     ".amazonq/mcp.json",
     ".junie/mcp/mcp.json",
+    ".cirrus.yml",
+    ".semaphore/semaphore.yml",
+    "appveyor.yml",
+    "buildspec.yml",
+    "cloudbuild.yaml",
+    ".builds/ci.yml",
+    ".tekton/pipeline.yaml",
+    "zuul.d/jobs.yaml",
+    "netlify.toml",
+    "vercel.json",
+    ".readthedocs.yaml",
+    ".gitpod.yml",
+    ".huskyrc.json",
+    "mise.toml",
+    ".kilocode/mcp.json",
+    ".clinerules/hooks/x",
 ];
 
 fn plant_script() -> String {

@@ -503,6 +503,14 @@ fn a_workspace_that_holds_the_home_keeps_what_runs_later() {
         (".claude/settings.json", false),
         (".gdbinit", false),
         (".curlrc", false),
+        (".cshrc", false),
+        (".bashrc.d/x.sh", false),
+        (".cargo/env", false),
+        (".psqlrc", false),
+        (".lesskey", false),
+        (".config/uv/uv.toml", false),
+        (".local/state/sbx/audit.jsonl", false),
+        (".vscode/extensions/x/package.json", false),
     ];
     let script: String = files
         .iter()
