@@ -550,9 +550,10 @@ impl<'v> Values<'v> {
     }
 }
 
-/// `pats` substituted and expanded. With `within`, a glob is expanded only where its matches
-/// could lie in or above one of those trees: a denied write elsewhere is read-only anyway, and
-/// the home's many patterns cost no listing when the workspace does not hold the home.
+/// `pats` substituted and expanded. With `within`, a path is kept only inside one of those
+/// trees, and a glob expanded only where its matches could lie in or above one: a denied write
+/// elsewhere is read-only anyway, and the home's many entries cost nothing when the workspace
+/// does not hold the home.
 fn expand_all(
     pats: &[ProfilePath],
     vars: &Vars,
@@ -575,7 +576,10 @@ fn expand_all(
         let is_glob = s.contains(['*', '?', '[']);
         for s in values.substituted(s, grant) {
             if !is_glob {
-                out.add(PathBuf::from(s), !optional, &p.origin);
+                let writable = |roots: &[&Path]| roots.iter().any(|r| under(Path::new(&s), r));
+                if within.is_none_or(writable) {
+                    out.add(PathBuf::from(s), !optional, &p.origin);
+                }
                 continue;
             }
             if within.is_some_and(|roots| !may_reach(&s, roots)) {
@@ -840,7 +844,8 @@ mod tests {
         );
     }
 
-    const PROTECT_GIT: &str = "[filesystem]\ndeny_write = [\"{workspace}/.git/hooks\"]\n";
+    const PROTECT_GIT: &str =
+        "[filesystem]\nwrite = [\"{workspace}\"]\ndeny_write = [\"{workspace}/.git/hooks\"]\n";
 
     #[test]
     fn the_files_that_steer_git_are_protected_with_the_git_directory() {
@@ -886,14 +891,22 @@ mod tests {
                 "/ws/conf/b.cfg"
             ]
         );
-        // Without one, the user's global hooksPath: ~/.gitconfig before the XDG file.
+        // The user's global hooksPath values, each of them: git uses the last one it reads
+        // (~/.gitconfig after the XDG file) in every repository that sets none.
         let global = crate::plan::FakeFs::new()
             .file("/ws/.git/config", "")
             .file("/xdg/git/config", "[core]\n\thooksPath = from-xdg\n")
             .var("XDG_CONFIG_HOME", "/xdg");
         assert_eq!(deny(&global), ["/ws/.git/hooks", "/ws/from-xdg"]);
         let both = global.file("/h/.gitconfig", "[core]\n\thooksPath = from-home\n");
-        assert_eq!(deny(&both), ["/ws/.git/hooks", "/ws/from-home"]);
+        assert_eq!(
+            deny(&both),
+            ["/ws/.git/hooks", "/ws/from-xdg", "/ws/from-home"]
+        );
+        // Whether or not the workspace is a repository, and `~/` as the home.
+        let no_repo = crate::plan::FakeFs::new()
+            .file("/h/.gitconfig", "[core]\n\thooksPath = ~/../ws/hooks\n");
+        assert_eq!(deny(&no_repo), ["/ws/.git/hooks", "/ws/hooks"]);
         // A profile that does not protect `.git` adds nothing.
         let caps = resolve("", &fake_vars("/ws"), &both);
         assert!(caps.fs.deny_write.is_empty());
