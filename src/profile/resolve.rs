@@ -68,8 +68,15 @@ impl Profile {
         let ws: &str = &values.escaped[0];
         // Always a glob, the variables escaped, so that it matches what it names.
         let escaped = [ws, &values.homes[0].1, &values.escaped[1]];
+        let ws_path = Path::new(ws);
+        // Only a pattern that can name a path in the workspace is substituted.
+        let home_inside = under(&vars.workspace.home, &vars.workspace.root);
         self.deny_write
             .iter()
+            .filter(|p| {
+                let text = p.pattern.strip_prefix('?').unwrap_or(&p.pattern);
+                home_inside || !text.starts_with("{home}")
+            })
             .map(|p| PathEntry {
                 path: normalize(Path::new(&substitute_values(
                     p.pattern.strip_prefix('?').unwrap_or(&p.pattern),
@@ -78,7 +85,7 @@ impl Profile {
                 required: false,
                 origin: p.origin.clone(),
             })
-            .filter(|e| e.path != Path::new(ws) && under(&e.path, Path::new(ws)))
+            .filter(|e| e.path.as_os_str() != ws_path.as_os_str() && under(&e.path, ws_path))
             .collect()
     }
 
@@ -530,6 +537,20 @@ impl<'v> Values<'v> {
         }
     }
 
+    /// Which variables' values lie beneath one of `roots` or above one: `[workspace, tmp,
+    /// any home]`.
+    fn reaching(&self, roots: &[&Path]) -> [bool; 3] {
+        let related = |v: &str| {
+            let v = Path::new(v);
+            roots.iter().any(|r| under(r, v) || under(v, r))
+        };
+        [
+            related(&self.plain[0]),
+            related(&self.plain[1]),
+            self.homes.iter().any(|(h, _)| related(h)),
+        ]
+    }
+
     /// The pattern's text with variables substituted (escaped in a glob): a denial's `{home}`
     /// once per home.
     fn substituted(&self, s: &str, grant: bool) -> impl Iterator<Item = String> {
@@ -563,6 +584,7 @@ fn expand_all(
 ) -> Result<Vec<PathEntry>, ProfileError> {
     let mut out = Entries::with_capacity(pats.len());
     let values = Values::new(vars);
+    let reach = within.map(|roots| values.reaching(roots));
     for p in pats {
         let (optional, s) = match (p.pattern.strip_prefix('?'), p.pattern.strip_prefix('+')) {
             (Some(rest), _) => (true, rest),
@@ -571,6 +593,9 @@ fn expand_all(
             (None, Some(rest)) => (true, rest),
             (None, None) => (!grant, p.pattern.as_str()),
         };
+        if reach.is_some_and(|r| !may_reach(s, r)) {
+            continue;
+        }
         // Whether it is a glob is the profile's say, not the variables' (a workspace named
         // `w[1]`): their values are escaped inside a glob.
         let is_glob = s.contains(['*', '?', '[']);
@@ -582,7 +607,7 @@ fn expand_all(
                 }
                 continue;
             }
-            if within.is_some_and(|roots| !may_reach(&s, roots)) {
+            if within.is_some_and(|roots| !glob_may_reach(&s, roots)) {
                 continue;
             }
             let found = files.glob(&s).map_err(|e| ProfileError::Invalid {
@@ -597,10 +622,25 @@ fn expand_all(
     Ok(out.entries)
 }
 
+/// Whether a pattern that starts with a variable can name a path in or above a writable
+/// tree, by [`Values::reaching`]: asked before substituting, so that the home's many denials
+/// cost a prefix comparison each.
+fn may_reach(s: &str, [workspace, tmp, home]: [bool; 3]) -> bool {
+    if s.starts_with("{home}") {
+        home
+    } else if s.starts_with("{workspace}") {
+        workspace
+    } else if s.starts_with("{tmp}") {
+        tmp
+    } else {
+        true
+    }
+}
+
 /// Whether a glob's matches can lie in or above one of `roots`: the part before its first
 /// wildcard names a directory beneath one of them, or above one. An escaped variable (`[[]`)
 /// ends that part early, which only widens the answer.
-fn may_reach(glob: &str, roots: &[&Path]) -> bool {
+fn glob_may_reach(glob: &str, roots: &[&Path]) -> bool {
     let wild = |c: &&str| c.contains(['*', '?', '[']);
     let fixed: Vec<&str> = glob.split('/').take_while(|c| !wild(c)).collect();
     let fixed = fixed.join("/");
