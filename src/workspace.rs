@@ -76,6 +76,19 @@ impl WorkspaceContext {
     }
 }
 
+/// Where sbx moves a run's protected paths (`exec::quarantine`): the state directory
+/// (`$XDG_STATE_HOME/sbx/quarantine`, else `~/.local/state/sbx/quarantine`), and the one in
+/// `/var/tmp` for when that lies inside a tree the sandbox writes. `state` is
+/// `XDG_STATE_HOME`'s value, `home` the home; the sandbox hides both from the command.
+pub fn quarantine_roots(state: Option<&std::ffi::OsStr>, home: &Path) -> [PathBuf; 2] {
+    let state = state
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(|| home.join(".local/state"));
+    let fallback = format!("/var/tmp/sbx-quarantine-{}", nix::unistd::geteuid());
+    [state.join("sbx/quarantine"), PathBuf::from(fallback)]
+}
+
 /// This process's home directory: `HOME` when it is an absolute path, else the account's
 /// home in the password database, else `/`.
 pub fn home_dir() -> PathBuf {

@@ -1516,3 +1516,68 @@ fn assert_kept(s: &Scratch, out: &std::process::Output, paths: &[&str]) {
         assert!(s.ws.join(p).exists(), "{} {p}: {}", s.label(), text(out));
     }
 }
+
+/// What an earlier run put in quarantine (an `.env.local` with the keys its command wrote) is
+/// hidden from later runs under every profile (sbx hides its own quarantines itself); so is
+/// the audit log beside it, under the built-ins. Paired: the quarantined file is there and
+/// readable outside the sandbox, and a profile without base's denial reads the audit log.
+#[test]
+fn the_quarantine_is_hidden_from_later_runs() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        let out = s
+            .json_command("workspace", "echo SECRET-KEY-9q > .env.local")
+            .output()
+            .unwrap();
+        let went = report(&out)["protected"][0]["quarantined"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(
+            went.starts_with(s.home.to_str().unwrap()),
+            "{}: {went}: {}",
+            s.label(),
+            text(&out)
+        );
+        let state = s.home.join(".local/state/sbx");
+        std::fs::write(state.join("audit.jsonl"), "AUDIT-LINE-4w\n").unwrap();
+        s.chown_all();
+        let read = format!(
+            "cat {went} {}/audit.jsonl; grep -r SECRET-KEY-9q {} ; echo DONE",
+            state.display(),
+            state.display()
+        );
+        let out = s.run("workspace", &read);
+        assert!(
+            stdout(&out).contains("DONE"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        for word in ["SECRET-KEY-9q", "AUDIT-LINE-4w"] {
+            assert!(
+                !stdout(&out).contains(word),
+                "{} {word}: {}",
+                s.label(),
+                text(&out)
+            );
+        }
+        let allowed = s.run(wide.to_str().unwrap(), &read);
+        let said = stdout(&allowed);
+        assert!(
+            said.contains("AUDIT-LINE-4w"),
+            "{}: {}",
+            s.label(),
+            text(&allowed)
+        );
+        assert!(
+            !said.contains("SECRET-KEY-9q"),
+            "{}: {}",
+            s.label(),
+            text(&allowed)
+        );
+        let kept = std::fs::read_to_string(&went).unwrap();
+        assert_eq!(kept, "SECRET-KEY-9q\n", "{}", s.label());
+    }
+}

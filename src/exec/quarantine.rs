@@ -18,24 +18,19 @@ use std::path::{Component, Path, PathBuf};
 
 /// Where quarantined paths go by default.
 pub fn quarantine_root() -> PathBuf {
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .unwrap_or_else(|| crate::workspace::home_dir().join(".local/state"));
-    state.join("sbx/quarantine")
+    let [root, _] = own_roots();
+    root
 }
 
 /// The places tried, in order: the state directory, then one in `/var/tmp` for when that lies
 /// inside a tree the sandbox writes (a home inside the workspace) or cannot be made.
 pub(super) fn roots() -> Vec<PathBuf> {
-    vec![quarantine_root(), fallback_root()]
+    own_roots().into()
 }
 
-fn fallback_root() -> PathBuf {
-    PathBuf::from(format!(
-        "/var/tmp/sbx-quarantine-{}",
-        nix::unistd::geteuid()
-    ))
+fn own_roots() -> [PathBuf; 2] {
+    let state = std::env::var_os("XDG_STATE_HOME");
+    crate::workspace::quarantine_roots(state.as_deref(), &crate::workspace::home_dir())
 }
 
 /// The name a protected path is renamed to, in its own directory, when it cannot be moved

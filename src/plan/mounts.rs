@@ -226,7 +226,30 @@ fn hide_steps(caps: &CapabilitySet, fs: &dyn DirLister) -> Result<Hides, PlanErr
             });
         }
     }
+    drop_nested(&mut out);
     Ok(out)
+}
+
+/// A hidden path inside a hidden directory is hidden with it: its own mount would find
+/// nothing to land on in the empty directory (`~/.local/state/sbx/quarantine` beneath
+/// `~/.local/state/sbx`, a profile's `~/.config` above base's `~/.config/gh`).
+fn drop_nested(out: &mut Hides) {
+    let dirs: Vec<PathBuf> = out
+        .steps
+        .iter()
+        .filter_map(|m| match m {
+            MountStep::Hide {
+                target,
+                is_dir: true,
+                ..
+            } => Some(target.clone()),
+            _ => None,
+        })
+        .collect();
+    let inside = |t: &Path| dirs.iter().any(|d| d != t && under(t, d));
+    out.steps
+        .retain(|m| !matches!(m, MountStep::Hide { target, .. } if inside(target)));
+    out.held.retain(|h| !inside(&h.target));
 }
 
 /// The directory in a writable tree that keeps planning from seeing `real`: its deepest
@@ -686,6 +709,23 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    /// A hidden path inside a hidden directory gets no mount of its own, in either order:
+    /// the empty directory hides it, and its mount would find nothing to land on.
+    #[test]
+    fn a_denial_inside_a_hidden_directory_is_hidden_with_it() {
+        let fs = FakeFs::new()
+            .file("/h/.local/state/sbx/quarantine/1/x", "")
+            .file("/h/.config/gh/hosts.yml", "");
+        let outer_first = ["/h/.local/state/sbx", "/h/.local/state/sbx/quarantine"];
+        let inner_first = ["/h/.config/gh", "/h/.config"];
+        for (list, outer) in [(outer_first, outer_first[0]), (inner_first, inner_first[1])] {
+            let found = hide_steps(&caps(&list), &fs).unwrap();
+            let targets: Vec<String> = hides(&found.steps).into_iter().map(|(t, _)| t).collect();
+            assert_eq!(targets, [outer.to_string()]);
+            assert_eq!(found.held.len(), 1);
+        }
     }
 
     /// In a dotfiles workspace, the directories above each hidden secret and the links on the

@@ -111,11 +111,9 @@ impl Profile {
             .flatten()
             .map(|e| e.path.as_path())
             .collect();
-        let deny_read = with_link_targets(
-            expand_all(&self.deny_read, vars, false, files, None)?,
-            &grants,
-            files,
-        );
+        let mut denied = expand_all(&self.deny_read, vars, false, files, None)?;
+        denied.extend(quarantines(vars, files));
+        let deny_read = with_link_targets(denied, &grants, files);
         let (deny_write, hook_links) = with_gitlink(
             expand_all(&self.deny_write, vars, false, files, Some(&writable))?,
             vars,
@@ -239,6 +237,22 @@ fn links_inside(dir: &Path, files: &dyn Files) -> Vec<PathBuf> {
 
 /// A hidden directory with more entries than this is not looked into for links.
 const LINKS_INSIDE_MAX: usize = 256;
+
+/// sbx's quarantines that exist, denied like secrets: they hold what earlier runs made in other
+/// workspaces (an `.env.local` with the keys a command wrote there), which no run should read.
+fn quarantines(vars: &Vars, files: &dyn Files) -> Vec<PathEntry> {
+    let state = files.var("XDG_STATE_HOME");
+    let roots = crate::workspace::quarantine_roots(state.as_deref(), &vars.workspace.home);
+    roots
+        .into_iter()
+        .filter(|r| files.kind(r) == Some(FileKind::Dir))
+        .map(|path| PathEntry {
+            path: normalize(&path),
+            required: false,
+            origin: Origin::builtin("sbx quarantine"),
+        })
+        .collect()
+}
 
 /// When the profile keeps paths under `{workspace}/.git` read-only, more paths that steer git
 /// stay read-only: `.git` itself when it is a file (a linked worktree's or a submodule's,
@@ -764,7 +778,7 @@ mod tests {
         vars.workspace.add_home(Path::new("/h1"));
         vars.workspace.add_home(Path::new("/h2"));
         assert_eq!(vars.workspace.other_homes, [PathBuf::from("/h2")]);
-        let caps = p.resolve(&vars).unwrap();
+        let caps = p.resolve_in(&vars, &crate::plan::FakeFs::new()).unwrap();
         let paths = |v: &[crate::capability::PathEntry]| -> Vec<PathBuf> {
             v.iter().map(|e| e.path.clone()).collect()
         };
@@ -832,6 +846,29 @@ mod tests {
         let p = Profile::parse("p.toml", "[filesystem]\nwrite = [\"+{home}/.cache\"]\n");
         let dirs = p.map(|p| p.dirs_to_create(&fake_vars("/ws")));
         assert_eq!(dirs.ok(), Some(vec![PathBuf::from("/h/.cache")]));
+    }
+
+    /// sbx's quarantines that exist are denied whatever the profile: the state directory's
+    /// (`XDG_STATE_HOME` when set) and the one in `/var/tmp`.
+    #[test]
+    fn the_quarantines_that_exist_are_denied() {
+        let fallback = format!("/var/tmp/sbx-quarantine-{}", nix::unistd::geteuid());
+        let fs = crate::plan::FakeFs::new()
+            .dir("/h/.local/state/sbx/quarantine")
+            .dir(&fallback);
+        let denied =
+            |fs: &crate::plan::FakeFs| listed(&resolve("", &fake_vars("/ws"), fs).fs.deny_read);
+        let s = |p: &str| (p.to_string(), false);
+        assert_eq!(
+            denied(&fs),
+            [s("/h/.local/state/sbx/quarantine"), s(&fallback)]
+        );
+        let xdg = fs
+            .clone()
+            .var("XDG_STATE_HOME", "/st")
+            .dir("/st/sbx/quarantine");
+        assert_eq!(denied(&xdg), [s("/st/sbx/quarantine"), s(&fallback)]);
+        assert!(denied(&crate::plan::FakeFs::new()).is_empty());
     }
 
     /// A protected glob is expanded where its matches can be written: beneath a writable tree,
