@@ -179,6 +179,7 @@ fn arguments(j: &mut Judge, w: &Walker<'_>, cmd: &Cmd<'_>, leader: usize) {
             );
         }
     }
+    secret_variables(j, lead_name, cmd.argv.get(leader + 1..).unwrap_or(&[]));
     let rest = cmd.argv.get(leader + 1..).unwrap_or(&[]);
     super::commands::option_table::judge(j, lead_name, rest, cmd.cwd, w.ctx);
     if !PRINTS_ONLY.contains(&lead_name) {
@@ -195,6 +196,85 @@ fn arguments(j: &mut Judge, w: &Walker<'_>, cmd: &Cmd<'_>, leader: usize) {
     let links = std::mem::take(&mut j.links);
     j.reads.retain(|r| !links.contains(r));
     j.links = links;
+}
+
+/// Arguments that expand a secret-shaped variable (`echo $AWS_SECRET_ACCESS_KEY`,
+/// `"${GITHUB_TOKEN}"`) or name one to `printenv`: the sandbox's environment does not carry it
+/// (see `environment`), but a command run outside it (a hook without `--sandbox`) prints the
+/// caller's secret. Asked, not denied: in the sandbox it is harmless. Its length
+/// (`${#GITHUB_TOKEN}`) and a test of it are not reads.
+fn secret_variables(j: &mut Judge, lead_name: &str, args: &[Word]) {
+    // A test of whether it is set (`[ -n "$NPM_TOKEN" ]`) prints nothing of it.
+    if matches!(lead_name, "[" | "test") {
+        return;
+    }
+    for a in args {
+        let named = lead_name == "printenv" && a.exact && !a.value.starts_with('-');
+        let found = if named {
+            Some(a.value.clone()).filter(|n| secret_name(n))
+        } else {
+            secret_expanded(&a.raw, true)
+        };
+        if let Some(name) = found {
+            secret_variable(j, &name);
+        }
+    }
+}
+
+/// The finding of a read of the secret-shaped variable `name`.
+pub(super) fn secret_variable(j: &mut Judge, name: &str) {
+    j.raise(
+        Class::SecretRead,
+        format!(
+            "[shell.secret.env] reads the secret-shaped variable `{name}`: the sandbox does not pass it, a command run outside it reads the caller's"
+        ),
+    );
+}
+
+/// Whether a variable's name says it holds a secret: the environment filter's generic
+/// entries (`*KEY*`, `*TOKEN*`, `*SECRET*`, ...), not its prefixes of whole providers
+/// (`AWS_REGION` is no secret to print) nor sockets and sessions.
+fn secret_name(name: &str) -> bool {
+    const GENERIC: [&str; 9] = [
+        "*KEY*",
+        "*SECRET*",
+        "*TOKEN*",
+        "*PASS*",
+        "*PWD*",
+        "*CRED*",
+        "*BEARER*",
+        "*COOKIE*",
+        "*PRIVATE*",
+    ];
+    crate::environment::secret_rule(name.as_bytes()).is_some_and(|r| GENERIC.contains(&r))
+}
+
+/// The first secret-shaped variable a text expands (`$NAME`, `${NAME}`, `${NAME:-x}`), outside
+/// escapes, and outside single quotes when `quotes` (a word; a here-document has none).
+pub(super) fn secret_expanded(raw: &str, quotes: bool) -> Option<String> {
+    let b = raw.as_bytes();
+    let (mut i, mut single, mut double) = (0, false, false);
+    while i < b.len() {
+        match b[i] {
+            b'\\' if !single => i += 1,
+            b'\'' if quotes && !double => single = !single,
+            b'"' if quotes && !single => double = !double,
+            b'$' if !single => {
+                let start = i + 1 + usize::from(b.get(i + 1) == Some(&b'{'));
+                let len = b[start.min(b.len())..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+                    .count();
+                let name = &raw[start.min(raw.len())..(start + len).min(raw.len())];
+                if len > 0 && !b[start].is_ascii_digit() && secret_name(name) {
+                    return Some(name.to_string());
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// Whether the program reads a symbolic link it is named as a link, never its target: git's

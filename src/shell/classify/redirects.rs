@@ -50,7 +50,12 @@ pub(super) fn redirect_targets(
                         j.read(&t, cmd.cwd, w.ctx);
                         stdin = Stdin::File;
                     }
-                    "<<<" => stdin = Stdin::Text(t.display.clone()),
+                    "<<<" => {
+                        if let Some(name) = super::secret_expanded(&t.raw, true) {
+                            super::secret_variable(j, &name);
+                        }
+                        stdin = Stdin::Text(t.display.clone());
+                    }
                     _ => j.raise(
                         Class::Opaque,
                         format!("[shell.redirect] redirection `{op}` not understood"),
@@ -65,6 +70,12 @@ pub(super) fn redirect_targets(
                 }
                 if !quoted && expands_code(content, scope) {
                     j.raise(Class::Opaque, "[shell.eval.heredoc] an unquoted here-document expands a prompt, or arithmetic or a subscript naming a variable whose value runs code");
+                }
+                if let Some(name) = (!quoted)
+                    .then(|| super::secret_expanded(content, false))
+                    .flatten()
+                {
+                    super::secret_variable(j, &name);
                 }
                 stdin = Stdin::Text(content.clone());
             }
