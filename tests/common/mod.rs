@@ -107,6 +107,31 @@ pub struct Scratch {
     pub user: Option<u32>,
 }
 
+/// A run whose workspace holds its home puts what it moves to quarantine in
+/// `/var/tmp/sbx-quarantine-<uid>`, outside the scratch tree: the runs of this tree are
+/// removed from there with it, so that the tests leave nothing behind.
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let root = self.root.path().to_string_lossy().into_owned();
+        let uids = [Some(0), self.user].into_iter().flatten();
+        for q in uids.map(|u| PathBuf::from(format!("/var/tmp/sbx-quarantine-{u}"))) {
+            let Ok(runs) = std::fs::read_dir(&q) else {
+                continue;
+            };
+            for run in runs.flatten().map(|e| e.path()) {
+                let manifest = std::fs::read_to_string(run.join("MANIFEST")).unwrap_or_default();
+                let first = manifest.lines().next().unwrap_or_default();
+                let ours = first
+                    .strip_prefix("workspace\t")
+                    .is_some_and(|w| w == root || w.starts_with(&format!("{root}/")));
+                if ours {
+                    let _ = std::fs::remove_dir_all(&run);
+                }
+            }
+        }
+    }
+}
+
 impl Scratch {
     pub fn new(user: Option<u32>) -> Scratch {
         // Not under /tmp: the sandbox's private /tmp would hide a home directory there.
