@@ -638,3 +638,41 @@ fn submodules_a_split_index_registers_are_checked_and_an_unreadable_index_is_not
         assert!(status_runs_plant(&s, "."), "{}", s.label());
     }
 }
+
+/// A nested repository's hook installed as a link (`.git/hooks/pre-commit ->
+/// ../../scripts/pre-commit`) runs what it leads to: that file written during the run, or
+/// made when it was missing, goes to quarantine, and the next commit there runs nothing.
+/// Paired: under a profile that protects nothing the same write runs at that commit; a run
+/// that leaves the target alone moves nothing.
+#[test]
+fn a_nested_repository_s_hook_link_target_is_checked() {
+    let scene = "git init -q app && git -C app commit -q --allow-empty -m init \
+                 && mkdir -p app/scripts app/tools && printf '#!/bin/sh\\nexit 0\\n' > app/scripts/pre-commit \
+                 && chmod +x app/scripts/pre-commit \
+                 && ln -s ../../scripts/pre-commit app/.git/hooks/pre-commit \
+                 && ln -s ../../tools/commit-msg app/.git/hooks/commit-msg";
+    for u in users() {
+        let s = Scratch::new(u);
+        set_up(&s, scene);
+        let quiet = run(&s, "workspace", "git -C app status --porcelain >/dev/null");
+        assert_nothing_moved(&s, &quiet);
+        let append = format!(
+            "echo 'echo ran > {}' >> app/scripts/pre-commit",
+            marker(&s).display()
+        );
+        let o = run(&s, "workspace", &append);
+        assert_moved(&s, &o, "app/scripts/pre-commit");
+        assert!(!commit_runs_hook(&s, "app"), "{}", s.label());
+        let o = run(&s, "workspace", &plant(&s, "app/tools/commit-msg"));
+        assert_moved(&s, &o, "app/tools/commit-msg");
+        assert!(!commit_runs_hook(&s, "app"), "{}", s.label());
+        // Paired: the same plant under a profile that protects nothing runs at the commit.
+        let wide = s.write_profile("wide", WIDE);
+        run(
+            &s,
+            wide.to_str().unwrap(),
+            &plant(&s, "app/tools/commit-msg"),
+        );
+        assert!(commit_runs_hook(&s, "app"), "{}", s.label());
+    }
+}

@@ -332,8 +332,25 @@ fn check_hooks(hooks: &Path, changes: Changes<'_>, out: &mut Vec<Finding>) {
             && e.file_type().is_ok_and(|t| t.is_file());
         if !sample && changes.changed(&p) {
             out.push(finding(&p, "hook", HOOKS_RULE));
+        } else if let Some(target) = changed_link_target(&p, e.file_type().ok(), changes) {
+            out.push(finding(&target, "a hook's link target", HOOKS_RULE));
         }
     }
+}
+
+/// Where a hook that is a symbolic link leads, when that file was changed or made during the
+/// run (`pre-commit -> ../../scripts/pre-commit` in a nested repository, whose target no
+/// mount holds): git runs it at the next commit as it runs the hook.
+fn changed_link_target(
+    hook: &Path,
+    kind: Option<std::fs::FileType>,
+    changes: Changes<'_>,
+) -> Option<PathBuf> {
+    if !kind.is_some_and(|t| t.is_symlink()) {
+        return None;
+    }
+    let target = std::fs::canonicalize(hook).ok()?;
+    changes.changed(&target).then_some(target)
 }
 
 /// Whether a git config file of the git directory `git` holds only plain keys, and a
