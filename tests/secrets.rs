@@ -31,8 +31,44 @@ fn sentinel(i: usize, shape: Shape) -> String {
     format!("SBX-CRED-{i}-{shape:?}-c0ffee")
 }
 
-/// Make every `{home}` entry in `s`'s home, shaped as `shape`; return the path each one's
-/// sentinel is read from.
+/// Where an `{env:NAME}` entry's variable points in `s`: a directory of its own per name.
+fn env_dir(s: &Scratch, name: &str) -> PathBuf {
+    s.root.path().join("env").join(name)
+}
+
+/// The variables the `{env:NAME}` entries name, each set to its [`env_dir`].
+fn env_vars(s: &Scratch, entries: &[String]) -> Vec<(String, PathBuf)> {
+    let mut names: Vec<String> = entries
+        .iter()
+        .filter_map(|e| e.strip_prefix("{env:")?.split_once('}'))
+        .map(|(n, _)| n.to_string())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|n| (n.clone(), env_dir(s, &n)))
+        .collect()
+}
+
+/// Where an entry lies in `s`: a `{home}` one in its home, an `{env:NAME}` one beneath the
+/// directory its variable names; `None` for an absolute one.
+fn planted_at(s: &Scratch, e: &str) -> Option<PathBuf> {
+    if let Some(rel) = e.strip_prefix("{home}/") {
+        return Some(s.home.join(instance(rel)));
+    }
+    let (name, rest) = e.strip_prefix("{env:")?.split_once('}')?;
+    let rest = rest.trim_start_matches('/');
+    let dir = env_dir(s, name);
+    Some(if rest.is_empty() {
+        dir
+    } else {
+        dir.join(instance(rest))
+    })
+}
+
+/// Make every `{home}` and `{env:NAME}` entry in `s`, shaped as `shape`; return the path each
+/// one's sentinel is read from.
 fn plant(s: &Scratch, entries: &[String], shape: Shape) -> Vec<(usize, String, PathBuf)> {
     if matches!(shape, Shape::File) {
         // Scratch's own `~/.ssh` is a directory; an earlier call may have made it a file.
@@ -40,10 +76,9 @@ fn plant(s: &Scratch, entries: &[String], shape: Shape) -> Vec<(usize, String, P
     }
     let mut out = Vec::new();
     for (i, e) in entries.iter().enumerate() {
-        let Some(rel) = e.strip_prefix("{home}/") else {
+        let Some(path) = planted_at(s, e) else {
             continue;
         };
-        let path = s.home.join(instance(rel));
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         let file = match shape {
             Shape::File => path.clone(),
@@ -87,8 +122,8 @@ fn the_secrets_list_is_the_same_in_every_builtin_and_has_no_nested_entries() {
             );
         }
         assert!(
-            a.starts_with("{home}/") || a.starts_with('/'),
-            "{a}: the test plants only {{home}} entries and checks absolute ones"
+            a.starts_with("{home}/") || a.starts_with("{env:") || a.starts_with('/'),
+            "{a}: the test plants only {{home}} and {{env:...}} entries and checks absolute ones"
         );
     }
 }
@@ -121,6 +156,7 @@ fn every_home_secret_is_unreadable_under_every_builtin() {
                 if no_userns {
                     c.env("SBX_DISABLE_USERNS", "1");
                 }
+                c.envs(env_vars(&s, &entries));
                 let inside = c.output().unwrap();
                 assert!(
                     stdout(&inside).lines().count() >= files.len(),

@@ -557,6 +557,9 @@ fn key_at(text: &str, offset: usize) -> Option<String> {
 
 fn validate_pattern(p: &ProfilePath) -> Result<(), ProfileError> {
     let s = p.pattern.strip_prefix(['?', '+']).unwrap_or(&p.pattern);
+    if let Some(rest) = s.strip_prefix("{env:") {
+        return validate_env_pattern(p, s, rest);
+    }
     let ok_start = s.starts_with('/')
         || s.starts_with("{workspace}")
         || s.starts_with("{home}")
@@ -582,6 +585,39 @@ fn validate_pattern(p: &ProfilePath) -> Result<(), ProfileError> {
             )));
         }
         rest = &tail[end + 1..];
+    }
+    Ok(())
+}
+
+/// A pattern that starts with `{env:NAME}`: a path the caller's environment names (a
+/// credential store moved by `CARGO_HOME`, `GNUPGHOME`, `KUBECONFIG`), for a denial only: the
+/// environment may say where a secret lies, never what the command may reach.
+fn validate_env_pattern(p: &ProfilePath, s: &str, rest: &str) -> Result<(), ProfileError> {
+    let bad = |message: String| ProfileError::Invalid {
+        at: p.origin.clone(),
+        message,
+    };
+    if !p.origin.key.starts_with("filesystem.deny_") {
+        return Err(bad(format!(
+            "`{s}`: {{env:...}} may start a deny_read or deny_write path only"
+        )));
+    }
+    let end = crate::lines::find_byte(b'}', rest.as_bytes())
+        .ok_or_else(|| bad(format!("unclosed `{{` in `{s}`")))?;
+    let (name, tail) = (&rest[..end], &rest[end + 1..]);
+    let named = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+    if !named {
+        return Err(bad(format!(
+            "`{s}`: `{name}` is no environment variable name (A-Z, 0-9, _)"
+        )));
+    }
+    if !(tail.is_empty() || tail.starts_with('/')) || tail.contains('{') {
+        return Err(bad(format!(
+            "`{s}`: after {{env:{name}}} comes `/` and a path without variables, or nothing"
+        )));
     }
     Ok(())
 }

@@ -610,30 +610,98 @@ fn expand_all(
         if reach.is_some_and(|r| !may_reach(s, r)) {
             continue;
         }
+        if let Some(paths) = from_env(s, files) {
+            let is_glob = s.contains(['*', '?', '[']);
+            for path in paths {
+                let one = Pattern {
+                    text: &path,
+                    is_glob,
+                    required: false,
+                    origin: &p.origin,
+                };
+                one.add_to(&mut out, files, within)?;
+            }
+            continue;
+        }
         // Whether it is a glob is the profile's say, not the variables' (a workspace named
         // `w[1]`): their values are escaped inside a glob.
         let is_glob = s.contains(['*', '?', '[']);
         for s in values.substituted(s, grant) {
-            if !is_glob {
-                let writable = |roots: &[&Path]| roots.iter().any(|r| under(Path::new(&s), r));
-                if within.is_none_or(writable) {
-                    out.add(PathBuf::from(s), !optional, &p.origin);
-                }
-                continue;
-            }
-            if within.is_some_and(|roots| !glob_may_reach(&s, roots)) {
-                continue;
-            }
-            let found = files.glob(&s).map_err(|e| ProfileError::Invalid {
-                at: p.origin.clone(),
-                message: format!("bad glob `{s}`: {e}"),
-            })?;
-            for path in found {
-                out.add(path, !optional, &p.origin);
-            }
+            let one = Pattern {
+                text: &s,
+                is_glob,
+                required: !optional,
+                origin: &p.origin,
+            };
+            one.add_to(&mut out, files, within)?;
         }
     }
     Ok(out.entries)
+}
+
+/// One pattern with its variables substituted, about to be added.
+struct Pattern<'a> {
+    text: &'a str,
+    /// Whether the profile wrote a glob (values substituted in it are escaped).
+    is_glob: bool,
+    required: bool,
+    origin: &'a Origin,
+}
+
+impl Pattern<'_> {
+    /// A literal path added as it is (inside `within` when given), a glob by what it matches
+    /// (where its matches could lie in or above `within`).
+    fn add_to(
+        &self,
+        out: &mut Entries,
+        files: &dyn Files,
+        within: Option<&[&Path]>,
+    ) -> Result<(), ProfileError> {
+        let s = self.text;
+        if !self.is_glob {
+            let writable = |roots: &[&Path]| roots.iter().any(|r| under(Path::new(s), r));
+            if within.is_none_or(writable) {
+                out.add(PathBuf::from(s), self.required, self.origin);
+            }
+            return Ok(());
+        }
+        if within.is_some_and(|roots| !glob_may_reach(s, roots)) {
+            return Ok(());
+        }
+        let found = files.glob(s).map_err(|e| ProfileError::Invalid {
+            at: self.origin.clone(),
+            message: format!("bad glob `{s}`: {e}"),
+        })?;
+        for path in found {
+            out.add(path, self.required, self.origin);
+        }
+        Ok(())
+    }
+}
+
+/// The patterns a `{env:NAME}/rest` pattern stands for: one per absolute path the caller's
+/// `NAME` holds (a `:`-separated list, as `KUBECONFIG` is), its value escaped where the rest
+/// is a glob; none when it is unset. `None` for a pattern without `{env:`.
+fn from_env(s: &str, files: &dyn Files) -> Option<Vec<String>> {
+    let rest = s.strip_prefix("{env:")?;
+    let end = crate::lines::find_byte(b'}', rest.as_bytes())?;
+    let (name, tail) = (&rest[..end], &rest[end + 1..]);
+    let value = files.var(name).unwrap_or_default();
+    let glob = tail.contains(['*', '?', '[']);
+    let paths = value
+        .to_string_lossy()
+        .split(':')
+        .filter(|v| v.starts_with('/'))
+        .map(|v| {
+            let v = if glob {
+                glob::Pattern::escape(v)
+            } else {
+                v.to_string()
+            };
+            format!("{}{tail}", v.trim_end_matches('/'))
+        })
+        .collect();
+    Some(paths)
 }
 
 /// Whether a pattern that starts with a variable can name a path in or above a writable
@@ -846,6 +914,32 @@ mod tests {
         let p = Profile::parse("p.toml", "[filesystem]\nwrite = [\"+{home}/.cache\"]\n");
         let dirs = p.map(|p| p.dirs_to_create(&fake_vars("/ws")));
         assert_eq!(dirs.ok(), Some(vec![PathBuf::from("/h/.cache")]));
+    }
+
+    /// An `{env:NAME}` denial names each absolute path the caller's variable holds, nothing
+    /// when it is unset; a grant or a bad name is an error at load.
+    #[test]
+    fn an_env_denial_names_what_the_variable_holds() {
+        let text = "[filesystem]\ndeny_read = [\"{env:KUBECONFIG}\", \"{env:CARGO_HOME}/cred*\"]\n";
+        let fs = crate::plan::FakeFs::new()
+            .var("KUBECONFIG", "/k/a:rel/b::/k/c/")
+            .var("CARGO_HOME", "/c[1]")
+            .file("/c[1]/credentials.toml", "");
+        let s = |p: &str| (p.to_string(), false);
+        assert_eq!(
+            listed(&resolve(text, &fake_vars("/ws"), &fs).fs.deny_read),
+            [s("/k/a"), s("/k/c"), s("/c[1]/credentials.toml")]
+        );
+        let unset = crate::plan::FakeFs::new();
+        assert!(listed(&resolve(text, &fake_vars("/ws"), &unset).fs.deny_read).is_empty());
+        for bad in [
+            "[filesystem]\nread = [\"{env:HOME}/x\"]\n",
+            "[filesystem]\ndeny_read = [\"{env:home}/x\"]\n",
+            "[filesystem]\ndeny_read = [\"{env:X}x\"]\n",
+            "[filesystem]\ndeny_read = [\"{env:X}/{home}\"]\n",
+        ] {
+            assert!(Profile::parse("p.toml", bad).is_err(), "{bad}");
+        }
     }
 
     /// sbx's quarantines that exist are denied whatever the profile: the state directory's
