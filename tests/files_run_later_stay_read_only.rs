@@ -719,3 +719,67 @@ fn the_user_s_git_hooks_and_included_config_in_the_home_stay_read_only() {
         assert!(s.home.join(".gitconfig.extra").exists(), "{}", s.label());
     }
 }
+
+/// A workspace that holds the home: `~/.config` replaced during the run by a link to another
+/// directory there, with an autostart entry in it, has that entry moved to quarantine from
+/// where the link leads (it stayed, the run failing with "could not be undone"). Paired:
+/// without protected paths the entry stays and the desktop would run it.
+#[test]
+fn a_protected_path_made_through_a_link_the_run_made_goes_to_quarantine() {
+    let script = "mv .config .config-old && mkdir -p dotx/autostart \
+                  && echo '[Desktop Entry]' > dotx/autostart/e.desktop && ln -s dotx .config \
+                  && echo SWAPPED";
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        let home = s.home.to_str().unwrap().to_string();
+        let run = |profile: &str| {
+            s.sbx(&[
+                "run",
+                "--no-policy",
+                "--json",
+                "--workspace",
+                &home,
+                "--profile",
+                profile,
+            ])
+            .args(["--", "sh", "-c", script])
+            .current_dir(&s.home)
+            .output()
+            .unwrap()
+        };
+        let set_up = || {
+            let _ = std::fs::remove_file(s.home.join(".config"));
+            for d in [".config-old", "dotx", ".config"] {
+                let _ = std::fs::remove_dir_all(s.home.join(d));
+            }
+            std::fs::create_dir_all(s.home.join(".config/other")).unwrap();
+            std::fs::write(s.home.join(".config/other/f"), "mine\n").unwrap();
+            s.chown_all();
+        };
+        set_up();
+        let out = run("workspace");
+        assert!(
+            stdout(&out).contains("SWAPPED"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert_eq!(out.status.code(), Some(0), "{}: {}", s.label(), text(&out));
+        assert!(
+            !s.home.join("dotx/autostart").exists(),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(text(&out).contains(".config/autostart"), "{}", text(&out));
+        set_up();
+        let allowed = run(wide.to_str().unwrap());
+        assert!(stdout(&allowed).contains("SWAPPED"), "{}", text(&allowed));
+        assert!(
+            s.home.join(".config/autostart/e.desktop").exists(),
+            "{}",
+            s.label()
+        );
+    }
+}

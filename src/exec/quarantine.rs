@@ -148,9 +148,31 @@ impl Quarantine {
         Ok((fd, name))
     }
 
+    /// `path` with the links on its way followed, when one is there and it leads to a place
+    /// inside the workspace: a protected path made through a link (`~/.config` replaced by a
+    /// link to another directory of a workspace that holds the home) is taken where it lies;
+    /// the move itself never follows a link. `None` when no link is on the way, or the place
+    /// is outside.
+    fn without_links(&self, path: &Path) -> Option<PathBuf> {
+        let rel = path.strip_prefix(&self.workspace).ok()?;
+        let linked = rel
+            .parent()?
+            .ancestors()
+            .filter(|a| !a.as_os_str().is_empty())
+            .any(|a| super::walk::lstat(&self.workspace.join(a)).is_ok_and(|m| m.is_symlink()));
+        if !linked {
+            return None;
+        }
+        let dir = std::fs::canonicalize(path.parent()?).ok()?;
+        let real = dir.join(path.file_name()?);
+        (real.starts_with(&self.workspace) && real != self.workspace).then_some(real)
+    }
+
     /// Move `path` out of the workspace; where that fails, rename it in place to an inert
     /// name. Returns where it went.
     pub(super) fn take(&mut self, path: &Path) -> io::Result<PathBuf> {
+        let real = self.without_links(path);
+        let path = real.as_deref().unwrap_or(path);
         match self.take_once(path, false) {
             // A command can take its own write permission off the directory that holds what
             // it made (`chmod 555 sub`): the owner gets it back, as the checks give read.
