@@ -676,3 +676,36 @@ fn a_nested_repository_s_hook_link_target_is_checked() {
         assert!(commit_runs_hook(&s, "app"), "{}", s.label());
     }
 }
+
+/// `git status` at the root goes into each submodule the index registers, and into what that
+/// one's index registers in turn: a repository deep under `node_modules` that a nested
+/// repository registers during the run has its config judged, and the next `git status` at
+/// the root runs nothing. Paired: where nothing is protected, that `git status` runs it.
+#[test]
+fn submodules_a_nested_repository_registers_are_checked() {
+    let scene = "rm -rf .git && git init -q . && git commit -q --allow-empty -m init";
+    let plant = |s: &Scratch| {
+        format!(
+            "mkdir sub && cd sub && git init -q && git commit -q --allow-empty -m i \
+             && mkdir -p node_modules/x && cd node_modules/x && git init -q \
+             && git commit -q --allow-empty -m i \
+             && printf '[core]\\n{}' >> .git/config \
+             && cd ../.. && git add -f node_modules/x && git commit -q -m nm \
+             && cd .. && git add sub && git commit -q -m sub",
+            fsmonitor(s)
+        )
+    };
+    for u in users() {
+        let s = Scratch::new(u);
+        set_up(&s, scene);
+        let o = run(&s, "workspace", &plant(&s));
+        assert_moved(&s, &o, "sub/node_modules/x/.git/config");
+        assert!(!status_runs_plant(&s, "."), "{}", s.label());
+        // Paired: the same plant where nothing is protected runs at the root's `git status`.
+        let s = Scratch::new(u);
+        set_up(&s, scene);
+        let wide = s.write_profile("wide", WIDE);
+        run(&s, wide.to_str().unwrap(), &plant(&s));
+        assert!(status_runs_plant(&s, "."), "{}", s.label());
+    }
+}

@@ -9,6 +9,7 @@
 use super::gitdirs::{self, GitDir, Root};
 use super::protect::Since;
 use super::walk::{self, Walk};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// What counts as changed in one git directory: what changed during the run, or everything,
@@ -69,9 +70,10 @@ const HOOKS_PATH_LINK_RULE: &str = "a link on the way to git's core.hooksPath";
 pub(super) fn recorded_files(workspace: &Path, walk: &Walk) -> Record {
     let root = Root::of(workspace);
     let entries = walk.git_entries(workspace);
-    let gitlinks = index_gitlinks(workspace).unwrap_or_default();
+    let mut gitlinks = index_gitlinks(workspace).unwrap_or_default();
     let dot_gits = [entries.dot_gits, gitlinks.clone()].concat();
-    let found = gitdirs::find(&root, &dot_gits, &entries.bare);
+    let (found, nested) = find_with_nested_gitlinks(&root, workspace, dot_gits, &entries.bare);
+    gitlinks.extend(nested);
     let mut out = found.strays;
     out.push(workspace.join(".git/index"));
     for g in &found.dirs {
@@ -131,7 +133,7 @@ pub(super) fn scan(
         }
     }
     let root = Root::of(workspace);
-    let found = gitdirs::find(&root, &dot_gits, &entries.bare);
+    let (found, _) = find_with_nested_gitlinks(&root, workspace, dot_gits, &entries.bare);
     for stray in found.strays.iter().filter(|s| since.changed(s)) {
         out.push(finding(
             stray,
@@ -429,7 +431,57 @@ const INDEX_LIMIT: u64 = 64 << 20;
 /// wherever they lie. Empty when there is no index; `None` when one cannot be read (over
 /// [`INDEX_LIMIT`], not understood, a shared index missing).
 fn index_gitlinks(workspace: &Path) -> Option<Vec<PathBuf>> {
-    let git = workspace.join(".git");
+    index_gitlinks_at(workspace, &workspace.join(".git"))
+}
+
+/// Git directories of the workspace with the submodules their repositories' indexes register,
+/// level by level: `git status` at the root goes into each registered submodule and into what
+/// that one's index registers in turn, reading each one's config (a repository under
+/// `node_modules` that a nested repository registers). `dot_gits` are the entries found so
+/// far; the ones the nested indexes add are given back beside what [`gitdirs::find`] finds.
+fn find_with_nested_gitlinks(
+    root: &Root,
+    workspace: &Path,
+    mut dot_gits: Vec<PathBuf>,
+    bare: &[PathBuf],
+) -> (gitdirs::Found, Vec<PathBuf>) {
+    let mut added = Vec::new();
+    let mut read: BTreeSet<PathBuf> = BTreeSet::new();
+    for _ in 0..NESTED_INDEX_LEVELS {
+        let found = gitdirs::find(root, &dot_gits, bare);
+        let mut new = Vec::new();
+        for g in found.dirs.iter().filter(|g| g.inside) {
+            let Some(tree) = g.worktree.as_ref().filter(|t| t.starts_with(workspace)) else {
+                continue;
+            };
+            if tree == workspace || !read.insert(g.dir.clone()) {
+                continue;
+            }
+            for link in index_gitlinks_at(tree, &g.dir).unwrap_or_default() {
+                if link.starts_with(workspace) && !dot_gits.contains(&link) {
+                    new.push(link);
+                }
+            }
+        }
+        if new.is_empty() {
+            return (found, added);
+        }
+        new.sort();
+        new.dedup();
+        added.extend(new.iter().cloned());
+        dot_gits.extend(new);
+    }
+    (gitdirs::find(root, &dot_gits, bare), added)
+}
+
+/// How many levels of nested indexes are read: git recurses without a limit, but a chain of
+/// submodules deeper than this is no project's.
+const NESTED_INDEX_LEVELS: usize = 8;
+
+/// The `.git` entries of the submodules the index of the repository with working tree
+/// `worktree` and git directory `git` registers.
+fn index_gitlinks_at(worktree: &Path, git: &Path) -> Option<Vec<PathBuf>> {
+    let workspace = worktree;
     let sha256 = gitdirs::read_text(&git.join("config"))
         .and_then(|t| crate::gitconfig::entries(&t))
         .is_some_and(|es| {
