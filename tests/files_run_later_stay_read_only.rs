@@ -783,3 +783,42 @@ fn a_protected_path_made_through_a_link_the_run_made_goes_to_quarantine() {
         );
     }
 }
+
+/// The directories that hold protected paths (the workspace root, `.git`, `app` for
+/// `app/.envrc`) are not left writable by others: a `chmod 777` during the run is taken off
+/// again after it and reported, so that no other local user can put another `.git/config` in
+/// place later. Paired: without protected paths the modes stay as the command left them.
+#[test]
+fn directories_that_hold_protected_paths_are_not_left_writable_by_others() {
+    let script = "chmod 777 . .git app && echo CHMODDED";
+    let modes = |s: &Scratch| {
+        [".", ".git", "app"].map(|d| {
+            let m = std::fs::metadata(s.ws.join(d)).unwrap();
+            std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o777
+        })
+    };
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        std::fs::create_dir_all(s.ws.join("app")).unwrap();
+        std::fs::write(s.ws.join("app/.envrc"), "export A=1\n").unwrap();
+        s.chown_all();
+        let out = s.run("workspace", script);
+        assert!(
+            stdout(&out).contains("CHMODDED"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert_eq!(out.status.code(), Some(0), "{}: {}", s.label(), text(&out));
+        assert_eq!(modes(&s), [0o755; 3], "{}: {}", s.label(), text(&out));
+        assert!(
+            text(&out).contains("made writable by group or others"),
+            "{}",
+            text(&out)
+        );
+        let allowed = s.run(wide.to_str().unwrap(), script);
+        assert!(stdout(&allowed).contains("CHMODDED"), "{}", text(&allowed));
+        assert_eq!(modes(&s), [0o777; 3], "{}", s.label());
+    }
+}

@@ -9,6 +9,7 @@ mod identity;
 mod kept;
 #[cfg(test)]
 mod kept_tests;
+mod modes;
 mod notices;
 mod output;
 mod prepare;

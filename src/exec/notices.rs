@@ -72,6 +72,8 @@ fn exec_notice(f: &ExecFailure) -> String {
 
 fn protected_notice(p: &super::ProtectedPath) -> String {
     let what = match (&p.quarantined, &p.error) {
+        // Left where it is, with what the run changed undone (a directory's mode).
+        (Some(q), None) if *q == p.path => "undone in place".to_string(),
         (Some(q), None) => format!("moved to {}", printable(q.as_os_str())),
         (Some(q), Some(e)) => format!("moved to {} ({e})", printable(q.as_os_str())),
         (None, e) => format!("could not be moved: {}", e.as_deref().unwrap_or("unknown")),

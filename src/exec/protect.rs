@@ -145,6 +145,8 @@ pub(super) struct Watch {
     below_before: below::Found,
     /// Names at the root are compared without case (`case_folding = "accept"`).
     fold: bool,
+    /// The modes of the directories that hold protected paths.
+    modes: super::modes::Modes,
 }
 
 /// The names directly in the workspace, read once per check and only when asked: most
@@ -310,6 +312,10 @@ impl Watch {
                 gitlinks: Vec::new(),
             },
         };
+        let below_before = walk.map(|w| below.found(w)).unwrap_or_default();
+        let held = before.keys().chain(below_before.keys()).map(PathBuf::as_path);
+        let protects = git || !entries.is_empty();
+        let modes = super::modes::Modes::take(workspace, protects, git, held);
         Self {
             workspace: workspace.to_path_buf(),
             writable: writable.to_vec(),
@@ -319,10 +325,11 @@ impl Watch {
             gitlinks: record.gitlinks,
             policy,
             git,
-            below_before: walk.map(|w| below.found(w)).unwrap_or_default(),
+            below_before,
             below,
             entries,
             fold,
+            modes,
         }
     }
 
@@ -366,7 +373,7 @@ impl Watch {
         found.sort_by(|a, b| a.0.cmp(&b.0));
         found.dedup_by(|b, a| b.0.starts_with(&a.0));
         let mut q = Quarantine::new(&self.workspace, &self.writable, super::quarantine::roots());
-        let out = found
+        let mut out: Vec<ProtectedPath> = found
             .into_iter()
             .map(|(path, change, rule)| {
                 let moved = if path.symlink_metadata().is_ok() {
@@ -390,6 +397,7 @@ impl Watch {
             })
             .collect();
         q.finish();
+        out.extend(self.modes.settle());
         out
     }
 
