@@ -10,6 +10,21 @@ mod sandbox_common;
 use common::*;
 use sandbox_common::*;
 
+/// `sh -c script` under `profile` in a workspace that is `s`'s home, started there.
+fn run_in_home(s: &Scratch, profile: &str, script: &str, json: bool) -> std::process::Output {
+    let home = s.home.to_str().unwrap();
+    let mut args = vec!["run", "--no-policy"];
+    if json {
+        args.push("--json");
+    }
+    args.extend(["--workspace", home, "--profile", profile]);
+    s.sbx(&args)
+        .args(["--", "sh", "-c", script])
+        .current_dir(&s.home)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn git_hooks_stay_read_only_but_git_internals_are_writable() {
     for u in users() {
@@ -419,21 +434,7 @@ fn a_workspace_that_holds_the_home_keeps_its_start_up_files() {
         std::fs::write(s.home.join(".bashrc"), "# rc\n").unwrap();
         std::fs::write(s.home.join(".gitconfig"), "[user]\n\tname = t\n").unwrap();
         s.chown_all();
-        let home = s.home.to_str().unwrap();
-        let run = |profile: &str| {
-            s.sbx(&[
-                "run",
-                "--no-policy",
-                "--workspace",
-                home,
-                "--profile",
-                profile,
-            ])
-            .args(["--", "sh", "-c", script])
-            .current_dir(&s.home)
-            .output()
-            .unwrap()
-        };
+        let run = |profile: &str| run_in_home(&s, profile, script, false);
         let out = run("workspace");
         let said = stdout(&out);
         assert!(!said.contains("WROTE-RC"), "{}: {}", s.label(), text(&out));
@@ -527,21 +528,7 @@ fn a_workspace_that_holds_the_home_keeps_what_runs_later() {
             std::fs::write(s.home.join(f), "# mine\n").unwrap();
         }
         s.chown_all();
-        let home = s.home.to_str().unwrap();
-        let run = |profile: &str| {
-            s.sbx(&[
-                "run",
-                "--no-policy",
-                "--workspace",
-                home,
-                "--profile",
-                profile,
-            ])
-            .args(["--", "sh", "-c", &script])
-            .current_dir(&s.home)
-            .output()
-            .unwrap()
-        };
+        let run = |profile: &str| run_in_home(&s, profile, &script, false);
         let out = run("workspace");
         assert!(
             stdout(&out).contains("WROTE-NOTES"),
@@ -677,21 +664,7 @@ fn the_user_s_git_hooks_and_included_config_in_the_home_stay_read_only() {
         .unwrap();
         std::fs::write(s.home.join(".gitconfig.local"), "[user]\n\tname = t\n").unwrap();
         s.chown_all();
-        let home = s.home.to_str().unwrap();
-        let run = |profile: &str| {
-            s.sbx(&[
-                "run",
-                "--no-policy",
-                "--workspace",
-                home,
-                "--profile",
-                profile,
-            ])
-            .args(["--", "sh", "-c", script])
-            .current_dir(&s.home)
-            .output()
-            .unwrap()
-        };
+        let run = |profile: &str| run_in_home(&s, profile, script, false);
         let out = run("workspace");
         let said = stdout(&out);
         assert!(said.contains("DONE"), "{}: {}", s.label(), text(&out));
@@ -732,22 +705,7 @@ fn a_protected_path_made_through_a_link_the_run_made_goes_to_quarantine() {
     for u in users() {
         let s = Scratch::new(u);
         let wide = s.write_profile("wide", WIDE);
-        let home = s.home.to_str().unwrap().to_string();
-        let run = |profile: &str| {
-            s.sbx(&[
-                "run",
-                "--no-policy",
-                "--json",
-                "--workspace",
-                &home,
-                "--profile",
-                profile,
-            ])
-            .args(["--", "sh", "-c", script])
-            .current_dir(&s.home)
-            .output()
-            .unwrap()
-        };
+        let run = |profile: &str| run_in_home(&s, profile, script, true);
         let set_up = || {
             let _ = std::fs::remove_file(s.home.join(".config"));
             for d in [".config-old", "dotx", ".config"] {

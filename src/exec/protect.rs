@@ -313,7 +313,10 @@ impl Watch {
             },
         };
         let below_before = walk.map(|w| below.found(w)).unwrap_or_default();
-        let held = before.keys().chain(below_before.keys()).map(PathBuf::as_path);
+        let held = before
+            .keys()
+            .chain(below_before.keys())
+            .map(PathBuf::as_path);
         let protects = git || !entries.is_empty();
         let modes = super::modes::Modes::take(workspace, protects, git, held);
         Self {
