@@ -780,3 +780,50 @@ fn directories_that_hold_protected_paths_are_not_left_writable_by_others() {
         assert_eq!(modes(&s), [0o777; 3], "{}", s.label());
     }
 }
+
+/// A program on PATH in a home the workspace holds may be a link into the home
+/// (`~/.local/bin/black -> ../share/pipx/venvs/black/bin/black`, as pipx installs): what it
+/// leads to stays read-only as the link does, and the rest of that tree stays writable.
+/// Paired: without protected paths the target is written, and runs as `black` later.
+#[test]
+fn a_program_on_path_installed_as_a_link_keeps_its_target_read_only() {
+    let script = "echo 'echo EVIL' >> .local/share/pipx/venvs/black/bin/black && echo WROTE-TARGET; \
+                  echo x > .local/share/pipx/venvs/black/notes && echo WROTE-OTHER";
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        let venv = s.home.join(".local/share/pipx/venvs/black/bin");
+        std::fs::create_dir_all(&venv).unwrap();
+        std::fs::write(venv.join("black"), "#!/bin/sh\necho black\n").unwrap();
+        std::fs::create_dir_all(s.home.join(".local/bin")).unwrap();
+        let link = s.home.join(".local/bin/black");
+        std::os::unix::fs::symlink("../share/pipx/venvs/black/bin/black", &link).unwrap();
+        s.chown_all();
+        let out = run_in_home(&s, "workspace", script, false);
+        assert!(
+            !stdout(&out).contains("WROTE-TARGET"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        assert!(
+            stdout(&out).contains("WROTE-OTHER"),
+            "{}: {}",
+            s.label(),
+            text(&out)
+        );
+        let now = std::fs::read_to_string(&link).unwrap();
+        assert_eq!(now, "#!/bin/sh\necho black\n", "{}", s.label());
+        let allowed = run_in_home(&s, wide.to_str().unwrap(), script, false);
+        assert!(
+            stdout(&allowed).contains("WROTE-TARGET"),
+            "{}",
+            text(&allowed)
+        );
+        assert!(
+            std::fs::read_to_string(&link).unwrap().contains("EVIL"),
+            "{}",
+            s.label()
+        );
+    }
+}

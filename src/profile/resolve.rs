@@ -119,6 +119,7 @@ impl Profile {
             vars,
             files,
         );
+        let deny_write = with_home_link_targets(deny_write, vars, files);
         let mut watch = self.watched(vars);
         watch.extend(hook_links);
         Ok(CapabilitySet {
@@ -237,6 +238,43 @@ fn links_inside(dir: &Path, files: &dyn Files) -> Vec<PathBuf> {
 
 /// A hidden directory with more entries than this is not looked into for links.
 const LINKS_INSIDE_MAX: usize = 256;
+
+/// Where the workspace holds the home, the links in its protected directories that lead
+/// elsewhere in the workspace (`~/.local/bin/black -> ../share/pipx/venvs/black/bin/black`):
+/// the program on PATH is what the link leads to, so it is held as the link is (see
+/// [`hook_links`]: the link is named, its target held and the way pinned). Nothing is looked
+/// at when the workspace does not hold the home.
+fn with_home_link_targets(
+    mut deny_write: Vec<PathEntry>,
+    vars: &Vars,
+    files: &dyn Files,
+) -> Vec<PathEntry> {
+    let (home, root) = (&vars.workspace.home, &vars.workspace.root);
+    if !under(home, root) {
+        return deny_write;
+    }
+    let dirs: Vec<(PathBuf, Origin)> = deny_write
+        .iter()
+        .filter(|e| under(&e.path, home) && files.kind(&e.path) == Some(FileKind::Dir))
+        .map(|e| (e.path.clone(), e.origin.clone()))
+        .collect();
+    let mut follower = Follower::new(|p: &Path| step_at(files, p));
+    for (dir, origin) in dirs {
+        for link in links_inside(&dir, files) {
+            let inside = follower
+                .real(&link)
+                .is_ok_and(|to| to.exists && !under(&to.path, &dir) && under(&to.path, root));
+            if inside && !deny_write.iter().any(|e| e.path == link) {
+                deny_write.push(PathEntry {
+                    path: link,
+                    required: false,
+                    origin: origin.clone(),
+                });
+            }
+        }
+    }
+    deny_write
+}
 
 /// sbx's quarantines that exist, denied like secrets: they hold what earlier runs made in other
 /// workspaces (an `.env.local` with the keys a command wrote there), which no run should read.
