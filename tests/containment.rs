@@ -1518,7 +1518,7 @@ fn assert_kept(s: &Scratch, out: &std::process::Output, paths: &[&str]) {
 }
 
 /// What an earlier run put in quarantine (an `.env.local` with the keys its command wrote) is
-/// hidden from later runs under every profile (sbx hides its own quarantines itself); so is
+/// hidden from later runs under every profile (sbx hides its own quarantine itself); so is
 /// the audit log beside it, under the built-ins. Paired: the quarantined file is there and
 /// readable outside the sandbox, and a profile without base's denial reads the audit log.
 #[test]

@@ -276,12 +276,15 @@ fn with_home_link_targets(
     deny_write
 }
 
-/// sbx's quarantines that exist, denied like secrets: they hold what earlier runs made in other
-/// workspaces (an `.env.local` with the keys a command wrote there), which no run should read.
+/// sbx's quarantine in the state directory, when it exists, denied like a secret: it holds what
+/// earlier runs made in other workspaces (an `.env.local` with the keys a command wrote there),
+/// which no run should read. The one in `/var/tmp` (for a workspace that holds the state
+/// directory) is not: asking about it would tie every kept plan of a session to `/var/tmp`,
+/// which changes all the time.
 fn quarantines(vars: &Vars, files: &dyn Files) -> Vec<PathEntry> {
     let state = files.var("XDG_STATE_HOME");
-    let roots = crate::workspace::quarantine_roots(state.as_deref(), &vars.workspace.home);
-    roots
+    let [root, _] = crate::workspace::quarantine_roots(state.as_deref(), &vars.workspace.home);
+    Some(root)
         .into_iter()
         .filter(|r| files.kind(r) == Some(FileKind::Dir))
         .map(|path| PathEntry {
@@ -980,10 +983,10 @@ mod tests {
         }
     }
 
-    /// sbx's quarantines that exist are denied whatever the profile: the state directory's
-    /// (`XDG_STATE_HOME` when set) and the one in `/var/tmp`.
+    /// sbx's quarantine in the state directory (`XDG_STATE_HOME` when set), when it exists, is
+    /// denied whatever the profile; the one in `/var/tmp` is not looked at.
     #[test]
-    fn the_quarantines_that_exist_are_denied() {
+    fn the_quarantine_that_exists_is_denied() {
         let fallback = format!("/var/tmp/sbx-quarantine-{}", nix::unistd::geteuid());
         let fs = crate::plan::FakeFs::new()
             .dir("/h/.local/state/sbx/quarantine")
@@ -991,15 +994,12 @@ mod tests {
         let denied =
             |fs: &crate::plan::FakeFs| listed(&resolve("", &fake_vars("/ws"), fs).fs.deny_read);
         let s = |p: &str| (p.to_string(), false);
-        assert_eq!(
-            denied(&fs),
-            [s("/h/.local/state/sbx/quarantine"), s(&fallback)]
-        );
+        assert_eq!(denied(&fs), [s("/h/.local/state/sbx/quarantine")]);
         let xdg = fs
             .clone()
             .var("XDG_STATE_HOME", "/st")
             .dir("/st/sbx/quarantine");
-        assert_eq!(denied(&xdg), [s("/st/sbx/quarantine"), s(&fallback)]);
+        assert_eq!(denied(&xdg), [s("/st/sbx/quarantine")]);
         assert!(denied(&crate::plan::FakeFs::new()).is_empty());
     }
 
