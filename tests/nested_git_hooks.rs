@@ -709,3 +709,53 @@ fn submodules_a_nested_repository_registers_are_checked() {
         assert!(status_runs_plant(&s, "."), "{}", s.label());
     }
 }
+
+/// Whether `git push` from `repo` (relative to the workspace), outside the sandbox, runs a
+/// planted hook of the repository it pushes to. The mark is removed for the next question.
+fn push_runs_hook(s: &Scratch, repo: &str) -> bool {
+    // A new commit each time: a push with nothing new to send runs no hook.
+    let _ = s.outside(&format!(
+        "{GIT} git -C {repo} commit -q --allow-empty --no-verify -m p \
+         && git -C {repo} push -q origin HEAD:refs/heads/x 2>&1"
+    ));
+    let ran = marker(s).exists();
+    let _ = std::fs::remove_file(marker(s));
+    ran
+}
+
+/// A nested repository's remote pointed at a bare repository the checks did not reach (under
+/// `node_modules`) whose `pre-receive` hook runs at the next `git push`: in one run (the config
+/// goes to quarantine) or over two (the remote first, the hook next: the repository a remote
+/// names is checked from then on). Paired: where nothing is protected, the push runs it.
+#[test]
+fn a_repository_a_remote_names_by_path_is_checked() {
+    let scene = "git init -q sub && git -C sub commit -q --allow-empty -m i";
+    let bare = "git init -q --bare node_modules/r/r.git";
+    let remote = "git -C sub remote add origin ../node_modules/r/r.git";
+    for u in users() {
+        let s = Scratch::new(u);
+        set_up(&s, scene);
+        let hook = plant(&s, "node_modules/r/r.git/hooks/pre-receive");
+        let o = run(&s, "workspace", &format!("{bare} && {hook} && {remote}"));
+        assert_moved(&s, &o, "sub/.git/config");
+        let s = Scratch::new(u);
+        set_up(&s, scene);
+        let o = run(&s, "workspace", &format!("{bare} && {remote}"));
+        assert_nothing_moved(&s, &o);
+        let o = run(
+            &s,
+            "workspace",
+            &plant(&s, "node_modules/r/r.git/hooks/pre-receive"),
+        );
+        assert_moved(&s, &o, "node_modules/r/r.git/hooks/pre-receive");
+        assert!(!push_runs_hook(&s, "sub"), "{}", s.label());
+        // Paired: where nothing is protected, the push runs the hook.
+        let wide = s.write_profile("wide", WIDE);
+        run(
+            &s,
+            wide.to_str().unwrap(),
+            &plant(&s, "node_modules/r/r.git/hooks/pre-receive"),
+        );
+        assert!(push_runs_hook(&s, "sub"), "{}", s.label());
+    }
+}

@@ -119,7 +119,7 @@ pub(super) fn find(root: &Root, dot_gits: &[PathBuf], bare: &[PathBuf]) -> Found
 /// `HEAD` beside `objects` and `refs`, or beside a `commondir` that lends them (git also
 /// checks what `HEAD` holds; any `HEAD` counts here). Its `core.worktree` gives it a working
 /// tree.
-fn is_discovered_git_dir(dir: &Path) -> bool {
+pub(super) fn is_discovered_git_dir(dir: &Path) -> bool {
     let has = |n: &str| walk::lstat(&dir.join(n)).is_ok();
     has("HEAD") && ((has("objects") && has("refs")) || has("commondir"))
 }

@@ -372,7 +372,32 @@ fn config_is_plain(path: &Path, git: &Path, ws: &Path) -> bool {
         crate::gitconfig::is_plain(e)
             && ((e.section.as_str(), e.key.as_str()) != ("core", "worktree")
                 || own_worktree(git, &e.value, ws))
+            && !pushes_to_hooks(git, e, ws)
     })
+}
+
+/// Whether an entry is a remote's URL naming a repository of the workspace that holds hooks:
+/// a config changed to push there runs them at the next `git push` (the repository itself is
+/// checked from then on, see [`local_remotes`], but hooks it held before are not news).
+fn pushes_to_hooks(git: &Path, e: &crate::gitconfig::Entry, ws: &Path) -> bool {
+    if e.section != "remote" || !matches!(e.key.as_str(), "url" | "pushurl") {
+        return false;
+    }
+    let from = git.parent().unwrap_or(git);
+    let Some(target) = local_url(from, &e.value).and_then(|p| std::fs::canonicalize(p).ok()) else {
+        return false;
+    };
+    if !target.starts_with(ws) {
+        return false;
+    }
+    [target.join("hooks"), target.join(".git/hooks")]
+        .iter()
+        .any(|h| {
+            walk::read_dir(h).is_ok_and(|rd| {
+                rd.filter_map(Result::ok)
+                    .any(|e| e.path().extension().is_none_or(|x| x != "sample"))
+            })
+        })
 }
 
 /// Whether a `core.worktree` value leads to the working tree of the git directory `git`: a
@@ -446,32 +471,72 @@ fn find_with_nested_gitlinks(
     bare: &[PathBuf],
 ) -> (gitdirs::Found, Vec<PathBuf>) {
     let mut added = Vec::new();
+    let mut bare = bare.to_vec();
     let mut read: BTreeSet<PathBuf> = BTreeSet::new();
     for _ in 0..NESTED_INDEX_LEVELS {
-        let found = gitdirs::find(root, &dot_gits, bare);
-        let mut new = Vec::new();
+        let found = gitdirs::find(root, &dot_gits, &bare);
+        let (mut new, mut new_bare) = (Vec::new(), Vec::new());
         for g in found.dirs.iter().filter(|g| g.inside) {
+            if !read.insert(g.dir.clone()) {
+                continue;
+            }
+            for target in local_remotes(g, workspace) {
+                if gitdirs::is_discovered_git_dir(&target) {
+                    new_bare.push(target);
+                } else {
+                    new.push(target.join(".git"));
+                }
+            }
             let Some(tree) = g.worktree.as_ref().filter(|t| t.starts_with(workspace)) else {
                 continue;
             };
-            if tree == workspace || !read.insert(g.dir.clone()) {
-                continue;
-            }
-            for link in index_gitlinks_at(tree, &g.dir).unwrap_or_default() {
-                if link.starts_with(workspace) && !dot_gits.contains(&link) {
-                    new.push(link);
-                }
+            if tree != workspace {
+                new.extend(index_gitlinks_at(tree, &g.dir).unwrap_or_default());
             }
         }
-        if new.is_empty() {
+        new.retain(|l| l.starts_with(workspace) && !dot_gits.contains(l));
+        new_bare.retain(|b| !bare.contains(b));
+        if new.is_empty() && new_bare.is_empty() {
             return (found, added);
         }
         new.sort();
         new.dedup();
         added.extend(new.iter().cloned());
         dot_gits.extend(new);
+        bare.extend(new_bare);
     }
-    (gitdirs::find(root, &dot_gits, bare), added)
+    (gitdirs::find(root, &dot_gits, &bare), added)
+}
+
+/// The repositories of the workspace that `g`'s remotes name by a path on this machine
+/// (`../store.git`, `file:///ws/x.git`): a `git push` there runs their `pre-receive` and
+/// `update` hooks, so they are checked like the workspace's own.
+fn local_remotes(g: &GitDir, workspace: &Path) -> Vec<PathBuf> {
+    let Some(text) = gitdirs::read_text(&g.common.join("config")) else {
+        return Vec::new();
+    };
+    let from = g.worktree.clone().unwrap_or_else(|| g.dir.clone());
+    crate::gitconfig::entries(&text)
+        .unwrap_or_default()
+        .iter()
+        .filter(|e| e.section == "remote" && matches!(e.key.as_str(), "url" | "pushurl"))
+        .filter_map(|e| local_url(&from, &e.value))
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .filter(|p| p.starts_with(workspace) && p != workspace && !p.starts_with(&g.dir))
+        .collect()
+}
+
+/// A remote URL that is a path on this machine, taken from `from` (where git runs).
+fn local_url(from: &Path, url: &str) -> Option<PathBuf> {
+    let path = url.strip_prefix("file://").unwrap_or(url);
+    let scp_like = path
+        .split('/')
+        .next()
+        .is_some_and(|first| first.contains(':'));
+    if path.is_empty() || path.contains("://") || scp_like || path.starts_with('~') {
+        return None;
+    }
+    Some(crate::profile::normalize(&from.join(path)))
 }
 
 /// How many levels of nested indexes are read: git recurses without a limit, but a chain of
