@@ -331,3 +331,33 @@ fn without_namespaces_protected_names_one_level_down_stay_read_only() {
         );
     }
 }
+
+/// Without a mount namespace `{tmp}` is a directory of the host's `/tmp` per run, which a
+/// killed sbx leaves: the next run of that user removes each one whose sbx is gone, and
+/// leaves one whose sbx (here: this test) still runs.
+#[test]
+fn without_namespaces_what_a_killed_run_left_in_tmp_is_removed() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let uid = u.unwrap_or(0);
+        let mut dead = std::process::Command::new("true").spawn().unwrap();
+        let dead_pid = dead.id();
+        dead.wait().unwrap();
+        let tmp = std::env::temp_dir();
+        let stale = tmp.join(format!("sbx-{uid}-{dead_pid}-0-123"));
+        let live = tmp.join(format!("sbx-{uid}-{}-0-123", std::process::id()));
+        for d in [&stale, &live] {
+            std::fs::create_dir_all(d).unwrap();
+            std::fs::write(d.join("left"), "x").unwrap();
+            if let Some(id) = u {
+                std::os::unix::fs::chown(d, Some(id), Some(id)).unwrap();
+                std::os::unix::fs::chown(d.join("left"), Some(id), Some(id)).unwrap();
+            }
+        }
+        let out = without_userns(&s, &["true"]);
+        assert_eq!(out.status.code(), Some(0), "{}: {}", s.label(), text(&out));
+        assert!(!stale.exists(), "{}: {}", s.label(), stale.display());
+        assert!(live.join("left").exists(), "{}", s.label());
+        std::fs::remove_dir_all(&live).unwrap();
+    }
+}

@@ -210,7 +210,37 @@ fn make_host_tmp() -> Result<PathBuf, RunError> {
         CALL_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     ));
     make_dir(&dir, false)?;
+    remove_stale_host_tmps();
     Ok(dir)
+}
+
+/// Remove what earlier runs of this user left of their `{tmp}` when they were killed
+/// (SIGKILL of sbx gives it no chance to): a directory `sbx-UID-PID-...` of this user whose
+/// sbx process is gone. One whose PID is alive (perhaps reused) is left alone.
+fn remove_stale_host_tmps() {
+    use std::os::unix::fs::MetadataExt;
+    let uid = nix::unistd::geteuid();
+    let prefix = format!("sbx-{uid}-");
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<i32>().ok()) else {
+            continue;
+        };
+        let gone = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
+            == Err(nix::errno::Errno::ESRCH);
+        let ours = e
+            .metadata()
+            .is_ok_and(|m| m.is_dir() && m.uid() == uid.as_raw());
+        if gone && ours && pid > 0 {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
 }
 
 /// A `0700` directory (with its parents when `recursive`).
