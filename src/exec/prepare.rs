@@ -210,7 +210,6 @@ fn make_host_tmp() -> Result<PathBuf, RunError> {
         CALL_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     ));
     make_dir(&dir, false)?;
-    remove_stale_host_tmps();
     Ok(dir)
 }
 
@@ -256,9 +255,12 @@ fn make_dir(dir: &Path, recursive: bool) -> Result<(), RunError> {
         })
 }
 
+/// After the run: its `{tmp}` removed, and what killed runs of this user left (off the path
+/// to the command's start).
 pub(super) fn cleanup(p: &Launch) {
     if let Some(dir) = &p.host_tmp {
         let _ = std::fs::remove_dir_all(dir);
+        remove_stale_host_tmps();
     }
 }
 

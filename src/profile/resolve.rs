@@ -260,10 +260,8 @@ fn with_home_link_targets(
         .collect();
     let mut follower = Follower::new(|p: &Path| step_at(files, p));
     for (dir, origin) in dirs {
-        for link in links_inside(&dir, files) {
-            let inside = follower
-                .real(&link)
-                .is_ok_and(|to| to.exists && !under(&to.path, &dir) && under(&to.path, root));
+        for (link, to) in links_leaving(&dir, files, &mut follower) {
+            let inside = to.exists && under(&to.path, root);
             if inside && !deny_write.iter().any(|e| e.path == link) {
                 deny_write.push(PathEntry {
                     path: link,
@@ -370,18 +368,25 @@ fn add_inside(
 /// to the check after the run, which follows the way again (see `exec::protected_link`).
 fn hook_links(dirs: &[PathBuf], files: &dyn Files) -> Vec<PathBuf> {
     let mut follower = Follower::new(|p: &Path| step_at(files, p));
-    let mut out = Vec::new();
-    for dir in dirs {
-        let dir = normalize(dir);
-        for link in links_inside(&dir, files) {
-            if let Ok(to) = follower.real(&link)
-                && !under(&to.path, &dir)
-            {
-                out.push(link);
-            }
-        }
-    }
-    out
+    dirs.iter()
+        .flat_map(|dir| links_leaving(&normalize(dir), files, &mut follower))
+        .map(|(link, _)| link)
+        .collect()
+}
+
+/// The links directly in `dir` that lead out of it, each with where it leads.
+fn links_leaving<F: FnMut(&Path) -> Step>(
+    dir: &Path,
+    files: &dyn Files,
+    follower: &mut Follower<F>,
+) -> Vec<(PathBuf, crate::links::Real)> {
+    links_inside(dir, files)
+        .into_iter()
+        .filter_map(|link| {
+            let to = follower.real(&link).ok()?;
+            (!under(&to.path, dir)).then_some((link, to))
+        })
+        .collect()
 }
 
 /// The hooks directories and included config files that the user's git configuration names,
