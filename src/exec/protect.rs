@@ -271,7 +271,8 @@ impl Watch {
             .cloned()
             .partition(|e| in_git_dir(&e.path, workspace));
         let mut before = BTreeMap::new();
-        let root = RootNames::new(workspace, folding == CaseFolding::Accept);
+        let fold = folding == CaseFolding::Accept;
+        let root = RootNames::new(workspace, fold);
         // Inside `.git` only the links are followed here (a hook installed as a link, whose
         // way and target lie in the workspace); gitscan judges the rest by content.
         let mut links: Vec<ProtectedLink> = in_git
@@ -292,7 +293,6 @@ impl Watch {
             origin: crate::capability::Origin::builtin("git hooks"),
         };
         let hooks = git.then_some(&hooks);
-        let fold = folding == CaseFolding::Accept;
         for e in entries.iter().chain(hooks) {
             for m in matches(&e.path, workspace, &root) {
                 links.extend(ProtectedLink::read(&m, workspace, e.origin.to_string()));
