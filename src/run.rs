@@ -69,6 +69,9 @@ pub fn run(
             return setup_error(e);
         }
     }
+    // The process exits next: the profile's thousands of paths and the runtime would only be
+    // freed one allocation at a time. Whatever the run made outside has been cleaned up.
+    std::mem::forget((sandbox, rt));
     result.code()
 }
 

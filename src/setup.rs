@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 use crate::exec::{Resolved, RunError, Sandbox};
+use crate::host::Host;
 use crate::pipeline::{EnforcementOutlook, PipelineBuilder, ProfileCaps};
 use crate::plan::LayerStatus;
 use crate::policy::{self, LoadOptions, Policy, PolicyError};
@@ -56,9 +57,18 @@ pub struct SetupOptions {
 }
 
 /// Load the profile named by `--profile` (a built-in's name or a file's path) and bind it to
-/// the detected host.
+/// the detected host. Each reads a few files, which takes a run's first moments: the host is
+/// detected on a thread of its own meanwhile (inline when no thread can be had).
 pub fn sandbox(profile: &str) -> Result<Sandbox, ProfileError> {
-    Profile::load(profile).map(Sandbox::new)
+    std::thread::scope(|s| {
+        let detecting = std::thread::Builder::new().spawn_scoped(s, Host::detect);
+        let profile = Profile::load(profile)?;
+        let host = match detecting {
+            Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            Err(_) => Host::detect(),
+        };
+        Ok(Sandbox::with_host(profile, host))
+    })
 }
 
 /// A profile and policy resolved for one workspace.

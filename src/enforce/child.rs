@@ -175,6 +175,9 @@ unsafe fn init(p: &mut Prepared, mut f: ChildFds) -> ! {
         } else {
             p.exec.ptrs()
         };
+        if f.go >= 0 {
+            await_go(f.go, msgs);
+        }
         let cmd = start_command(p, f, exec);
         or_fail!(msgs, Step::ForkCommand, cmd);
         // Only the command keeps the replica: once its tree is gone, sbx reads the end of it.
@@ -203,6 +206,26 @@ unsafe fn await_command(p: &mut Prepared, fd: c_int, msgs: c_int) -> super::Exec
             Ok(exec) => exec,
             Err(Missing::Closed) => libc::_exit(0),
             Err(Missing::Malformed) => super::messages::fail(msgs, Step::Command, libc::EINVAL),
+        }
+    }
+}
+
+/// Wait for sbx's word that the command may start. A gate closed without it means sbx did not
+/// get to record what the run is checked against: the command does not start.
+unsafe fn await_go(fd: c_int, msgs: c_int) {
+    let mut byte = 0u8;
+    // SAFETY: read into a local byte and close, on an fd this process holds; reporting and
+    // exiting are async-signal-safe.
+    unsafe {
+        let got = loop {
+            let n = libc::read(fd, (&raw mut byte).cast(), 1);
+            if n >= 0 || *libc::__errno_location() != libc::EINTR {
+                break n;
+            }
+        };
+        libc::close(fd);
+        if got != 1 {
+            super::messages::fail(msgs, Step::Command, libc::EPIPE);
         }
     }
 }

@@ -205,6 +205,9 @@ pub struct ChildFds {
     /// For an init made ahead of its call: the pipe its command arrives on (see
     /// [`handover`](super::handover)); -1 to run the prepared one.
     pub command: c_int,
+    /// A pipe on which sbx says the command may start (one byte), or -1 to start it once set
+    /// up: sbx records the workspace's protected state while the init sets the sandbox up.
+    pub go: c_int,
 }
 
 pub(super) fn errno() -> c_int {

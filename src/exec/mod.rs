@@ -159,7 +159,8 @@ impl Sandbox {
         }
     }
 
-    /// Bind a profile to an explicit host description (tests, `explain`).
+    /// Bind a profile to a host detected or described by the caller (tests, `explain`, a
+    /// loader that detects the host while the profile loads).
     pub fn with_host(profile: Profile, host: Host) -> Self {
         Self {
             profile,
@@ -474,17 +475,28 @@ impl Sandbox {
             drop(first);
             self.prepare_run(&req, narrow.as_ref())?
         };
-        let watch = protect::Watch::take(
-            &p.workspace,
-            &p.launch.writable,
-            &p.launch.watch,
-            p.launch.protected_change,
-            p.launch.case_folding,
-            p.launch.walk.take(),
-        );
+        // The protected state is recorded while the init sets the sandbox up, before the
+        // command starts; a launch planned again after a refused namespace keeps the first.
+        let workspace = p.workspace.clone();
+        let mut watch = None;
+        let mut record = |l: &mut prepare::Launch| {
+            if watch.is_none() {
+                watch = Some(protect::Watch::take(
+                    &workspace,
+                    &l.writable,
+                    &l.watch,
+                    l.protected_change,
+                    l.case_folding,
+                    l.walk.take(),
+                ));
+            }
+        };
         loop {
-            match supervise(&mut p.launch, &mut req).await {
+            match supervise(&mut p.launch, &mut req, &mut record).await {
                 Ok(mut result) => {
+                    let Some(watch) = watch.take() else {
+                        unreachable!("a command starts only after its record is taken")
+                    };
                     result.protected = watch.settle();
                     result.protected_failed = watch.fails_run(&result.protected);
                     return Ok(result);

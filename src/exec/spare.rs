@@ -316,6 +316,7 @@ fn make(plan: Arc<SandboxPlan>, host: &Host) -> std::io::Result<Spare> {
         parent: raw(&parent),
         stdin_feed: -1,
         command: command_r.as_raw_fd(),
+        go: -1,
     };
     // SAFETY: everything the child uses is in `prepared` and `fds`, prepared above.
     let (pid, pidfd) = unsafe { crate::enforce::child::spawn(&mut prepared, fds) }?;

@@ -77,8 +77,14 @@ struct Tree {
     start: Instant,
 }
 
-pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<RunResult, RunError> {
-    let mut tree = launch(p, req)?;
+/// Run the launch to its end. `record` is called once the init is on its way and before the
+/// command may start: what it records is the state before the run.
+pub(super) async fn supervise(
+    p: &mut Launch,
+    req: &mut RunRequest,
+    record: &mut (dyn FnMut(&mut Launch) + Send),
+) -> Result<RunResult, RunError> {
+    let mut tree = launch(p, req, record)?;
     let mut caps = Caps {
         out: Capture::new(p.plan.output_bytes),
         err: Capture::new(p.plan.output_bytes),
@@ -109,10 +115,17 @@ pub(super) async fn supervise(p: &mut Launch, req: &mut RunRequest) -> Result<Ru
 /// Make the pipes, clone the init with them, and keep sbx's ends.
 /// Start the run's tree: hand the command to the spare made for it, or clone an init. Then
 /// have the next run's spare made.
-fn launch(p: &mut Launch, req: &mut RunRequest) -> Result<Tree, RunError> {
+fn launch(
+    p: &mut Launch,
+    req: &mut RunRequest,
+    record: &mut (dyn FnMut(&mut Launch) + Send),
+) -> Result<Tree, RunError> {
     let tree = match p.handover.take() {
-        Some(h) => hand_over(h),
-        None => clone_init(p, req),
+        Some(h) => {
+            record(p);
+            hand_over(h)
+        }
+        None => clone_init(p, req, record),
     }?;
     if let Some(next) = p.next_spare.take() {
         next.refill();
@@ -146,7 +159,12 @@ fn hand_over(h: Handover) -> Result<Tree, RunError> {
 }
 
 /// Clone an init for the run, with the pipes, the terminal and the proxy's bridge it uses.
-fn clone_init(p: &mut Launch, req: &mut RunRequest) -> Result<Tree, RunError> {
+/// The command starts once `record` is done, while the init sets the sandbox up meanwhile.
+fn clone_init(
+    p: &mut Launch,
+    req: &mut RunRequest,
+    record: &mut (dyn FnMut(&mut Launch) + Send),
+) -> Result<Tree, RunError> {
     let spawn_err = |source| RunError::Spawn { source };
     let spawning = super::spare::SPAWNING
         .lock()
@@ -156,6 +174,7 @@ fn clone_init(p: &mut Launch, req: &mut RunRequest) -> Result<Tree, RunError> {
     let (out_r, out_w) = pipe_unless(on_pty(|t| t.stdout)).map_err(spawn_err)?;
     let (err_r, err_w) = pipe_unless(on_pty(|t| t.stderr)).map_err(spawn_err)?;
     let (msg_r, msg_w) = pipe().map_err(spawn_err)?;
+    let (go_r, go_w) = pipe().map_err(spawn_err)?;
     let start = Instant::now();
     let parent_pidfd = super::spare::own_pidfd();
     let raw_fd = |fd: &Option<OwnedFd>| fd.as_ref().map_or(-1, AsRawFd::as_raw_fd);
@@ -176,6 +195,7 @@ fn clone_init(p: &mut Launch, req: &mut RunRequest) -> Result<Tree, RunError> {
         parent: raw_fd(&parent_pidfd),
         stdin_feed: stdin.feed_fd(),
         command: -1,
+        go: go_r.as_raw_fd(),
     };
     // SAFETY: everything the child uses is in `p.prepared` and `fds`, prepared above.
     let (pid, pidfd) =
@@ -183,7 +203,10 @@ fn clone_init(p: &mut Launch, req: &mut RunRequest) -> Result<Tree, RunError> {
     // SAFETY: CLONE_PIDFD gave us a new fd that nobody else owns.
     let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
     let stdin_fd = stdin.fd.take();
-    drop((out_w, err_w, msg_w, parent_pidfd, stdin_fd));
+    drop((out_w, err_w, msg_w, go_r, parent_pidfd, stdin_fd));
+    record(p);
+    // An init that failed its setup is gone: its messages say why.
+    let _ = std::io::Write::write_all(&mut std::fs::File::from(go_w), b"1");
     pty.started();
     stdin.start().map_err(spawn_err)?;
     let proxy = bridge

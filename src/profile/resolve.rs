@@ -172,15 +172,22 @@ fn with_link_targets(
 ) -> Vec<PathEntry> {
     let mut follower = Follower::new(|p: &Path| step_at(files, p));
     let mut targets: Vec<PathEntry> = Vec::new();
+    // Each path once: the named entries and the targets added so far.
+    let mut known: crate::pathset::PathMap<()> = entries
+        .iter()
+        .map(|e| (e.path.as_os_str().to_os_string(), ()))
+        .collect();
     for e in &entries {
         let Ok(real) = follower.real(&e.path) else {
             continue;
         };
         let inside = links_inside(&real.path, files);
         let mut add = |path: PathBuf| {
-            let known = |t: &[PathEntry]| t.iter().any(|x| x.path == path);
             let holds_grant = grants.iter().any(|g| under(g, &path));
-            if path != e.path && !holds_grant && !known(&entries) && !known(&targets) {
+            if path != e.path
+                && !holds_grant
+                && known.insert(path.as_os_str().to_os_string(), ()).is_none()
+            {
                 targets.push(PathEntry {
                     path,
                     required: false,
