@@ -242,6 +242,80 @@ fn the_gate_denies_reads_through_links_and_at_their_targets() {
     }
 }
 
+/// A link in the workspace that leads to a secret (`key -> ~/.ssh/id_rsa`, `keys -> ~/.ssh`):
+/// what touches the link alone (`ls -l`, `du`, `stat`, `find`, `readlink`, renaming and removing
+/// it) reads nothing of the secret, so the gate does not refuse it, and the kernel lets it
+/// run; what opens the target (`cat`, `wc`, `cp`, `ls` of the directory, a trailing `/`) is
+/// denied by the gate and refused by the kernel.
+#[test]
+fn a_link_to_a_secret_is_handled_as_a_link_by_the_gate_and_the_kernel() {
+    for u in users() {
+        let s = Scratch::new(u);
+        std::fs::write(s.home.join(".ssh/id_rsa"), "SENTINEL-WS-LINK-5b7e\n").unwrap();
+        symlink(s.home.join(".ssh/id_rsa"), s.ws.join("key")).unwrap();
+        symlink(s.home.join(".ssh"), s.ws.join("keys")).unwrap();
+        std::fs::write(s.ws.join("notes.txt"), "notes\n").unwrap();
+        s.chown_all();
+        let check = |cmd: &str| {
+            let o = s
+                .sbx(&["check", "--profile", "workspace", "--", cmd])
+                .output()
+                .unwrap();
+            stdout(&o)
+        };
+        let touches_the_link = [
+            "ls -la *",
+            "ls -l key keys",
+            "du -sh *",
+            "stat key",
+            "find keys",
+            "readlink key",
+            "mv key key2 && mv key2 key",
+            "rm key",
+            "rm -f ./key",
+            "unlink key",
+        ];
+        for cmd in touches_the_link {
+            let out = check(cmd);
+            assert!(!out.starts_with("deny"), "{}: {cmd}: {out}", s.label());
+        }
+        for cmd in [
+            "cat key",
+            "wc -c *",
+            "cp key /tmp/k",
+            "ls keys",
+            "ls -la keys/",
+            "du -shL keys",
+            "find -L keys",
+            "stat -L key",
+        ] {
+            let out = check(cmd);
+            assert!(out.starts_with("deny"), "{}: {cmd}: {out}", s.label());
+        }
+        // The kernel agrees: the link is listed, described, renamed and removed; its
+        // target's content is not read.
+        let script = "ls -la * >/dev/null && du -sh * >/dev/null && stat key >/dev/null \
+            && find keys >/dev/null && readlink key >/dev/null && mv key key2 \
+            && rm key2 && echo LINK-OPS-OK; cat keys/id_rsa";
+        let o = s.run("workspace", script);
+        assert!(
+            stdout(&o).contains("LINK-OPS-OK"),
+            "{}: {}",
+            s.label(),
+            text(&o)
+        );
+        assert!(
+            !text(&o).contains("SENTINEL-WS-LINK"),
+            "{}: {}",
+            s.label(),
+            text(&o)
+        );
+        let gone = s.ws.join("key").symlink_metadata().is_err();
+        assert!(gone, "{}: the link was not removed", s.label());
+        assert!(s.home.join(".ssh/id_rsa").exists(), "{}", s.label());
+    }
+}
+
 /// `sbx serve` loads its policy's examples (`cat ~/.ssh/id_rsa` must be denied) with
 /// `~/.ssh` and `~/.aws` as links, and runs a call.
 #[test]

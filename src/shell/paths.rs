@@ -44,6 +44,46 @@ pub(crate) fn resolve(value: &str, cwd: &Path) -> PathBuf {
     canonical_prefix(&joined(value, cwd), cwd)
 }
 
+/// What a program does with the last name of a path it is given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Reach {
+    /// Opens what a link there leads to (`cat`, `cp`, `chmod`).
+    Target,
+    /// Acts on the name itself (`rm`, `mv`, `ls -l`, `stat`, `du`): a link there is removed,
+    /// renamed or looked at, and what it leads to is untouched.
+    Entry,
+    /// The name a file is renamed to (`mv`'s destination): a link there is replaced, unless it
+    /// leads to a directory, which the file then moves into.
+    Rename,
+}
+
+impl Reach {
+    /// Of a path's two resolutions ([`split_real`]), the one this reach lands on. A trailing
+    /// `/` or `.` makes the kernel follow the last name whatever the program means.
+    fn pick(self, value: &str, named: PathBuf, real: PathBuf) -> PathBuf {
+        let follows = value.ends_with('/')
+            || value.ends_with("/.")
+            || value.ends_with("/..")
+            || matches!(value, "." | "..");
+        match self {
+            Reach::Entry if !follows => named,
+            Reach::Rename if !follows && !real.is_dir() => named,
+            _ => real,
+        }
+    }
+}
+
+/// [`resolve`] for a program that reaches as `reach` says.
+pub(crate) fn resolve_reaching(value: &str, cwd: &Path, reach: Reach) -> PathBuf {
+    match reach {
+        Reach::Target => resolve(value, cwd),
+        Reach::Entry | Reach::Rename => {
+            let (named, real) = split_real(&joined(value, cwd), cwd);
+            reach.pick(value, named, real)
+        }
+    }
+}
+
 /// `value` made absolute against `cwd`, nothing folded.
 fn joined(value: &str, cwd: &Path) -> PathBuf {
     if Path::new(value).is_absolute() {
@@ -284,10 +324,22 @@ use super::tables;
 
 /// Judge a write to `value` (a word's best-effort value) from `cwd`.
 pub(crate) fn judge_write(value: &str, cwd: &Path, ctx: &ShellContext) -> (Zone, PathBuf) {
+    judge_write_reaching(value, cwd, ctx, Reach::Target)
+}
+
+/// [`judge_write`] for a program that reaches as `reach` says: one that removes or renames
+/// a link (`Reach::Entry`) writes where the link is, not where it leads.
+pub(crate) fn judge_write_reaching(
+    value: &str,
+    cwd: &Path,
+    ctx: &ShellContext,
+    reach: Reach,
+) -> (Zone, PathBuf) {
     // The floor judges both the file a write reaches and the name itself, unfollowed (what
     // `rm` or `mv` of a link acts on), each as the kernel resolves it: a `..` after a link
     // climbs from the link's target, not from the link.
     let (named, real) = split_real(&joined(value, cwd), cwd);
+    let real = reach.pick(value, named.clone(), real);
     let kinds = [floor_kind(&real, ctx), floor_kind(&named, ctx)];
     if let Some(k) = kinds
         .iter()

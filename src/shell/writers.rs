@@ -45,10 +45,16 @@ pub(crate) fn copy_like(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[
             j.write(&Word::literal(t), cwd, ctx, name);
         }
     }
+    // `mv` replaces a link at its destination (`cp` writes through it).
+    let reach = if name == "mv" {
+        paths::Reach::Rename
+    } else {
+        paths::Reach::Target
+    };
     if let Some(t) = target_dir {
         j.write(t, cwd, ctx, name);
     } else if let Some(last) = ops.last() {
-        j.write(last, cwd, ctx, name);
+        j.write_reaching(last, cwd, ctx, name, reach);
     } else {
         j.raise(
             Class::Opaque,
@@ -59,8 +65,9 @@ pub(crate) fn copy_like(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[
         let n = ops
             .len()
             .saturating_sub(if target_dir.is_some() { 0 } else { 1 });
+        // A source is renamed: a link is moved as a link.
         for s in ops.iter().take(n) {
-            j.write(s, cwd, ctx, "mv source");
+            j.write_reaching(s, cwd, ctx, "mv source", paths::Reach::Entry);
         }
     }
     if name == "ln" && (short_flag(args, 's') || has(args, &["--symbolic"])) && ops.len() >= 2 {
@@ -217,9 +224,15 @@ fn removes(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
             "[shell.malicious.wipe] `--no-preserve-root`",
         );
     }
+    // Removing a link removes the link: what it leads to is untouched.
+    let reach = if matches!(name, "rm" | "unlink" | "rmdir") {
+        paths::Reach::Entry
+    } else {
+        paths::Reach::Target
+    };
     for o in &ops {
         wipes(j, c, name, o, recursive);
-        j.write(o, c.cmd.cwd, c.w.ctx, name);
+        j.write_reaching(o, c.cmd.cwd, c.w.ctx, name, reach);
     }
     if name != "chmod" || !ops.is_empty() {
         j.raise(

@@ -3,7 +3,7 @@
 
 use crate::decision::Decision;
 use crate::shell::globs;
-use crate::shell::paths::{self, Zone};
+use crate::shell::paths::{self, Reach, Zone};
 use crate::shell::walk::{self, Cwd, Traits};
 use crate::shell::words::Word;
 use crate::shell::{Class, ShellContext};
@@ -84,19 +84,19 @@ impl Judge {
     /// reads its whole literal directory. A protected name the glob could match when it runs
     /// counts as read too, made or not.
     pub fn read(&mut self, w: &Word, cwd: &Cwd, ctx: &ShellContext) {
-        self.read_operand(w, cwd, ctx, true);
+        self.read_operand(w, cwd, ctx, Reach::Target);
     }
 
-    /// As [`Judge::read`]; `follows_links` false for a program that reads a symbolic link
-    /// as a link (git records its target text), whose bare names need no `lstat`.
-    pub fn read_operand(&mut self, w: &Word, cwd: &Cwd, ctx: &ShellContext, follows_links: bool) {
+    /// As [`Judge::read`], for a program that reaches as `reach` says: one that reads a
+    /// symbolic link as a link (git records its target text, `ls -l` and `stat` show it, `rm`
+    /// removes it) reads nothing of what it leads to, and its bare names need no `lstat`.
+    pub fn read_operand(&mut self, w: &Word, cwd: &Cwd, ctx: &ShellContext, reach: Reach) {
         self.descriptor(w);
-        let links = if follows_links {
-            bare_links(w, cwd)
-        } else {
-            Vec::new()
+        let links = match reach {
+            Reach::Target => bare_links(w, cwd),
+            Reach::Entry | Reach::Rename => Vec::new(),
         };
-        for p in read_paths(w, cwd).into_iter().chain(links) {
+        for p in read_paths(w, cwd, reach).into_iter().chain(links) {
             // Resolved: a link to a secret is a read of the secret.
             self.secret(w, &p, ctx);
             push_new(&mut self.reads, p);
@@ -104,7 +104,7 @@ impl Judge {
         if !w.glob {
             return;
         }
-        for m in self.expand(w, cwd) {
+        for m in self.expand(w, cwd, reach) {
             self.secret(w, &m, ctx);
             push_new(&mut self.reads, m);
         }
@@ -147,12 +147,14 @@ impl Judge {
         }
     }
 
-    /// Record a directory this segment reads recursively; a glob names every match.
-    pub fn tree(&mut self, w: &Word, cwd: &Cwd) {
+    /// Record a directory this segment reads recursively; a glob names every match. A walker
+    /// that does not follow a link given as a root (`Reach::Entry`: `du`, `find`) walks the
+    /// link alone.
+    pub fn tree(&mut self, w: &Word, cwd: &Cwd, reach: Reach) {
         let found = if w.glob {
-            self.expand(w, cwd)
+            self.expand(w, cwd, reach)
         } else {
-            tree_paths(w, cwd)
+            tree_paths(w, cwd, reach)
         };
         for p in found {
             push_new(&mut self.trees, p);
@@ -161,11 +163,12 @@ impl Judge {
 
     /// The matches of a glob word from each candidate directory, resolved. A pattern that
     /// cannot be expanded here records its literal directory as read recursively.
-    fn expand(&mut self, w: &Word, cwd: &Cwd) -> Vec<PathBuf> {
+    fn expand(&mut self, w: &Word, cwd: &Cwd, reach: Reach) -> Vec<PathBuf> {
         let mut out = Vec::new();
         for (d, v) in glob_dirs(w, cwd) {
+            let resolved = |m: &PathBuf| paths::resolve_reaching(&m.to_string_lossy(), &d, reach);
             match globs::expand(&v, &d) {
-                Ok(ms) => out.extend(ms.iter().map(|m| paths::resolve(&m.to_string_lossy(), &d))),
+                Ok(ms) => out.extend(ms.iter().map(resolved)),
                 Err(dir) => push_new(&mut self.trees, dir),
             }
         }
@@ -174,6 +177,19 @@ impl Judge {
 
     /// Record a write to a word and raise by where it lands.
     pub fn write(&mut self, w: &Word, cwd: &Cwd, ctx: &ShellContext, what: &str) {
+        self.write_reaching(w, cwd, ctx, what, Reach::Target);
+    }
+
+    /// As [`Judge::write`], for a program that reaches as `reach` says: `rm` or `mv` of a
+    /// link writes where the link is.
+    pub fn write_reaching(
+        &mut self,
+        w: &Word,
+        cwd: &Cwd,
+        ctx: &ShellContext,
+        what: &str,
+        reach: Reach,
+    ) {
         self.descriptor(w);
         if is_device(&w.value) && !paths::through_descriptor(&w.value) {
             return;
@@ -197,7 +213,7 @@ impl Judge {
                 }
             }
         }
-        for (zone, path) in walk::judge(w, cwd, ctx) {
+        for (zone, path) in walk::judge(w, cwd, ctx, reach) {
             match zone {
                 Zone::Inside => self.raise(Class::WorkspaceWrite, format!("[shell.write.workspace] {what} inside the workspace or the writable set")),
                 Zone::Outside if !w.unknown && !w.subst => self.raise(
@@ -356,18 +372,21 @@ fn operand(w: &Word) -> Option<Operand<'_>> {
 
 /// A directory operand of a recursive reader: any word that is not an option, bare names
 /// (`src`) included.
-fn tree_paths(w: &Word, cwd: &Cwd) -> Vec<PathBuf> {
+fn tree_paths(w: &Word, cwd: &Cwd, reach: Reach) -> Vec<PathBuf> {
     let v = w.value.as_str();
     if w.subst || v.starts_with('-') || v.contains("://") {
         return Vec::new();
     }
     if !v.starts_with('/') && !v.starts_with('~') && !v.contains('/') && !w.unknown {
         return match cwd {
-            Some(cs) => cs.iter().map(|c| paths::resolve(v, c)).collect(),
+            Some(cs) => cs
+                .iter()
+                .map(|c| paths::resolve_reaching(v, c, reach))
+                .collect(),
             None => Vec::new(),
         };
     }
-    read_paths(w, cwd)
+    read_paths(w, cwd, reach)
 }
 
 /// A bare name (`lnk`, no `/`) that is a symbolic link in a candidate directory, resolved: the
@@ -393,22 +412,27 @@ fn bare_links(w: &Word, cwd: &Cwd) -> Vec<PathBuf> {
         .collect()
 }
 
-fn read_paths(w: &Word, cwd: &Cwd) -> Vec<PathBuf> {
+fn read_paths(w: &Word, cwd: &Cwd, reach: Reach) -> Vec<PathBuf> {
     let Some(v) = path_value(w) else {
         return Vec::new();
     };
+    // A glob's literal prefix is a directory the shell lists, whatever the program does.
+    let reach = if v == w.value { reach } else { Reach::Target };
     if std::path::Path::new(&v).is_absolute() {
         // The working directory still matters: `/proc/self/cwd` is the command's own.
         let root = [PathBuf::from("/")];
         let dirs = cwd.as_deref().unwrap_or(&root);
         let mut out: Vec<PathBuf> = Vec::new();
         for d in dirs {
-            push_new(&mut out, paths::resolve(&v, d));
+            push_new(&mut out, paths::resolve_reaching(&v, d, reach));
         }
         return out;
     }
     match cwd {
-        Some(cs) => cs.iter().map(|c| paths::resolve(&v, c)).collect(),
+        Some(cs) => cs
+            .iter()
+            .map(|c| paths::resolve_reaching(&v, c, reach))
+            .collect(),
         None => Vec::new(),
     }
 }

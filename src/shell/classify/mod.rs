@@ -184,10 +184,10 @@ fn arguments(j: &mut Judge, w: &Walker<'_>, cmd: &Cmd<'_>, leader: usize) {
     super::commands::option_table::judge(j, lead_name, rest, cmd.cwd, w.ctx);
     if !PRINTS_ONLY.contains(&lead_name) {
         let mut message = false;
-        let follows_links = !keeps_links(lead_name, cmd.argv.get(leader + 1..).unwrap_or(&[]));
+        let reach = operands_reach(lead_name, rest);
         for a in cmd.argv.iter().skip(leader + 1) {
             if !message {
-                j.read_operand(a, cmd.cwd, w.ctx, follows_links);
+                j.read_operand(a, cmd.cwd, w.ctx, reach);
             }
             message = matches!(a.value.as_str(), "-m" | "--message");
         }
@@ -280,6 +280,17 @@ pub(super) fn secret_expanded(raw: &str, quotes: bool) -> Option<String> {
 /// Whether the program reads a symbolic link it is named as a link, never its target: git's
 /// pathspec commands (diff, log, add, ...) treat a link as the text of its target. Options
 /// that read a named file (`-F`, `--contents`, `--no-index`) leave it to the general rule.
+/// How a program reaches the paths it is given: most open what a link leads to; some act on
+/// the name itself (git's pathspecs, removers and renamers, listings and `stat`).
+fn operands_reach(lead_name: &str, args: &[Word]) -> paths::Reach {
+    let name = lead_name.rsplit('/').next().unwrap_or("");
+    if keeps_links(lead_name, args) || super::commands::acts_on_entries(name, args) {
+        paths::Reach::Entry
+    } else {
+        paths::Reach::Target
+    }
+}
+
 fn keeps_links(lead_name: &str, args: &[Word]) -> bool {
     const PATHSPEC_ONLY: [&str; 15] = [
         "diff", "log", "show", "status", "add", "rm", "blame", "ls-files", "grep", "checkout",
@@ -384,11 +395,16 @@ fn trees(j: &mut Judge, lead: &Word, args: &[Word], cwd: &Cwd) {
             ),
         );
     }
+    let reach = if super::commands::follows_root_links(name, args) {
+        paths::Reach::Target
+    } else {
+        paths::Reach::Entry
+    };
     for root in r.roots {
-        j.tree(root, cwd);
+        j.tree(root, cwd, reach);
     }
     if r.cwd_too {
-        j.tree(&Word::literal("."), cwd);
+        j.tree(&Word::literal("."), cwd, paths::Reach::Target);
     }
 }
 

@@ -22,7 +22,9 @@ use interpreters::interpreter;
 use std::path::PathBuf;
 use system::{containers, ip, openssl, services, socket_client, system_packages};
 use toolchains::{build_tool, cargo, go, js_pm, package_manager, task_runner};
-pub(crate) use trees::{follows_links, lists_paths, tree_roots};
+pub(crate) use trees::{
+    acts_on_entries, follows_links, follows_root_links, lists_paths, tree_roots,
+};
 
 pub(crate) fn operands(args: &[Word]) -> Vec<&Word> {
     let mut out = Vec::new();

@@ -399,32 +399,41 @@ impl Walker<'_> {
     }
 }
 
-/// Judge one write target for every candidate working directory.
-pub(crate) fn judge(w: &Word, cwd: &Cwd, ctx: &ShellContext) -> Vec<(Zone, PathBuf)> {
+/// Judge one write target for every candidate working directory, for a program that reaches
+/// as `reach` says.
+pub(crate) fn judge(
+    w: &Word,
+    cwd: &Cwd,
+    ctx: &ShellContext,
+    reach: paths::Reach,
+) -> Vec<(Zone, PathBuf)> {
     let known = !w.unknown && !w.subst;
     let abs = std::path::Path::new(&w.value).is_absolute();
+    let one = |c: &PathBuf| paths::judge_write_reaching(&w.value, c, ctx, reach);
     match (known, cwd, abs) {
         (false, _, _) | (true, None, false) => vec![(Zone::Outside, PathBuf::from(&w.display))],
-        (true, _, true) if w.glob => judge_glob(w, std::slice::from_ref(&ctx.cwd), ctx),
-        (true, _, true) => vec![paths::judge_write(&w.value, &ctx.cwd, ctx)],
-        (true, Some(cs), false) if w.glob => judge_glob(w, cs, ctx),
-        (true, Some(cs), false) => cs
-            .iter()
-            .map(|c| paths::judge_write(&w.value, c, ctx))
-            .collect(),
+        (true, _, true) if w.glob => judge_glob(w, std::slice::from_ref(&ctx.cwd), ctx, reach),
+        (true, _, true) => vec![one(&ctx.cwd)],
+        (true, Some(cs), false) if w.glob => judge_glob(w, cs, ctx, reach),
+        (true, Some(cs), false) => cs.iter().map(one).collect(),
     }
 }
 
 /// A glob target, from each candidate directory: its literal directory, the matches that
 /// exist now, and the protected names it could match when it runs (see
 /// [`globs::candidates`]).
-fn judge_glob(w: &Word, dirs: &[PathBuf], ctx: &ShellContext) -> Vec<(Zone, PathBuf)> {
+fn judge_glob(
+    w: &Word,
+    dirs: &[PathBuf],
+    ctx: &ShellContext,
+    reach: paths::Reach,
+) -> Vec<(Zone, PathBuf)> {
     let mut out = Vec::new();
     for d in dirs {
         out.push(paths::judge_write(&glob_dir(&w.value), d, ctx));
         let matches = globs::expand(&w.value, d).unwrap_or_default();
         for p in matches.iter().chain(&globs::candidates(&w.value, d)) {
-            let j = paths::judge_write(&p.to_string_lossy(), d, ctx);
+            let j = paths::judge_write_reaching(&p.to_string_lossy(), d, ctx, reach);
             if !out.contains(&j) {
                 out.push(j);
             }
