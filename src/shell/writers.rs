@@ -12,30 +12,7 @@ pub(crate) fn copy_like(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[
     let cwd = c.cmd.cwd;
     let ops = operands(args);
     if name == "rsync" || name == "scp" {
-        if ops
-            .iter()
-            .any(|o| o.value.contains(':') && !o.value.starts_with('/'))
-        {
-            j.t.network = true;
-            j.raise(
-                Class::Network,
-                format!("[shell.network] `{name}` to or from a remote host"),
-            );
-        }
-        if has(
-            args,
-            &[
-                "--delete",
-                "--delete-before",
-                "--delete-after",
-                "--remove-source-files",
-            ],
-        ) {
-            j.raise(
-                Class::Destructive,
-                format!("[shell.destructive] `{name} --delete` removes files"),
-            );
-        }
+        remote_or_deleting(j, name, args, &ops);
     }
     let mut target_dir: Option<&Word> = None;
     for (i, a) in args.iter().enumerate() {
@@ -91,6 +68,34 @@ pub(crate) fn copy_like(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[
         j.raise(
             Class::Destructive,
             "[shell.destructive] `ln -f` replaces files",
+        );
+    }
+}
+
+/// `rsync` and `scp` to or from another host, and `rsync` options that delete files.
+fn remote_or_deleting(j: &mut Judge, name: &str, args: &[Word], ops: &[&Word]) {
+    if ops
+        .iter()
+        .any(|o| o.value.contains(':') && !o.value.starts_with('/'))
+    {
+        j.t.network = true;
+        j.raise(
+            Class::Network,
+            format!("[shell.network] `{name}` to or from a remote host"),
+        );
+    }
+    if has(
+        args,
+        &[
+            "--delete",
+            "--delete-before",
+            "--delete-after",
+            "--remove-source-files",
+        ],
+    ) {
+        j.raise(
+            Class::Destructive,
+            format!("[shell.destructive] `{name} --delete` removes files"),
         );
     }
 }
