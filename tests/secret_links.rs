@@ -205,19 +205,22 @@ fn a_link_to_a_granted_tree_fails_the_run_with_its_name() {
     }
 }
 
+/// The gate's answer (`sbx check`) to `cmd` proposed in the scratch workspace.
+fn gate(s: &Scratch, cmd: &str) -> String {
+    let o = s
+        .sbx(&["check", "--profile", "workspace", "--", cmd])
+        .output()
+        .unwrap();
+    stdout(&o)
+}
+
 /// The gate judges a read through the link and at its target as the plan does.
 #[test]
 fn the_gate_denies_reads_through_links_and_at_their_targets() {
     for u in users() {
         let s = Scratch::new(u);
         dotfiles_home(&s);
-        let check = |cmd: &str| {
-            let o = s
-                .sbx(&["check", "--profile", "workspace", "--", cmd])
-                .output()
-                .unwrap();
-            stdout(&o)
-        };
+        let check = |cmd: &str| gate(&s, cmd);
         for rel in [
             ".aws/credentials",
             "dotfiles/aws/credentials",
@@ -256,13 +259,7 @@ fn a_link_to_a_secret_is_handled_as_a_link_by_the_gate_and_the_kernel() {
         symlink(s.home.join(".ssh"), s.ws.join("keys")).unwrap();
         std::fs::write(s.ws.join("notes.txt"), "notes\n").unwrap();
         s.chown_all();
-        let check = |cmd: &str| {
-            let o = s
-                .sbx(&["check", "--profile", "workspace", "--", cmd])
-                .output()
-                .unwrap();
-            stdout(&o)
-        };
+        let check = |cmd: &str| gate(&s, cmd);
         let touches_the_link = [
             "ls -la *",
             "ls -l key keys",
