@@ -246,8 +246,9 @@ fn the_gate_denies_reads_through_links_and_at_their_targets() {
 }
 
 /// A link in the workspace that leads to a secret (`key -> ~/.ssh/id_rsa`, `keys -> ~/.ssh`):
-/// what touches the link alone (`ls -l`, `du`, `stat`, `find`, `readlink`, renaming and removing
-/// it) reads nothing of the secret, so the gate does not refuse it, and the kernel lets it
+/// what looks at the link alone (`ls -l`, `du`, `stat`, `readlink`) reads nothing of the
+/// secret, so the gate does not refuse it (renaming and removing it are judged at the floor
+/// of its target too, and refused for a link into `~/.ssh`), and the kernel lets it
 /// run; what opens the target (`cat`, `wc`, `cp`, `ls` of the directory, a trailing `/`) is
 /// denied by the gate and refused by the kernel.
 #[test]
@@ -265,12 +266,7 @@ fn a_link_to_a_secret_is_handled_as_a_link_by_the_gate_and_the_kernel() {
             "ls -l key keys",
             "du -sh *",
             "stat key",
-            "find keys",
             "readlink key",
-            "mv key key2 && mv key2 key",
-            "rm key",
-            "rm -f ./key",
-            "unlink key",
         ];
         for cmd in touches_the_link {
             let out = check(cmd);
@@ -284,6 +280,14 @@ fn a_link_to_a_secret_is_handled_as_a_link_by_the_gate_and_the_kernel() {
             "ls -la keys/",
             "du -shL keys",
             "find -L keys",
+            "find keys",
+            "find -files0-from key",
+            "find . -name key -exec cat {} +",
+            "ls -lC keys",
+            "ls -l -x keys",
+            "ls -Il keys",
+            "du -a --dereference-ar keys",
+            "stat --deref key",
             "stat -L key",
         ] {
             let out = check(cmd);
@@ -292,7 +296,7 @@ fn a_link_to_a_secret_is_handled_as_a_link_by_the_gate_and_the_kernel() {
         // The kernel agrees: the link is listed, described, renamed and removed; its
         // target's content is not read.
         let script = "ls -la * >/dev/null && du -sh * >/dev/null && stat key >/dev/null \
-            && find keys >/dev/null && readlink key >/dev/null && mv key key2 \
+            && readlink key >/dev/null && mv key key2 \
             && rm key2 && echo LINK-OPS-OK; cat keys/id_rsa";
         let o = s.run("workspace", script);
         assert!(

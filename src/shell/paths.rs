@@ -338,9 +338,11 @@ pub(crate) fn judge_write_reaching(
     // The floor judges both the file a write reaches and the name itself, unfollowed (what
     // `rm` or `mv` of a link acts on), each as the kernel resolves it: a `..` after a link
     // climbs from the link's target, not from the link.
-    let (named, real) = split_real(&joined(value, cwd), cwd);
-    let real = reach.pick(value, named.clone(), real);
-    let kinds = [floor_kind(&real, ctx), floor_kind(&named, ctx)];
+    let (named, target) = split_real(&joined(value, cwd), cwd);
+    // The floor is judged at both whatever the program means: a link into `.git/hooks` may
+    // lead there by the time the command reaches it (an earlier command of the line made it).
+    let kinds = [floor_kind(&target, ctx), floor_kind(&named, ctx)];
+    let real = reach.pick(value, named, target);
     if let Some(k) = kinds
         .iter()
         .flatten()

@@ -108,51 +108,41 @@ pub(crate) fn tree_roots<'a>(name: &str, args: &'a [Word]) -> Option<Roots<'a>> 
 /// Whether a walker follows a symbolic link given as one of its roots (and walks what it
 /// leads to) rather than taking the link itself, as `find` and `du` do unless told otherwise.
 pub(crate) fn follows_root_links(name: &str, args: &[Word]) -> bool {
-    let f = |short: &[char], long: &[&str]| flag(args, short, long);
     match name {
-        "find" | "bfs" => args
-            .iter()
-            .any(|a| matches!(a.value.as_str(), "-H" | "-L" | "-follow")),
-        "du" => f(&['L', 'D', 'H'], &["--dereference", "--dereference-args"]),
-        "ls" | "dir" | "vdir" => !long_listing(name, args) || lists_through_links(args),
-        "cp" => f(&['L', 'H'], &["--dereference"]),
-        "tar" | "gtar" | "bsdtar" | "rsync" => follows_links(name, args),
+        "du" | "ls" | "dir" | "vdir" => !acts_on_entries(name, args),
         _ => true,
     }
 }
 
 /// Programs that act on the names they are given, not on what a link there leads to: they
-/// remove, rename or describe the link (`rm`, `mv`, `readlink`, `stat`, `du`, `ls -l`,
-/// `find`).
+/// remove, rename or describe the link (`rm`, `mv`, `readlink`, `stat`, `du`, `ls -l`). Only
+/// in forms whose options are all known not to follow it: GNU tools take abbreviated long
+/// options and let a later format option undo `-l`, so any other option keeps the target.
 pub(crate) fn acts_on_entries(name: &str, args: &[Word]) -> bool {
+    let options = || {
+        args.iter()
+            .filter(|a| a.value.starts_with('-') && a.value != "-")
+    };
+    let only_short = |allowed: &str| {
+        options().all(|a| {
+            let v = a.value.as_str();
+            !v.starts_with("--") && v.len() > 1 && v[1..].chars().all(|c| allowed.contains(c))
+        })
+    };
     match name {
-        "rm" | "unlink" | "rmdir" | "mv" | "readlink" => true,
-        "stat" => !flag(args, &['L'], &["--dereference"]),
-        "du" | "ls" | "dir" | "vdir" | "find" | "bfs" => !follows_root_links(name, args),
+        "rm" | "unlink" | "rmdir" => true,
+        "mv" => only_short("fivnu"),
+        "readlink" => options().count() == 0,
+        "stat" => options().all(|a| matches!(a.value.as_str(), "-t" | "--terse")),
+        "du" => only_short("ashckmb"),
+        "ls" | "dir" | "vdir" => long_listing(name, args) && only_short("lagondAhstrSiF"),
         _ => false,
     }
 }
 
 /// `ls` in a form that shows a link given to it as a link: a long listing or `-d`.
 fn long_listing(name: &str, args: &[Word]) -> bool {
-    name == "vdir"
-        || flag(args, &['l', 'g', 'o', 'n', 'd'], &["--directory"])
-        || args
-            .iter()
-            .any(|a| matches!(a.value.as_str(), "--format=long" | "--format=verbose"))
-}
-
-/// `ls -L` / `-H`: links given (or all) are followed whatever the format.
-fn lists_through_links(args: &[Word]) -> bool {
-    flag(
-        args,
-        &['L', 'H'],
-        &[
-            "--dereference",
-            "--dereference-command-line",
-            "--dereference-command-line-symlink-to-dir",
-        ],
-    )
+    name == "vdir" || flag(args, &['l', 'g', 'o', 'n', 'd'], &[])
 }
 
 /// The recursive reader follows symbolic links while it walks: a link inside the tree can
