@@ -317,6 +317,75 @@ fn a_link_to_a_secret_is_handled_as_a_link_by_the_gate_and_the_kernel() {
     }
 }
 
+/// A listing of the workspace names a link as a name inside it, but the program it is handed
+/// to (`find -exec cat`, `xargs cat`, `cat $(find .)`) opens where the link leads: the gate
+/// denies that when the link leads to a secret, and allows the same listing when its tests
+/// leave the link out or when git does not track it. The kernel reads the files and not the
+/// secret.
+#[test]
+fn a_listing_handed_to_a_program_that_opens_its_names() {
+    for u in users() {
+        let s = Scratch::new(u);
+        std::fs::write(s.home.join(".ssh/id_rsa"), "SENTINEL-LISTED-LINK-7c3a\n").unwrap();
+        symlink(s.home.join(".ssh/id_rsa"), s.ws.join("key")).unwrap();
+        symlink(s.home.join(".ssh"), s.ws.join("keys")).unwrap();
+        std::fs::write(s.ws.join("notes.txt"), "LISTED-NOTES-OK\n").unwrap();
+        s.chown_all();
+        git_outside(&s, "git init -q && git add notes.txt");
+        let opens_the_link = [
+            "find . -exec cat {} +",
+            "find . -type l -exec cat {} +",
+            "find . -name 'k*' -exec cat {} \\;",
+            "find . | xargs cat",
+            "find . -print0 | xargs -0 cat",
+            "cat $(find .)",
+            "ls -l k*/",
+            "ls -l ~+/keys/",
+        ];
+        let leaves_it_out = [
+            "find . -type f -exec cat {} +",
+            "find . -name '*.txt' | xargs cat",
+            "cat $(find . -name notes.txt)",
+            "git ls-files | xargs cat",
+            "ls -l k*",
+        ];
+        for cmd in opens_the_link {
+            let out = gate(&s, cmd);
+            assert!(out.starts_with("deny"), "{}: {cmd}: {out}", s.label());
+        }
+        for cmd in leaves_it_out {
+            let out = gate(&s, cmd);
+            assert!(out.starts_with("allow"), "{}: {cmd}: {out}", s.label());
+        }
+        // Once git tracks the link, its listing names it.
+        git_outside(&s, "git add key");
+        let out = gate(&s, "git ls-files | xargs cat");
+        assert!(
+            out.starts_with("deny"),
+            "{}: tracked link: {out}",
+            s.label()
+        );
+        let o = s.run("workspace", "find . -exec cat {} + 2>/dev/null; true");
+        assert!(
+            stdout(&o).contains("LISTED-NOTES-OK"),
+            "{}: {}",
+            s.label(),
+            text(&o)
+        );
+        assert!(
+            !text(&o).contains("SENTINEL-LISTED"),
+            "{}: {}",
+            s.label(),
+            text(&o)
+        );
+    }
+}
+
+fn git_outside(s: &Scratch, script: &str) {
+    let o = s.outside(script);
+    assert!(o.status.success(), "{}: {script}: {}", s.label(), text(&o));
+}
+
 /// `sbx serve` loads its policy's examples (`cat ~/.ssh/id_rsa` must be denied) with
 /// `~/.ssh` and `~/.aws` as links, and runs a call.
 #[test]

@@ -11,8 +11,10 @@ use std::path::{Path, PathBuf};
 
 /// One repository as git finds it from a directory.
 pub(crate) struct Repo {
-    /// The work tree's git directory (`HEAD` lives here).
+    /// The work tree's git directory (`HEAD` and `index` live here).
     git_dir: PathBuf,
+    /// The work tree; `None` for a bare repository.
+    work_tree: Option<PathBuf>,
     /// The common git directory (refs, `packed-refs`, `config`).
     common: PathBuf,
     /// The text of `packed-refs`; `None` when there is none.
@@ -26,21 +28,28 @@ impl Repo {
     /// names one), or a directory holding `HEAD` and `objects` (a bare repository). `None`
     /// outside any repository; `Some(Err(()))` when a `.git` file is not understood.
     pub(crate) fn find(dir: &Path) -> Option<Result<Repo, ()>> {
-        let git_dir = dir.ancestors().find_map(|a| {
+        let (git_dir, work_tree) = dir.ancestors().find_map(|a| {
             let dot = a.join(".git");
+            let tree = Some(a.to_path_buf());
             match dot.symlink_metadata() {
-                Ok(m) if m.is_file() => Some(linked(&dot, a)),
-                Ok(_) => Some(Ok(dot)),
+                Ok(m) if m.is_file() => Some((linked(&dot, a), tree)),
+                Ok(_) => Some((Ok(dot), tree)),
                 Err(_) if a.join("HEAD").is_file() && a.join("objects").is_dir() => {
-                    Some(Ok(a.to_path_buf()))
+                    Some((Ok(a.to_path_buf()), None))
                 }
                 Err(_) => None,
             }
         })?;
-        Some(git_dir.map(Repo::at))
+        Some(git_dir.map(|g| Repo::at(g, work_tree)))
     }
 
-    fn at(git_dir: PathBuf) -> Repo {
+    /// The work tree, and the index file that lists what is tracked in it.
+    pub(crate) fn index(&self) -> Option<(&Path, PathBuf)> {
+        let tree = self.work_tree.as_deref()?;
+        Some((tree, self.git_dir.join("index")))
+    }
+
+    fn at(git_dir: PathBuf, work_tree: Option<PathBuf>) -> Repo {
         let common = match project::read(&git_dir.join("commondir")) {
             Some(Ok(t)) => super::paths::resolve(t.trim(), &git_dir),
             _ => git_dir.clone(),
@@ -53,6 +62,7 @@ impl Repo {
         let opaque = unreadable || common.join("reftable").symlink_metadata().is_ok();
         Repo {
             git_dir,
+            work_tree,
             common,
             packed,
             opaque,

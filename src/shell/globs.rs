@@ -151,7 +151,11 @@ fn one(pattern: &str, cwd: &Path) -> Option<Vec<PathBuf>> {
         require_literal_separator: true,
         require_literal_leading_dot: false,
     };
-    let paths = glob::glob_with(&full, opts).ok()?;
+    // `s*/` matches the directories `s*` matches, links to them included, and names each
+    // with its `/`, which makes the kernel follow a link there.
+    let dirs_only = full.ends_with('/');
+    let full = full.trim_end_matches('/');
+    let paths = glob::glob_with(full, opts).ok()?;
     let comps: Vec<&str> = full.split('/').collect();
     let mut out = Vec::new();
     // Unreadable directories are skipped, as the shell skips them.
@@ -159,7 +163,13 @@ fn one(pattern: &str, cwd: &Path) -> Option<Vec<PathBuf>> {
         if out.len() > MAX_MATCHES {
             return None;
         }
-        out.push(p);
+        if !dirs_only {
+            out.push(p);
+        } else if p.is_dir() {
+            let mut named = p.into_os_string();
+            named.push("/");
+            out.push(PathBuf::from(named));
+        }
     }
     Some(out)
 }

@@ -61,16 +61,19 @@ impl Reach {
     /// Of a path's two resolutions ([`split_real`]), the one this reach lands on. A trailing
     /// `/` or `.` makes the kernel follow the last name whatever the program means.
     fn pick(self, value: &str, named: PathBuf, real: PathBuf) -> PathBuf {
-        let follows = value.ends_with('/')
-            || value.ends_with("/.")
-            || value.ends_with("/..")
-            || matches!(value, "." | "..");
+        let follows = follows_last(value) || matches!(value, "." | "..");
         match self {
             Reach::Entry if !follows => named,
             Reach::Rename if !follows && !real.is_dir() => named,
             _ => real,
         }
     }
+}
+
+/// Whether the kernel follows the last name of `value` whatever the program means: a
+/// trailing `/`, `/.` or `/..`.
+pub(crate) fn follows_last(value: &str) -> bool {
+    value.ends_with('/') || value.ends_with("/.") || value.ends_with("/..")
 }
 
 /// [`resolve`] for a program that reaches as `reach` says.

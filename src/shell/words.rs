@@ -277,7 +277,7 @@ fn literal_part(text: &str, dq: &mut bool, w: &mut Word, first: bool, env: &Env<
                 Some('\n') | None => {}
                 Some(n) => push(w, n),
             },
-            '~' if start => tilde(chars.peek().copied(), w, env),
+            '~' if start => tilde(&mut chars, w, env),
             // bash expands a `~` after the first `=` of a word shaped like an assignment
             // (`if=~/x`, `--` forms excepted), and after each `:` that follows it.
             '=' | ':' => {
@@ -327,12 +327,21 @@ fn in_double_quotes(
     }
 }
 
-/// A `~` at the start of a word (or after an assignment's `=` or `:`), `next` after it: the
-/// home before `/` or at the end; `~user`, another user's home, is not known.
-fn tilde(next: Option<char>, w: &mut Word, env: &Env<'_>) {
-    if matches!(next, None | Some('/')) {
+/// A `~` at the start of a word (or after an assignment's `=` or `:`), `chars` after it: the
+/// home before `/` or at the end, and `~+` the working directory (`$PWD`); `~user`, another
+/// user's home, and `~-` (`$OLDPWD`) are not known.
+fn tilde(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, w: &mut Word, env: &Env<'_>) {
+    let ends = |c: Option<char>| matches!(c, None | Some('/'));
+    let mut after = chars.clone();
+    let next = after.next();
+    if ends(next) {
         w.display.push('~');
         w.value.push_str(env.home);
+        w.exact = false;
+    } else if next == Some('+') && ends(after.next()) {
+        chars.next();
+        w.display.push_str("~+");
+        w.value.push_str(env.pwd);
         w.exact = false;
     } else {
         w.unknown = true;
@@ -421,6 +430,23 @@ mod tests {
                 "x=y=~/q",
                 "if=~/s",
                 "n=~/t"
+            ]
+        );
+    }
+
+    /// `~+` is the working directory; `~-` (the previous one) and `~+x` are not known.
+    #[test]
+    fn tilde_plus_is_the_working_directory() {
+        let w = words("ls ~+ ~+/a ~- ~+x");
+        let vals: Vec<(&str, bool)> = w.iter().map(|w| (w.value.as_str(), w.unknown)).collect();
+        assert_eq!(
+            vals,
+            [
+                ("ls", false),
+                ("/w", false),
+                ("/w/a", false),
+                ("~-", true),
+                ("~+x", true)
             ]
         );
     }

@@ -87,7 +87,7 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
     substitutions(&mut j, cmd, u.leader);
     variables::variables(&mut j, cmd, u.leader);
     let nested = w.out.get(cmd.nested.clone()).unwrap_or(&[]);
-    variables::substituted(&mut j, cmd, u.leader, nested);
+    variables::substituted(&mut j, cmd, u.leader, nested, w.ctx);
     variables::path_lists(&mut j, w, cmd, u.leader);
     evaluated::assignments(&mut j, cmd, &scope.vars);
     evaluated::builtins(&mut j, cmd, u.leader, &scope.vars);
@@ -282,7 +282,7 @@ pub(super) fn secret_expanded(raw: &str, quotes: bool) -> Option<String> {
 /// that read a named file (`-F`, `--contents`, `--no-index`) leave it to the general rule.
 /// How a program reaches the paths it is given: most open what a link leads to; some act on
 /// the name itself (git's pathspecs, removers and renamers, listings and `stat`).
-fn operands_reach(lead_name: &str, args: &[Word]) -> paths::Reach {
+pub(super) fn operands_reach(lead_name: &str, args: &[Word]) -> paths::Reach {
     let name = lead_name.rsplit('/').next().unwrap_or("");
     if keeps_links(lead_name, args) || super::commands::acts_on_entries(name, args) {
         paths::Reach::Entry
@@ -384,6 +384,9 @@ fn redirections_text(cmd: &Cmd<'_>) -> String {
 fn trees(j: &mut Judge, lead: &Word, args: &[Word], cwd: &Cwd) {
     let name = lead.value.rsplit('/').next().unwrap_or("");
     j.t.lists_paths = super::commands::lists_paths(name, args);
+    if j.t.lists_paths {
+        j.t.lists_links = super::commands::listed_links(name, args);
+    }
     let Some(r) = super::commands::tree_roots(name, args) else {
         return;
     };

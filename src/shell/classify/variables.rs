@@ -5,9 +5,10 @@
 //! `walk::vars`).
 
 use super::{Cmd, Judge};
-use crate::shell::Class;
 use crate::shell::commands::outputs::values;
 use crate::shell::walk::{Seg, Walker};
+use crate::shell::words::Word;
+use crate::shell::{Class, ShellContext, tree_links};
 
 /// Commands whose arguments are text, not paths, or that only set or test variables.
 const TEXT_ONLY: &[&str] = &[
@@ -49,7 +50,13 @@ const NO_PATHS: &[&str] = &[
 /// Exceptions, whose output the analysis already judged: substitutions that only list paths
 /// under checked directories (`wc -l $(git ls-files)`, `cat $(find src -name '*.md')`), and
 /// `git` revisions from `git` itself (`git diff $(git merge-base HEAD main)`).
-pub(super) fn substituted(j: &mut Judge, cmd: &Cmd<'_>, leader: usize, nested: &[Seg]) {
+pub(super) fn substituted(
+    j: &mut Judge,
+    cmd: &Cmd<'_>,
+    leader: usize,
+    nested: &[Seg],
+    ctx: &ShellContext,
+) {
     let Some(lead) = cmd.argv.get(leader) else {
         return;
     };
@@ -59,6 +66,7 @@ pub(super) fn substituted(j: &mut Judge, cmd: &Cmd<'_>, leader: usize, nested: &
     }
     let args = cmd.argv.get(leader + 1..).unwrap_or(&[]);
     if !nested.is_empty() && nested.iter().all(|s| s.t.lists_paths) {
+        listed_links(j, cmd, (lead, args), nested, ctx);
         return;
     }
     let git_revs = name == "git"
@@ -81,6 +89,32 @@ pub(super) fn substituted(j: &mut Judge, cmd: &Cmd<'_>, leader: usize, nested: &
             return;
         }
         message = name == "git" && matches!(a.value.as_str(), "-m" | "--message");
+    }
+}
+
+/// A listing the command takes its paths from may name links that lead out of the trees it
+/// was judged for (`cat $(find .)` beside `key -> ~/.ssh/id_rsa`): the command reaches each
+/// as it reaches its operands.
+fn listed_links(
+    j: &mut Judge,
+    cmd: &Cmd<'_>,
+    (lead, args): (&Word, &[Word]),
+    nested: &[Seg],
+    ctx: &ShellContext,
+) {
+    let reach = super::operands_reach(&lead.value, args);
+    for s in nested {
+        match tree_links::listed(&s.t.lists_links, &s.seg.trees, cmd.cwd) {
+            Ok(links) => {
+                for l in links {
+                    j.read_operand(&Word::literal(&l.to_string_lossy()), cmd.cwd, ctx, reach);
+                }
+            }
+            Err(e) => j.raise(
+                Class::Opaque,
+                tree_links::unknown(&e, &format!("`{}`", lead.display)),
+            ),
+        }
     }
 }
 

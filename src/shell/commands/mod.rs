@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use system::{containers, ip, openssl, services, socket_client, system_packages};
 use toolchains::{build_tool, cargo, go, js_pm, package_manager, task_runner};
 pub(crate) use trees::{
-    acts_on_entries, follows_links, follows_root_links, lists_paths, tree_roots,
+    acts_on_entries, follows_links, follows_root_links, listed_links, lists_paths, tree_roots,
 };
 
 pub(crate) fn operands(args: &[Word]) -> Vec<&Word> {

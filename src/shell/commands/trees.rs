@@ -3,6 +3,7 @@
 //! the profile hides; the gate compares the roots with the plan (see `sandbox_refusal`).
 
 use super::operands;
+use crate::shell::tree_links::{Listed, NameTest};
 use crate::shell::words::Word;
 
 /// The roots a recursive reader walks, or `None` when the command does not recurse.
@@ -138,6 +139,51 @@ pub(crate) fn acts_on_entries(name: &str, args: &[Word]) -> bool {
         "ls" | "dir" | "vdir" => long_listing(name, args) && only_short("lagondAhstrSiF"),
         _ => false,
     }
+}
+
+/// Which symbolic links a listing by `name` may name. `find` with a `-type` test that
+/// leaves links out (`-type f`, `-type d,f`) names none, and one with `-name` or `-iname`
+/// tests only links whose names pass them, unless the expression has an alternative or a
+/// negation that could let others through; tests inside an `-exec` command are that
+/// command's arguments, not find's. `git ls-files` names the links the index tracks, and with
+/// `--others` any.
+pub(crate) fn listed_links(name: &str, args: &[Word]) -> Listed {
+    match name {
+        "find" | "bfs" => find_listing(args),
+        "git" if !flag(args, &['o'], &["--others"]) => Listed::Tracked,
+        _ => Listed::Named(Vec::new()),
+    }
+}
+
+fn find_listing(args: &[Word]) -> Listed {
+    let mut expr: Vec<&str> = Vec::new();
+    let mut inner = false;
+    for a in args {
+        let v = a.value.as_str();
+        if inner {
+            inner = v != ";" && v != "+";
+        } else if matches!(v, "-exec" | "-execdir" | "-ok" | "-okdir") {
+            inner = true;
+        } else {
+            expr.push(v);
+        }
+    }
+    if expr
+        .iter()
+        .any(|v| matches!(*v, "-o" | "-or" | "," | "!" | "-not"))
+    {
+        return Listed::Named(Vec::new());
+    }
+    let mut tests = Vec::new();
+    for p in expr.windows(2) {
+        match p {
+            ["-type", t] if !t.contains('l') => return Listed::Nothing,
+            ["-name", n] => tests.push(NameTest::new(n, false)),
+            ["-iname", n] => tests.push(NameTest::new(n, true)),
+            _ => {}
+        }
+    }
+    Listed::Named(tests)
 }
 
 /// `ls` in a form that shows a link given to it as a link: a long listing or `-d`.

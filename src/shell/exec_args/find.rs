@@ -4,7 +4,7 @@
 use super::Ctx;
 use crate::shell::classify::{self, Judge};
 use crate::shell::words::Word;
-use crate::shell::{Class, paths, tables};
+use crate::shell::{Class, commands, paths, tables, tree_links};
 
 pub(super) fn find(j: &mut Judge, c: Ctx<'_, '_, '_>, args: &[Word]) {
     let mut i = global_options(args);
@@ -38,8 +38,10 @@ pub(super) fn find(j: &mut Judge, c: Ctx<'_, '_, '_>, args: &[Word]) {
                     continue;
                 }
                 runs_code(j, v, inner);
-                for found in found_under(&roots, inner) {
-                    classify::child(c.w, &found, c.cmd.cwd, &format!("find {v}"), c.scope);
+                let mut found = found_under(&roots, inner);
+                found.extend(found_links(j, c.cmd.cwd, args, inner, v));
+                for f in found {
+                    classify::child(c.w, &f, c.cmd.cwd, &format!("find {v}"), c.scope);
                 }
             }
             "-delete" => {
@@ -113,6 +115,43 @@ fn found_under(roots: &[&Word], inner: &[Word]) -> Vec<Vec<Word>> {
                             x.exact = false;
                         }
                     }
+                    x
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The nested command once for each link under find's roots that leads out of them, with
+/// `{}` standing for the link: `cat {}` opens where it leads, which judging the roots did not
+/// cover.
+fn found_links(
+    j: &mut Judge,
+    cwd: &crate::shell::walk::Cwd,
+    args: &[Word],
+    inner: &[Word],
+    v: &str,
+) -> Vec<Vec<Word>> {
+    let listed = commands::listed_links("find", args);
+    let links = match tree_links::listed(&listed, &j.trees, cwd) {
+        Ok(links) => links,
+        Err(e) => {
+            j.raise(
+                Class::Opaque,
+                tree_links::unknown(&e, &format!("`find {v}`")),
+            );
+            return Vec::new();
+        }
+    };
+    links
+        .iter()
+        .map(|l| {
+            let l = l.to_string_lossy();
+            inner
+                .iter()
+                .map(|x| {
+                    let mut x = x.clone();
+                    x.value = x.value.replace("{}", &l);
                     x
                 })
                 .collect()

@@ -3,7 +3,7 @@
 
 use super::{Cwd, Scope, Seg, Walker};
 use crate::shell::paths;
-use crate::shell::{Class, tables};
+use crate::shell::{Class, tables, tree_links};
 use rable::Node;
 use std::path::PathBuf;
 
@@ -70,18 +70,39 @@ impl Walker<'_> {
     fn xargs_input(&mut self, stages: &[(usize, usize)], scope: &Scope) {
         for pair in stages.windows(2) {
             let [prev, stage] = pair else { continue };
-            let Some(producer) = self.out.get(prev.0).map(|s| s.t.clone()) else {
+            let Some((producer, trees)) = self
+                .out
+                .get(prev.0)
+                .map(|s| (s.t.clone(), s.seg.trees.clone()))
+            else {
                 continue;
             };
             if producer.prints.is_none() && !producer.lists_paths {
                 continue;
             }
-            let printed: Vec<PathBuf> = producer
+            let mut printed: Vec<PathBuf> = producer
                 .prints
                 .iter()
                 .flat_map(|t| t.split_whitespace())
                 .flat_map(|w| words_at(w, &scope.cwd))
                 .collect();
+            // A listed link that leads out of the listed trees is opened where it leads.
+            match tree_links::listed(&producer.lists_links, &trees, &scope.cwd) {
+                Ok(links) => printed.extend(
+                    links
+                        .iter()
+                        .flat_map(|l| words_at(&l.to_string_lossy(), &scope.cwd)),
+                ),
+                Err(e) => {
+                    for s in self.out.get_mut(stage.0..stage.1).unwrap_or(&mut []) {
+                        if s.t.xargs_reader {
+                            s.t.xargs_reader = false;
+                            opaque(s, tree_links::unknown(&e, "the `xargs` reader"));
+                        }
+                    }
+                    continue;
+                }
+            }
             let options = producer
                 .prints
                 .iter()

@@ -36,6 +36,8 @@ pub(crate) struct Traits {
     /// Prints paths under directories this analysis checked (`find`, `fd`, `rg --files`,
     /// `grep -rl`, `git ls-files`): fine input for an `xargs` reader.
     pub lists_paths: bool,
+    /// The symbolic links its listing may name (see `tree_links`).
+    pub lists_links: crate::shell::tree_links::Listed,
     /// Its verdict took project files as they are when the analysis runs (see
     /// `shell::project`): another command on the line that may write them makes it stale.
     pub project_files: bool,
