@@ -320,8 +320,8 @@ fn a_link_to_a_secret_is_handled_as_a_link_by_the_gate_and_the_kernel() {
 /// A listing of the workspace names a link as a name inside it, but the program it is handed
 /// to (`find -exec cat`, `xargs cat`, `cat $(find .)`) opens where the link leads: the gate
 /// denies that when the link leads to a secret, and allows the same listing when its tests
-/// leave the link out or when git does not track it. The kernel reads the files and not the
-/// secret.
+/// leave the link out or when git does not track it. A walker that follows links (`grep -R`)
+/// is judged by the trees they lead to. The kernel reads the files and not the secret.
 #[test]
 fn a_listing_handed_to_a_program_that_opens_its_names() {
     for u in users() {
@@ -330,6 +330,8 @@ fn a_listing_handed_to_a_program_that_opens_its_names() {
         symlink(s.home.join(".ssh/id_rsa"), s.ws.join("key")).unwrap();
         symlink(s.home.join(".ssh"), s.ws.join("keys")).unwrap();
         std::fs::write(s.ws.join("notes.txt"), "LISTED-NOTES-OK\n").unwrap();
+        std::fs::create_dir(s.ws.join("sub")).unwrap();
+        symlink("../notes.txt", s.ws.join("sub/notes")).unwrap();
         s.chown_all();
         git_outside(&s, "git init -q && git add notes.txt");
         let opens_the_link = [
@@ -341,6 +343,8 @@ fn a_listing_handed_to_a_program_that_opens_its_names() {
             "cat $(find .)",
             "ls -l k*/",
             "ls -l ~+/keys/",
+            "grep -R SENTINEL .",
+            "find -L . -type f -exec cat {} +",
         ];
         let leaves_it_out = [
             "find . -type f -exec cat {} +",
@@ -348,6 +352,8 @@ fn a_listing_handed_to_a_program_that_opens_its_names() {
             "cat $(find . -name notes.txt)",
             "git ls-files | xargs cat",
             "ls -l k*",
+            "grep -R LISTED sub",
+            "find -L sub -type f -exec cat {} +",
         ];
         for cmd in opens_the_link {
             let out = gate(&s, cmd);

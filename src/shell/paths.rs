@@ -370,6 +370,12 @@ pub(crate) fn inside(real: &Path, ctx: &ShellContext) -> bool {
         .any(|r| real.starts_with(canon_root(r)))
 }
 
+/// Whether the tree at `real` holds the home directory.
+pub(crate) fn holds_home(real: &Path, ctx: &ShellContext) -> bool {
+    let home = &ctx.workspace.home;
+    !home.as_os_str().is_empty() && (home.starts_with(real) || canon_root(home).starts_with(real))
+}
+
 /// Inside the workspace itself, the writable set aside.
 pub(crate) fn in_workspace(real: &Path, ctx: &ShellContext) -> bool {
     !ctx.workspace.root.as_os_str().is_empty() && real.starts_with(canon_root(&ctx.workspace.root))

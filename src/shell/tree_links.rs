@@ -166,14 +166,19 @@ fn leaving_any(trees: &[PathBuf]) -> Result<Vec<PathBuf>, TooLarge> {
     Ok(out)
 }
 
+/// What makes a tree too large, in words.
+pub(crate) fn size(why: &TooLarge) -> String {
+    match why {
+        TooLarge::Entries => format!("the tree has more than {MAX_ENTRIES} entries"),
+        TooLarge::Links => format!("the tree has more than {MAX_LINKS} links leading out of it"),
+    }
+}
+
 /// The finding for a tree whose links were not looked at.
 pub(crate) fn unknown(why: &TooLarge, what: &str) -> String {
-    let size = match why {
-        TooLarge::Entries => format!("more than {MAX_ENTRIES} entries"),
-        TooLarge::Links => format!("more than {MAX_LINKS} links leading out of it"),
-    };
     format!(
-        "[shell.tree.links] {what} opens what the links in the tree lead to, and the tree has {size}: where they lead is not checked"
+        "[shell.tree.links] {what} opens what the links in the tree lead to, and {}: where they lead is not checked",
+        size(why)
     )
 }
 

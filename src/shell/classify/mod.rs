@@ -55,7 +55,7 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
     wrapped(&mut j, w, cmd, &u);
     let rest = cmd.argv.get(u.leader..).unwrap_or(&[]);
     if let Some((lead, args)) = rest.split_first() {
-        trees(&mut j, lead, args, cmd.cwd);
+        trees(&mut j, lead, args, cmd.cwd, w.ctx);
         leader_word(
             &mut j,
             w,
@@ -381,7 +381,7 @@ fn redirections_text(cmd: &Cmd<'_>) -> String {
 }
 
 /// Record the directories a recursive reader walks (see `commands::tree_roots`).
-fn trees(j: &mut Judge, lead: &Word, args: &[Word], cwd: &Cwd) {
+fn trees(j: &mut Judge, lead: &Word, args: &[Word], cwd: &Cwd, ctx: &super::ShellContext) {
     let name = lead.value.rsplit('/').next().unwrap_or("");
     j.t.lists_paths = super::commands::lists_paths(name, args);
     if j.t.lists_paths {
@@ -390,14 +390,6 @@ fn trees(j: &mut Judge, lead: &Word, args: &[Word], cwd: &Cwd) {
     let Some(r) = super::commands::tree_roots(name, args) else {
         return;
     };
-    if super::commands::follows_links(name, args) {
-        j.raise(
-            Class::Opaque,
-            format!(
-                "[shell.tree.follow] `{name}` follows symbolic links while it walks: a link in the tree can lead to a path the profile hides"
-            ),
-        );
-    }
     let reach = if super::commands::follows_root_links(name, args) {
         paths::Reach::Target
     } else {
@@ -408,6 +400,52 @@ fn trees(j: &mut Judge, lead: &Word, args: &[Word], cwd: &Cwd) {
     }
     if r.cwd_too {
         j.tree(&Word::literal("."), cwd, paths::Reach::Target);
+    }
+    if super::commands::follows_links(name, args) {
+        followed_trees(j, name, ctx);
+    }
+}
+
+/// Trees a walker that follows links reaches through them, one after another.
+const MAX_FOLLOWED_TREES: usize = 32;
+
+/// A walker that follows links (`grep -R`, `find -L`, `diff -r`) reads the trees its links
+/// lead to as well: each link under a tree that leads out of it adds its target as a tree,
+/// whose own links are followed in turn. A tree that holds the home is not walked, and a walk
+/// too large to make asks.
+fn followed_trees(j: &mut Judge, name: &str, ctx: &super::ShellContext) {
+    let mut next = 0;
+    while let Some(root) = j.trees.get(next).cloned() {
+        next += 1;
+        let unknown = if next > MAX_FOLLOWED_TREES {
+            Some(format!(
+                "its links lead to more than {MAX_FOLLOWED_TREES} trees"
+            ))
+        } else if paths::holds_home(&root, ctx) {
+            Some("it walks the home".to_string())
+        } else {
+            match super::tree_links::leaving(&root) {
+                Ok(links) => {
+                    for l in links {
+                        let target = paths::resolve(&l.to_string_lossy(), &root);
+                        if !j.trees.contains(&target) {
+                            j.trees.push(target);
+                        }
+                    }
+                    None
+                }
+                Err(e) => Some(super::tree_links::size(&e)),
+            }
+        };
+        if let Some(why) = unknown {
+            j.raise(
+                Class::Opaque,
+                format!(
+                    "[shell.tree.follow] `{name}` follows symbolic links while it walks, and {why}: where they lead is not checked"
+                ),
+            );
+            return;
+        }
     }
 }
 

@@ -174,10 +174,12 @@ fn find_listing(args: &[Word]) -> Listed {
     {
         return Listed::Named(Vec::new());
     }
+    let follows = expr.iter().any(|v| matches!(*v, "-L" | "-follow"));
     let mut tests = Vec::new();
     for p in expr.windows(2) {
         match p {
-            ["-type", t] if !t.contains('l') => return Listed::Nothing,
+            // With `-L` a link counts as what it leads to.
+            ["-type", t] if !t.contains('l') && !follows => return Listed::Nothing,
             ["-name", n] => tests.push(NameTest::new(n, false)),
             ["-iname", n] => tests.push(NameTest::new(n, true)),
             _ => {}
