@@ -391,9 +391,14 @@ fn socket_action(plan: &SeccompPlan) -> Result<Action, SeccompError> {
 }
 
 /// The calls that could set the setuid or setgid bits refuse them. Calls this architecture
-/// lacks (aarch64 has no chmod or open) are skipped.
+/// lacks (aarch64 has no chmod or open) are skipped. `openat2` passes its flags and mode in a
+/// structure seccomp cannot read, so it answers ENOSYS, as on a kernel without it: callers
+/// fall back to `openat`, whose mode is checked.
 fn setid_rules(rules: &mut BTreeMap<u32, Action>) {
     let number = |name: &str| syscall_number(name).and_then(|n| u32::try_from(n).ok());
+    if let Some(n) = number("openat2") {
+        rules.entry(n).or_insert(Action::Errno(libc::ENOSYS));
+    }
     for (name, mode) in MODE_CALLS {
         if let Some(n) = number(name) {
             rules.entry(n).or_insert(Action::SetIdMode { mode: *mode });
