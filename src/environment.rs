@@ -70,7 +70,7 @@ pub const SECRET_NAMES: &[(&str, &str)] = &[
     ),
     (
         "*AUTH*",
-        "auth headers, OAuth tokens, agent sockets (SSH_AUTH_SOCK); not AUTHOR (GIT_AUTHOR_NAME)",
+        "auth headers (HTTP_AUTHORIZATION), OAuth tokens, agent sockets (SSH_AUTH_SOCK); not AUTHOR (GIT_AUTHOR_NAME)",
     ),
     ("*COOKIE*", "session cookies"),
     ("*BEARER*", "bearer tokens for HTTP APIs"),
@@ -219,7 +219,35 @@ pub const SECRET_VALUES: &[(&str, &str)] = &[
         "://TOKEN@",
         "a URL whose user name is a token (`https://<token>@host`)",
     ),
+    (
+        "BASIC BEARER",
+        "an HTTP Authorization value (`Basic <base64>`, `Bearer <token>`) of 16 characters or more",
+    ),
+    ("HOOKS.SLACK.COM/SERVICES/", "a Slack webhook URL"),
+    (
+        "DISCORD.COM/API/WEBHOOKS/ DISCORDAPP.COM/API/WEBHOOKS/",
+        "a Discord webhook URL",
+    ),
+    (
+        "WEBHOOK.OFFICE.COM/ .LOGIC.AZURE.COM/WORKFLOWS/",
+        "a Microsoft Teams or Power Automate webhook URL",
+    ),
 ];
+
+/// Whether `upper` holds an HTTP authorization scheme followed by its credential: `Basic` or
+/// `Bearer`, a space, and a run of at least 16 base64 or token characters, at the start of the
+/// value or after a character that is not a letter (`Authorization: Bearer ...`).
+fn auth_scheme(upper: &str) -> bool {
+    let cred = |b: &u8| b.is_ascii_alphanumeric() || b"+/=_-.~".contains(b);
+    ["BASIC ", "BEARER "].iter().any(|scheme| {
+        upper.match_indices(scheme).any(|(i, _)| {
+            let bytes = upper.as_bytes();
+            let boundary = i == 0 || !bytes[i - 1].is_ascii_alphabetic();
+            let rest = &bytes[i + scheme.len()..];
+            boundary && rest.iter().take_while(|b| cred(b)).count() >= 16
+        })
+    })
+}
 
 /// Characters a token is made of (upper-cased): a prefix counts where none of them comes
 /// before it, and the token runs while they follow.
@@ -261,6 +289,7 @@ pub fn secret_value(value: &[u8]) -> Option<&'static str> {
     SECRET_VALUES.iter().map(|(p, _)| *p).find(|p| match *p {
         "://USER:PASSWORD@" => url_has_password(&upper),
         "://TOKEN@" => url_user_is_token(&upper),
+        "BASIC BEARER" => auth_scheme(&upper),
         // Token prefixes (`^PREFIX`, or `^PREFIX:N` for a token of at least N characters; 20
         // when not said), anywhere a token can start.
         _ if p.starts_with('^') => p.split(' ').any(|q| {
@@ -271,7 +300,7 @@ pub fn secret_value(value: &[u8]) -> Option<&'static str> {
             };
             has_token(&upper, prefix, min)
         }),
-        _ => upper.contains(p),
+        _ => p.split(' ').any(|q| upper.contains(q)),
     })
 }
 
@@ -300,8 +329,11 @@ pub fn secret_rule(name: &[u8]) -> Option<&'static str> {
     if NOT_SECRET.contains(&upper.as_str()) {
         return None;
     }
-    // AUTHOR (GIT_AUTHOR_NAME, XAUTHORITY) is not AUTH.
-    let scrubbed = upper.replace("AUTHOR", "-");
+    // AUTHOR (GIT_AUTHOR_NAME, XAUTHORITY) is not AUTH; AUTHORIZATION is.
+    let scrubbed = upper
+        .replace("AUTHORIZ", "AUTH-Z")
+        .replace("AUTHORIS", "AUTH-S")
+        .replace("AUTHOR", "-");
     SECRET_NAMES.iter().map(|(p, _)| *p).find(|p| {
         if let Some((prefix, inner)) = p.trim_end_matches('*').split_once('*')
             && !prefix.is_empty()

@@ -26,6 +26,10 @@ fn secret_shaped_names_are_recognised_in_any_case() {
         "MYSQL_PWD",
         "GOOGLE_APPLICATION_CREDENTIALS",
         "SSH_AUTH_SOCK",
+        "AUTHORIZATION",
+        "HTTP_AUTHORIZATION",
+        "PROXY_AUTHORIZATION",
+        "API_AUTHORISATION",
         "DBUS_SESSION_BUS_ADDRESS",
         "DBUS_SYSTEM_BUS_ADDRESS",
         "ANTHROPIC_BASE_URL",
@@ -282,6 +286,12 @@ fn token_shaped_values_are_secret_under_any_name() {
         "shpat_0123456789abcdef0123456789abcdef",
         "lin_api_0123456789abcdefghijABCDEFGHIJ",
         "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        // HTTP authorization values and chat webhooks, under any name.
+        "Basic dXNlcjpodW50ZXIyaHVudGVy",
+        "Authorization: Bearer abcdef0123456789xyz",
+        "https://hooks.slack.com/services/T000/B000/XXXXXXXX",
+        "https://discord.com/api/webhooks/123/abc",
+        "https://example.webhook.office.com/webhookb2/x",
     ] {
         assert!(secret_value(v.as_bytes()).is_some(), "{v} should be secret");
     }
@@ -299,6 +309,9 @@ fn token_shaped_values_are_secret_under_any_name() {
         "https://user@example.com/path",
         "eyJ0eXAiOiJKV1QifQ0123456789abcdefghij",
         "/home/me/.cache/hf_hub_0123456789abcdefghijABCDEFGHIJ",
+        "Basic usage",
+        "Bearer of news",
+        "https://hooks.example.com/services/x",
     ] {
         assert_eq!(secret_value(v.as_bytes()), None, "{v} should pass");
     }

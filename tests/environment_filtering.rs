@@ -32,20 +32,23 @@ fn secret_shaped_variables_are_dropped_unless_passed() {
             "SBX_AUTH_HEADER",
             "token ghp_ENVSENTINEL0123456789abcdefghijABCD",
         ),
+        ("HTTP_AUTHORIZATION", "ENV-SENTINEL-AUTHZ"),
+        // An HTTP authorization value under a name that says nothing.
+        ("SBX_HEADER", "Bearer ENVSENTINEL0123456789xyz"),
         ("SBX_PLAIN", "ENV-SENTINEL-PLAIN"),
     ];
     for u in users() {
         let s = Scratch::new(u);
         let passing = s.write_profile(
             "passing",
-            "extends = \"workspace\"\n[environment]\npass = [\"SECRET_TOKEN\", \"OPENAI_*\", \"SSH_AUTH_SOCK\", \"CI_REPOSITORY_URL\", \"SBX_AUTH_HEADER\"]\n",
+            "extends = \"workspace\"\n[environment]\npass = [\"SECRET_TOKEN\", \"OPENAI_*\", \"SSH_AUTH_SOCK\", \"CI_REPOSITORY_URL\", \"SBX_AUTH_HEADER\", \"HTTP_AUTHORIZATION\", \"SBX_HEADER\"]\n",
         );
         let denying = s.write_profile(
             "denying",
             "extends = \"workspace\"\n[environment]\ndeny = [\"SBX_PLAIN\"]\n",
         );
         let blocked = stdout(&env_inside(&s, "workspace", &vars));
-        for (name, value) in &vars[..5] {
+        for (name, value) in &vars[..vars.len() - 1] {
             assert!(
                 !blocked.contains(value),
                 "{}: {name} leaked: {blocked}",
