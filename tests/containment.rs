@@ -375,6 +375,12 @@ const PLANTED: &[&str] = &[
     "mise.toml",
     ".kilocode/mcp.json",
     ".clinerules/hooks/x",
+    ".hg/hgrc",
+    ".jj/repo/config.toml",
+    ".yarnrc.yml",
+    ".pnpmfile.cjs",
+    ".npmrc",
+    ".rvmrc",
 ];
 
 fn plant_script() -> String {
