@@ -103,7 +103,9 @@ impl Loaded {
         let context = WorkspaceContext::of(&root);
         let resolved = sandbox.resolve_in(&context)?;
         let caps = resolved.caps().clone();
-        let workspace = context.with_writable(caps.writable_trees());
+        let workspace = context
+            .with_writable(caps.writable_trees())
+            .with_tmp(resolved.tmp().to_path_buf());
         let policy = load_policy(sandbox.profile(), opts.policy.clone(), &workspace)?;
         Ok(Self {
             sandbox: Arc::new(sandbox),

@@ -28,6 +28,9 @@ pub struct WorkspaceContext {
     /// resolution of the profile makes them and does not read them; they are set from its
     /// capability set ([`WorkspaceContext::with_writable`]).
     pub writable: Vec<PathBuf>,
+    /// `{tmp}`: the temporary directory `TMPDIR` names in the sandbox, one of the writable
+    /// trees; `None` when the context does not come from a resolved profile.
+    pub tmp: Option<PathBuf>,
 }
 
 impl WorkspaceContext {
@@ -38,6 +41,7 @@ impl WorkspaceContext {
             home: home.into(),
             other_homes: Vec::new(),
             writable: Vec::new(),
+            tmp: None,
         }
     }
 
@@ -57,6 +61,13 @@ impl WorkspaceContext {
     #[must_use]
     pub fn with_writable(mut self, trees: impl IntoIterator<Item = PathBuf>) -> Self {
         self.writable = trees.into_iter().collect();
+        self
+    }
+
+    /// The context with `tmp` as its [`WorkspaceContext::tmp`].
+    #[must_use]
+    pub fn with_tmp(mut self, tmp: PathBuf) -> Self {
+        self.tmp = Some(tmp);
         self
     }
 

@@ -93,7 +93,9 @@ fn fixture() -> Fixture {
     let s = |p: &Path| p.to_string_lossy().into_owned();
     Fixture {
         vars: vec![("{ws}", s(&ws)), ("{out}", s(&out)), ("{tmp}", s(&tmp))],
-        workspace: WorkspaceContext::new(ws, home).with_writable([tmp]),
+        workspace: WorkspaceContext::new(ws, home)
+            .with_writable([tmp.clone()])
+            .with_tmp(tmp),
         _root: root,
     }
 }
@@ -269,7 +271,8 @@ fn gate_setup(fx: &Fixture, user_policy: &str) -> (CapabilitySet, Arc<Policy>) {
         tmp: fx.workspace.writable[0].clone(),
     };
     let caps = Profile::load("workspace").unwrap().resolve(&vars).unwrap();
-    let env = WorkspaceContext::new(ws, home);
+    // As the one road from a profile to the gate (`setup::Loaded::load`) makes it.
+    let env = WorkspaceContext::new(ws, home).with_tmp(vars.tmp.clone());
     let shipped = policy::profile_policy("workspace").unwrap();
     let sources = vec![
         policy::parse_profile_policy(shipped, "workspace", &env).unwrap(),

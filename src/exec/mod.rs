@@ -144,6 +144,11 @@ impl Resolved {
     pub fn caps(&self) -> &CapabilitySet {
         &self.caps
     }
+
+    /// `{tmp}` as the resolution took it.
+    pub fn tmp(&self) -> &Path {
+        &self.vars.tmp
+    }
 }
 
 impl Sandbox {

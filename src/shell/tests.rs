@@ -2,7 +2,9 @@ use super::*;
 
 fn ctx() -> ShellContext<'static> {
     static WORKSPACE: std::sync::LazyLock<WorkspaceContext> = std::sync::LazyLock::new(|| {
-        WorkspaceContext::new("/nonexistent-ws", "/nonexistent-home").with_writable(["/tmp".into()])
+        WorkspaceContext::new("/nonexistent-ws", "/nonexistent-home")
+            .with_writable(["/tmp".into()])
+            .with_tmp("/tmp".into())
     });
     ShellContext {
         cwd: "/nonexistent-ws/sub".into(),
@@ -410,4 +412,43 @@ fn assignments_keep_their_braces() {
     let a = analyze("x={~,y}; echo $x", &ctx());
     assert_eq!(a.verdict, Decision::Allow, "{}", a.reason);
     assert_eq!(v("echo a={~,y}"), Decision::Allow);
+}
+
+/// A file `mktemp` makes, and one under `$TMPDIR`, land in the private tmp the profile grants
+/// (or where `-p`, `--tmpdir=` or a template of its own says): writes there are writes to the
+/// writable set, not to an unknown place.
+#[test]
+fn mktemp_and_tmpdir_name_the_private_tmp() {
+    // The last write of the line (`mktemp`'s own comes first).
+    let writes = |cmd: &str| -> String {
+        let a = analyze(cmd, &ctx());
+        let all = a.segments.iter().flat_map(|s| s.writes.iter());
+        all.last()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        writes("t=$(mktemp); echo hi > \"$t\""),
+        "/tmp/tmp.XXXXXXXXXX"
+    );
+    assert_eq!(writes("echo x > \"$TMPDIR/out\""), "/tmp/out");
+    assert_eq!(
+        writes("d=$(mktemp -d -t); echo > $d/x"),
+        "/tmp/tmp.XXXXXXXXXX/x"
+    );
+    assert_eq!(
+        writes("t=$(mktemp run.XXXX); echo > $t"),
+        "/nonexistent-ws/sub/run.XXXX"
+    );
+    assert_eq!(writes("echo > $(mktemp -p /etc)"), "/etc/tmp.XXXXXXXXXX");
+    // A template with a directory, an option not known here, or a computed directory: unknown.
+    for cmd in [
+        "echo > $(mktemp /x/a.XXX)",
+        "echo > $(mktemp --weird)",
+        "echo > $(mktemp -p $D)",
+    ] {
+        assert_ne!(v(cmd), Decision::Allow, "{cmd}");
+    }
+    // A `TMPDIR` set on the line is the one used.
+    assert_eq!(writes("TMPDIR=/etc; echo > $TMPDIR/a"), "/etc/a");
 }

@@ -52,6 +52,9 @@ impl Word {
 pub(crate) struct Env<'a> {
     pub home: &'a str,
     pub pwd: &'a str,
+    /// The private temporary directory the profile grants (`/tmp`, which `TMPDIR` names in
+    /// the sandbox), if it grants one.
+    pub tmp: Option<&'a str>,
     pub vars: Option<&'a crate::shell::walk::Vars>,
 }
 
@@ -206,6 +209,10 @@ fn param_part(w: &mut Word, src: &str, param: &str, has_op: bool, env: &Env<'_>)
             w.var = true;
             w.value.push_str(SHELL_PID);
         }
+        ("TMPDIR", false, None) if env.tmp.is_some() => {
+            w.var = true;
+            w.value.push_str(env.tmp.unwrap_or_default());
+        }
         (_, false, Some(k)) => {
             w.var = true;
             w.glob |= k.glob;
@@ -220,7 +227,8 @@ fn param_part(w: &mut Word, src: &str, param: &str, has_op: bool, env: &Env<'_>)
 }
 
 /// `$(...)`, `<(...)` or `>(...)`: unknown, except `$(pwd)`, judged as `$PWD` (so
-/// `"$(pwd)/../x"` is the path it names).
+/// `"$(pwd)/../x"` is the path it names), and `$(mktemp)`, a new name in the directory it
+/// makes it in.
 fn substitution_part(w: &mut Word, kind: &NodeKind, env: &Env<'_>) {
     if let NodeKind::CommandSubstitution { command, .. } = kind
         && is_pwd(command)
@@ -231,12 +239,72 @@ fn substitution_part(w: &mut Word, kind: &NodeKind, env: &Env<'_>) {
         w.value.push_str(env.pwd);
         return;
     }
+    if let NodeKind::CommandSubstitution { command, .. } = kind
+        && let Some(made) = mktemp_name(command, env)
+    {
+        w.exact = false;
+        w.var = true;
+        w.display.push_str("$(mktemp)");
+        w.value.push_str(&made);
+        return;
+    }
     w.subst_output |= matches!(kind, NodeKind::CommandSubstitution { .. });
     w.subst = true;
     w.unknown = true;
     w.exact = false;
     w.display.push_str("$(...)");
     w.value.push_str("$(...)");
+}
+
+/// The name `mktemp` prints, as GNU mktemp chooses its directory: `-p DIR` or `--tmpdir=DIR`,
+/// else `TMPDIR` (the profile's private tmp) with `-t`, `--tmpdir` or no template, else the
+/// working directory for a template of its own; `None` for anything else (an option not known
+/// here, a template with a `/`, a directory that is not written out).
+fn mktemp_name(n: &Node, env: &Env<'_>) -> Option<String> {
+    let NodeKind::Command {
+        assignments,
+        words,
+        redirects,
+    } = &n.kind
+    else {
+        return None;
+    };
+    let plain: Vec<&str> = words
+        .iter()
+        .map(|w| match &w.kind {
+            NodeKind::Word { value, .. } if !value.contains(['$', '`', '\\', '\'', '"', '~']) => {
+                Some(value.as_str())
+            }
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let (lead, args) = plain.split_first()?;
+    if *lead != "mktemp" || !assignments.is_empty() || !redirects.is_empty() {
+        return None;
+    }
+    let (mut dir, mut in_tmp, mut template) = (None, false, None);
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match *a {
+            "-d" | "-q" | "-u" | "-dq" | "-qd" | "--directory" | "--quiet" | "--dry-run" => {}
+            "-t" | "--tmpdir" => in_tmp = true,
+            "-p" => dir = Some(it.next()?.to_string()),
+            a if a.starts_with("--suffix=") => {}
+            a if a.starts_with("--tmpdir=") => {
+                dir = a.strip_prefix("--tmpdir=").map(str::to_string)
+            }
+            a if a.starts_with("-p") => dir = a.strip_prefix("-p").map(str::to_string),
+            a if a.starts_with('-') || a.contains('/') || template.is_some() => return None,
+            a => template = Some(a),
+        }
+    }
+    let dir = match (dir, template) {
+        (Some(d), _) if d.starts_with('/') => d,
+        (Some(_), _) => return None,
+        (None, Some(_)) if !in_tmp => env.pwd.to_string(),
+        (None, _) => env.tmp?.to_string(),
+    };
+    Some(format!("{dir}/{}", template.unwrap_or("tmp.XXXXXXXXXX")))
 }
 
 /// `pwd` alone, whose output is the working directory the analysis already tracks.
@@ -388,6 +456,7 @@ mod tests {
         let env = Env {
             home: "/h",
             pwd: "/w",
+            tmp: Some("/tmp"),
             vars: None,
         };
         let Ok(nodes) = rable::parse(src, false) else {

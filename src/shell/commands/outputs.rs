@@ -123,12 +123,17 @@ pub(crate) fn mktemp(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
     match (dirs.first(), template) {
         (Some(d), _) => j.output(d, c.cmd.cwd, c.w.ctx, "mktemp"),
         (None, Some(t)) if t.value.contains('/') => j.output(t, c.cmd.cwd, c.w.ctx, "mktemp"),
-        // The temporary directory, which the sandbox gives the command.
-        (None, _) => j.write(
-            &Word::literal("/tmp/tmp.XXXXXXXXXX"),
-            c.cmd.cwd,
-            c.w.ctx,
-            "mktemp",
-        ),
+        // The temporary directory, which the sandbox gives the command (`TMPDIR` names it).
+        (None, _) => {
+            let tmp = c.w.ctx.workspace.tmp.as_deref();
+            let dir = tmp.unwrap_or(std::path::Path::new("/tmp"));
+            let name = dir.join("tmp.XXXXXXXXXX");
+            j.write(
+                &Word::literal(&name.to_string_lossy()),
+                c.cmd.cwd,
+                c.w.ctx,
+                "mktemp",
+            );
+        }
     }
 }

@@ -372,10 +372,15 @@ fn cargo_subcommand<'a>(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &'a [Word]) ->
             Class::BuildTest,
             format!("[shell.build.cargo] `cargo {sub}` builds or runs project code"),
         ),
-        "clean" => j.raise(
-            Class::WorkspaceWrite,
-            "[shell.build.cargo] `cargo clean` removes build output",
-        ),
+        "clean" => {
+            j.raise(
+                Class::WorkspaceWrite,
+                "[shell.build.cargo] `cargo clean` removes build output",
+            );
+            for dir in clean_targets(c) {
+                j.write(&dir, c.cmd.cwd, c.w.ctx, "cargo clean removes");
+            }
+        }
         "install" | "add" | "remove" | "rm" | "update" | "fetch" | "uninstall" | "binstall" => j
             .raise(
                 Class::PackageInstall,
@@ -398,6 +403,51 @@ fn cargo_subcommand<'a>(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &'a [Word]) ->
         ),
     }
     sub
+}
+
+/// The variables that move cargo's target directory.
+const TARGET_DIR_VARS: [&str; 2] = ["CARGO_TARGET_DIR", "CARGO_BUILD_TARGET_DIR"];
+
+/// The directories `cargo clean` removes (`--target-dir` is judged with the outputs): one a
+/// variable set on the line names (`CARGO_TARGET_DIR=~ cargo clean`, `env ...`, `export ...;`),
+/// one the project's `.cargo/config.toml` names in `build.target-dir` (relative to the
+/// directory holding `.cargo`), else `target`.
+fn clean_targets(c: &Ctx<'_, '_, '_>) -> Vec<Word> {
+    let set_on_line = c
+        .cmd
+        .assigns
+        .iter()
+        .chain(c.cmd.argv.iter())
+        .filter_map(|a| a.value.split_once('='))
+        .filter(|(name, _)| TARGET_DIR_VARS.contains(name))
+        .map(|(_, v)| v.to_string());
+    let known = TARGET_DIR_VARS
+        .iter()
+        .filter_map(|n| c.scope.vars.get(*n))
+        .map(|v| v.value.clone());
+    let mut out: Vec<Word> = set_on_line
+        .chain(known)
+        .map(|v| Word::literal(&v))
+        .collect();
+    for dir in project::reach(c.cmd.cwd.as_deref().unwrap_or(&[]), c.w.ctx) {
+        for name in tables::project::CARGO_CONFIG {
+            let text = project::read(&dir.join(name)).and_then(Result::ok);
+            let table = text.and_then(|t| toml::from_str::<toml::Table>(&t).ok());
+            let target = table.as_ref().and_then(|t| {
+                t.get("build")?
+                    .get("target-dir")?
+                    .as_str()
+                    .map(str::to_string)
+            });
+            if let Some(t) = target {
+                out.push(Word::literal(&dir.join(t).to_string_lossy()));
+            }
+        }
+    }
+    if out.is_empty() {
+        out.push(Word::literal("target"));
+    }
+    out
 }
 
 pub(super) fn js_pm(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {

@@ -333,6 +333,13 @@ impl Walker<'_> {
                 .and_then(|c| c.first())
                 .and_then(|p| p.to_str())
                 .unwrap_or("$PWD"),
+            tmp: self
+                .ctx
+                .workspace
+                .tmp
+                .as_deref()
+                .filter(|t| self.ctx.workspace.writable.iter().any(|w| w == t))
+                .and_then(|t| t.to_str()),
             vars: Some(&scope.vars),
         }
     }
