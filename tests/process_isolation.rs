@@ -198,3 +198,19 @@ fn proc_sys_and_cgroup_files_are_out_of_reach() {
         assert!(outside > 0, "the host has cgroup files to hide");
     }
 }
+
+/// The UTS namespace keeps the host's name, which the host's `/etc/hosts` resolves: programs
+/// that look their own host up (Java's `InetAddress.getLocalHost`, Python's
+/// `gethostbyname(gethostname())`, `hostname -f`) answer inside as they do outside.
+#[test]
+fn the_hostname_resolves_inside_as_outside() {
+    let script =
+        "n=$(hostname) && echo name=$n && getent hosts \"$n\" >/dev/null; echo resolved=$?";
+    for u in users() {
+        let s = Scratch::new(u);
+        let inside = stdout(&s.run("workspace", script));
+        let outside = stdout(&s.outside(script));
+        assert!(inside.contains("name="), "{}: {inside}", s.label());
+        assert_eq!(inside, outside, "{}", s.label());
+    }
+}

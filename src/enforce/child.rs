@@ -342,13 +342,6 @@ unsafe fn namespace_setup(p: &mut Prepared, f: &mut ChildFds, msgs: c_int) {
         if let Some(rs) = &p.ruleset {
             add_late_rules(rs.as_raw_fd(), &p.late_rules, msgs);
         }
-        if let Some(h) = &p.hostname {
-            or_fail!(
-                msgs,
-                Step::Hostname,
-                libc::sethostname(h.as_ptr(), h.as_bytes().len())
-            );
-        }
         if p.loopback_up {
             loopback_up(msgs);
         }

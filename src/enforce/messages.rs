@@ -82,8 +82,6 @@ pub enum Step {
     Devpts,
     /// Creating a /dev symlink.
     Symlink,
-    /// Setting the hostname.
-    Hostname,
     /// Bringing up lo.
     Loopback,
     /// Forking the command.
@@ -114,7 +112,7 @@ pub enum Step {
 
 impl Step {
     pub(crate) fn from_u32(v: u32) -> Option<Self> {
-        const ALL: [Step; 27] = [
+        const ALL: [Step; 26] = [
             Step::UserMap,
             Step::Cgroup,
             Step::MakePrivate,
@@ -128,7 +126,6 @@ impl Step {
             Step::Proc,
             Step::Devpts,
             Step::Symlink,
-            Step::Hostname,
             Step::Loopback,
             Step::ForkCommand,
             Step::Setsid,
@@ -162,7 +159,6 @@ impl Step {
             Step::Proc => "mounting /proc for the PID namespace",
             Step::Devpts => "mounting a private devpts",
             Step::Symlink => "creating a /dev symlink",
-            Step::Hostname => "setting the hostname",
             Step::Loopback => "bringing up lo",
             Step::ForkCommand => "forking the command",
             Step::Setsid => "starting a new session",

@@ -129,7 +129,6 @@ pub struct Prepared {
     pub mount_ops: Vec<mounts::Op>,
     /// Scratch fds for detached mounts, filled in the child.
     pub slots: [libc::c_int; mounts::MAX_SLOTS],
-    pub hostname: Option<CString>,
     pub loopback_up: bool,
     /// The port of the proxy's listening socket on the sandbox's loopback, or 0 for none.
     pub proxy_port: u16,
@@ -284,7 +283,6 @@ impl Prepared {
             gid_map,
             mount_ops,
             slots: [-1; mounts::MAX_SLOTS],
-            hostname: plan.hostname.as_deref().and_then(|h| CString::new(h).ok()),
             loopback_up: ns.net && loopback,
             proxy_port: proxy_port(plan),
             protect_init: protect_init(&cgroups),

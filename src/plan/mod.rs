@@ -335,7 +335,6 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
         network: caps.network,
         proxy,
         tree_kill,
-        hostname: namespaces.uts.then(|| "sbx".to_string()),
         env,
         timeout_ms: l.timeout_ms,
         output_bytes: l.output_bytes,

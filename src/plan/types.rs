@@ -20,7 +20,8 @@ pub struct Namespaces {
     pub net: bool,
     /// An IPC namespace.
     pub ipc: bool,
-    /// A UTS namespace (its own hostname).
+    /// A UTS namespace: it starts with the host's name, which the host's `/etc/hosts` resolves,
+    /// and no change to it reaches the host.
     pub uts: bool,
 }
 
@@ -82,8 +83,6 @@ pub struct SandboxPlan {
     pub proxy: Option<ProxyPlan>,
     /// How the tree dies with the command.
     pub tree_kill: TreeKill,
-    /// The hostname in the UTS namespace.
-    pub hostname: Option<String>,
     /// Which of the caller's variables the command gets, and the fixed values (`TMPDIR` among
     /// them).
     pub env: EnvFilter,
