@@ -95,5 +95,31 @@ fn output_is_capped_per_stream() {
         let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
         assert_eq!(v["stdout_truncated"], true);
         assert_eq!(v["stdout_bytes"], 5000);
+        // The cut is a limit reached, in the report and on stderr...
+        assert_eq!(v["limits_reached"][0]["limit"], "output", "{v}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("limit reached: output: standard output"),
+            "{}",
+            text(&o)
+        );
+        // ...and output under the cap is not.
+        let under = s
+            .sbx(&[
+                "run",
+                "--no-policy",
+                "--json",
+                "--profile",
+                p.to_str().unwrap(),
+                "--",
+                "echo",
+                "hi",
+            ])
+            .output()
+            .unwrap();
+        let out = stdout(&under);
+        let v: serde_json::Value =
+            serde_json::from_str(out[out.find('{').unwrap()..].trim()).unwrap();
+        assert_eq!(v["limits_reached"], serde_json::json!([]), "{v}");
+        assert!(!text(&under).contains("limit reached"), "{}", text(&under));
     }
 }

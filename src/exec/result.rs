@@ -102,7 +102,8 @@ impl ExecFailure {
 /// A limit the run ran into.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct LimitReached {
-    /// The profile's key: `memory`, `processes`, `timeout`, `cpu_time` or `file_size`.
+    /// The profile's key: `memory`, `processes`, `timeout`, `cpu_time`, `file_size`, `tmp_size`
+    /// or `output`.
     pub limit: &'static str,
     /// What happened.
     pub detail: String,
@@ -185,6 +186,26 @@ impl RunResult {
             .into_iter()
             .map(|(limit, detail)| LimitReached { limit, detail })
             .collect();
+    }
+
+    /// Add the output cap to [`RunResult::limits_reached`] when a stream was cut at it: what
+    /// came past it is discarded, which the command's exit code does not say.
+    pub(super) fn find_output_cut(&mut self, cap: u64) {
+        for (cut, name, written) in [
+            (self.stdout_truncated, "standard output", self.stdout_bytes),
+            (self.stderr_truncated, "standard error", self.stderr_bytes),
+        ] {
+            if cut {
+                self.limits_reached.push(LimitReached {
+                    limit: "output",
+                    detail: format!(
+                        "{name} was cut at {} of {} written; the rest was discarded",
+                        bytes(cap),
+                        bytes(written)
+                    ),
+                });
+            }
+        }
     }
 
     /// The conventional exit code: the child's own, 128+N for signal N, 124 on timeout,

@@ -109,6 +109,9 @@ pub(super) async fn supervise(
         f.program = program.to_string_lossy().into_owned();
     }
     result.find_limits_reached(p.timeout, &p.prepared.sized_tmpfs, p.plan.tmp_size);
+    if let Some(cap) = p.plan.output_bytes {
+        result.find_output_cut(cap);
+    }
     Ok(result)
 }
 
