@@ -150,14 +150,96 @@ impl Sub<'_, '_, '_, '_> {
     }
 }
 
+/// Options of the path-writing subcommands that take a value in the next word.
+const VALUED: &[&str] = &["-s", "--source", "-b", "-B", "--orphan", "--conflict", "-m"];
+
+/// The work-tree files a subcommand writes, named on its command line: `git mv`'s sources and
+/// destination, the paths `git checkout` and `git restore` rewrite from a commit, those
+/// `git rm` removes. Each is judged as a write, so a floor or protected path among them
+/// (`git mv x .git/hooks/pre-commit`, `git checkout REF -- .github/workflows/ci.yml`) meets
+/// the floor and the plan.
+fn worktree_paths(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
+    // Operands before and after `--`, option values left out.
+    let (mut before, mut after): (Vec<&Word>, Vec<&Word>) = (Vec::new(), Vec::new());
+    let (mut dashdash, mut skip) = (false, false);
+    for a in s.rest {
+        let v = a.value.as_str();
+        if dashdash {
+            after.push(a);
+        } else if skip {
+            skip = false;
+        } else if v == "--" {
+            dashdash = true;
+        } else if v.starts_with('-') {
+            skip = VALUED.contains(&v);
+        } else {
+            before.push(a);
+        }
+    }
+    // The index alone: no work-tree file changes.
+    let index_only = match s.name {
+        "rm" => s.has(&["--cached"]),
+        "restore" => s.has(&["--staged", "-S"]) && !s.has(&["--worktree", "-W"]),
+        _ => false,
+    };
+    if index_only {
+        return;
+    }
+    let paths: Vec<&Word> = match s.name {
+        "mv" | "rm" | "restore" => before.into_iter().chain(after).collect(),
+        // `git checkout [REF] -- PATHS`, `git checkout REF PATHS`, and `git checkout PATH` of
+        // an existing file; a lone branch name switches and rewrites no named path.
+        "checkout" if dashdash => after,
+        "checkout" if before.len() > 1 => before.into_iter().skip(1).collect(),
+        "checkout" => before
+            .into_iter()
+            .filter(|o| exists_in(s.dirs, &o.value))
+            .collect(),
+        _ => return,
+    };
+    let reach = if s.name == "mv" {
+        crate::shell::paths::Reach::Entry
+    } else {
+        crate::shell::paths::Reach::Target
+    };
+    let what = format!("git {}", s.name);
+    for p in paths {
+        j.write_reaching(p, s.dirs, s.c.w.ctx, &what, reach);
+    }
+}
+
+/// Whether `name` exists from one of `dirs`.
+fn exists_in(dirs: &crate::shell::walk::Cwd, name: &str) -> bool {
+    dirs.iter()
+        .flatten()
+        .any(|d| d.join(name).symlink_metadata().is_ok())
+}
+
 /// Sort the subcommand into inspection, workspace writes, destructive, network or unknown.
 fn subcommand(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
     j.t.rewrites_only = REPOSITORY_ONLY.contains(&s.name);
     super::git_exec::program_args(j, s.name, s.rest);
     super::git_outputs::judge(j, s.c, s.name, s.rest);
+    worktree_paths(j, s);
     match s.name {
         "bundle" => bundle(j, s),
         "" => {}
+        "credential" | "credential-store" | "credential-cache" => {
+            // The store's files, which the plan hides: the helpers read them.
+            let home = &s.c.w.ctx.workspace.home;
+            for f in [".git-credentials", ".config/git/credentials"] {
+                let w = Word::literal(&home.join(f).to_string_lossy());
+                j.read(&w, s.dirs, s.c.w.ctx);
+            }
+            j.t.reads_secret = true;
+            j.raise(
+                Class::SecretRead,
+                format!(
+                    "[shell.secret.read] `git {}` prints the passwords git stores",
+                    s.name
+                ),
+            );
+        }
         n if READ.contains(&n) => inspect(j, s),
         "hash-object" if !s.has(&["-w"]) => inspect(j, s),
         "symbolic-ref" if s.operand(1).is_none() && !s.has(&["-d", "--delete"]) => inspect(j, s),

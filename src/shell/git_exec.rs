@@ -17,7 +17,21 @@ fn program_options(sub: &str) -> &'static [(&'static str, bool)] {
         "fetch" | "pull" | "ls-remote" => &[("--upload-pack", false)],
         "clone" => &[("--upload-pack", false), ("-u", true)],
         "push" | "send-pack" => &[("--receive-pack", false), ("--exec", false)],
-        "difftool" => &[("-x", true), ("--extcmd", false)],
+        "difftool" => &[
+            ("-x", true),
+            ("--extcmd", false),
+            ("-t", true),
+            ("--tool", false),
+        ],
+        "mergetool" => &[("-t", true), ("--tool", false)],
+        "rebase" => &[("-x", true), ("--exec", false)],
+        "send-email" => &[
+            ("--smtp-server", false),
+            ("--sendmail-cmd", false),
+            ("--to-cmd", false),
+            ("--cc-cmd", false),
+            ("--header-cmd", false),
+        ],
         _ => &[],
     }
 }
@@ -27,10 +41,10 @@ fn runs_commands(sub: &str, rest: &[Word]) -> bool {
     let verb = rest.iter().find(|a| !a.value.starts_with('-'));
     match sub {
         "filter-branch" => true,
-        "bisect" | "submodule" => verb.is_some_and(|v| {
+        "bisect" | "submodule" | "hook" => verb.is_some_and(|v| {
             matches!(
                 (sub, v.value.as_str()),
-                ("bisect", "run") | ("submodule", "foreach")
+                ("bisect", "run") | ("submodule", "foreach") | ("hook", "run")
             )
         }),
         _ => false,

@@ -106,11 +106,66 @@ fn module_run(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, m: &Module<'_>, re
                 Class::Network,
                 format!("[shell.network] `{name} -m {module}` serves on the network"),
             );
+            if module == "http.server" {
+                served_tree(j, c, rest);
+            }
         }
+        // Their arguments are code, or the program they run: the module's words hide it.
+        "timeit" | "cProfile" | "profile" | "trace" | "pdb" => j.raise(
+            Class::Opaque,
+            format!("[shell.exec-arg.python-m] `{name} -m {module}` runs the code or program it is given"),
+        ),
+        "zipfile" | "tarfile" => archive_module(j, c, module, rest),
         _ => j.raise(
             Class::ScriptRun,
             format!("[shell.script] `{name} -m {module}` runs a module"),
         ),
+    }
+}
+
+/// `python -m http.server` serves `--directory DIR` (`-d`), else the working directory, to
+/// whoever connects: the whole tree is read.
+fn served_tree(j: &mut Judge, c: &Ctx<'_, '_, '_>, rest: &[Word]) {
+    let dir = rest
+        .iter()
+        .position(|a| matches!(a.value.as_str(), "-d" | "--directory"))
+        .and_then(|i| rest.get(i + 1))
+        .cloned()
+        .or_else(|| {
+            rest.iter()
+                .find_map(|a| a.value.strip_prefix("--directory=").map(Word::literal))
+        })
+        .unwrap_or_else(|| Word::literal("."));
+    j.tree(&dir, c.cmd.cwd, crate::shell::paths::Reach::Target);
+}
+
+/// `python -m zipfile` and `-m tarfile`: `-c ARCHIVE SOURCES...` writes the archive and reads
+/// the sources whole; `-e ARCHIVE DIR` writes into DIR; `-l` and `-t` only read.
+fn archive_module(j: &mut Judge, c: &Ctx<'_, '_, '_>, module: &str, rest: &[Word]) {
+    let ops = operands(rest);
+    let flag = |f: &[&str]| rest.iter().any(|a| f.contains(&a.value.as_str()));
+    let (ctx, cwd) = (c.w.ctx, c.cmd.cwd);
+    if flag(&["-c", "--create"]) {
+        if let Some((archive, sources)) = ops.split_first() {
+            j.output(archive, cwd, ctx, &format!("{module} archive"));
+            for s in sources {
+                j.tree(s, cwd, crate::shell::paths::Reach::Target);
+            }
+        }
+    } else if flag(&["-e", "--extract"]) {
+        if let Some(dir) = ops.get(1) {
+            j.output(dir, cwd, ctx, &format!("{module} extraction"));
+        } else {
+            j.write(
+                &Word::literal("."),
+                cwd,
+                ctx,
+                &format!("{module} extraction"),
+            );
+        }
+    }
+    if let Some(a) = ops.first() {
+        j.read(a, cwd, ctx);
     }
 }
 

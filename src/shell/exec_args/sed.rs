@@ -38,17 +38,15 @@ struct Parsed<'a> {
     /// name (`--in`, `--in-pl`).
     in_place: Option<String>,
     scripts: Vec<String>,
-    script_file: bool,
+    /// `-f FILE` (`--file=FILE`): the files whose text is the script.
+    script_files: Vec<String>,
     operands: Vec<&'a Word>,
 }
 
 pub(super) fn sed(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
     let mut p = parse(args);
-    if p.script_file {
-        j.raise(
-            Class::ScriptRun,
-            "[shell.exec-arg.sed] sed script from a file",
-        );
+    if !p.script_files.is_empty() {
+        script_files(j, c, &mut p);
     } else if p.scripts.is_empty() && !p.operands.is_empty() {
         // Without `-e` or `-f`, the first operand is the script.
         let first = p.operands.remove(0);
@@ -70,6 +68,28 @@ pub(super) fn sed(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
     }
     if let Some(suffix) = &p.in_place {
         in_place(j, c, &p.operands, suffix);
+    }
+}
+
+/// `sed -f FILE`: the file is read, and its text judged as the script, as it is when the
+/// analysis runs; one that cannot be read here (`-f -`, a computed name, a missing file) asks.
+fn script_files(j: &mut Judge, c: &Ctx<'_, '_, '_>, p: &mut Parsed<'_>) {
+    j.t.project_files = true;
+    for f in std::mem::take(&mut p.script_files) {
+        let w = Word::literal(&f);
+        j.read(&w, c.cmd.cwd, c.w.ctx);
+        let text = c.cmd.cwd.iter().flatten().map(|d| {
+            let path = crate::shell::paths::resolve(&f, d);
+            crate::shell::project::read(&path).and_then(Result::ok)
+        });
+        let texts: Option<Vec<String>> = text.collect();
+        match texts.filter(|t| !t.is_empty() && f != "-") {
+            Some(t) => p.scripts.extend(t),
+            None => j.raise(
+                Class::Opaque,
+                format!("[shell.exec-arg.sed] sed script `{f}` cannot be read before it runs"),
+            ),
+        }
     }
 }
 
@@ -168,7 +188,7 @@ fn bundle(p: &mut Parsed<'_>, body: &str, next: Option<&str>) -> bool {
 fn short_value(p: &mut Parsed<'_>, ch: char, value: Option<&str>) {
     match ch {
         'e' => p.scripts.extend(value.map(str::to_string)),
-        'f' => p.script_file = true,
+        'f' => p.script_files.extend(value.map(str::to_string)),
         _ => {}
     }
 }

@@ -122,8 +122,19 @@ pub(crate) fn git_exec_key(key: &str) -> bool {
         "core.gitproxy",
         "sequence.editor",
         "gpg.program",
+        "gpg.openpgp.program",
         "gpg.ssh.program",
+        "gpg.ssh.defaultkeycommand",
         "gpg.x509.program",
+        "core.alternaterefscommand",
+        "interactive.difffilter",
+        "imap.tunnel",
+        "sendemail.smtpserver",
+        "sendemail.tocmd",
+        "sendemail.cccmd",
+        "sendemail.headercmd",
+        "man.viewer",
+        "help.browser",
         "diff.external",
         "credential.helper",
         "uploadpack.packobjectshook",
@@ -147,6 +158,9 @@ pub(crate) fn git_exec_key(key: &str) -> bool {
         || (k.starts_with("merge.") && k.ends_with(".driver"))
         || (k.starts_with("mergetool.") && k.ends_with(".cmd"))
         || (k.starts_with("difftool.") && k.ends_with(".cmd"))
+        || (k.starts_with("man.") && (k.ends_with(".cmd") || k.ends_with(".path")))
+        || (k.starts_with("browser.") && (k.ends_with(".cmd") || k.ends_with(".path")))
+        || (k.starts_with("submodule.") && k.ends_with(".update"))
         || (k.starts_with("credential.") && k.ends_with(".helper"))
         || k.starts_with("remote.") && (k.ends_with(".uploadpack") || k.ends_with(".receivepack"))
 }
