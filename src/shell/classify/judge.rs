@@ -92,6 +92,17 @@ impl Judge {
     /// removes it) reads nothing of what it leads to, and its bare names need no `lstat`.
     pub fn read_operand(&mut self, w: &Word, cwd: &Cwd, ctx: &ShellContext, reach: Reach) {
         self.descriptor(w);
+        if cwd.is_none()
+            && matches!(operand(w), Some(Operand::Text(v)) if !v.is_empty() && !v.starts_with('/'))
+        {
+            self.raise(
+                Class::Opaque,
+                format!(
+                    "[shell.cwd.unknown] `{}` is relative to a working directory only known when it runs",
+                    w.display
+                ),
+            );
+        }
         let links = match reach {
             Reach::Target => bare_links(w, cwd),
             Reach::Entry | Reach::Rename => Vec::new(),

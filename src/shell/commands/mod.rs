@@ -231,11 +231,42 @@ fn cd_target(c: &Ctx<'_, '_, '_>, args: &[Word]) -> Cwd {
     let target = args
         .iter()
         .find(|a| !a.value.starts_with('-') || a.value == "-");
+    let physical = args.iter().any(|a| a.value == "-P");
     match target {
         None => Some(vec![ctx.workspace.home.clone()]),
         Some(t) if t.value == "-" => None,
-        Some(t) => dir_from(t, c.cmd.cwd, ctx),
+        Some(t) if physical => dir_from(t, c.cmd.cwd, ctx),
+        Some(t) => logical_dir(t, c.cmd.cwd, ctx),
     }
+}
+
+/// Candidate directories past which the working directory is taken as not known.
+const MAX_CWDS: usize = 8;
+
+/// `cd DIR` as the shell does it by default (`-L`): `..` folds the name before it, not what a
+/// link there leads to (`cd link/..` stays put). The shell's `$PWD` keeps the link's name
+/// while the process is where it leads, so a directory reached through a link is a candidate
+/// under both names: a later `cd ..` climbs from either.
+fn logical_dir(t: &Word, cwd: &Cwd, ctx: &crate::shell::ShellContext) -> Cwd {
+    if t.unknown || t.subst {
+        return dir_from(t, cwd, ctx);
+    }
+    let starts: Vec<PathBuf> = if t.value.starts_with('/') {
+        vec![PathBuf::from("/")]
+    } else {
+        cwd.clone()?
+    };
+    let mut out: Vec<PathBuf> = Vec::new();
+    for s in starts {
+        let named = paths::normalize(&s.join(&t.value));
+        let real = paths::resolve(&named.to_string_lossy(), &ctx.cwd);
+        for p in [real, named] {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    (out.len() <= MAX_CWDS).then_some(out)
 }
 
 /// The directory a word names (`cd DIR`, `git -C DIR`), from each candidate working directory;
