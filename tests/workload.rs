@@ -453,6 +453,21 @@ fn read_only_refuses_workspace_writes_that_workspace_allows() {
         assert_eq!(ws.status.code(), Some(0), "{}: {}", s.label(), text(&ws));
         assert_eq!(stdout(&ws), "written", "{}", s.label());
         assert!(s.ws.join("probe.txt").exists(), "{}", s.label());
+        // The private tmp is read-only's writable set, through the gate as well.
+        let tmp = s
+            .sbx(&[
+                "run",
+                "--profile",
+                "read-only",
+                "--",
+                "sh",
+                "-c",
+                "printf t > /tmp/p && cat /tmp/p",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(tmp.status.code(), Some(0), "{}: {}", s.label(), text(&tmp));
+        assert_eq!(stdout(&tmp), "t", "{}", s.label());
     }
 }
 
