@@ -60,10 +60,15 @@ pub(super) fn go(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
         "build" | "test" | "vet" | "run" | "generate" | "tool" => {
             j.raise(Class::BuildTest, "[shell.build.go] go toolchain")
         }
-        "install" | "get" | "mod" => j.raise(
-            Class::PackageInstall,
-            "[shell.package.go] go fetches modules",
-        ),
+        "install" | "get" | "mod" => {
+            j.raise(
+                Class::PackageInstall,
+                "[shell.package.go] go fetches modules",
+            );
+            if first_op(args) == "install" {
+                global_install(j, c, &["{home}/go/bin"], "go install");
+            }
+        }
         _ => j.raise(Class::Unknown, "[shell.unknown] go subcommand not known"),
     }
 }
@@ -178,6 +183,14 @@ pub(super) fn package_manager(j: &mut Judge, c: &Ctx<'_, '_, '_>, n: &str, args:
         if verb == "install" {
             let dirs = ["--target", "-t", "--prefix", "--root"];
             outputs::judge(j, c, args, &dirs, "pip install into");
+            if has(args, &["--user"]) {
+                global_install(
+                    j,
+                    c,
+                    &["{home}/.local/lib", "{home}/.local/bin"],
+                    "pip --user",
+                );
+            }
         }
     }
     let read = matches!(
@@ -381,11 +394,17 @@ fn cargo_subcommand<'a>(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &'a [Word]) ->
                 j.write(&dir, c.cmd.cwd, c.w.ctx, "cargo clean removes");
             }
         }
-        "install" | "add" | "remove" | "rm" | "update" | "fetch" | "uninstall" | "binstall" => j
-            .raise(
+        "install" | "add" | "remove" | "rm" | "update" | "fetch" | "uninstall" | "binstall" => {
+            j.raise(
                 Class::PackageInstall,
                 format!("[shell.package.cargo] `cargo {sub}`"),
-            ),
+            );
+            let root =
+                has(args, &["--root"]) || args.iter().any(|a| a.value.starts_with("--root="));
+            if matches!(sub, "install" | "uninstall" | "binstall") && !root {
+                global_install(j, c, &["{home}/.cargo/bin"], "cargo install");
+            }
+        }
         "publish" | "login" | "owner" | "yank" | "search" => {
             j.t.network = true;
             j.raise(
@@ -403,6 +422,18 @@ fn cargo_subcommand<'a>(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &'a [Word]) ->
         ),
     }
     sub
+}
+
+/// A global install writes where the tool keeps what it installs for the user or the system:
+/// pip's user site (`~/.local`), `~/.cargo/bin`, `~/go/bin`, npm's global prefix (`/usr/local`
+/// unless configured). Where a variable or a configuration moves them, they still lie outside
+/// the workspace, which is what the plan judges.
+fn global_install(j: &mut Judge, c: &Ctx<'_, '_, '_>, dirs: &[&str], what: &str) {
+    let home = c.w.ctx.workspace.home.to_string_lossy();
+    for d in dirs {
+        let path = d.replace("{home}", &home);
+        j.write(&Word::literal(&path), c.cmd.cwd, c.w.ctx, what);
+    }
 }
 
 /// The variables that move cargo's target directory.
@@ -521,10 +552,21 @@ fn js_subcommand(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) 
         ),
         "install" | "i" | "ci" | "add" | "update" | "upgrade" | "up" | "remove" | "rm"
         | "uninstall" | "link" | "dlx" | "exec" | "x" | "create" | "init" | "rebuild"
-        | "dedupe" | "prune" => j.raise(
-            Class::PackageInstall,
-            format!("[shell.package.js] `{name} {sub}`"),
-        ),
+        | "dedupe" | "prune" => {
+            j.raise(
+                Class::PackageInstall,
+                format!("[shell.package.js] `{name} {sub}`"),
+            );
+            let global = has(args, &["-g", "--global", "--location=global"]);
+            if name == "npm" && global && !has(args, &["--prefix"]) {
+                global_install(
+                    j,
+                    c,
+                    &["/usr/local/lib/node_modules", "/usr/local/bin"],
+                    "npm --global",
+                );
+            }
+        }
         "publish" | "login" | "adduser" | "unpublish" | "deprecate" | "owner" | "token" => {
             j.t.network = true;
             j.raise(
