@@ -208,6 +208,23 @@ fn worktree_paths(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
     }
 }
 
+/// `git init [DIR]` makes a repository of DIR (else of where it runs): later git commands on
+/// the line find that one from inside it (see `git_config::write_as`). `--bare` and
+/// `--separate-git-dir` make none git would find there by its `.git`.
+fn made_repo(s: &Sub<'_, '_, '_, '_>) {
+    if s.has(&["--bare", "--separate-git-dir"]) {
+        return;
+    }
+    let target = s.operand(0).map(|w| w.value.as_str()).unwrap_or(".");
+    let mut made = s.c.w.made_repos.borrow_mut();
+    for d in s.dirs.iter().flatten() {
+        let p = crate::shell::paths::normalize(&d.join(target));
+        if !made.contains(&p) {
+            made.push(p);
+        }
+    }
+}
+
 /// Whether `name` exists from one of `dirs`.
 fn exists_in(dirs: &crate::shell::walk::Cwd, name: &str) -> bool {
     dirs.iter()
@@ -544,6 +561,9 @@ fn bundle(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
 /// Subcommands that record changes; some run an editor, commands or the repository's hooks.
 fn records(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
     let n = s.name;
+    if n == "init" {
+        made_repo(s);
+    }
     if (n == "rebase" && s.has(&["-i", "--interactive", "--exec", "-x"]))
         || (n == "commit" && s.has(&["-e", "--edit"]))
     {

@@ -64,15 +64,43 @@ pub(crate) fn write_as(j: &mut Judge, c: &Ctx<'_, '_, '_>, dirs: &Cwd, scope: Sc
                 w.exact = false;
                 return j.write(&w, dirs, ctx, &what);
             };
-            dirs.iter()
-                .filter_map(|d| git_dir(d))
+            let made = c.w.made_repos.borrow();
+            let found: Vec<PathBuf> = dirs
+                .iter()
+                .filter_map(|d| nearest_git_dir(&made, d))
                 .map(|g| g.join(name))
-                .collect()
+                .collect();
+            // A repository this line makes is new: what its configuration holds is judged
+            // after a sandboxed run, and the keys that run programs are findings here.
+            let (fresh, files): (Vec<PathBuf>, Vec<PathBuf>) = found.into_iter().partition(|f| {
+                made.iter()
+                    .any(|m| f.parent() == Some(m.join(".git").as_path()))
+                    && crate::shell::paths::inside(f, ctx)
+            });
+            for f in fresh {
+                j.fresh_repo_write(&f, &what);
+            }
+            files
         }
     };
     for f in files {
         let w = Word::literal(&f.to_string_lossy());
         j.write(&w, c.cmd.cwd, ctx, &what);
+    }
+}
+
+/// The git directory git finds from `dir` once the line's `git init`s have run: the nearer of
+/// the one there now ([`git_dir`]) and one made around `dir` by an earlier `git init`.
+fn nearest_git_dir(made: &[PathBuf], dir: &Path) -> Option<PathBuf> {
+    let made = made
+        .iter()
+        .filter(|m| dir.starts_with(m))
+        .max_by_key(|m| m.components().count())
+        .map(|m| m.join(".git"));
+    match (made, git_dir(dir)) {
+        (Some(m), Some(g)) if g.components().count() > m.components().count() => Some(g),
+        (Some(m), _) => Some(m),
+        (None, g) => g,
     }
 }
 

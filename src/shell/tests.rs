@@ -452,3 +452,31 @@ fn mktemp_and_tmpdir_name_the_private_tmp() {
     // A `TMPDIR` set on the line is the one used.
     assert_eq!(writes("TMPDIR=/etc; echo > $TMPDIR/a"), "/etc/a");
 }
+
+/// In `a && cd DIR && b`, `b` runs only where the `cd` succeeded: in DIR alone, however the
+/// parser groups the list. After `;` or `||` it may run in either.
+#[test]
+fn a_cd_in_an_and_chain_leaves_only_its_directory() {
+    let writes = |cmd: &str| -> Vec<String> {
+        let a = analyze(cmd, &ctx());
+        let last = a
+            .segments
+            .last()
+            .map(|s| s.writes.clone())
+            .unwrap_or_default();
+        last.iter().map(|p| p.display().to_string()).collect()
+    };
+    assert_eq!(writes("true && cd /tmp/zz && touch f"), ["/tmp/zz/f"]);
+    assert_eq!(
+        writes("true && true && cd /tmp/zz && touch f"),
+        ["/tmp/zz/f"]
+    );
+    assert_eq!(
+        writes("cd /tmp/zz; touch f"),
+        ["/nonexistent-ws/sub/f", "/tmp/zz/f"]
+    );
+    assert_eq!(
+        writes("true && cd /tmp/zz || touch f"),
+        ["/nonexistent-ws/sub/f", "/tmp/zz/f"]
+    );
+}

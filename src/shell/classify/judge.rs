@@ -250,6 +250,20 @@ impl Judge {
         }
     }
 
+    /// A write to the configuration of a repository a `git init` earlier on the line makes,
+    /// inside the writable set: new, so no protected state of the workspace, and judged by its
+    /// content after a sandboxed run (the keys that run programs are findings here). Not a
+    /// write of a protected name: the segment's own class decides.
+    pub fn fresh_repo_write(&mut self, path: &std::path::Path, what: &str) {
+        self.raise(
+            Class::WorkspaceWrite,
+            format!(
+                "[shell.git.new-repo] {what} `{}` of a repository made on this line",
+                path.display()
+            ),
+        );
+    }
+
     /// Record an output a tool's option names (`-o`, `--target-dir`, `--prefix`): a write, and
     /// one outside the workspace is a finding even inside the writable set, so that a wildcard
     /// rule for the tool does not let it place files elsewhere.

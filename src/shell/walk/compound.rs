@@ -72,7 +72,9 @@ impl Walker<'_> {
             let before = scope.cwd.clone();
             let vars_before = scope.vars.clone();
             self.node(&item.command, scope);
-            let keep_only_new = matches!(item.operator, Some(ListOperator::And));
+            // The last item's directory is the list's: the list's own operator, in the list
+            // around it, says whether what follows may run in the one before.
+            let keep_only_new = matches!(item.operator, Some(ListOperator::And) | None);
             if !keep_only_new && scope.cwd != before {
                 scope.cwd = merge_cwd(&before, &scope.cwd);
             }

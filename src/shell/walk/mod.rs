@@ -69,6 +69,9 @@ pub(crate) struct Walker<'c> {
     pub out: Vec<Seg>,
     /// A command seen may turn on glob options (see `sets_glob_options`).
     glob_options: bool,
+    /// Work trees a `git init` earlier on the line makes a repository of: git finds that one
+    /// from inside them, not the one around them.
+    pub made_repos: std::cell::RefCell<Vec<PathBuf>>,
 }
 
 pub(crate) fn analyze_top(command: &str, ctx: &ShellContext, budget: usize) -> Analysis {
@@ -91,6 +94,7 @@ fn walk_once<'c>(command: &str, ctx: &'c ShellContext<'c>, budget: usize) -> Wal
         budget,
         out: Vec::new(),
         glob_options: false,
+        made_repos: std::cell::RefCell::new(Vec::new()),
     };
     if let Some(c) = deceptive_char(command) {
         w.push_opaque(
