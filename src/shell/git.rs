@@ -219,7 +219,9 @@ fn made_repo(s: &Sub<'_, '_, '_, '_>) {
     let mut made = s.c.w.made_repos.borrow_mut();
     for d in s.dirs.iter().flatten() {
         let p = crate::shell::paths::normalize(&d.join(target));
-        if !made.contains(&p) {
+        // Run again over a repository that exists, `git init` makes nothing new.
+        let exists = p.join(".git").symlink_metadata().is_ok();
+        if !exists && !made.contains(&p) {
             made.push(p);
         }
     }

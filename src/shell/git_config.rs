@@ -73,9 +73,11 @@ pub(crate) fn write_as(j: &mut Judge, c: &Ctx<'_, '_, '_>, dirs: &Cwd, scope: Sc
             // A repository this line makes is new: what its configuration holds is judged
             // after a sandboxed run, and the keys that run programs are findings here.
             let (fresh, files): (Vec<PathBuf>, Vec<PathBuf>) = found.into_iter().partition(|f| {
+                // Where the file really is: a link on the way may lead out of the workspace.
+                let real = crate::shell::paths::resolve(&f.to_string_lossy(), Path::new("/"));
                 made.iter()
                     .any(|m| f.parent() == Some(m.join(".git").as_path()))
-                    && crate::shell::paths::inside(f, ctx)
+                    && crate::shell::paths::in_workspace(&real, ctx)
             });
             for f in fresh {
                 j.fresh_repo_write(&f, &what);
