@@ -77,7 +77,7 @@ pub(crate) fn write_as(j: &mut Judge, c: &Ctx<'_, '_, '_>, dirs: &Cwd, scope: Sc
                 let real = crate::shell::paths::resolve(&f.to_string_lossy(), Path::new("/"));
                 made.iter()
                     .any(|m| f.parent() == Some(m.join(".git").as_path()))
-                    && crate::shell::paths::in_workspace(&real, ctx)
+                    && crate::shell::paths::inside(&real, ctx)
             });
             for f in fresh {
                 j.fresh_repo_write(&f, &what);
