@@ -261,25 +261,9 @@ fn substitution_part(w: &mut Word, kind: &NodeKind, env: &Env<'_>) {
 /// working directory for a template of its own; `None` for anything else (an option not known
 /// here, a template with a `/`, a directory that is not written out).
 fn mktemp_name(n: &Node, env: &Env<'_>) -> Option<String> {
-    let NodeKind::Command {
-        assignments,
-        words,
-        redirects,
-    } = &n.kind
-    else {
-        return None;
-    };
-    let plain: Vec<&str> = words
-        .iter()
-        .map(|w| match &w.kind {
-            NodeKind::Word { value, .. } if !value.contains(['$', '`', '\\', '\'', '"', '~']) => {
-                Some(value.as_str())
-            }
-            _ => None,
-        })
-        .collect::<Option<_>>()?;
+    let plain = plain_words(n)?;
     let (lead, args) = plain.split_first()?;
-    if *lead != "mktemp" || !assignments.is_empty() || !redirects.is_empty() {
+    if *lead != "mktemp" {
         return None;
     }
     let (mut dir, mut in_tmp, mut template) = (None, false, None);
@@ -309,16 +293,34 @@ fn mktemp_name(n: &Node, env: &Env<'_>) -> Option<String> {
 
 /// `pwd` alone, whose output is the working directory the analysis already tracks.
 fn is_pwd(n: &Node) -> bool {
+    plain_words(n).is_some_and(|w| w == ["pwd"])
+}
+
+/// The words of a simple command with no assignment and no redirection, each written out
+/// with no expansion, quote or escape in it; `None` for anything else.
+fn plain_words(n: &Node) -> Option<Vec<&str>> {
     let NodeKind::Command {
         assignments,
         words,
         redirects,
     } = &n.kind
     else {
-        return false;
+        return None;
     };
-    let plain = |w: &Node| matches!(&w.kind, NodeKind::Word { value, .. } if value == "pwd");
-    assignments.is_empty() && redirects.is_empty() && words.len() == 1 && words.iter().all(plain)
+    if !assignments.is_empty() || !redirects.is_empty() {
+        return None;
+    }
+    words
+        .iter()
+        .map(|w| match &w.kind {
+            NodeKind::Word { value, .. }
+                if !value.contains(['$', '`', '\\', '\'', '"', '~', '*', '?', '[', '{']) =>
+            {
+                Some(value.as_str())
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 fn literal_part(text: &str, dq: &mut bool, w: &mut Word, first: bool, env: &Env<'_>) {
