@@ -14,6 +14,8 @@ pub(crate) struct Unwrapped {
     pub privilege: Option<String>,
     /// `xargs` appends arguments that are not visible here.
     pub xargs: bool,
+    /// `xargs -I R` (`-i`, `--replace`): the text each input line replaces.
+    pub replace: Option<String>,
     /// Code strings that the wrappers run through a shell (`su -c`, `watch`, `flock -c`).
     pub shell_code: Vec<(Word, &'static str)>,
     /// Findings on the wrappers themselves (class, reason).
@@ -312,6 +314,10 @@ fn option(u: &mut Unwrapped, name: &str, opt: &str, next: Option<&Word>) -> Opt 
         // `command -v NAME` only looks the name up.
         ("command", "-v" | "-V") => return Opt::Ends,
         ("xargs", "-a" | "--arg-file") => u.reads.extend(next.cloned()),
+        ("xargs", "-I" | "--replace") => {
+            u.replace = Some(next.map_or_else(|| "{}".to_string(), |w| w.value.clone()));
+        }
+        ("xargs", "-i") => u.replace = Some("{}".to_string()),
         ("time", "-o" | "--output") => u.writes.extend(next.cloned()),
         ("su" | "runuser", "-c" | "--command") | ("flock", "-c" | "--command") => {
             let via = if name == "flock" { "flock -c" } else { "su -c" };

@@ -41,8 +41,13 @@ impl NameTest {
     }
 
     /// find matches names as fnmatch(3) does without flags: `*` matches a leading dot. A
-    /// pattern the matcher does not take passes every name.
+    /// pattern the matcher here may read otherwise than fnmatch (a bracket expression, which
+    /// takes `^`, classes and collating elements there; a backslash escape), or does not take
+    /// at all, passes every name.
     fn passes(&self, name: &std::ffi::OsStr) -> bool {
+        if self.pattern.contains(['[', '\\']) {
+            return true;
+        }
         let opts = glob::MatchOptions {
             case_sensitive: !self.fold,
             require_literal_separator: false,

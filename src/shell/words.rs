@@ -414,6 +414,9 @@ fn tilde(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, w: &mut Word, env
         w.value.push_str(env.pwd);
         w.exact = false;
     } else {
+        // `~-` (`$OLDPWD`) and `~+N`, `~-N` (the directory stack) name a directory only known
+        // when it runs, as an unknown variable does.
+        w.var_unknown |= matches!(next, Some('-' | '+'));
         w.unknown = true;
         push(w, '~');
     }

@@ -116,6 +116,20 @@ fn wrapped(j: &mut Judge, w: &mut Walker<'_>, cmd: &Cmd<'_>, u: &leader::Unwrapp
     for (class, reason) in &u.notes {
         j.raise(*class, reason.clone());
     }
+    // `xargs -I{} cat {}/n`: a path through each input line names whatever lies below it.
+    if let Some(r) = u.replace.as_deref().filter(|r| !r.is_empty()) {
+        let through = format!("{r}/");
+        let args = cmd.argv.get(u.leader..).unwrap_or(&[]);
+        if let Some(a) = args.iter().find(|a| a.value.contains(&through)) {
+            j.raise(
+                Class::Opaque,
+                format!(
+                    "[shell.xargs.paths] `{}` names paths below each input line, known only when it runs",
+                    a.display
+                ),
+            );
+        }
+    }
     for f in &u.writes {
         j.write(f, cmd.cwd, w.ctx, "wrapper output");
     }

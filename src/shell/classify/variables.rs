@@ -65,7 +65,13 @@ pub(super) fn substituted(
         return;
     }
     let args = cmd.argv.get(leader + 1..).unwrap_or(&[]);
-    if !nested.is_empty() && nested.iter().all(|s| s.t.lists_paths) {
+    // Only a substitution that is a whole word lists paths: text after it (`$(find .)/n`)
+    // names what lies below each.
+    let whole = args.iter().filter(|a| a.subst_output).all(|a| {
+        let raw = a.raw.trim_matches('"');
+        raw.starts_with("$(") && raw.ends_with(')') && raw.matches("$(").count() == 1
+    });
+    if whole && !nested.is_empty() && nested.iter().all(|s| s.t.lists_paths) {
         listed_links(j, cmd, (lead, args), nested, ctx);
         return;
     }

@@ -228,13 +228,18 @@ fn history(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
 /// Where `cd` goes: the home without an operand, unknown for `-` or a computed one.
 fn cd_target(c: &Ctx<'_, '_, '_>, args: &[Word]) -> Cwd {
     let ctx = c.w.ctx;
+    // `pushd +N` / `-N` rotate the directory stack, which this analysis does not follow.
+    let rotates = |t: &Word| {
+        let n = t.value.trim_start_matches(['+', '-']);
+        t.value.len() > n.len() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+    };
     let target = args
         .iter()
-        .find(|a| !a.value.starts_with('-') || a.value == "-");
+        .find(|a| !a.value.starts_with('-') || a.value == "-" || rotates(a));
     let physical = args.iter().any(|a| a.value == "-P");
     match target {
         None => Some(vec![ctx.workspace.home.clone()]),
-        Some(t) if t.value == "-" => None,
+        Some(t) if t.value == "-" || rotates(t) => None,
         Some(t) if physical => dir_from(t, c.cmd.cwd, ctx),
         Some(t) => logical_dir(t, c.cmd.cwd, ctx),
     }

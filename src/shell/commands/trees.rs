@@ -220,7 +220,13 @@ pub(crate) fn follows_links(name: &str, args: &[Word]) -> bool {
             let bundle = args
                 .first()
                 .is_some_and(|a| !a.value.starts_with('-') && a.value.contains('h'));
-            bundle || f(&['h'], &["--dereference"])
+            // `--dereference` by any abbreviation GNU tar takes (`--dere` is the shortest),
+            // and bsdtar's `-L`.
+            let long = args
+                .iter()
+                .any(|a| a.value.len() >= 6 && "--dereference".starts_with(a.value.as_str()));
+            let bsd = name == "bsdtar" && f(&['L'], &[]);
+            bundle || long || bsd || f(&['h'], &["--dereference"])
         }
         _ => false,
     }
@@ -237,7 +243,12 @@ pub(crate) fn lists_paths(name: &str, args: &[Word]) -> bool {
         )
     };
     match name {
-        "find" | "bfs" | "fd" | "fdfind" => true,
+        // What `-printf` prints is any text the format makes (`%P` drops the root, `%f` the
+        // directories): no checked listing.
+        "find" | "bfs" => !args
+            .iter()
+            .any(|a| matches!(a.value.as_str(), "-printf" | "-fprintf")),
+        "fd" | "fdfind" => true,
         "rg" | "ag" | "ack" => files(),
         "grep" | "egrep" | "fgrep" => files() && tree_roots(name, args).is_some(),
         "git" => args
@@ -252,8 +263,14 @@ fn tar_creates(args: &[Word]) -> bool {
     let Some(first) = args.first() else {
         return false;
     };
-    let bundle = first.value.trim_start_matches('-');
-    let short = !first.value.starts_with("--") && bundle.contains(['c', 'r', 'u']);
+    let mode = |v: &str| v.contains(['c', 'r', 'u']);
+    // The first word may be a bundle without its dash (`tar czf`); any other short bundle
+    // has one (`tar --dereference -czf`).
+    let short = (!first.value.starts_with('-') && mode(&first.value))
+        || args.iter().any(|a| {
+            let v = a.value.as_str();
+            v.starts_with('-') && !v.starts_with("--") && mode(v)
+        });
     short
         || args.iter().any(|a| {
             matches!(

@@ -40,8 +40,16 @@ pub(super) fn find(j: &mut Judge, c: Ctx<'_, '_, '_>, args: &[Word]) {
                 runs_code(j, v, inner);
                 let mut found = found_under(&roots, inner);
                 found.extend(found_links(j, c.cmd.cwd, args, inner, v));
+                // `-execdir` runs the command in each found file's directory: where its other
+                // relative operands land is only known then.
+                let unknown: crate::shell::walk::Cwd = None;
+                let cwd = if matches!(v, "-execdir" | "-okdir") {
+                    &unknown
+                } else {
+                    c.cmd.cwd
+                };
                 for f in found {
-                    classify::child(c.w, &f, c.cmd.cwd, &format!("find {v}"), c.scope);
+                    classify::child(c.w, &f, cwd, &format!("find {v}"), c.scope);
                 }
             }
             "-delete" => {
@@ -106,7 +114,12 @@ fn found_under(roots: &[&Word], inner: &[Word]) -> Vec<Vec<Word>> {
                 .iter()
                 .map(|x| {
                     let mut x = x.clone();
-                    if x.value.contains("{}") {
+                    // A path through a found name (`{}/n`) names whatever lies below each.
+                    if x.value.contains("{}/") {
+                        x.unknown = true;
+                        x.var_unknown = true;
+                        x.exact = false;
+                    } else if x.value.contains("{}") {
                         if r.exact {
                             let found = format!("{}/{{}}", r.value.trim_end_matches('/'));
                             x.value = x.value.replace("{}", &found);
