@@ -8,6 +8,22 @@ use super::paths;
 use super::walk::Cwd;
 use std::path::{Path, PathBuf};
 
+/// What a walk found under a tree: the links leading out of it, or why they are not known.
+type Walked = Result<Vec<PathBuf>, TooLarge>;
+
+thread_local! {
+    /// The trees walked during one analysis, and what each walk found: one command line may
+    /// ask about the same tree several times (a find with two `-exec`s, `find -L` whose
+    /// listing a consumer takes).
+    static WALKS: std::cell::RefCell<Vec<(PathBuf, Walked)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Forget the walks of the previous analysis: the file system may have changed since.
+pub(crate) fn reset() {
+    WALKS.with(|w| w.borrow_mut().clear());
+}
+
 /// Entries a tree may hold for its links to be looked at; a larger tree is not walked.
 const MAX_ENTRIES: usize = 200_000;
 /// Links leading out of one tree that are judged one by one; more are not.
@@ -105,7 +121,7 @@ fn tracked(dir: &Path) -> Option<Vec<PathBuf>> {
 }
 
 /// Why the links of a tree are not known.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum TooLarge {
     /// More than [`MAX_ENTRIES`] entries.
     Entries,
@@ -117,7 +133,23 @@ pub(crate) enum TooLarge {
 /// resolves it, lies outside `root`, each as the name it has in the tree. Unreadable
 /// directories are skipped, as a walker skips them. `root` itself is not looked at: whether
 /// a walker follows a link given as its root is the caller's to judge.
-pub(crate) fn leaving(root: &Path) -> Result<Vec<PathBuf>, TooLarge> {
+pub(crate) fn leaving(root: &Path) -> Walked {
+    let known = WALKS.with(|w| {
+        w.borrow()
+            .iter()
+            .find(|(r, _)| r == root)
+            .map(|(_, found)| found.clone())
+    });
+    if let Some(found) = known {
+        return found;
+    }
+    let found = walk(root);
+    WALKS.with(|w| w.borrow_mut().push((root.to_path_buf(), found.clone())));
+    found
+}
+
+/// The walk behind [`leaving`].
+fn walk(root: &Path) -> Walked {
     let mut out = Vec::new();
     let mut dirs = vec![root.to_path_buf()];
     let mut seen = 0usize;

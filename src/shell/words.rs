@@ -256,16 +256,21 @@ fn substitution_part(w: &mut Word, kind: &NodeKind, env: &Env<'_>) {
     w.value.push_str("$(...)");
 }
 
-/// The name `mktemp` prints, as GNU mktemp chooses its directory: `-p DIR` or `--tmpdir=DIR`,
-/// else `TMPDIR` (the profile's private tmp) with `-t`, `--tmpdir` or no template, else the
-/// working directory for a template of its own; `None` for anything else (an option not known
-/// here, a template with a `/`, a directory that is not written out).
+/// The name `$(mktemp ...)` prints (see [`mktemp_made`]), from the working directory.
 fn mktemp_name(n: &Node, env: &Env<'_>) -> Option<String> {
     let plain = plain_words(n)?;
     let (lead, args) = plain.split_first()?;
     if *lead != "mktemp" {
         return None;
     }
+    mktemp_made(args, env.pwd, env.tmp)
+}
+
+/// The path `mktemp ARGS` makes, as GNU mktemp chooses its directory: `-p DIR` or
+/// `--tmpdir=DIR`, else `tmp` (the profile's private tmp, which `TMPDIR` names) with `-t`,
+/// `--tmpdir` or no template, else `pwd` for a template of its own; `None` for anything else
+/// (an option not known here, a template with a `/`, a relative directory).
+pub(crate) fn mktemp_made(args: &[&str], pwd: &str, tmp: Option<&str>) -> Option<String> {
     let (mut dir, mut in_tmp, mut template) = (None, false, None);
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -285,8 +290,8 @@ fn mktemp_name(n: &Node, env: &Env<'_>) -> Option<String> {
     let dir = match (dir, template) {
         (Some(d), _) if d.starts_with('/') => d,
         (Some(_), _) => return None,
-        (None, Some(_)) if !in_tmp => env.pwd.to_string(),
-        (None, _) => env.tmp?.to_string(),
+        (None, Some(_)) if !in_tmp => pwd.to_string(),
+        (None, _) => tmp?.to_string(),
     };
     Some(format!("{dir}/{}", template.unwrap_or("tmp.XXXXXXXXXX")))
 }

@@ -116,6 +116,16 @@ pub(crate) fn mktemp(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
     {
         return;
     }
+    // Written out, the name is the one `$(mktemp)` stands for elsewhere on the line.
+    let tmp = c.w.ctx.workspace.tmp.as_deref().and_then(|t| t.to_str());
+    let plain: Option<Vec<&str>> = args
+        .iter()
+        .map(|a| (a.exact || !(a.unknown || a.subst)).then_some(a.value.as_str()))
+        .collect();
+    if let Some(made) = plain.and_then(|p| crate::shell::words::mktemp_made(&p, ".", tmp)) {
+        j.write(&Word::literal(&made), c.cmd.cwd, c.w.ctx, "mktemp");
+        return;
+    }
     let dirs = values(args, &["-p", "--tmpdir"], &["-p"]);
     let template = super::operands(args)
         .into_iter()

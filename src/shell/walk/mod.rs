@@ -76,6 +76,7 @@ pub(crate) struct Walker<'c> {
 
 pub(crate) fn analyze_top(command: &str, ctx: &ShellContext, budget: usize) -> Analysis {
     paths::reset_roots();
+    crate::shell::tree_links::reset();
     globs::set_wide(false);
     let mut w = walk_once(command, ctx, budget);
     if w.glob_options {
