@@ -75,24 +75,25 @@ fn output_is_capped_per_stream() {
     for u in users() {
         let s = Scratch::new(u);
         let p = s.write_profile("cap", "extends = \"workspace\"\n[limits]\noutput = 1000\n");
-        let o = s
-            .sbx(&[
+        // The run's output and its report, which follows it on stdout.
+        let run = |cmd: &[&str]| {
+            let mut args = vec![
                 "run",
                 "--no-policy",
                 "--json",
                 "--profile",
                 p.to_str().unwrap(),
                 "--",
-                "sh",
-                "-c",
-                "yes aaaa | head -c 5000",
-            ])
-            .output()
-            .unwrap();
-        let out = stdout(&o);
-        let (body, json) = out.split_at(out.find('{').unwrap());
-        assert_eq!(body.len(), 1000, "stdout kept to the cap");
-        let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+            ];
+            args.extend_from_slice(cmd);
+            let o = s.sbx(&args).output().unwrap();
+            let out = stdout(&o);
+            let at = out.find('{').unwrap();
+            let v: serde_json::Value = serde_json::from_str(out[at..].trim()).unwrap();
+            (o, out[..at].len(), v)
+        };
+        let (o, body, v) = run(&["sh", "-c", "yes aaaa | head -c 5000"]);
+        assert_eq!(body, 1000, "stdout kept to the cap");
         assert_eq!(v["stdout_truncated"], true);
         assert_eq!(v["stdout_bytes"], 5000);
         // The cut is a limit reached, in the report and on stderr...
@@ -103,22 +104,7 @@ fn output_is_capped_per_stream() {
             text(&o)
         );
         // ...and output under the cap is not.
-        let under = s
-            .sbx(&[
-                "run",
-                "--no-policy",
-                "--json",
-                "--profile",
-                p.to_str().unwrap(),
-                "--",
-                "echo",
-                "hi",
-            ])
-            .output()
-            .unwrap();
-        let out = stdout(&under);
-        let v: serde_json::Value =
-            serde_json::from_str(out[out.find('{').unwrap()..].trim()).unwrap();
+        let (under, _, v) = run(&["echo", "hi"]);
         assert_eq!(v["limits_reached"], serde_json::json!([]), "{v}");
         assert!(!text(&under).contains("limit reached"), "{}", text(&under));
     }
