@@ -99,9 +99,12 @@ fn git_dir_cannot_be_swapped_for_a_copy_with_writable_hooks() {
 }
 
 #[test]
-fn submodule_hooks_and_config_and_worktree_links_stay_read_only() {
+fn submodule_hooks_and_config_stay_read_only_and_a_worktree_link_is_put_back() {
     // Git also runs a submodule's hooks and obeys its config, and a linked worktree finds its
-    // repository through `commondir`: each could take a planted hook out of the sandbox.
+    // repository through `commondir`: each could take a planted hook out of the sandbox. The
+    // `commondir` is not held (a mount in `.git/worktrees/NAME` would keep `git worktree
+    // remove` from removing it): one changed is moved to quarantine after the run and the one
+    // git writes put back.
     let plant = "echo planted > .git/modules/sub/hooks/pre-commit && echo HOOK; \
                  echo '[core]' >> .git/modules/sub/config && echo CONFIG; \
                  echo ../../../copy > .git/worktrees/wt/commondir && echo COMMONDIR";
@@ -110,11 +113,13 @@ fn submodule_hooks_and_config_and_worktree_links_stay_read_only() {
         let wide = s.write_profile("wide", WIDE);
         std::fs::create_dir_all(s.ws.join(".git/modules/sub/hooks")).unwrap();
         std::fs::write(s.ws.join(".git/modules/sub/config"), "[core]\n").unwrap();
-        std::fs::create_dir_all(s.ws.join(".git/worktrees/wt")).unwrap();
-        std::fs::write(s.ws.join(".git/worktrees/wt/commondir"), "../..\n").unwrap();
+        let wt = s.ws.join(".git/worktrees/wt");
+        std::fs::create_dir_all(&wt).unwrap();
+        std::fs::write(wt.join("HEAD"), "ref: refs/heads/wt\n").unwrap();
+        std::fs::write(wt.join("commondir"), "../..\n").unwrap();
         s.chown_all();
         let blocked = s.run("workspace", plant);
-        for word in ["HOOK", "CONFIG", "COMMONDIR"] {
+        for word in ["HOOK", "CONFIG"] {
             assert!(
                 !stdout(&blocked).contains(word),
                 "{} {word}: {}",
@@ -122,11 +127,18 @@ fn submodule_hooks_and_config_and_worktree_links_stay_read_only() {
                 text(&blocked)
             );
         }
+        assert!(stdout(&blocked).contains("COMMONDIR"), "{}", text(&blocked));
+        assert!(
+            text(&blocked).contains(&format!("{}/commondir (changed", wt.display())),
+            "{}: {}",
+            s.label(),
+            text(&blocked)
+        );
         assert_eq!(
-            std::fs::read_to_string(s.ws.join(".git/worktrees/wt/commondir")).unwrap(),
+            std::fs::read_to_string(wt.join("commondir")).unwrap(),
             "../..\n"
         );
-        // Paired: with them writable the same script changes all three.
+        // Paired: with them writable the same script changes all three, and they stay.
         let allowed = s.run(wide.to_str().unwrap(), plant);
         for word in ["HOOK", "CONFIG", "COMMONDIR"] {
             assert!(
@@ -136,6 +148,8 @@ fn submodule_hooks_and_config_and_worktree_links_stay_read_only() {
                 text(&allowed)
             );
         }
+        let now = std::fs::read_to_string(wt.join("commondir")).unwrap();
+        assert_eq!(now, "../../../copy\n", "{}", s.label());
     }
 }
 

@@ -44,6 +44,11 @@ const SCRIPTS: &[(&str, &str, &[&str])] = &[
             "git-clean",
         ],
     ),
+    (
+        "git-later",
+        include_str!("workload/git-later.sh"),
+        &["git-worktree-later"],
+    ),
     ("git-ro", include_str!("workload/git-ro.sh"), &["git-read"]),
     (
         "cc",
@@ -116,7 +121,19 @@ const SCRIPTS: &[(&str, &str, &[&str])] = &[
 
 /// The list for the profiles that write the workspace.
 const WRITE_LIST: &[&str] = &[
-    "git", "cc", "rust", "python", "node", "tmp", "pty", "proc", "net", "ipc", "limits", "etc",
+    "git",
+    "git-later",
+    "cc",
+    "rust",
+    "python",
+    "node",
+    "tmp",
+    "pty",
+    "proc",
+    "net",
+    "ipc",
+    "limits",
+    "etc",
     "home",
 ];
 

@@ -45,6 +45,8 @@ pub(super) struct Finding {
     pub path: PathBuf,
     pub change: &'static str,
     pub rule: &'static str,
+    /// What to write back at `path` once what the run left there is in quarantine.
+    pub restore: Option<&'static str>,
 }
 
 fn finding(path: &Path, change: &'static str, rule: &'static str) -> Finding {
@@ -52,8 +54,14 @@ fn finding(path: &Path, change: &'static str, rule: &'static str) -> Finding {
         path: path.to_path_buf(),
         change,
         rule,
+        restore: None,
     }
 }
+
+/// The `commondir` that `git worktree add` writes in `.git/worktrees/NAME`: the repository
+/// two levels up. Any other text, or this one through a link, can name a repository
+/// elsewhere, whose hooks and config git would then use for the worktree.
+const WORKTREE_COMMONDIR: &str = "../..";
 
 /// The files of a git directory, beside its hooks, that the check looks at.
 const OWN_FILES: [&str; 3] = ["config", "config.worktree", "commondir"];
@@ -222,11 +230,15 @@ fn check_git_dir(g: &GitDir, changes: Changes<'_>, ws: &Path, root: &Root, out: 
         }
         let commondir = g.dir.join("commondir");
         if changes.changed(&commondir) && !is_worktree_of(&g.dir) {
-            out.push(finding(
-                &commondir,
-                "created",
-                "git commondir (takes hooks and config from elsewhere)",
-            ));
+            let existed = changes.since.existed(&commondir);
+            out.push(Finding {
+                restore: (existed && linked_worktree_repo(&g.dir).is_some()).then_some("../..\n"),
+                ..finding(
+                    &commondir,
+                    if existed { "changed" } else { "created" },
+                    "git commondir (takes hooks and config from elsewhere)",
+                )
+            });
         }
     }
     // An included file is the project's (a `.gitconfig` it ships, say): judged by content,
@@ -293,26 +305,35 @@ impl HooksDir {
     }
 }
 
-/// A linked worktree's git directory (`.git/worktrees/NAME`) whose `commondir` leads back to
-/// the repository that holds it.
+/// A linked worktree's git directory (`.git/worktrees/NAME`) whose `commondir` is the one git
+/// writes, leading back to the repository that holds it with no link on the way. A
+/// `commondir` held read-only would keep `git worktree remove` from removing the directory
+/// (a mount point cannot be unlinked), so a changed one is judged here instead.
 fn is_worktree_of(git: &Path) -> bool {
-    let Some(repo) = git
-        .parent()
-        .filter(|p| p.file_name().is_some_and(|n| n == "worktrees"))
-        .and_then(Path::parent)
-    else {
+    let Some(repo) = linked_worktree_repo(git) else {
         return false;
     };
-    let Some(text) = gitdirs::read_text(&git.join("commondir")) else {
+    let text = gitdirs::read_text(&git.join("commondir"));
+    if text.as_deref().map(str::trim) != Some(WORKTREE_COMMONDIR) {
         return false;
-    };
+    }
     let (Ok(to), Ok(repo)) = (
-        std::fs::canonicalize(git.join(text.trim())),
+        std::fs::canonicalize(git.join(WORKTREE_COMMONDIR)),
         std::fs::canonicalize(repo),
     ) else {
         return false;
     };
     to == repo
+}
+
+/// The git directory holding `git` when `git` is `REPO/worktrees/NAME` and neither
+/// `worktrees` nor `NAME` is a symbolic link.
+fn linked_worktree_repo(git: &Path) -> Option<&Path> {
+    let worktrees = git
+        .parent()
+        .filter(|p| p.file_name().is_some_and(|n| n == "worktrees"))?;
+    let real = |p: &Path| walk::lstat(p).is_ok_and(|m| m.is_dir());
+    (real(git) && real(worktrees)).then_some(worktrees.parent()?)
 }
 
 fn check_hooks(hooks: &Path, changes: Changes<'_>, out: &mut Vec<Finding>) {

@@ -94,6 +94,11 @@ impl Since {
         self.absent.contains(path) && walk::lstat(path).is_ok()
     }
 
+    /// Whether `path` was there before the run.
+    pub(super) fn existed(&self, path: &Path) -> bool {
+        self.before.contains_key(path)
+    }
+
     pub(super) fn changed(&self, path: &Path) -> bool {
         match self.before.get(path) {
             Some(state) => file_state(path).as_ref() != Some(state),
@@ -369,7 +374,11 @@ impl Watch {
             Some(walk) => gitscan::scan(&self.workspace, &walk, &self.since, &self.gitlinks),
             None => Vec::new(),
         };
+        let mut restores = BTreeMap::new();
         for f in git {
+            if let Some(text) = f.restore {
+                restores.insert(f.path.clone(), text);
+            }
             found.push((f.path, f.change, f.rule.to_string()));
         }
         // Outer paths first: moving one carries what lies beneath it.
@@ -384,10 +393,13 @@ impl Watch {
                 } else {
                     Ok(None)
                 };
-                let restored = self.restore_link(&path);
+                let restored = match restores.get(&path) {
+                    Some(text) if moved.is_ok() => restore_file(&self.workspace, &path, text),
+                    _ => self.restore_link(&path),
+                };
                 let (quarantined, error) = match (moved, restored) {
                     (Ok(to), Ok(())) => (to, None),
-                    (Ok(to), Err(e)) => (to, Some(format!("restoring the link: {e}"))),
+                    (Ok(to), Err(e)) => (to, Some(format!("restoring what was there: {e}"))),
                     (Err(e), _) => (None, Some(e.to_string())),
                 };
                 ProtectedPath {
@@ -410,4 +422,25 @@ impl Watch {
             None => Ok(()),
         }
     }
+}
+
+/// Writes `text` as a new file at `path`, after the run (its tree is gone): refused when a
+/// directory on the way from `workspace` is a symbolic link, or anything is at `path`.
+fn restore_file(workspace: &Path, path: &Path, text: &str) -> io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut way = path
+        .ancestors()
+        .skip(1)
+        .take_while(|a| a.starts_with(workspace));
+    if way.any(|a| walk::lstat(a).is_ok_and(|m| m.file_type().is_symlink())) {
+        return Err(io::Error::other("a symbolic link on the way"));
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?
+        .write_all(text.as_bytes())
 }

@@ -20,6 +20,8 @@ git worktree add -q "$top/w/git-wt" -b wt-branch && (cd "$top/w/git-wt" && print
   && git add wt.txt && git commit -q -m 'from worktree') \
   && git log --format=%s -1 wt-branch | grep -qx 'from worktree' \
   && git worktree remove "$top/w/git-wt" && echo "OK git-worktree"
+# Left for the next run (git-later.sh) to remove: a worktree outlives the run that added it.
+git worktree add -q "$top/w/git-wt-kept" -b kept-branch || echo "worktree for a later run failed"
 git clone -q "$top" "$top/w/git-clone" && (cd "$top/w/git-clone" && git log --format=%s | grep -qx second) \
   && git clone -q --no-local "$top" /tmp/git-clone2 && test -f /tmp/git-clone2/w/git/feat.txt \
   && echo "OK git-clone"
