@@ -8,14 +8,15 @@
 //! protects) and `protected-names: partial` in its report.
 //!
 //! Mounting needs root (/dev/fuse is root's here), so the tests run only as root; the runs
-//! themselves are made as root and as uid 65534. Without FUSE, fusermount, Python or the
-//! package index the test is skipped with the reason; under CI=true that is a failure. The
+//! themselves are made as root and as uid 65534. fusermount and libfuse2 come from
+//! Debian's `fuse3` and `libfuse2`, installed when missing. Without FUSE, Python or the
+//! package indexes the test is skipped with the reason; under CI=true that is a failure. The
 //! runs skip the permission gate (`--no-policy`): it already denies a literal `.GIT/CONFIG`
 //! where it finds the directory folding case (src/pipeline/fold.rs), but not a name a
 //! program computes, and what is tested here is the sandbox.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 mod common;
-use common::venv::{ci, manifest, python_with};
+use common::venv::{ci, fuse_packages, manifest, python_with};
 use common::{Scratch, users};
 use sbx::host::NameCase;
 use sbx::host::names::probe;
@@ -47,10 +48,7 @@ fn fuse_missing() -> Option<String> {
     {
         return Some("/dev/fuse cannot be opened".into());
     }
-    if Command::new("fusermount").arg("-V").output().is_err() {
-        return Some("fusermount is not installed".into());
-    }
-    None
+    fuse_packages().err()
 }
 
 /// The python that runs the fixture, or `None` (skipped, with the reason) when it cannot run.

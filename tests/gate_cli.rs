@@ -710,7 +710,7 @@ fn output_to_a_closed_pipe_ends_quietly() {
 }
 
 /// A case-insensitive file system for the test, over FUSE (tests/data/casefold_fs.py, with
-/// fusepy and libfuse2, installed here when missing). Unmounted when dropped.
+/// fusepy in the tests' virtual environment and libfuse2, installed when missing). Unmounted when dropped.
 struct CaseFold {
     mnt: std::path::PathBuf,
     child: std::process::Child,
@@ -718,44 +718,27 @@ struct CaseFold {
 
 impl CaseFold {
     fn mount(back: &std::path::Path, mnt: &std::path::Path) -> Option<CaseFold> {
-        let ready = || {
-            std::process::Command::new("python3")
-                .args(["-c", "import fuse"])
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
+        let python = if nix::unistd::geteuid().is_root() {
+            venv::fuse_packages().and_then(|()| {
+                venv::python_with(
+                    "casefold-venv",
+                    "tests/casefold/requirements.txt",
+                    "import fuse",
+                )
+            })
+        } else {
+            Err("mounting FUSE needs root (/dev/fuse is root's)".into())
         };
-        if !ready() && nix::unistd::geteuid().is_root() {
-            let quiet = |c: &mut std::process::Command| {
-                c.stdout(Stdio::null()).status().is_ok_and(|s| s.success())
-            };
-            let apt = |args: &[&str]| quiet(std::process::Command::new("apt-get").args(args));
-            let install = ["install", "-y", "-qq", "libfuse2", "fuse3"];
-            if !apt(&install) {
-                // A fresh machine has no package lists yet.
-                apt(&["update", "-qq"]);
-                apt(&install);
-            }
-            quiet(std::process::Command::new("python3").args([
-                "-m",
-                "pip",
-                "install",
-                "-q",
-                "fusepy==3.0.1",
-            ]));
-        }
-        let usable = ready()
-            && std::path::Path::new("/dev/fuse").exists()
-            && nix::unistd::geteuid().is_root();
+        let usable = python.is_ok() && std::path::Path::new("/dev/fuse").exists();
         if !require(
-            "FUSE with fusepy and libfuse2 (a case-insensitive file system)",
+            &format!("FUSE with fusepy and libfuse2 (a case-insensitive file system): {python:?}"),
             usable,
         ) {
             return None;
         }
         let script =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/casefold_fs.py");
-        let child = std::process::Command::new("python3")
+        let child = std::process::Command::new(python.unwrap())
             .arg(script)
             .args([back, mnt])
             .stderr(Stdio::null())

@@ -100,6 +100,21 @@ fn fixture() -> Fixture {
     }
 }
 
+/// `[glob-chars-in-names]`: links out of the workspace whose names hold wildcard characters
+/// (`odd/n*` and `odd/we[i]rd` -> ~/.netrc, `odd/h?` -> ~), beside a plain file.
+fn glob_named_links(ws: &Path, home: &Path) {
+    let odd = ws.join("odd");
+    std::fs::create_dir_all(&odd).unwrap();
+    std::fs::write(odd.join("plain.txt"), "x\n").unwrap();
+    for (name, to) in [
+        ("n*", home.join(".netrc")),
+        ("we[i]rd", home.join(".netrc")),
+        ("h?", home.to_path_buf()),
+    ] {
+        std::os::unix::fs::symlink(to, odd.join(name)).unwrap();
+    }
+}
+
 /// The workspace repository's refs (`[upstream-writes]`): on `main`, local `main` and
 /// `topic-old`, remote branches `origin/x`, `origin/feat` and `origin/packed` (packed),
 /// `origin/HEAD`, a tag `v1`.
@@ -244,6 +259,7 @@ fn gate_setup(fx: &Fixture, user_policy: &str) -> (CapabilitySet, Arc<Policy>) {
     std::fs::write(home.join(".config/gh/hosts.yml"), "x\n").unwrap();
     std::fs::write(home.join(".ssh/id_rsa"), "x\n").unwrap();
     std::fs::write(home.join(".gitconfig"), "[user]\n").unwrap();
+    glob_named_links(&ws, &home);
     for d in [".codex", ".claude", ".aws"] {
         std::fs::create_dir_all(home.join(d)).unwrap();
     }

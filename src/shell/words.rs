@@ -19,8 +19,12 @@ pub(crate) struct Word {
     pub value: String,
     /// The value is fully known (no expansion, no glob).
     pub exact: bool,
-    /// Contains an unquoted glob character.
+    /// Contains an unquoted glob character. The value is then a pattern: a quoted `*`, `?`
+    /// or `[` in it is written `[*]`, `[?]`, `[[]` (see [`quote_wild`]).
     pub glob: bool,
+    /// Byte offsets in `value` of quoted `*`, `?` and `[`: literal characters, escaped when
+    /// the word turns out to be a pattern.
+    pub quoted_wild: Vec<usize>,
     /// Contains a command or process substitution.
     pub subst: bool,
     /// Contains an expansion whose value is not known.
@@ -36,6 +40,23 @@ pub(crate) struct Word {
 }
 
 impl Word {
+    /// The value as a glob pattern: a word with no unquoted wildcard has its `*`, `?` and `[`
+    /// bracketed, so that joined with a pattern it still names only itself.
+    pub fn pattern(&self) -> String {
+        if self.glob {
+            return self.value.clone();
+        }
+        let mut out = String::with_capacity(self.value.len());
+        for c in self.value.chars() {
+            if matches!(c, '*' | '?' | '[') {
+                out.extend(['[', c, ']']);
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    }
+
     pub fn literal(s: &str) -> Word {
         Word {
             raw: s.to_string(),
@@ -94,8 +115,7 @@ fn convert_parts(node: &Node, env: &Env<'_>) -> Word {
             }
             NodeKind::AnsiCQuote { decoded: text, .. }
             | NodeKind::LocaleString { inner: text, .. } => {
-                w.display.push_str(text);
-                w.value.push_str(text);
+                text.chars().for_each(|c| push_quoted(&mut w, c));
             }
             NodeKind::ParamExpansion { param, op, .. } => {
                 param_part(&mut w, part.source_text(value), param, op.is_some(), env);
@@ -120,8 +140,29 @@ fn convert_parts(node: &Node, env: &Env<'_>) -> Word {
     }
     if w.glob {
         w.exact = false;
+        quote_wild(&mut w);
     }
     w
+}
+
+/// A pattern's quoted wildcards as the bracket forms that match only themselves: `'n*'*` is
+/// the pattern `n[*]*`, which matches `n*x` and not `nx`.
+fn quote_wild(w: &mut Word) {
+    if w.quoted_wild.is_empty() {
+        return;
+    }
+    let mut out = String::with_capacity(w.value.len() + 2 * w.quoted_wild.len());
+    for (i, c) in w.value.char_indices() {
+        if w.quoted_wild.contains(&i) {
+            out.push('[');
+            out.push(c);
+            out.push(']');
+        } else {
+            out.push(c);
+        }
+    }
+    w.value = out;
+    w.quoted_wild.clear();
 }
 
 /// bash expands braces before tildes and variables (`{~,x}/.netrc` is `~/.netrc` and
@@ -345,12 +386,12 @@ fn literal_part(text: &str, dq: &mut bool, w: &mut Word, first: bool, env: &Env<
                     if q == '\'' {
                         break;
                     }
-                    push(w, q);
+                    push_quoted(w, q);
                 }
             }
             '\\' => match chars.next() {
                 Some('\n') | None => {}
-                Some(n) => push(w, n),
+                Some(n) => push_quoted(w, n),
             },
             '~' if start => tilde(&mut chars, w, env),
             // bash expands a `~` after the first `=` of a word shaped like an assignment
@@ -398,7 +439,7 @@ fn in_double_quotes(
             }
             _ => push(w, '\\'),
         },
-        _ => push(w, c),
+        _ => push_quoted(w, c),
     }
 }
 
@@ -458,6 +499,14 @@ fn push(w: &mut Word, c: char) {
     w.value.push(c);
 }
 
+/// A quoted or escaped character: a wildcard among them is literal.
+fn push_quoted(w: &mut Word, c: char) {
+    if matches!(c, '*' | '?' | '[') {
+        w.quoted_wild.push(w.value.len());
+    }
+    push(w, c);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -495,6 +544,26 @@ mod tests {
     }
 
     /// As bash: `~` after the `=` of an assignment-shaped word, and after its `:`s.
+    #[test]
+    fn quoted_wildcards_are_characters_of_the_name() {
+        let w = words(r#"cat 'n*' n\? "a[b]" 'n*'* \[x]? $'q*'?"#);
+        let got: Vec<(&str, bool)> = w.iter().map(|w| (w.value.as_str(), w.glob)).collect();
+        assert_eq!(
+            got,
+            [
+                ("cat", false),
+                ("n*", false),
+                ("n?", false),
+                ("a[b]", false),
+                ("n[*]*", true),
+                ("[[]x]?", true),
+                ("q[*]?", true),
+            ]
+        );
+        assert_eq!(w[1].pattern(), "n[*]");
+        assert_eq!(w[4].pattern(), "n[*]*");
+    }
+
     #[test]
     fn tilde_after_an_assignment_shaped_prefix() {
         let w = words(r#"dd if=~/k P=a:~/b --file=~/z x=y=~/q 'if=~/s' n=\~/t"#);

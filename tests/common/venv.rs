@@ -30,6 +30,41 @@ pub fn run_ok(cmd: &mut Command) -> Result<(), String> {
     ))
 }
 
+/// Installs Debian `packages` with apt-get (refreshing the package lists once if the first
+/// try fails, as on a fresh machine) when `present` says they are missing. Needs root.
+pub fn debian_packages(packages: &[&str], present: impl Fn() -> bool) -> Result<(), String> {
+    if present() {
+        return Ok(());
+    }
+    if !nix::unistd::geteuid().is_root() {
+        return Err(format!("installing {packages:?} needs root"));
+    }
+    let install = |()| {
+        run_ok(
+            Command::new("apt-get")
+                .args(["install", "-y", "-qq", "--no-install-recommends"])
+                .args(packages)
+                .env("DEBIAN_FRONTEND", "noninteractive"),
+        )
+    };
+    install(())
+        .or_else(|_| run_ok(Command::new("apt-get").args(["update", "-qq"])).and_then(install))?;
+    if present() {
+        Ok(())
+    } else {
+        Err(format!("{packages:?} are installed but still missing"))
+    }
+}
+
+/// fusermount and libfuse2 (which fusepy loads), from Debian's `fuse3` and `libfuse2`.
+pub fn fuse_packages() -> Result<(), String> {
+    let present = || {
+        Command::new("fusermount").arg("-V").output().is_ok()
+            && run_ok(Command::new("dpkg").args(["-s", "libfuse2"])).is_ok()
+    };
+    debian_packages(&["fuse3", "libfuse2"], present)
+}
+
 /// The python of the environment `name` under the target directory that runs `check` (an
 /// import line), installing `requirements` (relative to the repository) when it does not.
 pub fn python_with(name: &str, requirements: &str, check: &str) -> Result<PathBuf, String> {

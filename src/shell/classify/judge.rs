@@ -325,7 +325,13 @@ fn path_value(w: &Word) -> Option<String> {
     }
     let pathy = v.starts_with('/') || v.starts_with('.') || v.contains('/');
     pathy.then(|| {
-        let cut = v.find(['*', '?', '[', '{', '$']).unwrap_or(v.len());
+        // A quoted wildcard is a literal character of the name (`'n*'` names `n*`).
+        let cut = match (w.glob, w.unknown) {
+            (false, false) => None,
+            (false, true) => v.find('$'),
+            (true, _) => v.find(['*', '?', '[', '{', '$']),
+        }
+        .unwrap_or(v.len());
         let prefix = v.get(..cut).unwrap_or(v);
         if cut == v.len() {
             prefix.to_string()

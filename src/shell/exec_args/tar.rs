@@ -184,9 +184,14 @@ fn under(dir: &Word, member: &Word) -> Word {
     Word {
         raw: join(&dir.raw, &member.raw),
         display: join(&dir.display, &member.display),
-        value: join(&dir.value, &member.value),
+        value: if dir.glob || member.glob {
+            join(&dir.pattern(), &member.pattern())
+        } else {
+            join(&dir.value, &member.value)
+        },
         exact: dir.exact && member.exact,
         glob: dir.glob || member.glob,
+        quoted_wild: Vec::new(),
         subst: dir.subst || member.subst,
         unknown: dir.unknown || member.unknown,
         var_unknown: dir.var_unknown || member.var_unknown,
