@@ -1108,3 +1108,37 @@ fn workspace_net_fetches_from_its_named_hosts_and_asks_for_others() {
     let other = fetch("https://evil.example/x");
     assert_eq!(other["decision"], "ask", "{other}");
 }
+
+/// With `CDPATH` in the environment the command inherits, `cd notes` goes to the first
+/// `notes` under one of its directories (here the home's) before the working directory's,
+/// so what follows is relative to a directory only known when it runs; `cd ./notes` is not
+/// looked up there, and without `CDPATH` the same line is allowed.
+#[test]
+fn cd_through_cdpath_leaves_the_directory_unknown() {
+    let s = Scratch::new(None);
+    for base in [&s.ws, &s.home] {
+        std::fs::create_dir_all(base.join("notes")).unwrap();
+        std::fs::write(base.join("notes/todo.txt"), "x\n").unwrap();
+    }
+    let check = |cdpath: Option<&std::path::Path>, line: &str| -> Value {
+        let mut cmd = s.sbx(&["check", "--json", "--", line]);
+        match cdpath {
+            Some(p) => cmd.env("CDPATH", p),
+            None => cmd.env_remove("CDPATH"),
+        };
+        let o = cmd.output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        serde_json::from_str(&stdout(&o)).unwrap()
+    };
+    let line = "cd notes && cat todo.txt";
+    let plain = check(None, line);
+    assert_eq!(plain["decision"], "allow", "{plain}");
+    let searched = check(Some(&s.home), line);
+    assert_eq!(searched["decision"], "ask", "{searched}");
+    assert!(
+        searched.to_string().contains("only known when it runs"),
+        "{searched}"
+    );
+    let anchored = check(Some(&s.home), "cd ./notes && cat todo.txt");
+    assert_eq!(anchored["decision"], "allow", "{anchored}");
+}

@@ -362,6 +362,11 @@ fn plant_project_files(ws: &Path) {
             "yarnPath: .yarn/releases/yarn.cjs\n",
         ),
         ("yarn-plain/.yarnrc.yml", "nodeLinker: node-modules\n"),
+        ("mvn-agent/.mvn/jvm.config", "-javaagent:./a.jar\n"),
+        ("mvn-ext/.mvn/extensions.xml", "<extensions/>\n"),
+        ("mvn-ext/sub/pom.xml", "<project/>\n"),
+        ("mvn-plain/pom.xml", "<project/>\n"),
+        ("mvn-plain/.mvn/jvm.config", "\n"),
     ];
     for (f, text) in files {
         std::fs::create_dir_all(ws.join(f).parent().unwrap()).unwrap();

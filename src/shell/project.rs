@@ -29,6 +29,9 @@ fn files_of(program: &str) -> Vec<(&'static str, Check)> {
     if program == "yarn" {
         out.extend(t::YARN_CONFIG.iter().map(|f| (*f, yarn_config as Check)));
     }
+    if t::MAVEN.contains(&program) {
+        out.extend(t::MAVEN_CONFIG.iter().map(|f| (*f, maven_config as Check)));
+    }
     out
 }
 
@@ -174,6 +177,13 @@ fn yarn_config(text: &str, _sub: &str) -> Option<String> {
         .iter()
         .find(|k| text.contains(**k))
         .map(|k| format!("sets `{k}`, a file every yarn command runs"))
+}
+
+/// Maven's options and extensions: anything but blank lines, as any option can load code.
+fn maven_config(text: &str, _sub: &str) -> Option<String> {
+    text.lines()
+        .any(|l| !l.trim().is_empty())
+        .then(|| "gives Maven options or extensions, which can load code".to_string())
 }
 
 #[cfg(test)]

@@ -239,10 +239,22 @@ fn cd_target(c: &Ctx<'_, '_, '_>, args: &[Word]) -> Cwd {
     let physical = args.iter().any(|a| a.value == "-P");
     match target {
         None => Some(vec![ctx.workspace.home.clone()]),
-        Some(t) if t.value == "-" || rotates(t) => None,
+        Some(t) if t.value == "-" || rotates(t) || searched_in_cdpath(t) => None,
         Some(t) if physical => dir_from(t, c.cmd.cwd, ctx),
         Some(t) => logical_dir(t, c.cmd.cwd, ctx),
     }
+}
+
+/// Whether the shell looks `t` up in `CDPATH` first, where that variable is set for the
+/// command (it is inherited from the environment the analysis runs in): a name that does not
+/// start with `/`, `./` or `../` (`cd .ssh` goes to `~/.ssh` under `CDPATH=~`).
+fn searched_in_cdpath(t: &Word) -> bool {
+    let v = t.value.as_str();
+    let anchored = v.starts_with('/')
+        || matches!(v, "." | "..")
+        || v.starts_with("./")
+        || v.starts_with("../");
+    !anchored && std::env::var_os("CDPATH").is_some_and(|p| !p.is_empty())
 }
 
 /// Candidate directories past which the working directory is taken as not known.

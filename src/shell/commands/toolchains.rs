@@ -79,6 +79,14 @@ const NO_PROJECT_CODE: &[&str] = &["ruff", "isort", "shellcheck", "tsc", "rustfm
 
 pub(super) fn build_tool(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
     build_class(j, c, name, args);
+    if crate::shell::tables::project::MAVEN.contains(&name) {
+        let run = Run {
+            program: name,
+            sub: "",
+            dirs: c.cmd.cwd,
+        };
+        project::judge(j, c.w.ctx, &run);
+    }
     if RUSTUP_PROXIES.contains(&name) {
         let run = Run {
             program: name,

@@ -90,6 +90,30 @@ const EXACT: &[(&str, &str)] = &[
     ("RUBYLIB", RUNS),
     ("JAVA_TOOL_OPTIONS", OPTIONS),
     ("_JAVA_OPTIONS", OPTIONS),
+    // The `java` launcher reads JDK_JAVA_OPTIONS; the others are read by the launch scripts
+    // of Maven, Gradle, sbt and most Java programs (`-javaagent:` runs code at start-up).
+    ("JDK_JAVA_OPTIONS", OPTIONS),
+    ("JAVA_OPTS", OPTIONS),
+    ("MAVEN_OPTS", OPTIONS),
+    ("MAVEN_ARGS", OPTIONS),
+    ("GRADLE_OPTS", OPTIONS),
+    ("SBT_OPTS", OPTIONS),
+    // The JVM, the class path and the installations the launch scripts run from.
+    ("JAVA_HOME", RUNS),
+    ("CLASSPATH", RUNS),
+    ("M2_HOME", RUNS),
+    ("MAVEN_HOME", RUNS),
+    ("GRADLE_HOME", RUNS),
+    // Init scripts in `init.d` run in every build, `gradle -v` included.
+    ("GRADLE_USER_HOME", CONFIG),
+    // gpg.conf and gpg-agent.conf name programs (`photo-viewer`, `pinentry-program`), and
+    // git runs gpg to show or make signatures.
+    ("GNUPGHOME", CONFIG),
+    ("GOROOT", RUNS),
+    ("PYTHONUSERBASE", RUNS),
+    ("GEM_HOME", RUNS),
+    ("GEM_PATH", RUNS),
+    ("BUNDLE_GEMFILE", RUNS),
     ("MAKEFLAGS", OPTIONS),
     ("RUSTC", RUNS),
     ("RUSTC_WRAPPER", RUNS),
@@ -132,6 +156,10 @@ const PREFIXES: &[(&str, &str)] = &[
     (GIT_TRACE, "makes git write a trace to the file it names"),
     // Any option of pip (`PIP_PYTHON` runs another interpreter, `PIP_LOG` writes a file).
     ("PIP_", OPTIONS),
+    // Any npm setting (`npm_config_script_shell`, `npm_config_node_options`, `..._userconfig`),
+    // which npm reads in either case.
+    ("npm_config_", OPTIONS),
+    ("NPM_CONFIG_", OPTIONS),
     (
         "BASH_FUNC_",
         "defines a function that a child bash runs in place of a command",
@@ -181,6 +209,12 @@ mod tests {
             "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER",
             "PIP_CONFIG_FILE",
             "PIP_PYTHON",
+            "JDK_JAVA_OPTIONS",
+            "MAVEN_OPTS",
+            "JAVA_HOME",
+            "CLASSPATH",
+            "npm_config_script_shell",
+            "NPM_CONFIG_USERCONFIG",
         ] {
             assert!(exec_env(name, "x").is_some(), "{name}");
         }

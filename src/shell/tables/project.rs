@@ -17,6 +17,19 @@ pub(crate) const RUST_TOOLCHAIN: &[&str] = &["rust-toolchain.toml", "rust-toolch
 /// `.yarnrc`, name JavaScript files that every yarn command runs.
 pub(crate) const YARN_CONFIG: &[&str] = &[".yarnrc.yml", ".yarnrc"];
 
+/// Maven's project files, found in the directory of the project (the first one above the
+/// working directory that has `.mvn`): JVM options for Maven itself (`-javaagent:` runs code
+/// at start-up), Maven options (`-Dmaven.ext.class.path=` loads extensions) and core
+/// extensions, which are loaded and run on every command, `mvn -v` included.
+pub(crate) const MAVEN_CONFIG: &[&str] = &[
+    ".mvn/jvm.config",
+    ".mvn/maven.config",
+    ".mvn/extensions.xml",
+];
+
+/// The programs that read [`MAVEN_CONFIG`].
+pub(crate) const MAVEN: &[&str] = &["mvn", "mvnd"];
+
 /// The keys of [`YARN_CONFIG`] that name files yarn runs.
 pub(crate) const YARN_PROGRAM_KEYS: &[&str] = &["yarnPath", "plugins", "yarn-path"];
 
