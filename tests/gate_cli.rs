@@ -1142,3 +1142,39 @@ fn cd_through_cdpath_leaves_the_directory_unknown() {
     let anchored = check(Some(&s.home), "cd ./notes && cat todo.txt");
     assert_eq!(anchored["decision"], "allow", "{anchored}");
 }
+
+/// A policy's examples are judged in a workspace of their own: a repository whose
+/// `.cargo/config.toml` names `sccache` as its `rustc-wrapper` (which makes the shipped
+/// example `cargo metadata` ask there) still loads, and `cargo metadata` asks in it as the
+/// analysis says, while the example's own decision holds elsewhere. A project policy whose
+/// example its rules contradict still does not load.
+#[test]
+fn a_workspace_s_files_do_not_break_the_policy_s_examples() {
+    let s = Scratch::new(None);
+    std::fs::create_dir_all(s.ws.join(".cargo")).unwrap();
+    std::fs::write(
+        s.ws.join(".cargo/config.toml"),
+        "[build]\nrustc-wrapper = \"sccache\"\n",
+    )
+    .unwrap();
+    let ls = check_json(&s, &["--", "ls"]);
+    assert_eq!(ls["decision"], "allow", "{ls}");
+    let metadata = check_json(&s, &["--", "cargo metadata"]);
+    assert_eq!(metadata["decision"], "ask", "{metadata}");
+    let ran = s
+        .sbx(&["run", "--profile", "workspace", "--", "echo", "ran"])
+        .output()
+        .unwrap();
+    assert_eq!(ran.status.code(), Some(0), "{}", text(&ran));
+    assert_eq!(stdout(&ran).trim(), "ran");
+
+    std::fs::create_dir_all(s.ws.join(".sbx")).unwrap();
+    std::fs::write(
+        s.ws.join(".sbx/policy.toml"),
+        "[policy]\nallow = [\"Bash(git diff *)\"]\n[policy.examples]\nmust_deny = [\"git diff\"]\n",
+    )
+    .unwrap();
+    let o = s.sbx(&["check", "--", "ls"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("example `git diff`"), "{}", text(&o));
+}

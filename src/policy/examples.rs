@@ -10,6 +10,15 @@ use crate::shell::{self, ShellContext};
 use crate::workspace::WorkspaceContext;
 use std::path::PathBuf;
 
+/// Where examples are judged: a workspace and a home that do not exist, so that an example
+/// means the same wherever its source loads, whatever files the workspace holds.
+pub fn workspace() -> WorkspaceContext {
+    WorkspaceContext::new(
+        "/nonexistent-sbx-examples/workspace",
+        "/nonexistent-sbx-examples/home",
+    )
+}
+
 /// The decision the rules and the shell analysis give a command in default mode
 /// (no floor, no grants, no hooks), with a short explanation.
 pub fn command_decision(policy: &Policy, command: &str) -> (Decision, String) {

@@ -58,6 +58,10 @@ pub struct PolicySource {
     /// The text is one compiled into sbx (the built-in policy or a built-in profile's
     /// default policy), whose examples the test suite checks.
     pub shipped: bool,
+    /// The text it was parsed from, and whether only a `[policy]` table may stand at its top
+    /// level: its examples are judged with it parsed again for a workspace of their own.
+    pub(crate) text: std::sync::Arc<str>,
+    pub(crate) strict_top: bool,
 }
 
 impl PolicySource {
@@ -71,7 +75,20 @@ impl PolicySource {
             hooks: Vec::new(),
             examples: Vec::new(),
             shipped: false,
+            text: std::sync::Arc::from(""),
+            strict_top: true,
         }
+    }
+
+    /// The same text parsed for `workspace`.
+    pub(crate) fn reparsed(&self, workspace: &WorkspaceContext) -> Result<Self, PolicyError> {
+        parse(
+            &self.text,
+            self.kind,
+            &self.file,
+            workspace,
+            self.strict_top,
+        )
     }
 }
 
@@ -161,6 +178,8 @@ fn parse(
         message: e.message().to_string(),
     })?;
     let mut out = PolicySource::empty(kind, file);
+    out.text = std::sync::Arc::from(text);
+    out.strict_top = strict_top;
     // By text, not name: a caller may hand any text under a built-in's name.
     out.shipped = match kind {
         SourceKind::Builtin => text == super::BUILTIN_POLICY,
