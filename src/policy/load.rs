@@ -55,13 +55,26 @@ pub struct PolicySource {
     pub hooks: Vec<PolicyHookSpec>,
     /// Its examples.
     pub examples: Vec<Example>,
+    /// The text it was parsed from: its examples are judged with it parsed again for a
+    /// workspace of their own.
+    pub(crate) text: SourceText,
     /// The text is one compiled into sbx (the built-in policy or a built-in profile's
     /// default policy), whose examples the test suite checks.
     pub shipped: bool,
-    /// The text it was parsed from, and whether only a `[policy]` table may stand at its top
-    /// level: its examples are judged with it parsed again for a workspace of their own.
-    pub(crate) text: std::sync::Arc<str>,
-    pub(crate) strict_top: bool,
+}
+
+/// A source's text, and whether only a `[policy]` table may stand at its top level. Not
+/// shown in its `Debug`: two texts that parse the same are the same source.
+#[derive(Clone)]
+pub(crate) struct SourceText {
+    text: std::sync::Arc<str>,
+    strict_top: bool,
+}
+
+impl std::fmt::Debug for SourceText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SourceText(..)")
+    }
 }
 
 impl PolicySource {
@@ -74,20 +87,22 @@ impl PolicySource {
             mode: None,
             hooks: Vec::new(),
             examples: Vec::new(),
+            text: SourceText {
+                text: std::sync::Arc::from(""),
+                strict_top: true,
+            },
             shipped: false,
-            text: std::sync::Arc::from(""),
-            strict_top: true,
         }
     }
 
     /// The same text parsed for `workspace`.
     pub(crate) fn reparsed(&self, workspace: &WorkspaceContext) -> Result<Self, PolicyError> {
         parse(
-            &self.text,
+            &self.text.text,
             self.kind,
             &self.file,
             workspace,
-            self.strict_top,
+            self.text.strict_top,
         )
     }
 }
@@ -178,8 +193,10 @@ fn parse(
         message: e.message().to_string(),
     })?;
     let mut out = PolicySource::empty(kind, file);
-    out.text = std::sync::Arc::from(text);
-    out.strict_top = strict_top;
+    out.text = SourceText {
+        text: std::sync::Arc::from(text),
+        strict_top,
+    };
     // By text, not name: a caller may hand any text under a built-in's name.
     out.shipped = match kind {
         SourceKind::Builtin => text == super::BUILTIN_POLICY,

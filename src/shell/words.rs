@@ -141,8 +141,70 @@ fn convert_parts(node: &Node, env: &Env<'_>) -> Word {
     if w.glob {
         w.exact = false;
         quote_wild(&mut w);
+        w.value = classes_as_any(&w.value);
     }
     w
+}
+
+/// A bracket expression holding a POSIX class, collating symbol or equivalence class
+/// (`[[:alpha:]]`, `[[.c.]]`, `[[=c=]]`), which the glob crates here do not know, as `?`: any
+/// one character, which matches every name it matches and more (`~/.netr[[:alpha:]]` is
+/// judged as `~/.netr?`, which meets `~/.netrc`).
+fn classes_as_any(v: &str) -> String {
+    if !["[[:", "[[.", "[[=", "[![:", "[^[:"]
+        .iter()
+        .any(|o| v.contains(o))
+    {
+        return v.to_string();
+    }
+    let chars: Vec<char> = v.chars().collect();
+    let mut out = String::with_capacity(v.len());
+    let mut i = 0;
+    while i < chars.len() {
+        match (chars[i] == '[').then(|| bracket_end(&chars, i)).flatten() {
+            Some((end, true)) => {
+                out.push('?');
+                i = end + 1;
+            }
+            Some((end, false)) => {
+                out.extend(&chars[i..=end]);
+                i = end + 1;
+            }
+            None => {
+                out.push(chars[i]);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The index of the `]` closing the bracket expression opened at `open`, and whether it holds
+/// a `[:`, `[.` or `[=` form; `None` when nothing closes it.
+fn bracket_end(chars: &[char], open: usize) -> Option<(usize, bool)> {
+    let mut i = open + 1;
+    if matches!(chars.get(i), Some('!' | '^')) {
+        i += 1;
+    }
+    // A `]` first is a member, not the end.
+    if chars.get(i) == Some(&']') {
+        i += 1;
+    }
+    let mut class = false;
+    while let Some(&c) = chars.get(i) {
+        match (c, chars.get(i + 1)) {
+            (']', _) => return Some((i, class)),
+            ('[', Some(&k @ (':' | '.' | '='))) => {
+                class = true;
+                // Past the form's closing `k]`.
+                let close = (i + 2..chars.len().saturating_sub(1))
+                    .find(|&j| chars[j] == k && chars[j + 1] == ']')?;
+                i = close + 2;
+            }
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 /// A pattern's quoted wildcards as the bracket forms that match only themselves: `'n*'*` is
@@ -562,6 +624,9 @@ mod tests {
         );
         assert_eq!(w[1].pattern(), "n[*]");
         assert_eq!(w[4].pattern(), "n[*]*");
+        let w = words("cat ~/.netr[[:alpha:]] a[[.c.]]b[![:digit:]x] [ab] '[[:x:]]'*");
+        let vals: Vec<&str> = w.iter().map(|w| w.value.as_str()).collect();
+        assert_eq!(vals, ["cat", "/h/.netr?", "a?b?", "[ab]", "[[][[]:x:]]*"]);
     }
 
     #[test]

@@ -482,4 +482,26 @@ fn pager(j: &mut Judge, name: &str, args: &[Word]) {
             format!("[shell.exec-arg.pager] `{name}` option runs a command"),
         );
     }
+    if name == "man"
+        && let Some(page) = args.iter().find(|a| local_page(a))
+    {
+        j.raise(
+            Class::Opaque,
+            format!(
+                "[shell.man.local] `man {}` formats a page file, whose requests (`.so`) include and print other files",
+                page.display
+            ),
+        );
+    }
+}
+
+/// A `man` operand that is a file rather than a page name (`./page.1`, `-l page.1`,
+/// `--local-file`), or an option that names where pages come from (`-M DIR`).
+fn local_page(a: &Word) -> bool {
+    let v = a.value.as_str();
+    let option = v.starts_with('-');
+    (option && (v == "-M" || v.starts_with("--manpath") || v.starts_with("-M")))
+        || (option && !v.starts_with("--") && v.contains('l'))
+        || v.starts_with("--local-file")
+        || (!option && v.contains('/'))
 }

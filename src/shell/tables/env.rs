@@ -114,6 +114,42 @@ const EXACT: &[(&str, &str)] = &[
     ("GEM_HOME", RUNS),
     ("GEM_PATH", RUNS),
     ("BUNDLE_GEMFILE", RUNS),
+    // curl reads `.curlrc` from CURL_HOME (`data = "@file"`, `url = ...`), wget its wgetrc.
+    ("CURL_HOME", CONFIG),
+    ("WGETRC", CONFIG),
+    ("MANPATH", CONFIG),
+    // A page's `.so` requests include other files, which man prints.
+    ("MANSECT", OPTIONS),
+    ("MANROFFOPT", OPTIONS),
+    ("GROFF_TMAC_PATH", CONFIG),
+    // Requests go through the host these name, with what they carry.
+    ("http_proxy", PROXY),
+    ("https_proxy", PROXY),
+    ("HTTP_PROXY", PROXY),
+    ("HTTPS_PROXY", PROXY),
+    ("ALL_PROXY", PROXY),
+    ("all_proxy", PROXY),
+    ("ftp_proxy", PROXY),
+    ("FTP_PROXY", PROXY),
+    // Files read or written where the value says.
+    (
+        "MAGIC",
+        "makes `file` read the file it names as its magic database, printing its lines",
+    ),
+    ("SSLKEYLOGFILE", WRITES),
+    ("LESSHISTFILE", WRITES),
+    ("NODE_REPL_HISTORY", WRITES),
+    ("SQLITE_HISTORY", WRITES),
+    ("MYSQL_HISTFILE", WRITES),
+    ("PSQL_HISTORY", WRITES),
+    ("PSQLRC", CONFIG),
+    ("INPUTRC", CONFIG),
+    ("LOCPATH", CONFIG),
+    ("TERMINFO_DIRS", CONFIG),
+    ("TZDIR", CONFIG),
+    // uv and yarn take their interpreter, environment and configuration from these.
+    ("VIRTUAL_ENV", RUNS),
+    ("CONDA_PREFIX", RUNS),
     ("MAKEFLAGS", OPTIONS),
     ("RUSTC", RUNS),
     ("RUSTC_WRAPPER", RUNS),
@@ -135,6 +171,11 @@ const EXACT: &[(&str, &str)] = &[
     ("BUILDKIT_HOST", "sends buildctl commands to another daemon"),
     ("DOCKER_CONFIG", CONFIG),
 ];
+
+/// The variable sends requests through another host.
+const PROXY: &str = "sends requests, and what they carry, through another host";
+/// The variable names a file the program writes.
+const WRITES: &str = "makes the program write to the file it names";
 
 /// Where git keeps its repository, index and objects.
 const GIT_ELSEWHERE: &str = "points git at another repository, index or object store";
@@ -164,6 +205,66 @@ const PREFIXES: &[(&str, &str)] = &[
         "BASH_FUNC_",
         "defines a function that a child bash runs in place of a command",
     ),
+    ("UV_", OPTIONS),
+    ("YARN_", OPTIONS),
+    ("CONDA_", CONFIG),
+];
+
+/// git's and Python's variables are findings as families (`GIT_TEST_FSMONITOR` runs a
+/// command on `git status`, `PYTHONPYCACHEPREFIX` loads compiled modules from where it says,
+/// `PYTHONWARNINGS` imports a module), except the ones here, which change no program, file
+/// or repository.
+const FAMILIES: &[(&str, &str, &[&str])] = &[
+    (
+        "GIT_",
+        "changes what git runs, reads or writes",
+        &[
+            "GIT_AUTHOR_NAME",
+            "GIT_AUTHOR_EMAIL",
+            "GIT_AUTHOR_DATE",
+            "GIT_COMMITTER_NAME",
+            "GIT_COMMITTER_EMAIL",
+            "GIT_COMMITTER_DATE",
+            "GIT_TERMINAL_PROMPT",
+            "GIT_FLUSH",
+            "GIT_OPTIONAL_LOCKS",
+            "GIT_LITERAL_PATHSPECS",
+            "GIT_GLOB_PATHSPECS",
+            "GIT_NOGLOB_PATHSPECS",
+            "GIT_ICASE_PATHSPECS",
+            "GIT_PROGRESS_DELAY",
+            "GIT_MERGE_VERBOSITY",
+            "GIT_REFLOG_ACTION",
+            "GIT_ADVICE",
+            "GIT_NO_REPLACE_OBJECTS",
+            "GIT_DEFAULT_HASH",
+        ],
+    ),
+    (
+        "PYTHON",
+        "changes what Python loads or runs",
+        &[
+            "PYTHONUNBUFFERED",
+            "PYTHONDONTWRITEBYTECODE",
+            "PYTHONIOENCODING",
+            "PYTHONHASHSEED",
+            "PYTHONUTF8",
+            "PYTHONFAULTHANDLER",
+            "PYTHONNOUSERSITE",
+            "PYTHONSAFEPATH",
+            "PYTHONOPTIMIZE",
+            "PYTHONVERBOSE",
+            "PYTHONTRACEMALLOC",
+            "PYTHONMALLOC",
+            "PYTHONMALLOCSTATS",
+            "PYTHONCOERCECLOCALE",
+            "PYTHONDEVMODE",
+            "PYTHONINTMAXSTRDIGITS",
+            "PYTHONNODEBUGRANGES",
+            "PYTHONWARNDEFAULTENCODING",
+            "PYTHONDEBUG",
+        ],
+    ),
 ];
 
 /// GIT_TRACE, GIT_TRACE2, GIT_TRACE2_EVENT, GIT_TRACE_PACKET, GIT_TRACE_SETUP, ...
@@ -178,8 +279,11 @@ pub(crate) fn exec_env(name: &str, value: &str) -> Option<&'static str> {
     if super::project::cargo_program_env(name) {
         return Some(RUNS);
     }
-    let (prefix, why) = PREFIXES.iter().find(|(p, _)| name.starts_with(p))?;
-    (*prefix != GIT_TRACE || !to_terminal(value)).then_some(*why)
+    if let Some((prefix, why)) = PREFIXES.iter().find(|(p, _)| name.starts_with(p)) {
+        return (*prefix != GIT_TRACE || !to_terminal(value)).then_some(*why);
+    }
+    let (_, why, harmless) = FAMILIES.iter().find(|(p, _, _)| name.starts_with(p))?;
+    (!harmless.contains(&name)).then_some(*why)
 }
 
 /// A trace value that writes nowhere but an open descriptor: off, on (standard error), or a
@@ -215,6 +319,18 @@ mod tests {
             "CLASSPATH",
             "npm_config_script_shell",
             "NPM_CONFIG_USERCONFIG",
+            "GIT_TEST_FSMONITOR",
+            "GIT_TEST_ANYTHING",
+            "PYTHONPYCACHEPREFIX",
+            "PYTHONWARNINGS",
+            "PYTHONPLATLIBDIR",
+            "CURL_HOME",
+            "https_proxy",
+            "MAGIC",
+            "SSLKEYLOGFILE",
+            "UV_PYTHON",
+            "YARN_YARN_PATH",
+            "VIRTUAL_ENV",
         ] {
             assert!(exec_env(name, "x").is_some(), "{name}");
         }
@@ -225,6 +341,9 @@ mod tests {
             "LANG",
             "LESSCHARSET",
             "GIT_AUTHOR_NAME",
+            "GIT_COMMITTER_DATE",
+            "PYTHONUNBUFFERED",
+            "PYTHONDONTWRITEBYTECODE",
         ] {
             assert!(exec_env(name, "x").is_none(), "{name}");
         }
