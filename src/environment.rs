@@ -323,6 +323,24 @@ pub fn secret_shaped(name: &[u8]) -> bool {
     secret_rule(name).is_some()
 }
 
+/// Whether `name` says it holds a secret by a generic entry of the filter (`*KEY*`,
+/// `*SECRET*`, `*TOKEN*`, ...), not by a whole provider's prefix (`AWS_REGION` and
+/// `AWS_CA_BUNDLE` are no secrets to print) nor as a socket or session.
+pub fn named_secret(name: &[u8]) -> bool {
+    const GENERIC: [&str; 9] = [
+        "*KEY*",
+        "*SECRET*",
+        "*TOKEN*",
+        "*PASS*",
+        "*PWD*",
+        "*CRED*",
+        "*BEARER*",
+        "*COOKIE*",
+        "*PRIVATE*",
+    ];
+    secret_rule(name).is_some_and(|r| GENERIC.contains(&r))
+}
+
 /// The built-in entry that makes `name` secret-shaped, if any.
 pub fn secret_rule(name: &[u8]) -> Option<&'static str> {
     let upper = String::from_utf8_lossy(name).to_ascii_uppercase();

@@ -31,6 +31,10 @@ pub struct WorkspaceContext {
     /// `{tmp}`: the temporary directory `TMPDIR` names in the sandbox, one of the writable
     /// trees; `None` when the context does not come from a resolved profile.
     pub tmp: Option<PathBuf>,
+    /// The variables of this process's environment whose names say they hold secrets
+    /// (`environment::named_secret`): what a command run outside the sandbox that prints the
+    /// whole environment (`env`, `printenv`, `export -p`) shows. The sandbox passes none.
+    pub secret_vars: Vec<String>,
 }
 
 impl WorkspaceContext {
@@ -42,6 +46,7 @@ impl WorkspaceContext {
             other_homes: Vec::new(),
             writable: Vec::new(),
             tmp: None,
+            secret_vars: Vec::new(),
         }
     }
 
@@ -54,6 +59,7 @@ impl WorkspaceContext {
         if let Some(h) = account_home().filter(|h| *h != context.home && h.is_dir()) {
             context.add_home(&h);
         }
+        context.secret_vars = secret_vars(std::env::vars_os());
         context
     }
 
@@ -98,6 +104,20 @@ pub fn quarantine_roots(state: Option<&std::ffi::OsStr>, home: &Path) -> [PathBu
         .unwrap_or_else(|| home.join(".local/state"));
     let fallback = format!("/var/tmp/sbx-quarantine-{}", nix::unistd::geteuid());
     [state.join("sbx/quarantine"), PathBuf::from(fallback)]
+}
+
+/// The names among `vars` that say they hold secrets, sorted.
+pub fn secret_vars(
+    vars: impl IntoIterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
+) -> Vec<String> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut names: Vec<String> = vars
+        .into_iter()
+        .filter(|(k, _)| crate::environment::named_secret(k.as_bytes()))
+        .map(|(k, _)| k.to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
 }
 
 /// This process's home directory: `HOME` when it is an absolute path, else the account's

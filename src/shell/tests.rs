@@ -480,3 +480,49 @@ fn a_cd_in_an_and_chain_leaves_only_its_directory() {
         ["/nonexistent-ws/sub/f", "/tmp/zz/f"]
     );
 }
+
+/// Printing the whole environment reads the secret-shaped variables the caller's environment
+/// holds (here `GITHUB_TOKEN`), in any of its forms; with none there, it is read-only, as are
+/// the forms that print one harmless variable or none.
+#[test]
+fn printing_the_environment_reads_the_callers_secrets() {
+    let mut workspace = WorkspaceContext::new("/nonexistent-ws", "/nonexistent-home");
+    let plain = ShellContext {
+        cwd: "/nonexistent-ws".into(),
+        workspace: &workspace.clone(),
+    };
+    workspace.secret_vars = vec!["GITHUB_TOKEN".into()];
+    let holding = ShellContext {
+        cwd: "/nonexistent-ws".into(),
+        workspace: &workspace,
+    };
+    for cmd in [
+        "env",
+        "printenv",
+        "printenv | grep TOKEN",
+        "env | grep -i secret",
+        "set | grep TOKEN",
+        "export -p",
+        "declare -p",
+        "declare -x",
+        "jq -n env.GITHUB_TOKEN",
+        "jq -n '$ENV'",
+        "awk 'BEGIN{print ENVIRON[\"GITHUB_TOKEN\"]}'",
+    ] {
+        assert_eq!(analyze(cmd, &holding).verdict, Decision::Ask, "{cmd}");
+        assert_eq!(analyze(cmd, &plain).verdict, Decision::Allow, "{cmd}");
+    }
+    for cmd in [
+        "printenv PATH",
+        "declare -x FOO=1",
+        "jq -n '.a'",
+        "ps aux",
+        "ps -o pid,user",
+    ] {
+        assert_eq!(analyze(cmd, &holding).verdict, Decision::Allow, "{cmd}");
+    }
+    // Other processes' environments are read whatever this one holds.
+    for cmd in ["ps eww", "ps auxe"] {
+        assert_eq!(analyze(cmd, &plain).verdict, Decision::Ask, "{cmd}");
+    }
+}

@@ -92,6 +92,7 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
     evaluated::assignments(&mut j, cmd, &scope.vars);
     evaluated::builtins(&mut j, cmd, u.leader, &scope.vars);
     arguments(&mut j, w, cmd, u.leader);
+    environment_dump(&mut j, w.ctx);
     let reparse = std::mem::take(&mut j.reparse);
     Outcome {
         segment: Some(segment(j, cmd, u.leader)),
@@ -235,6 +236,25 @@ fn secret_variables(j: &mut Judge, lead_name: &str, args: &[Word]) {
     }
 }
 
+/// A command that prints the whole environment (`env`, `printenv`, `export -p`, `jq -n env`)
+/// reads each secret-shaped variable in it. Those of the environment sbx itself was started
+/// in are what a command run outside the sandbox inherits; the sandbox passes none of them.
+fn environment_dump(j: &mut Judge, ctx: &super::ShellContext<'_>) {
+    let names = &ctx.workspace.secret_vars;
+    if !j.t.dumps_env || names.is_empty() {
+        return;
+    }
+    let shown: Vec<&str> = names.iter().take(3).map(String::as_str).collect();
+    let more = if names.len() > 3 { ", ..." } else { "" };
+    j.raise(
+        Class::SecretRead,
+        format!(
+            "[shell.secret.env] prints the whole environment, which holds secret-shaped variables ({}{more}): the sandbox does not pass them, a command run outside it prints the caller's",
+            shown.join(", ")
+        ),
+    );
+}
+
 /// The finding of a read of the secret-shaped variable `name`.
 pub(super) fn secret_variable(j: &mut Judge, name: &str) {
     j.raise(
@@ -249,18 +269,7 @@ pub(super) fn secret_variable(j: &mut Judge, name: &str) {
 /// entries (`*KEY*`, `*TOKEN*`, `*SECRET*`, ...), not its prefixes of whole providers
 /// (`AWS_REGION` is no secret to print) nor sockets and sessions.
 fn secret_name(name: &str) -> bool {
-    const GENERIC: [&str; 9] = [
-        "*KEY*",
-        "*SECRET*",
-        "*TOKEN*",
-        "*PASS*",
-        "*PWD*",
-        "*CRED*",
-        "*BEARER*",
-        "*COOKIE*",
-        "*PRIVATE*",
-    ];
-    crate::environment::secret_rule(name.as_bytes()).is_some_and(|r| GENERIC.contains(&r))
+    crate::environment::named_secret(name.as_bytes())
 }
 
 /// The first secret-shaped variable a text expands (`$NAME`, `${NAME}`, `${NAME:-x}`), outside

@@ -163,6 +163,19 @@ fn builtin(
             }
         }
         "env" | "printenv" | "set" if args.is_empty() => j.t.dumps_env = true,
+        // `compgen -e`/`-v` list names only; `ps e` (BSD style) prints every listed
+        // process's environment, as `/proc/PID/environ` holds it.
+        "ps" if args.first().is_some_and(|a| {
+            let v = a.value.as_str();
+            v.contains('e') && v.bytes().all(|b| b.is_ascii_alphabetic())
+        }) =>
+        {
+            j.t.reads_secret = true;
+            j.raise(
+                Class::SecretRead,
+                "[shell.secret.env] `ps e` prints the environment of each process it lists, secrets included",
+            );
+        }
         "export" | "declare" | "typeset" | "local" | "readonly" => declare(j, args),
         "hash" | "enable" => rebinds(j, name, args),
         "history" => history(j, c, args),
@@ -331,7 +344,8 @@ fn toplevel(t: &Word, cwd: &Cwd) -> Cwd {
 /// `export`, `declare` and the like: `-p` dumps the environment; a variable that changes
 /// which code runs (`LD_PRELOAD=...`) is opaque.
 fn declare(j: &mut Judge, args: &[Word]) {
-    if has(args, &["-p"]) || args.is_empty() {
+    let names = args.iter().any(|a| !a.value.starts_with('-'));
+    if args.is_empty() || (has(args, &["-p", "-x"]) && !names) {
         j.t.dumps_env = true;
     }
     for a in args {

@@ -60,6 +60,10 @@ pub(super) fn awk(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
                 ),
             );
         }
+        // Any variable by any name, or all of them.
+        if p.value.contains("ENVIRON") || p.value.contains("PROCINFO") {
+            j.t.dumps_env = true;
+        }
         judge_program(j, c, &scan(&p.value));
     }
 }

@@ -57,6 +57,10 @@ pub(super) fn jq(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) 
         );
         return;
     }
+    // `env` and `$ENV` are the whole environment, one variable of it by any name.
+    if identifiers(&p.value).contains(&"env") || p.value.contains("$ENV") {
+        j.t.dumps_env = true;
+    }
     if identifiers(&p.value)
         .iter()
         .any(|w| *w == "import" || *w == "include")
