@@ -544,6 +544,16 @@ fn proc_aliases_of_the_working_directory_resolve_as_the_command_sees_them() {
     assert_eq!(h["permissionDecision"], "deny", "{h}");
     let h = hook(&s, &[], "Read", json!({"file_path": "/dev/fd/3/x"}));
     assert_eq!(h["permissionDecision"], "deny", "{h}");
+    // A descriptor itself is the harness's, which sbx cannot see.
+    for path in [
+        "/dev/fd/0",
+        "/dev/stdin",
+        "/proc/self/fd/3",
+        "/proc/thread-self/fd/1",
+    ] {
+        let h = hook(&s, &[], "Read", json!({"file_path": path}));
+        assert_eq!(h["permissionDecision"], "deny", "{path}: {h}");
+    }
     let h = hook(
         &s,
         &[],

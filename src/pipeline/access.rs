@@ -177,7 +177,8 @@ fn path_field(
     workspace: &WorkspaceContext,
 ) -> Result<PathBuf, AccessError> {
     let raw = str_field(call, field)?;
-    if shell::through_descriptor(raw) {
+    // The tools read in the harness's process: its descriptors are not the ones here.
+    if shell::names_descriptor(raw) {
         return Err(AccessError::Descriptor {
             tool: call.tool().to_string(),
             path: raw.to_string(),

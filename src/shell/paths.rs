@@ -135,6 +135,19 @@ fn is_proc_process(dir: &Path) -> bool {
 /// `/proc/self/fd/3/../y`): where it lands depends on what the command has open, which is
 /// only known when it runs.
 pub(crate) fn through_descriptor(value: &str) -> bool {
+    descriptor_at(value).is_some_and(|(i, n)| n > i + 1)
+}
+
+/// A path that names an open descriptor itself or a path beneath it (`/dev/fd/0`,
+/// `/dev/stdin`, `/proc/self/fd/3`): for a tool that reads in the harness's own process,
+/// one of the harness's descriptors, which nothing here can see.
+pub(crate) fn names_descriptor(value: &str) -> bool {
+    descriptor_at(value).is_some_and(|(i, n)| n > i)
+}
+
+/// Where the descriptor's number (or `stdin`, ...) stands among the path's components, and
+/// how many components it has.
+fn descriptor_at(value: &str) -> Option<(usize, usize)> {
     let comps: Vec<&str> = value.split('/').filter(|c| !c.is_empty()).collect();
     let fd_at = match comps.as_slice() {
         ["dev", "fd", ..] => Some(2),
@@ -143,7 +156,7 @@ pub(crate) fn through_descriptor(value: &str) -> bool {
         ["proc", _, "task", _, "fd" | "map_files", ..] => Some(5),
         _ => None,
     };
-    fd_at.is_some_and(|i| comps.len() > i + 1)
+    fd_at.map(|i| (i, comps.len()))
 }
 
 /// `p` (absolute; `.` and `..` as written) with every symbolic link in its existing

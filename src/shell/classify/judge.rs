@@ -386,11 +386,19 @@ enum Operand<'a> {
     OtherHome(String),
 }
 
+/// `-X/...`: one option letter and an absolute path after it (bash expands no `~` there).
+fn glued_path(v: &str) -> bool {
+    let b = v.as_bytes();
+    b.len() > 3 && b[0] == b'-' && b[1].is_ascii_alphabetic() && b[2] == b'/'
+}
+
 /// `None` for an option without `=value`, and for a `~user` whose home is not known.
 fn operand(w: &Word) -> Option<Operand<'_>> {
     let v = w.value.as_str();
     let v = match v.strip_prefix("--").and_then(|o| o.split_once('=')) {
         Some((_, value)) => value,
+        // A short option with a path glued to it (`-O/etc/shadow`, `-I/usr/include`).
+        None if glued_path(v) => v.get(2..).unwrap_or(""),
         None if v.starts_with('-') => return None,
         None => v,
     };
