@@ -1188,3 +1188,24 @@ fn a_workspace_s_files_do_not_break_the_policy_s_examples() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("example `git diff`"), "{}", text(&o));
 }
+
+/// A Glob pattern's directory part is where the tool lists: through a workspace link to the
+/// home, `h/.ssh/*` lists the hidden `~/.ssh`, as the same pattern from the home does; a
+/// pattern through an ordinary directory is allowed.
+#[test]
+fn a_glob_pattern_through_a_link_lists_where_the_link_leads() {
+    let s = Scratch::new(None);
+    std::fs::create_dir_all(s.home.join(".ssh")).unwrap();
+    std::fs::write(s.home.join(".ssh/id_rsa"), "k\n").unwrap();
+    std::fs::create_dir_all(s.ws.join("links")).unwrap();
+    std::fs::create_dir_all(s.ws.join("src")).unwrap();
+    std::os::unix::fs::symlink(&s.home, s.ws.join("links/h")).unwrap();
+    let glob = |input: Value| {
+        check_json(&s, &["--tool", "Glob", "--input", &input.to_string()])["decision"].clone()
+    };
+    let links = s.ws.join("links").to_string_lossy().into_owned();
+    assert_eq!(glob(json!({"pattern": "h/.ssh/*", "path": links})), "deny");
+    assert_eq!(glob(json!({"pattern": "links/h/.ssh/*"})), "deny");
+    assert_eq!(glob(json!({"pattern": "~/.ssh/*"})), "deny");
+    assert_eq!(glob(json!({"pattern": "src/*.rs"})), "allow");
+}

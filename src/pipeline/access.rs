@@ -193,10 +193,13 @@ fn path_field(
     Ok(resolve_path(call.cwd(), Path::new(raw), &workspace.home))
 }
 
-/// The literal directory an absolute or home-relative glob pattern starts in.
+/// The literal directory a glob pattern starts in, when it names one: an absolute or
+/// home-relative pattern, one that climbs out (`../../root/.ssh/*`), or a relative one with a
+/// directory part, which may pass through a link (`h/.ssh/*` with `h` a link to the home).
 fn pattern_dir(pattern: &str) -> Option<String> {
-    // A relative pattern that climbs out (`../../root/.ssh/*`) reads where it leads.
-    if !(pattern.starts_with('/') || pattern.starts_with('~') || pattern.contains("..")) {
+    let cut_at = pattern.find(['*', '?', '[', '{']).unwrap_or(pattern.len());
+    let anchored = pattern.starts_with('/') || pattern.starts_with('~') || pattern.contains("..");
+    if !anchored && !pattern.get(..cut_at)?.contains('/') {
         return None;
     }
     let cut = pattern.find(['*', '?', '[', '{']).unwrap_or(pattern.len());
@@ -260,7 +263,8 @@ pub fn extract(call: &ToolCall, workspace: &WorkspaceContext) -> Result<Access, 
         "Grep" | "Glob" | "LS" => {
             let p = opt_str(call, "path").unwrap_or(".");
             let mut paths = vec![resolve_path(call.cwd(), Path::new(p), &workspace.home)];
-            // A Glob pattern that names its own directory (`~/.ssh/*`, `/etc/**`) reads there.
+            // A Glob pattern that names its own directory (`~/.ssh/*`, `/etc/**`, `h/.ssh/*`)
+            // reads there.
             if let Some(dir) = opt_str(call, "pattern").and_then(pattern_dir) {
                 let base = resolve_path(call.cwd(), Path::new(p), &workspace.home);
                 paths.push(resolve_path(&base, Path::new(&dir), &workspace.home));
