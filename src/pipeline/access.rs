@@ -421,6 +421,8 @@ mod tests {
         assert_eq!(pattern_dir("/etc/**/shadow").as_deref(), Some("/etc"));
         assert_eq!(pattern_dir("/*").as_deref(), Some("/"));
         assert_eq!(pattern_dir("/etc/shadow").as_deref(), Some("/etc/shadow"));
-        assert_eq!(pattern_dir("src/**/*.rs"), None);
+        assert_eq!(pattern_dir("src/**/*.rs").as_deref(), Some("src"));
+        assert_eq!(pattern_dir("h/.ssh/*").as_deref(), Some("h/.ssh"));
+        assert_eq!(pattern_dir("**/*.rs"), None);
     }
 }
