@@ -63,6 +63,10 @@ const TABLE: &[(&str, Kind, &[&str])] = &[
     ("batcat", Exec, &["--pager"]),
     ("delta", Exec, &["--pager"]),
     ("man", Exec, &["-H", "--html", "-P", "--pager"]),
+    // The interpreter pip and uv run themselves under, or query, for any subcommand.
+    ("pip", Exec, &["--python"]),
+    ("pip3", Exec, &["--python"]),
+    ("uv", Exec, &["--python", "-p"]),
     ("rsync", Exec, &["-e", "--rsh", "--rsync-path"]),
     ("zip", Exec, &["-TT", "--unzip-command"]),
     ("split", Exec, &["--filter"]),
