@@ -1209,3 +1209,54 @@ fn a_glob_pattern_through_a_link_lists_where_the_link_leads() {
     assert_eq!(glob(json!({"pattern": "~/.ssh/*"})), "deny");
     assert_eq!(glob(json!({"pattern": "src/*.rs"})), "allow");
 }
+
+/// `git status` and `git diff` recurse into the populated submodules `.gitmodules` names and
+/// run what their configuration says: a submodule repository whose config sets
+/// `core.fsmonitor` makes them ask, while one with git's plain keys (and one kept in the
+/// workspace's `.git/modules`, as `git submodule` makes it) leaves them allowed.
+#[test]
+fn a_submodule_s_repository_is_judged_for_the_commands_that_recurse_into_it() {
+    let s = Scratch::new(None);
+    let git = |args: &[&str]| {
+        let o = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&s.ws)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "git {args:?}: {}", text(&o));
+    };
+    git(&["init", "-q"]);
+    std::fs::write(
+        s.ws.join(".gitmodules"),
+        "[submodule \"sub\"]\n\tpath = sub\n\turl = ../sub\n[submodule \"kept\"]\n\tpath = kept\n\turl = ../kept\n",
+    )
+    .unwrap();
+    let repo = |dir: &std::path::Path, config: &str| {
+        for d in ["objects", "refs/heads"] {
+            std::fs::create_dir_all(dir.join(d)).unwrap();
+        }
+        std::fs::write(dir.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(dir.join("config"), config).unwrap();
+    };
+    repo(&s.ws.join("sub/.git"), "[core]\n\tbare = false\n");
+    repo(
+        &s.ws.join(".git/modules/kept"),
+        "[core]\n\tbare = false\n\tfsmonitor = ./x\n",
+    );
+    std::fs::create_dir_all(s.ws.join("kept")).unwrap();
+    std::fs::write(s.ws.join("kept/.git"), "gitdir: ../.git/modules/kept\n").unwrap();
+    for cmd in ["git status", "git diff", "cd sub && git log -1"] {
+        let r = check_json(&s, &["--", cmd]);
+        assert_eq!(r["decision"], "allow", "{cmd}: {r}");
+    }
+    repo(
+        &s.ws.join("sub/.git"),
+        "[core]\n\tbare = false\n\tfsmonitor = ./x\n",
+    );
+    for cmd in ["git status", "git diff", "cd src && git status"] {
+        std::fs::create_dir_all(s.ws.join("src")).unwrap();
+        let r = check_json(&s, &["--", cmd]);
+        assert_eq!(r["decision"], "ask", "{cmd}: {r}");
+        assert!(r.to_string().contains("submodule"), "{cmd}: {r}");
+    }
+}

@@ -27,7 +27,7 @@ pub(crate) fn judge(j: &mut Judge, ctx: &ShellContext, dirs: &Cwd) {
     // command on the line makes it (see `cross_rules`).
     let at_root = dirs.iter().all(|d| *d == ctx.workspace.root);
     if at_root && ctx.workspace.root.join(".git").symlink_metadata().is_ok() {
-        return;
+        return submodules(j, ctx);
     }
     if dirs.iter().all(|d| d.symlink_metadata().is_err()) {
         j.t.project_files = true;
@@ -39,6 +39,8 @@ pub(crate) fn judge(j: &mut Judge, ctx: &ShellContext, dirs: &Cwd) {
         let meta = dot_git.symlink_metadata();
         if dir == ws && meta.is_ok() {
             // The workspace's own repository: git stops there, and the profile protects it.
+            // Its populated submodules are repositories git recurses into.
+            submodules(j, ctx);
             continue;
         }
         j.t.project_files = true;
@@ -55,6 +57,41 @@ pub(crate) fn judge(j: &mut Judge, ctx: &ShellContext, dirs: &Cwd) {
                 format!("[shell.project-config.git] git may use the repository at {why}"),
             );
             return;
+        }
+    }
+}
+
+/// The workspace repository's submodules that `.gitmodules` names and that hold a `.git` of
+/// their own: `git status` and `git diff` recurse into each populated one and run what its
+/// configuration says (`core.fsmonitor`). One `stat` when there is no `.gitmodules`; a
+/// submodule whose git directory lies in the workspace's `.git/modules` (as `git submodule`
+/// makes it) is the profile's to protect.
+fn submodules(j: &mut Judge, ctx: &ShellContext) {
+    let root = &ctx.workspace.root;
+    let Some(Ok(text)) = project::read(&root.join(".gitmodules")) else {
+        return;
+    };
+    let Some(entries) = gitconfig::entries(&text) else {
+        return j.raise(
+            Class::Opaque,
+            "[shell.project-config.git] the workspace's `.gitmodules` is not understood: git may recurse into repositories it names",
+        );
+    };
+    let own = paths::canonical_prefix(&root.join(".git"), root);
+    for e in entries
+        .iter()
+        .filter(|e| e.section == "submodule" && e.key == "path")
+    {
+        let dir = paths::resolve(&e.value, root);
+        let dot_git = dir.join(".git");
+        let Ok(gs) = git_dirs_at(&dir, &dot_git, dot_git.symlink_metadata().ok()) else {
+            continue;
+        };
+        if let Some(why) = gs.iter().find_map(|g| planted(g, &own, ctx, true)) {
+            return j.raise(
+                Class::Opaque,
+                format!("[shell.project-config.git] git recurses into the submodule at {why}"),
+            );
         }
     }
 }
