@@ -180,16 +180,23 @@ fn print_json(
 /// line open (did not end in a newline, or may not have been written whole).
 fn relay_tracking_lines(open_line: Arc<AtomicBool>) -> Output {
     use std::io::Write;
-    Output::Callback(Box::new(move |stream, chunk| match stream {
-        Stream::Stdout => {
-            let mut out = std::io::stdout().lock();
-            let whole = out.write_all(chunk).and_then(|()| out.flush()).is_ok();
-            if let Some(&last) = chunk.last() {
-                open_line.store(!whole || last != b'\n', Ordering::Relaxed);
+    Output::Callback(Box::new(move |stream, chunk| {
+        let written = match stream {
+            Stream::Stdout => {
+                let mut out = std::io::stdout().lock();
+                let written = out.write_all(chunk).and_then(|()| out.flush());
+                if let Some(&last) = chunk.last() {
+                    open_line.store(written.is_err() || last != b'\n', Ordering::Relaxed);
+                }
+                written
             }
-        }
-        Stream::Stderr => {
-            let _ = std::io::stderr().write_all(chunk);
+            Stream::Stderr => std::io::stderr().write_all(chunk),
+        };
+        match written {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                std::ops::ControlFlow::Break(())
+            }
+            Ok(()) | Err(_) => std::ops::ControlFlow::Continue(()),
         }
     }))
 }

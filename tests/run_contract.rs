@@ -305,3 +305,61 @@ fn a_cache_directory_that_cannot_be_made_is_skipped_and_reported() {
         assert!(!s.home.join(".cargo/git").exists());
     }
 }
+
+/// A reader that goes away ends the command as a pipe's would: `sbx run -- yes | head -1`
+/// ends with the command killed by SIGPIPE (141), for the plain and the `--json` output, where
+/// without the fix it ran on to its timeout (124). The same command whose output is read to
+/// its end (`yes | head -c`, inside) exits 0.
+#[test]
+fn a_reader_that_goes_away_ends_the_command_with_sigpipe() {
+    use std::io::BufRead;
+    for u in users() {
+        let s = Scratch::new(u);
+        for json in [false, true] {
+            let mut args = vec!["run", "--timeout", "120", "--profile", "workspace"];
+            if json {
+                args.push("--json");
+            }
+            args.extend(["--", "yes"]);
+            let mut child = s
+                .sbx(&args)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            let mut line = String::new();
+            std::io::BufReader::new(child.stdout.take().unwrap())
+                .read_line(&mut line)
+                .unwrap();
+            assert_eq!(line, "y\n", "{}", s.label());
+            // The reader is dropped here, as `head -1` exits.
+            let status = child.wait().unwrap();
+            assert_eq!(
+                status.code(),
+                Some(128 + libc::SIGPIPE),
+                "{} json={json}",
+                s.label()
+            );
+        }
+        let whole = s
+            .sbx(&[
+                "run",
+                "--profile",
+                "workspace",
+                "--",
+                "sh",
+                "-c",
+                "yes | head -c 100000 | wc -c",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(
+            whole.status.code(),
+            Some(0),
+            "{}: {}",
+            s.label(),
+            text(&whole)
+        );
+        assert_eq!(stdout(&whole).trim(), "100000");
+    }
+}

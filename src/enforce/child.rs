@@ -160,8 +160,10 @@ unsafe fn init(p: &mut Prepared, mut f: ChildFds) -> ! {
     let msgs = f.messages;
     // SAFETY: raw syscalls on prepared data; see module docs.
     unsafe {
-        if f.stdin_feed >= 0 {
-            libc::close(f.stdin_feed);
+        for fd in std::iter::once(f.stdin_feed).chain(f.sbx_ends) {
+            if fd >= 0 {
+                libc::close(fd);
+            }
         }
         tie_to_parent(p, &mut f);
         identity_and_cgroups(p, msgs);

@@ -198,6 +198,11 @@ pub struct ChildFds {
     /// sbx's end of the pipe it relays stdin through (or -1), which the init closes at once:
     /// the command sees the end of its input only when sbx's copy is the last one.
     pub stdin_feed: c_int,
+    /// sbx's own ends of the other pipes it shares with the init (the read ends of the
+    /// command's stdout and stderr and of the messages, the write ends of `command` and `go`),
+    /// or -1, which the init closes at once as well: the command's write fails when sbx closes
+    /// its read end (its reader is gone), and a `go` or `command` pipe ends when sbx does.
+    pub sbx_ends: [c_int; 5],
     /// For an init made ahead of its call: the pipe its command arrives on (see
     /// [`handover`](super::handover)); -1 to run the prepared one.
     pub command: c_int,

@@ -11,8 +11,12 @@ pub enum Stream {
     Stderr,
 }
 
-/// Receives output chunks as they arrive.
-pub type OutputCallback = Box<dyn FnMut(Stream, &[u8]) + Send>;
+/// Receives output chunks as they arrive; `Break` when nothing more of that stream is wanted
+/// (the reader it went to is gone), and the command's end of the stream is then closed, as a
+/// pipe's is when its reader exits: its next write fails (`SIGPIPE`).
+pub type OutputCallback = Box<dyn FnMut(Stream, &[u8]) -> ControlFlow<()> + Send>;
+
+pub use std::ops::ControlFlow;
 
 /// Where the command's output goes.
 pub enum Output {
@@ -62,22 +66,36 @@ pub(super) struct Caps {
     pub(super) echo: Capture,
 }
 
-pub(super) fn deliver(output: &mut Output, cap: &mut Capture, stream: Stream, chunk: &[u8]) {
+/// Pass a chunk on; `Break` when this process's own stream has no reader left (`EPIPE`: the
+/// `head` of `sbx run -- yes | head -1` has exited), so the command's should be closed too.
+pub(super) fn deliver(
+    output: &mut Output,
+    cap: &mut Capture,
+    stream: Stream,
+    chunk: &[u8],
+) -> ControlFlow<()> {
     use std::io::Write;
     let part = cap.admit(chunk);
     if part.is_empty() {
-        return;
+        return ControlFlow::Continue(());
     }
     match output {
         Output::Inherit => {
-            let _ = match stream {
+            let written = match stream {
                 Stream::Stdout => std::io::stdout()
                     .write_all(part)
                     .and_then(|()| std::io::stdout().flush()),
                 Stream::Stderr => std::io::stderr().write_all(part),
             };
+            match written {
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ControlFlow::Break(()),
+                Ok(()) | Err(_) => ControlFlow::Continue(()),
+            }
         }
-        Output::Collect => cap.kept.extend_from_slice(part),
+        Output::Collect => {
+            cap.kept.extend_from_slice(part);
+            ControlFlow::Continue(())
+        }
         Output::Callback(f) => f(stream, part),
     }
 }

@@ -308,11 +308,15 @@ pub(super) fn relay_pty(
     match read_ready(ready, buf) {
         Some([]) => false,
         Some(b) => {
-            match sink {
+            // A terminal's output has no pipe of its own to close: the relay goes on.
+            let _ = match sink {
                 Sink::Stream(Stream::Stdout) => deliver(output, &mut caps.out, Stream::Stdout, b),
                 Sink::Stream(Stream::Stderr) => deliver(output, &mut caps.err, Stream::Stderr, b),
-                Sink::Echo => echo(&mut caps.echo, b),
-            }
+                Sink::Echo => {
+                    echo(&mut caps.echo, b);
+                    super::output::ControlFlow::Continue(())
+                }
+            };
             true
         }
         None => true,

@@ -315,6 +315,13 @@ fn make(plan: Arc<SandboxPlan>, host: &Host) -> std::io::Result<Spare> {
         proxy: -1,
         parent: raw(&parent),
         stdin_feed: -1,
+        sbx_ends: [
+            out.as_raw_fd(),
+            err.as_raw_fd(),
+            messages.as_raw_fd(),
+            command.as_raw_fd(),
+            -1,
+        ],
         command: command_r.as_raw_fd(),
         go: -1,
     };

@@ -15,22 +15,42 @@ use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, Instant};
 use tokio::io::unix::AsyncFd;
 
-/// Pass on one ready read from the command's stdout or stderr; `false` once the pipe has ended.
+/// What became of one ready read from the command's stdout or stderr.
+#[derive(PartialEq, Eq)]
+enum Relayed {
+    /// Passed on (or nothing was there yet): the pipe stays open.
+    Open,
+    /// The pipe has ended: every writer closed it.
+    Ended,
+    /// Nothing more is wanted (the reader it went to is gone): close the command's pipe.
+    Refused,
+}
+
+/// Pass on one ready read from the command's stdout or stderr.
 fn relay(
     ready: std::io::Result<tokio::io::unix::AsyncFdReadyGuard<'_, OwnedFd>>,
     buf: &mut ReadBuf,
     output: &mut super::Output,
     cap: &mut Capture,
     stream: Stream,
-) -> bool {
+) -> Relayed {
     match read_ready(ready, buf) {
-        Some([]) => false,
-        Some(b) => {
-            deliver(output, cap, stream, b);
-            true
-        }
-        None => true,
+        Some([]) => Relayed::Ended,
+        Some(b) => match deliver(output, cap, stream, b) {
+            super::output::ControlFlow::Continue(()) => Relayed::Open,
+            super::output::ControlFlow::Break(()) => Relayed::Refused,
+        },
+        None => Relayed::Open,
     }
+}
+
+/// Whether the stream stays open after `r`; a refused one's pipe is closed here, so that the
+/// command's next write to it fails as it would into a pipe whose reader exited.
+fn keep_open(r: Relayed, fd: &mut Option<AsyncFd<OwnedFd>>) -> bool {
+    if r == Relayed::Refused {
+        *fd = None;
+    }
+    r == Relayed::Open
 }
 
 async fn wait_signal(streams: &mut Option<Vec<(i32, tokio::signal::unix::Signal)>>) -> i32 {
@@ -197,6 +217,13 @@ fn clone_init(
         proxy: bridge.as_ref().map_or(-1, super::proxy::Bridge::child_fd),
         parent: raw_fd(&parent_pidfd),
         stdin_feed: stdin.feed_fd(),
+        sbx_ends: [
+            raw_fd(&out_r),
+            raw_fd(&err_r),
+            msg_r.as_raw_fd(),
+            -1,
+            go_w.as_raw_fd(),
+        ],
         command: -1,
         go: go_r.as_raw_fd(),
     };
@@ -319,10 +346,12 @@ async fn watch(p: &Launch, req: &mut RunRequest, t: &mut Tree, caps: &mut Caps) 
             .map(|at| tokio::time::Instant::from_std(at + req.grace));
         tokio::select! {
             r = readable(t.out_fd.as_ref()), if out_open => {
-                out_open = relay(r, &mut buf, &mut req.output, &mut caps.out, Stream::Stdout);
+                let r = relay(r, &mut buf, &mut req.output, &mut caps.out, Stream::Stdout);
+                out_open = keep_open(r, &mut t.out_fd);
             }
             r = readable(t.err_fd.as_ref()), if err_open => {
-                err_open = relay(r, &mut buf, &mut req.output, &mut caps.err, Stream::Stderr);
+                let r = relay(r, &mut buf, &mut req.output, &mut caps.err, Stream::Stderr);
+                err_open = keep_open(r, &mut t.err_fd);
             }
             r = readable(t.pty.sock()), if t.pty.receiving() => {
                 let got = receive_ready(r);
@@ -563,10 +592,10 @@ async fn drain_briefly(
     while *out_open || *err_open || pty.open {
         tokio::select! {
             r = readable(out_fd), if *out_open => {
-                *out_open = relay(r, buf, output, &mut caps.out, Stream::Stdout);
+                *out_open = relay(r, buf, output, &mut caps.out, Stream::Stdout) == Relayed::Open;
             }
             r = readable(err_fd), if *err_open => {
-                *err_open = relay(r, buf, output, &mut caps.err, Stream::Stderr);
+                *err_open = relay(r, buf, output, &mut caps.err, Stream::Stderr) == Relayed::Open;
             }
             r = readable(pty.primary()), if pty.open => {
                 pty.open = relay_pty(r, buf, output, caps, pty.sink);

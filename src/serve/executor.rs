@@ -227,7 +227,7 @@ fn collector(
     keep: Arc<Mutex<Collected>>,
     sink: Option<OutputSink>,
     id: String,
-) -> impl FnMut(Stream, &[u8]) + Send + 'static {
+) -> impl FnMut(Stream, &[u8]) -> std::ops::ControlFlow<()> + Send + 'static {
     let mut out = Utf8Chunks::default();
     let mut err = Utf8Chunks::default();
     move |stream: Stream, bytes: &[u8]| {
@@ -251,6 +251,7 @@ fn collector(
                 sink(&id, stream, text);
             }
         }
+        std::ops::ControlFlow::Continue(())
     }
 }
 

@@ -241,7 +241,10 @@ impl Jobs {
         });
         let (cancel, cancelled) = oneshot::channel();
         let sink = job.clone();
-        run.output = Output::Callback(Box::new(move |stream, bytes| sink.push(stream, bytes)));
+        run.output = Output::Callback(Box::new(move |stream, bytes| {
+            sink.push(stream, bytes);
+            std::ops::ControlFlow::Continue(())
+        }));
         run.cancel = Some(cancelled);
         let held = job.clone();
         let task = tokio::spawn(async move {

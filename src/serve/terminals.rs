@@ -144,7 +144,10 @@ impl Terminals {
         let (control_tx, control_rx) = oneshot::channel();
         let (stop, stopped) = oneshot::channel();
         let sink = term.clone();
-        run.output = Output::Callback(Box::new(move |_, bytes| sink.push(bytes)));
+        run.output = Output::Callback(Box::new(move |_, bytes| {
+            sink.push(bytes);
+            std::ops::ControlFlow::Continue(())
+        }));
         run.cancel = Some(killed);
         run.pty_primary = Some(control_tx);
         let held = term.clone();
