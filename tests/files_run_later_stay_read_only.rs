@@ -154,7 +154,7 @@ fn submodule_hooks_and_config_stay_read_only_and_a_worktree_link_is_put_back() {
 }
 
 #[test]
-fn ci_writes_caches_but_not_programs_or_build_config_in_home() {
+fn ci_and_registries_write_caches_but_not_programs_or_build_config_in_home() {
     // Later steps outside the sandbox run what is in these directories, or obey it.
     let planted = [
         ".local/bin/tool",
@@ -174,19 +174,16 @@ fn ci_writes_caches_but_not_programs_or_build_config_in_home() {
         }
         std::fs::create_dir_all(s.home.join(".cache")).unwrap();
         s.chown_all();
-        let blocked = s.run("ci", &script);
-        assert!(
-            stdout(&blocked).contains("CACHE"),
-            "{}: {}",
-            s.label(),
-            text(&blocked)
-        );
-        assert!(
-            !stdout(&blocked).contains("WROTE"),
-            "{}: {}",
-            s.label(),
-            text(&blocked)
-        );
+        // `workspace-registries` fetches into the same caches.
+        for profile in ["ci", "workspace-registries"] {
+            let blocked = s.run(profile, &script);
+            let why = format!("{} {profile}: {}", s.label(), text(&blocked));
+            assert!(stdout(&blocked).contains("CACHE"), "{why}");
+            assert!(!stdout(&blocked).contains("WROTE"), "{why}");
+        }
+        // `workspace` keeps the caches read-only too.
+        let plain = s.run("workspace", &script);
+        assert!(!stdout(&plain).contains("CACHE"), "{}", text(&plain));
         // Paired: with the home writable the same script writes all four.
         let allowed = s.run(wide.to_str().unwrap(), &script);
         for f in planted {
