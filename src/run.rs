@@ -72,8 +72,22 @@ pub fn run(
     // The process exits next: the profile's thousands of paths and the runtime would only be
     // freed one allocation at a time. Whatever the run made outside has been cleaned up.
     std::mem::forget((sandbox, rt));
-    result.code()
+    exit_status(&result)
 }
+
+/// The exit status of `sbx run`: the run's code, except that a command that exited 0 after
+/// its output was cut at the profile's `output` limit exits [`OUTPUT_CUT`]: what it printed
+/// past the cap was discarded (`sbx run -- tar czf - . > ws.tgz` would leave a broken
+/// archive), and a script or CI step must not take that for success.
+fn exit_status(result: &sbx::exec::RunResult) -> i32 {
+    match result.code() {
+        0 if result.stdout_truncated || result.stderr_truncated => OUTPUT_CUT,
+        code => code,
+    }
+}
+
+/// `sbx run`'s exit status when output was cut at the limit and the command exited 0.
+const OUTPUT_CUT: i32 = 121;
 
 /// The run's gaps and notices (protected paths moved, limits reached) on stderr. On a
 /// terminal, its display attributes are reset first: the command may have left them
@@ -162,7 +176,7 @@ fn print_json(
 ) -> Result<(), String> {
     let mut v = serde_json::to_value(result).unwrap_or_default();
     if let Some(o) = v.as_object_mut() {
-        o.insert("code".into(), result.code().into());
+        o.insert("code".into(), exit_status(result).into());
     }
     let text = v.to_string();
     if let Some(report) = report {

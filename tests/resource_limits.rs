@@ -94,6 +94,10 @@ fn output_is_capped_per_stream() {
         };
         let (o, body, v) = run(&["sh", "-c", "yes aaaa | head -c 5000"]);
         assert_eq!(body, 1000, "stdout kept to the cap");
+        // The command exited 0, but what it printed was not all delivered: no success.
+        assert_eq!(v["exit_code"], 0, "{v}");
+        assert_eq!(o.status.code(), Some(121), "{}", text(&o));
+        assert_eq!(v["code"], 121, "the report's code is the exit status: {v}");
         assert_eq!(v["stdout_truncated"], true);
         assert_eq!(v["stdout_bytes"], 5000);
         // The cut is a limit reached, in the report and on stderr...
@@ -105,7 +109,11 @@ fn output_is_capped_per_stream() {
         );
         // ...and output under the cap is not.
         let (under, _, v) = run(&["echo", "hi"]);
+        assert_eq!(under.status.code(), Some(0), "{}", text(&under));
         assert_eq!(v["limits_reached"], serde_json::json!([]), "{v}");
+        // A command that failed keeps its own code, cut or not.
+        let (failed, _, _) = run(&["sh", "-c", "yes aaaa | head -c 5000; exit 3"]);
+        assert_eq!(failed.status.code(), Some(3), "{}", text(&failed));
         assert!(!text(&under).contains("limit reached"), "{}", text(&under));
     }
 }
