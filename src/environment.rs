@@ -316,7 +316,16 @@ fn url_has_password(s: &str) -> bool {
 }
 
 /// Names that a `*X*` entry would match but that hold nothing secret.
-const NOT_SECRET: &[&str] = &["PWD", "OLDPWD"];
+const NOT_SECRET: &[&str] = &[
+    "PWD",
+    "OLDPWD",
+    // Settings whose names hold a pattern's word and no secret.
+    "TOKENIZERS_PARALLELISM",
+    "KEYRING_BACKEND",
+    "PYTHON_KEYRING_BACKEND",
+    "KEYBOARD",
+    "XKB_DEFAULT_LAYOUT",
+];
 
 /// Whether the built-in list calls `name` secret-shaped.
 pub fn secret_shaped(name: &[u8]) -> bool {

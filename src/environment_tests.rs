@@ -101,6 +101,10 @@ fn toolchain_and_ci_names_are_not_secret_shaped() {
         "BUNDLE_WITHOUT",
         "BUNDLE_GEMFILE",
         "POWERSHELL_TELEMETRY_OPTOUT",
+        "TOKENIZERS_PARALLELISM",
+        "KEYRING_BACKEND",
+        "PYTHON_KEYRING_BACKEND",
+        "KEYBOARD",
     ] {
         assert!(
             !secret_shaped(name.as_bytes()),
