@@ -838,3 +838,90 @@ fn a_program_on_path_installed_as_a_link_keeps_its_target_read_only() {
         );
     }
 }
+
+/// A workspace that is a linked worktree (`git worktree add`): `git add` and `git commit` in it
+/// write the worktree's git directory and the repository's objects, refs and logs, outside the
+/// workspace, and work under `workspace`; under `read-only`, which does not let a command write
+/// the workspace, they fail. What git runs or obeys stays read-only either way: the
+/// repository's `config` and `hooks`, and the worktree's `commondir`.
+#[test]
+fn a_linked_worktree_commits_while_its_repository_s_config_and_hooks_stay_read_only() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let main = s.root.path().join("main");
+        std::fs::remove_dir_all(&s.ws).unwrap();
+        let git = |dir: &std::path::Path, args: &[&str]| {
+            let o = std::process::Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@e"])
+                .args(args)
+                .current_dir(dir)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "git {args:?}: {}", text(&o));
+        };
+        std::fs::create_dir_all(&main).unwrap();
+        git(&main, &["init", "-q"]);
+        git(&main, &["commit", "-q", "--allow-empty", "-m", "init"]);
+        git(&main, &["worktree", "add", "-q", s.ws.to_str().unwrap()]);
+        s.chown_all();
+        if let Some(uid) = u {
+            let owner = format!("{uid}:{uid}");
+            let o = std::process::Command::new("chown")
+                .args(["-R", &owner])
+                .arg(&main)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", text(&o));
+        }
+        std::fs::write(s.ws.join("f.txt"), "hi\n").unwrap();
+        s.chown_all();
+        let commit = "git add f.txt && git -c user.name=t -c user.email=t@e commit -q -m add && echo COMMITTED";
+        let denied = s.run("read-only", commit);
+        assert!(
+            !stdout(&denied).contains("COMMITTED"),
+            "{}: {}",
+            s.label(),
+            text(&denied)
+        );
+        let ran = s.run("workspace", commit);
+        assert!(
+            stdout(&ran).contains("COMMITTED"),
+            "{}: {}",
+            s.label(),
+            text(&ran)
+        );
+        let log = std::process::Command::new("git")
+            .args(["-c", "safe.directory=*", "log", "--oneline", "-1"])
+            .current_dir(&main)
+            .arg(format!("{}", s.ws.file_name().unwrap().to_string_lossy()))
+            .output()
+            .unwrap();
+        assert!(stdout(&log).contains("add"), "{}", text(&log));
+        let gitdir = main.join(".git/worktrees").join(s.ws.file_name().unwrap());
+        let held = [
+            main.join(".git/config"),
+            main.join(".git/hooks/pre-commit"),
+            gitdir.join("commondir"),
+        ];
+        let before: Vec<Option<String>> = held
+            .iter()
+            .map(|p| std::fs::read_to_string(p).ok())
+            .collect();
+        let script: String = held
+            .iter()
+            .map(|p| format!("echo x >> '{}' && echo WROTE; ", p.display()))
+            .collect();
+        let tried = s.run("workspace", &script);
+        assert!(
+            !stdout(&tried).contains("WROTE"),
+            "{}: {}",
+            s.label(),
+            text(&tried)
+        );
+        let after: Vec<Option<String>> = held
+            .iter()
+            .map(|p| std::fs::read_to_string(p).ok())
+            .collect();
+        assert_eq!(before, after, "{}", s.label());
+    }
+}

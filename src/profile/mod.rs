@@ -11,6 +11,7 @@ mod load;
 mod network;
 mod raw;
 mod resolve;
+mod worktree;
 
 pub use crate::capability::Protection;
 pub use error::ProfileError;
