@@ -316,7 +316,7 @@ impl Sandbox {
         reuse: Option<&stamp::Looks>,
         first: &below::FirstLevel,
     ) -> Result<Planned, RunError> {
-        let resolved = resolved.filter(|r| r.sandbox == self.id && r.vars == *vars);
+        let resolved = resolved.filter(|r| r.sandbox == self.id && r.vars.resolves_as(vars));
         // Resolving and planning right after look at the same paths: once each.
         let looks = Rc::new(Lookups::default());
         let mut caps = match resolved {

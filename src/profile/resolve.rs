@@ -22,6 +22,20 @@ pub struct Vars {
     pub tmp: PathBuf,
 }
 
+impl Vars {
+    /// Whether a resolution with `other` reads what one with these does: the same `{tmp}`,
+    /// workspace root and homes. The context's writable trees and its `{tmp}` are what a
+    /// resolution makes (setup fills them in after it), and its secret variables' names are
+    /// the shell analysis's; none of them is read here.
+    pub fn resolves_as(&self, other: &Vars) -> bool {
+        let (a, b) = (&self.workspace, &other.workspace);
+        self.tmp == other.tmp
+            && a.root == b.root
+            && a.home == b.home
+            && a.other_homes == b.other_homes
+    }
+}
+
 impl Profile {
     /// Where a limit was set, for `sbx explain`.
     pub fn limit_origin(&self, key: &str) -> Option<Origin> {
@@ -862,6 +876,29 @@ impl std::hash::Hasher for NoHash {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// The gate's resolution is reused by the run that follows whatever setup filled into the
+    /// context after it (its writable trees, its `{tmp}`); another root or home is another
+    /// resolution.
+    #[test]
+    fn a_resolution_is_the_same_for_what_it_does_not_read() {
+        let vars = |ws: WorkspaceContext| Vars {
+            workspace: ws,
+            tmp: PathBuf::from("/tmp"),
+        };
+        let gate = vars(WorkspaceContext::new("/ws", "/h"));
+        let run = vars(
+            WorkspaceContext::new("/ws", "/h")
+                .with_writable([PathBuf::from("/ws"), PathBuf::from("/tmp")])
+                .with_tmp(PathBuf::from("/tmp")),
+        );
+        assert!(gate.resolves_as(&run) && run.resolves_as(&gate));
+        assert!(!gate.resolves_as(&vars(WorkspaceContext::new("/other", "/h"))));
+        assert!(!gate.resolves_as(&vars(WorkspaceContext::new("/ws", "/h2"))));
+        let mut elsewhere = vars(WorkspaceContext::new("/ws", "/h"));
+        elsewhere.tmp = PathBuf::from("/var/tmp/sbx-1");
+        assert!(!gate.resolves_as(&elsewhere));
+    }
 
     #[test]
     fn normalising_and_substituting() {
