@@ -252,7 +252,8 @@ fn braces_first(w: &mut Word, env: &Env<'_>) {
         w.var |= a.var;
         w.subst |= a.subst;
         w.subst_output |= a.subst_output;
-        values.push(a.value);
+        // The list is a pattern: a quoted wildcard of an alternative stays a character.
+        values.push(a.pattern());
     }
     w.value = format!("{{{}}}", values.join(","));
     w.glob = true;
