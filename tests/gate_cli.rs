@@ -1260,3 +1260,29 @@ fn a_submodule_s_repository_is_judged_for_the_commands_that_recurse_into_it() {
         assert!(r.to_string().contains("submodule"), "{cmd}: {r}");
     }
 }
+
+/// A hard link in the workspace to a file the profile hides is refused where the gate sees it
+/// read (a command's operand, the Read tool), in every mode: the sandbox hides the name, not
+/// the file. A hard link to a file the profile does not hide reads as any file does.
+#[test]
+fn a_hard_link_to_a_hidden_file_is_refused_where_the_gate_sees_it_read() {
+    let s = Scratch::new(None);
+    std::fs::write(s.home.join(".netrc"), "machine x password y\n").unwrap();
+    std::fs::hard_link(s.home.join(".netrc"), s.ws.join("n")).unwrap();
+    std::fs::hard_link(s.home.join("notes.txt"), s.ws.join("notes")).unwrap();
+    for mode in ["default", "sandbox-auto"] {
+        for line in ["cat n", "wc -c ./n"] {
+            let r = check_json(&s, &["--mode", mode, "--", line]);
+            assert_eq!(r["decision"], "deny", "{mode} {line}: {r}");
+            assert_eq!(r["rule"], "floor:hidden-file-link", "{mode} {line}: {r}");
+        }
+        let r = check_json(&s, &["--mode", mode, "--", "cat notes"]);
+        assert_eq!(r["decision"], "allow", "{mode}: {r}");
+    }
+    let path = s.ws.join("n").to_string_lossy().into_owned();
+    let h = hook(&s, &[], "Read", json!({"file_path": path}));
+    assert_eq!(h["permissionDecision"], "deny", "{h}");
+    let notes = s.ws.join("notes").to_string_lossy().into_owned();
+    let h = hook(&s, &[], "Read", json!({"file_path": notes}));
+    assert_eq!(h["permissionDecision"], "allow", "{h}");
+}

@@ -119,6 +119,45 @@ pub fn sandbox_refused_read(path: &Path, caps: &CapabilitySet) -> Option<Sandbox
     None
 }
 
+/// A read of a file that is another name (a hard link) of one the profile hides: the mounts
+/// and Landlock hide a path, not the file behind it, so the kernel would let the command read
+/// it; refused here in every mode. Only a regular file with more than one name is compared
+/// (its device and inode) with the hidden files and the files directly in hidden directories.
+fn hidden_file_link(path: &Path, caps: &CapabilitySet) -> Option<SandboxRefusal> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path)
+        .ok()
+        .filter(|m| m.is_file() && m.nlink() > 1)?;
+    let same = |p: &Path| {
+        std::fs::symlink_metadata(p).is_ok_and(|o| o.dev() == m.dev() && o.ino() == m.ino())
+    };
+    let holds = |e: &&PathEntry| match std::fs::symlink_metadata(&e.path) {
+        Ok(d) if d.is_dir() => std::fs::read_dir(&e.path)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .take(HIDDEN_DIR_ENTRIES)
+            .any(|c| same(&c.path())),
+        Ok(_) => same(&e.path),
+        Err(_) => false,
+    };
+    let e = caps.fs.deny_read.iter().find(holds)?;
+    hit(
+        "floor:hidden-file-link",
+        path,
+        Some(&e.origin),
+        format!(
+            "{} is another name (a hard link) of a file the profile hides under {} ({}): the sandbox hides the name, not the file",
+            path.display(),
+            e.path.display(),
+            e.origin
+        ),
+    )
+}
+
+/// Entries of a hidden directory compared with a hard-linked file.
+const HIDDEN_DIR_ENTRIES: usize = 256;
+
 /// A Read, Grep or Glob of a process's environment or memory under `/proc`, or a walk through
 /// `/proc`: those tools run in the harness's own process, outside any sandbox, where
 /// `/proc/self/environ` holds the harness's API keys and tokens.
@@ -437,25 +476,24 @@ pub fn sandbox_refusal(
     // Targets the analysis could not resolve (`> $OUT`) are not paths yet: the floor and the
     // analysis ask about them.
     let abs = |p: &&PathBuf| p.is_absolute();
-    let direct = t
-        .writes
-        .into_iter()
-        .filter(abs)
-        .find_map(|p| sandbox_refused_write(p, caps))
-        .or_else(|| {
-            t.reads
-                .into_iter()
-                .filter(abs)
-                .find_map(|p| sandbox_refused_read(p, caps))
-        })
-        .or_else(|| {
-            let mut write = t.write_patterns.into_iter().filter(abs);
-            write.find_map(|p| refused_write_pattern(p, caps))
-        })
-        .or_else(|| {
-            let mut read = t.read_patterns.into_iter().filter(abs);
-            read.find_map(|p| refused_read_pattern(p, caps))
-        });
+    let direct =
+        t.writes
+            .into_iter()
+            .filter(abs)
+            .find_map(|p| sandbox_refused_write(p, caps))
+            .or_else(|| {
+                t.reads.into_iter().filter(abs).find_map(|p| {
+                    sandbox_refused_read(p, caps).or_else(|| hidden_file_link(p, caps))
+                })
+            })
+            .or_else(|| {
+                let mut write = t.write_patterns.into_iter().filter(abs);
+                write.find_map(|p| refused_write_pattern(p, caps))
+            })
+            .or_else(|| {
+                let mut read = t.read_patterns.into_iter().filter(abs);
+                read.find_map(|p| refused_read_pattern(p, caps))
+            });
     if direct.is_some() || confined {
         return direct;
     }

@@ -429,8 +429,9 @@ fn tree_paths(w: &Word, cwd: &Cwd, reach: Reach) -> Vec<PathBuf> {
 }
 
 /// A bare name (`lnk`, no `/`) that is a symbolic link in a candidate directory, resolved: the
-/// command opens the link's target, as the Read tool's path would be followed. Other bare
-/// names are not recorded (most are not paths at all), so this costs one `lstat` per word.
+/// command opens the link's target, as the Read tool's path would be followed; or a file with
+/// other names, which may be a hard link of a hidden file. Other bare names are not recorded
+/// (most are not paths at all), so this costs one `lstat` per word.
 fn bare_links(w: &Word, cwd: &Cwd) -> Vec<PathBuf> {
     let v = match w.value.strip_prefix("--").and_then(|o| o.split_once('=')) {
         Some((_, value)) => value,
@@ -443,9 +444,11 @@ fn bare_links(w: &Word, cwd: &Cwd) -> Vec<PathBuf> {
     cwd.iter()
         .flatten()
         .filter(|c| {
+            use std::os::unix::fs::MetadataExt;
+            // A file with other names may be a hard link of a hidden one (the plan checks).
             c.join(v)
                 .symlink_metadata()
-                .is_ok_and(|m| m.file_type().is_symlink())
+                .is_ok_and(|m| m.file_type().is_symlink() || (m.is_file() && m.nlink() > 1))
         })
         .map(|c| paths::resolve(v, c))
         .collect()
