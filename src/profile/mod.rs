@@ -11,7 +11,6 @@ mod load;
 mod network;
 mod raw;
 mod resolve;
-mod worktree;
 
 pub use crate::capability::Protection;
 pub use error::ProfileError;

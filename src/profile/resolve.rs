@@ -117,11 +117,7 @@ impl Profile {
     ) -> Result<CapabilitySet, ProfileError> {
         let lim = |k: &str| self.limits.get(k).and_then(|(v, _)| v.value);
         let read = expand_all(&self.read, vars, true, files, None)?;
-        let mut write = expand_all(&self.write, vars, true, files, None)?;
-        let worktree = linked_worktree_of(&write, vars, files);
-        if let Some(w) = &worktree {
-            write.extend(w.writable(files));
-        }
+        let write = expand_all(&self.write, vars, true, files, None)?;
         let execute = expand_all(&self.execute, vars, true, files, None)?;
         let writable: Vec<&Path> = write.iter().map(|e| e.path.as_path()).collect();
         let grants: Vec<&Path> = [&read, &write, &execute]
@@ -132,9 +128,11 @@ impl Profile {
         let mut denied = expand_all(&self.deny_read, vars, false, files, None)?;
         denied.extend(quarantines(vars, files));
         let deny_read = with_link_targets(denied, &grants, files);
-        let mut denied_writes = expand_all(&self.deny_write, vars, false, files, Some(&writable))?;
-        denied_writes.extend(worktree.iter().flat_map(|w| w.held(files)));
-        let (deny_write, hook_links) = with_gitlink(denied_writes, vars, files);
+        let (deny_write, hook_links) = with_gitlink(
+            expand_all(&self.deny_write, vars, false, files, Some(&writable))?,
+            vars,
+            files,
+        );
         let deny_write = with_home_link_targets(deny_write, vars, files);
         let mut watch = self.watched(vars);
         watch.extend(hook_links);
@@ -173,21 +171,6 @@ impl Profile {
             requires: self.requires.clone(),
         })
     }
-}
-
-/// The linked worktree the workspace is, when the profile lets a command write the workspace
-/// (see [`super::worktree`]).
-fn linked_worktree_of(
-    write: &[PathEntry],
-    vars: &Vars,
-    files: &dyn Files,
-) -> Option<super::worktree::LinkedWorktree> {
-    let root = normalize(&vars.workspace.root);
-    write
-        .iter()
-        .any(|e| e.path == root)
-        .then(|| super::worktree::linked_worktree(&root, files))
-        .flatten()
 }
 
 /// Each denied path that a symbolic link leads through is denied where the link leads as well
