@@ -838,3 +838,80 @@ fn a_program_on_path_installed_as_a_link_keeps_its_target_read_only() {
         );
     }
 }
+
+/// A workspace that is a linked worktree (`git worktree add`) keeps the repository it belongs
+/// to, outside the workspace, read-only: its objects, refs and hooks and the worktree's git
+/// directory (whose `modules/` and `config.worktree` git would obey later, outside the
+/// sandbox). A commit there fails, and nothing of the repository changes; the same commit made
+/// outside the sandbox works.
+#[test]
+fn a_linked_worktree_keeps_its_repository_read_only() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let main = s.root.path().join("main");
+        std::fs::remove_dir_all(&s.ws).unwrap();
+        let git = |dir: &std::path::Path, args: &[&str]| {
+            let o = std::process::Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@e"])
+                .args(args)
+                .current_dir(dir)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "git {args:?}: {}", text(&o));
+        };
+        std::fs::create_dir_all(&main).unwrap();
+        git(&main, &["init", "-q"]);
+        git(&main, &["commit", "-q", "--allow-empty", "-m", "init"]);
+        git(&main, &["worktree", "add", "-q", s.ws.to_str().unwrap()]);
+        std::fs::write(s.ws.join("f.txt"), "hi\n").unwrap();
+        s.chown_all();
+        if let Some(uid) = u {
+            let owner = format!("{uid}:{uid}");
+            let o = std::process::Command::new("chown")
+                .args(["-R", &owner])
+                .arg(&main)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", text(&o));
+        }
+        let name = s.ws.file_name().unwrap().to_string_lossy().into_owned();
+        let gitdir = main.join(".git/worktrees").join(&name);
+        let refs = main.join(".git/refs/heads").join(&name);
+        let before = std::fs::read_to_string(&refs).unwrap();
+        let commit = "git add f.txt && git -c user.name=t -c user.email=t@e commit -q -m add && echo COMMITTED";
+        let ran = s.run("workspace", commit);
+        assert!(
+            !stdout(&ran).contains("COMMITTED"),
+            "{}: {}",
+            s.label(),
+            text(&ran)
+        );
+        let planted = format!(
+            "mkdir -p '{g}/modules/x/hooks' && echo PLANTED; echo x > '{g}/config.worktree' && echo PLANTED; echo x > '{m}/.git/hooks/post-checkout' && echo PLANTED",
+            g = gitdir.display(),
+            m = main.display()
+        );
+        let tried = s.run("workspace", &planted);
+        assert!(
+            !stdout(&tried).contains("PLANTED"),
+            "{}: {}",
+            s.label(),
+            text(&tried)
+        );
+        assert_eq!(
+            std::fs::read_to_string(&refs).unwrap(),
+            before,
+            "{}",
+            s.label()
+        );
+        assert!(!gitdir.join("modules").exists() && !gitdir.join("config.worktree").exists());
+        // Outside the sandbox the same commit works.
+        let outside = s.outside(commit);
+        assert!(
+            stdout(&outside).contains("COMMITTED"),
+            "{}: {}",
+            s.label(),
+            text(&outside)
+        );
+    }
+}
