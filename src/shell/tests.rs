@@ -508,6 +508,8 @@ fn printing_the_environment_reads_the_callers_secrets() {
         "jq -n env.GITHUB_TOKEN",
         "jq -n '$ENV'",
         "awk 'BEGIN{print ENVIRON[\"GITHUB_TOKEN\"]}'",
+        "x=GITHUB_TOKEN; echo ${!x}",
+        "for v in ${!G*}; do echo ${!v}; done",
     ] {
         assert_eq!(analyze(cmd, &holding).verdict, Decision::Ask, "{cmd}");
         assert_eq!(analyze(cmd, &plain).verdict, Decision::Allow, "{cmd}");
@@ -521,6 +523,10 @@ fn printing_the_environment_reads_the_callers_secrets() {
     ] {
         assert_eq!(analyze(cmd, &holding).verdict, Decision::Allow, "{cmd}");
     }
+    assert_eq!(
+        analyze("declare -p GITHUB_TOKEN", &plain).verdict,
+        Decision::Ask
+    );
     // Other processes' environments are read whatever this one holds.
     for cmd in ["ps eww", "ps auxe"] {
         assert_eq!(analyze(cmd, &plain).verdict, Decision::Ask, "{cmd}");

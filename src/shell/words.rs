@@ -151,10 +151,7 @@ fn convert_parts(node: &Node, env: &Env<'_>) -> Word {
 /// one character, which matches every name it matches and more (`~/.netr[[:alpha:]]` is
 /// judged as `~/.netr?`, which meets `~/.netrc`).
 fn classes_as_any(v: &str) -> String {
-    if !["[[:", "[[.", "[[=", "[![:", "[^[:"]
-        .iter()
-        .any(|o| v.contains(o))
-    {
+    if !["[:", "[.", "[="].iter().any(|o| v.contains(o)) {
         return v.to_string();
     }
     let chars: Vec<char> = v.chars().collect();
@@ -628,6 +625,10 @@ mod tests {
         let w = words("cat ~/.netr[[:alpha:]] a[[.c.]]b[![:digit:]x] [ab] '[[:x:]]'*");
         let vals: Vec<&str> = w.iter().map(|w| w.value.as_str()).collect();
         assert_eq!(vals, ["cat", "/h/.netr?", "a?b?", "[ab]", "[[][[]:x:]]*"]);
+        // A `]` first is a member; a collating symbol may end a range.
+        let w = words("cat []x[:alpha:]] [a-[.z.]] o2/[]x[:alpha:]]");
+        let vals: Vec<&str> = w.iter().map(|w| w.value.as_str()).collect();
+        assert_eq!(vals, ["cat", "?", "?", "o2/?"]);
     }
 
     #[test]

@@ -167,6 +167,20 @@ impl Judge {
         } else {
             tree_paths(w, cwd, reach)
         };
+        let proc_dir = std::path::Path::new("/proc");
+        if let Some(p) = found
+            .iter()
+            .find(|p| p.starts_with(proc_dir) || proc_dir.starts_with(p))
+        {
+            self.t.reads_secret = true;
+            self.raise(
+                Class::SecretRead,
+                format!(
+                    "[shell.secret.proc] reads `{}` recursively, where each process's `environ` holds its environment",
+                    p.display()
+                ),
+            );
+        }
         for p in found {
             push_new(&mut self.trees, p);
         }
@@ -445,10 +459,12 @@ fn bare_links(w: &Word, cwd: &Cwd) -> Vec<PathBuf> {
         .flatten()
         .filter(|c| {
             use std::os::unix::fs::MetadataExt;
-            // A file with other names may be a hard link of a hidden one (the plan checks).
-            c.join(v)
-                .symlink_metadata()
-                .is_ok_and(|m| m.file_type().is_symlink() || (m.is_file() && m.nlink() > 1))
+            // Under /proc a bare name is a process's file (`cd /proc/self && cat environ`);
+            // a file with other names may be a hard link of a hidden one (the plan checks).
+            c.starts_with("/proc")
+                || c.join(v)
+                    .symlink_metadata()
+                    .is_ok_and(|m| m.file_type().is_symlink() || (m.is_file() && m.nlink() > 1))
         })
         .map(|c| paths::resolve(v, c))
         .collect()

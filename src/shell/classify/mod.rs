@@ -195,6 +195,7 @@ fn arguments(j: &mut Judge, w: &Walker<'_>, cmd: &Cmd<'_>, leader: usize) {
         }
     }
     secret_variables(j, lead_name, cmd.argv.get(leader + 1..).unwrap_or(&[]));
+    indirect_expansions(j, w.ctx, cmd.argv.get(leader + 1..).unwrap_or(&[]));
     let rest = cmd.argv.get(leader + 1..).unwrap_or(&[]);
     super::commands::option_table::judge(j, lead_name, rest, cmd.cwd, w.ctx);
     if !PRINTS_ONLY.contains(&lead_name) {
@@ -253,6 +254,24 @@ fn environment_dump(j: &mut Judge, ctx: &super::ShellContext<'_>) {
             shown.join(", ")
         ),
     );
+}
+
+/// `${!name}` and `${!prefix*}` expand a variable the analysis cannot name: any one of the
+/// secret-shaped variables sbx's own environment holds, which a command run outside the
+/// sandbox inherits.
+fn indirect_expansions(j: &mut Judge, ctx: &super::ShellContext<'_>, args: &[Word]) {
+    let Some(a) = args.iter().find(|a| a.raw.contains("${!")) else {
+        return;
+    };
+    if let Some(name) = ctx.workspace.secret_vars.first() {
+        let shown = a.display.clone();
+        j.raise(
+            Class::SecretRead,
+            format!(
+                "[shell.secret.env] `{shown}` expands a variable named only when it runs, which may be one of the secret-shaped variables the caller's environment holds (`{name}`, ...)"
+            ),
+        );
+    }
 }
 
 /// The finding of a read of the secret-shaped variable `name`.

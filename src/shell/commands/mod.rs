@@ -348,11 +348,27 @@ fn declare(j: &mut Judge, args: &[Word]) {
     if args.is_empty() || (has(args, &["-p", "-x"]) && !names) {
         j.t.dumps_env = true;
     }
-    for a in args {
-        let Some((key, value)) = a.value.split_once('=') else {
+    let printing = has(args, &["-p"]);
+    for a in args.iter().filter(|a| !a.value.starts_with('-')) {
+        let (key, value) = a.value.split_once('=').unwrap_or((a.value.as_str(), ""));
+        // A name written with an expansion (`{X,Y}=`, `$n=`) is only known when it runs.
+        if a.unknown || a.glob || key.contains(['{', '$']) {
+            j.raise(
+                Class::Opaque,
+                format!(
+                    "[shell.env.exec] `{}` names a variable only known when it runs",
+                    a.display
+                ),
+            );
             continue;
-        };
-        if let Some(why) = tables::exec_env(key, value) {
+        }
+        if printing && crate::environment::named_secret(key.as_bytes()) {
+            crate::shell::classify::secret_variable(j, key);
+        }
+        // `export NAME` alone exports what an earlier step set it to (`read`, `printf -v`,
+        // `${NAME:=...}`, a loop), which this analysis does not follow.
+        let set_elsewhere = !a.value.contains('=');
+        if let Some(why) = tables::exec_env(key, if set_elsewhere { "x" } else { value }) {
             j.raise(Class::Opaque, format!("[shell.env.exec] `{key}` {why}"));
         }
     }
