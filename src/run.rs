@@ -206,12 +206,7 @@ fn relay_tracking_lines(open_line: Arc<AtomicBool>) -> Output {
             }
             Stream::Stderr => std::io::stderr().write_all(chunk),
         };
-        match written {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-                std::ops::ControlFlow::Break(())
-            }
-            Ok(()) | Err(_) => std::ops::ControlFlow::Continue(()),
-        }
+        sbx::exec::wanted(written)
     }))
 }
 

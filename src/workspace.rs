@@ -35,6 +35,9 @@ pub struct WorkspaceContext {
     /// (`environment::named_secret`): what a command run outside the sandbox that prints the
     /// whole environment (`env`, `printenv`, `export -p`) shows. The sandbox passes none.
     pub secret_vars: Vec<String>,
+    /// `CDPATH` is set (not empty) in this process's environment, which a command inherits:
+    /// the shell looks `cd NAME` up there before the working directory.
+    pub cdpath: bool,
 }
 
 impl WorkspaceContext {
@@ -47,6 +50,7 @@ impl WorkspaceContext {
             writable: Vec::new(),
             tmp: None,
             secret_vars: Vec::new(),
+            cdpath: false,
         }
     }
 
@@ -60,6 +64,7 @@ impl WorkspaceContext {
             context.add_home(&h);
         }
         context.secret_vars = secret_vars(std::env::vars_os());
+        context.cdpath = std::env::var_os("CDPATH").is_some_and(|p| !p.is_empty());
         context
     }
 

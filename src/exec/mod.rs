@@ -34,7 +34,7 @@ pub use crate::enforce::{
     EnforceError, landlock::LandlockError, messages::Step, seccomp::SeccompError,
 };
 pub use fds::ensure_standard_fds;
-pub use output::{Output, OutputCallback, Stream};
+pub use output::{Output, OutputCallback, Stream, wanted};
 pub use protect::ProtectedPath;
 pub use pty_control::PtyControl;
 pub use quarantine::quarantine_root;

@@ -66,6 +66,15 @@ pub(super) struct Caps {
     pub(super) echo: Capture,
 }
 
+/// Whether more output is wanted after a write to this process's own stream: not once its
+/// reader is gone (`EPIPE`); another failure loses the chunk and goes on.
+pub fn wanted(written: std::io::Result<()>) -> ControlFlow<()> {
+    match written {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ControlFlow::Break(()),
+        Ok(()) | Err(_) => ControlFlow::Continue(()),
+    }
+}
+
 /// Pass a chunk on; `Break` when this process's own stream has no reader left (`EPIPE`: the
 /// `head` of `sbx run -- yes | head -1` has exited), so the command's should be closed too.
 pub(super) fn deliver(
@@ -87,10 +96,7 @@ pub(super) fn deliver(
                     .and_then(|()| std::io::stdout().flush()),
                 Stream::Stderr => std::io::stderr().write_all(part),
             };
-            match written {
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ControlFlow::Break(()),
-                Ok(()) | Err(_) => ControlFlow::Continue(()),
-            }
+            wanted(written)
         }
         Output::Collect => {
             cap.kept.extend_from_slice(part);

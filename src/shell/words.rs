@@ -48,11 +48,7 @@ impl Word {
         }
         let mut out = String::with_capacity(self.value.len());
         for c in self.value.chars() {
-            if matches!(c, '*' | '?' | '[') {
-                out.extend(['[', c, ']']);
-            } else {
-                out.push(c);
-            }
+            push_literal(&mut out, c, matches!(c, '*' | '?' | '['));
         }
         out
     }
@@ -212,16 +208,19 @@ fn quote_wild(w: &mut Word) {
     }
     let mut out = String::with_capacity(w.value.len() + 2 * w.quoted_wild.len());
     for (i, c) in w.value.char_indices() {
-        if w.quoted_wild.contains(&i) {
-            out.push('[');
-            out.push(c);
-            out.push(']');
-        } else {
-            out.push(c);
-        }
+        push_literal(&mut out, c, w.quoted_wild.contains(&i));
     }
     w.value = out;
     w.quoted_wild.clear();
+}
+
+/// `c` onto a pattern, in brackets (`[*]`, which matches only itself) when it is `literal`.
+fn push_literal(out: &mut String, c: char, literal: bool) {
+    if literal {
+        out.extend(['[', c, ']']);
+    } else {
+        out.push(c);
+    }
 }
 
 /// bash expands braces before tildes and variables (`{~,x}/.netrc` is `~/.netrc` and

@@ -252,22 +252,22 @@ fn cd_target(c: &Ctx<'_, '_, '_>, args: &[Word]) -> Cwd {
     let physical = args.iter().any(|a| a.value == "-P");
     match target {
         None => Some(vec![ctx.workspace.home.clone()]),
-        Some(t) if t.value == "-" || rotates(t) || searched_in_cdpath(t) => None,
+        Some(t) if t.value == "-" || rotates(t) || (ctx.workspace.cdpath && searched(t)) => None,
         Some(t) if physical => dir_from(t, c.cmd.cwd, ctx),
         Some(t) => logical_dir(t, c.cmd.cwd, ctx),
     }
 }
 
-/// Whether the shell looks `t` up in `CDPATH` first, where that variable is set for the
-/// command (it is inherited from the environment the analysis runs in): a name that does not
-/// start with `/`, `./` or `../` (`cd .ssh` goes to `~/.ssh` under `CDPATH=~`).
-fn searched_in_cdpath(t: &Word) -> bool {
+/// Whether the shell looks `t` up in `CDPATH` first where that is set for the command (see
+/// `WorkspaceContext::cdpath`): a name that does not start with `/`, `./` or `../` (`cd .ssh`
+/// goes to `~/.ssh` under `CDPATH=~`).
+fn searched(t: &Word) -> bool {
     let v = t.value.as_str();
     let anchored = v.starts_with('/')
         || matches!(v, "." | "..")
         || v.starts_with("./")
         || v.starts_with("../");
-    !anchored && std::env::var_os("CDPATH").is_some_and(|p| !p.is_empty())
+    !anchored
 }
 
 /// Candidate directories past which the working directory is taken as not known.
@@ -351,8 +351,10 @@ fn declare(j: &mut Judge, args: &[Word]) {
     let printing = has(args, &["-p"]);
     for a in args.iter().filter(|a| !a.value.starts_with('-')) {
         let (key, value) = a.value.split_once('=').unwrap_or((a.value.as_str(), ""));
-        // A name written with an expansion (`{X,Y}=`, `$n=`) is only known when it runs.
-        if a.unknown || a.glob || key.contains(['{', '$']) {
+        // A name written with an expansion (`{X,Y}=`, `$n=`) is only known when it runs; the
+        // value may be anything.
+        let raw_name = a.raw.split_once('=').map_or(a.raw.as_str(), |(n, _)| n);
+        if raw_name.contains(['{', '$', '`', '*', '?', '[']) {
             j.raise(
                 Class::Opaque,
                 format!(
