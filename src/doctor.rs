@@ -10,7 +10,10 @@ use std::process::ExitCode;
 pub fn doctor(json: bool) -> ExitCode {
     let host = Host::detect();
     // One context for every profile's plan.
-    let ws = WorkspaceContext::of(&cwd());
+    let ws = match sbx::setup::workspace(&cwd()) {
+        Ok(ws) => ws,
+        Err(e) => return ExitCode::from(crate::setup_error(e) as u8),
+    };
     let profiles: Vec<serde_json::Value> = BUILTIN_NAMES
         .iter()
         .map(|name| {

@@ -14,9 +14,11 @@ pub fn explain(profile: &str, workspace: Option<PathBuf>, json: bool) -> ExitCod
         Ok(s) => s,
         Err(e) => return ExitCode::from(setup_error(e) as u8),
     };
-    let ws = workspace.unwrap_or_else(cwd);
-    let ws = std::fs::canonicalize(&ws).unwrap_or(ws);
-    let (caps, plan) = match sb.plan_for(&ws, sb.host()) {
+    let ws = match sbx::setup::workspace(&workspace.unwrap_or_else(cwd)) {
+        Ok(ws) => ws,
+        Err(e) => return ExitCode::from(setup_error(e) as u8),
+    };
+    let (caps, plan) = match sb.plan_in(&ws, sb.host()) {
         Ok(x) => x,
         Err(e) => return ExitCode::from(setup_error(e) as u8),
     };
@@ -29,16 +31,17 @@ pub fn explain(profile: &str, workspace: Option<PathBuf>, json: bool) -> ExitCod
     ExitCode::SUCCESS
 }
 
-/// Where a limit was set, or that nothing sets it.
-fn limit(prof: &Profile, k: &str) -> Origin {
-    prof.limit_origin(k)
+/// Where a limit of the set was set (`origin`, of the profile key `k`), or that nothing sets it.
+fn limit(origin: &Option<Origin>, k: &str) -> Origin {
+    origin
+        .clone()
         .unwrap_or_else(|| Origin::builtin(&format!("limits.{k} (unlimited)")))
 }
 
 /// One JSON object: the capability set, the plan, and where each setting came from.
 fn print_json(prof: &Profile, caps: &CapabilitySet, plan: &SandboxPlan) {
     let isolation = isolation_origins(prof);
-    let limit = |k: &str| limit(prof, k);
+    let o = &caps.limits.origins;
     let origins = serde_json::json!({
         "network": prof.network.1,
         "isolation": isolation,
@@ -48,7 +51,10 @@ fn print_json(prof: &Profile, caps: &CapabilitySet, plan: &SandboxPlan) {
             "deny": prof.env_deny_origins,
             "set": prof.env_set_origins,
         },
-        "limits": {"timeout": limit("timeout"), "output": limit("output")},
+        "limits": {
+            "timeout": limit(&o.timeout_ms, "timeout"),
+            "output": limit(&o.output_bytes, "output"),
+        },
     });
     outln!(
         "{}",
@@ -67,7 +73,7 @@ fn print_text(prof: &Profile, caps: &CapabilitySet, plan: &SandboxPlan) {
         outln!("  {k:<20} {o}");
     }
     print_filesystem(prof, caps, plan);
-    print_kernel_filters_and_limits(prof, plan);
+    print_kernel_filters_and_limits(prof, caps, plan);
 }
 
 /// Landlock rules, mounts and protected paths.
@@ -113,8 +119,8 @@ fn print_filesystem(prof: &Profile, caps: &CapabilitySet, plan: &SandboxPlan) {
 }
 
 /// The seccomp filter, network, limits, environment and the enforcement report.
-fn print_kernel_filters_and_limits(prof: &Profile, plan: &SandboxPlan) {
-    let limit = |k: &str| limit(prof, k);
+fn print_kernel_filters_and_limits(prof: &Profile, caps: &CapabilitySet, plan: &SandboxPlan) {
+    let o = &caps.limits.origins;
     if let Some(s) = &plan.seccomp {
         outln!("seccomp: EPERM for {}", s.denied.join(" "));
         for (name, o) in &s.extra {
@@ -138,12 +144,12 @@ fn print_kernel_filters_and_limits(prof: &Profile, plan: &SandboxPlan) {
     outln!(
         "  timeout_ms = {:?} from {}",
         plan.timeout_ms,
-        limit("timeout")
+        limit(&o.timeout_ms, "timeout")
     );
     outln!(
         "  output_bytes = {:?} from {}",
         plan.output_bytes,
-        limit("output")
+        limit(&o.output_bytes, "output")
     );
     for step in &plan.cgroups {
         outln!("  {}", step.describe());
@@ -151,10 +157,10 @@ fn print_kernel_filters_and_limits(prof: &Profile, plan: &SandboxPlan) {
     if let Some(n) = plan.pid_max {
         outln!("  pid_max = {n} (the PID namespace's own)");
     }
-    let tmp_origin = if prof.limit_origin("tmp_size").is_some() {
-        limit("tmp_size").to_string()
-    } else {
-        format!("half of {}", limit("memory"))
+    // The set's tmpfs size comes from `tmp_size`, or else is half of `memory`, from there.
+    let tmp_origin = match &o.tmp_bytes {
+        Some(t) if t.key.as_ref() == "limits.tmp_size" => t.to_string(),
+        _ => format!("half of {}", limit(&o.memory_bytes, "memory")),
     };
     outln!("  tmpfs size = {:?} from {tmp_origin}", plan.tmp_size);
     print_env(prof, &plan.env);

@@ -143,11 +143,12 @@ fn load_and_gate(
     command: &[OsString],
 ) -> Result<Ready, i32> {
     let Some((policy, mode)) = gate else {
+        let context = sbx::setup::workspace(ws).map_err(setup_error)?;
         return sbx::setup::sandbox(profile)
             .map(|s| Ready {
                 sandbox: Arc::new(s),
                 resolved: None,
-                context: WorkspaceContext::of(ws),
+                context,
             })
             .map_err(setup_error);
     };

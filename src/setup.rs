@@ -18,7 +18,7 @@ use crate::profile::{Profile, ProfileError};
 use crate::workspace::WorkspaceContext;
 use crate::{CapabilitySet, Pipeline};
 use std::borrow::Cow;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Why a command could not load its profile or policy: `sbx hook` and `sbx serve` answer
@@ -71,6 +71,16 @@ pub fn sandbox(profile: &str) -> Result<Sandbox, ProfileError> {
     })
 }
 
+/// Where the commands of the workspace `path` work: its canonical root and the context built
+/// there, the one way every command derives it.
+pub fn workspace(path: &Path) -> Result<WorkspaceContext, SetupError> {
+    let root = std::fs::canonicalize(path).map_err(|source| SetupError::Workspace {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(WorkspaceContext::of(&root))
+}
+
 /// A profile and policy resolved for one workspace.
 pub struct Loaded {
     /// The profile bound to this host: what runs the commands.
@@ -94,13 +104,8 @@ impl Loaded {
     /// Load the profile, resolve it for the workspace and merge the policy sources
     /// (built-in, the profile's, user, project, `--policy`).
     pub fn load(opts: &SetupOptions) -> Result<Self, SetupError> {
-        let root =
-            std::fs::canonicalize(&opts.workspace).map_err(|source| SetupError::Workspace {
-                path: opts.workspace.clone(),
-                source,
-            })?;
+        let context = workspace(&opts.workspace)?;
         let sandbox = sandbox(&opts.profile)?;
-        let context = WorkspaceContext::of(&root);
         let resolved = sandbox.resolve_in(&context)?;
         let caps = resolved.caps().clone();
         let workspace = context

@@ -293,18 +293,18 @@ pub fn render_refusal(content: &str) -> String {
 /// not serve a tool of that name, else why the input does not fit, naming the field. Hosts
 /// validate against the schema too, but a client that does not must get an error, not a
 /// silent default (a terminal of 65535 by 65535 cells, a timeout ignored).
-pub fn check_input(
+pub fn validate_input(
     tool: &str,
     input: &serde_json::Map<String, Value>,
 ) -> Option<Result<(), String>> {
     let (_, _, schema) = tools().into_iter().find(|(name, _, _)| *name == tool)?;
-    Some(check_object(&schema, input).map_err(|e| format!("invalid input for {tool}: {e}")))
+    Some(validate_object(&schema, input).map_err(|e| format!("invalid input for {tool}: {e}")))
 }
 
 /// The part of JSON Schema that sbx's own tool schemas use: an object's `properties`,
 /// `required` and `additionalProperties: false`; each property's `type` (string, integer,
 /// boolean, array of strings), `minimum` and `maximum`.
-fn check_object(schema: &Value, input: &serde_json::Map<String, Value>) -> Result<(), String> {
+fn validate_object(schema: &Value, input: &serde_json::Map<String, Value>) -> Result<(), String> {
     let empty = serde_json::Map::new();
     let props = schema["properties"].as_object().unwrap_or(&empty);
     for name in schema["required"].as_array().into_iter().flatten() {
@@ -318,12 +318,12 @@ fn check_object(schema: &Value, input: &serde_json::Map<String, Value>) -> Resul
         let Some(prop) = props.get(name) else {
             return Err(format!("unknown field `{name}`"));
         };
-        check_value(prop, value).map_err(|e| format!("`{name}` {e}"))?;
+        validate_value(prop, value).map_err(|e| format!("`{name}` {e}"))?;
     }
     Ok(())
 }
 
-fn check_value(prop: &Value, value: &Value) -> Result<(), String> {
+fn validate_value(prop: &Value, value: &Value) -> Result<(), String> {
     let fits = match prop["type"].as_str() {
         Some("string") => value.is_string(),
         Some("boolean") => value.is_boolean(),

@@ -139,7 +139,10 @@ unsafe fn clone_fork(flags: u64, cgroup: Option<c_int>, pidfd: &mut c_int) -> li
 ///
 /// # Safety
 /// `prep` and `fds` must be fully prepared; the child touches only them.
-pub unsafe fn spawn(prep: &mut Prepared, fds: ChildFds) -> std::io::Result<(libc::pid_t, c_int)> {
+pub(crate) unsafe fn spawn(
+    prep: &mut Prepared,
+    fds: ChildFds,
+) -> std::io::Result<(libc::pid_t, c_int)> {
     let mut pidfd: c_int = -1;
     let flags = prep.clone_flags | libc::CLONE_PIDFD as u64;
     let cgroup = prep.cgroups.v2_fd.as_ref().map(AsRawFd::as_raw_fd);

@@ -101,7 +101,7 @@ pub enum Missing {
 ///
 /// # Safety
 /// In the init only; `slot` is this process's own copy.
-pub unsafe fn receive(slot: &mut CommandSlot, fd: c_int) -> Result<ExecPtrs, Missing> {
+pub(crate) unsafe fn receive(slot: &mut CommandSlot, fd: c_int) -> Result<ExecPtrs, Missing> {
     let mut len = [0u8; 4];
     // SAFETY: reads into a local and into the slot's reserved capacity, bounds checked.
     unsafe {

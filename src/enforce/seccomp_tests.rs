@@ -23,7 +23,7 @@ fn data(arch: u32, nr: u32, args: [u64; 6]) -> Vec<u8> {
 }
 
 /// Run a classic BPF program over `seccomp_data`, as `seccomp(2)` does.
-fn run(prog: &[sock_filter], data: &[u8]) -> u32 {
+fn interpret(prog: &[sock_filter], data: &[u8]) -> u32 {
     let (mut a, mut x, mut pc) = (0u32, 0u32, 0usize);
     loop {
         let ins = &prog[pc];
@@ -90,7 +90,7 @@ fn plan() -> SeccompPlan {
 
 fn answer(prog: &[sock_filter], name: &str, args: [u64; 6]) -> u32 {
     let nr = syscall_number(name).unwrap() as u32;
-    run(prog, &data(AUDIT_ARCH_X86_64, nr, args))
+    interpret(prog, &data(AUDIT_ARCH_X86_64, nr, args))
 }
 
 #[test]
@@ -105,7 +105,7 @@ fn every_syscall_gets_the_plans_answer() {
     let special = ["socket", "clone", "clone3", "ioctl", "openat2"]
         .map(|s| syscall_number(s).unwrap() as u32);
     for nr in 0..1024u32 {
-        let got = run(&prog, &data(AUDIT_ARCH_X86_64, nr, [0; 6]));
+        let got = interpret(&prog, &data(AUDIT_ARCH_X86_64, nr, [0; 6]));
         let want = if denied.contains(&nr) {
             EPERM
         } else if nr == special[0] {
@@ -189,18 +189,18 @@ fn x32_numbers_and_foreign_arches_are_stopped() {
     let prog = compile_plan(&plan()).unwrap();
     let getpid = syscall_number("getpid").unwrap() as u32;
     assert_eq!(
-        run(&prog, &data(AUDIT_ARCH_X86_64, getpid, [0; 6])),
+        interpret(&prog, &data(AUDIT_ARCH_X86_64, getpid, [0; 6])),
         libc::SECCOMP_RET_ALLOW
     );
     assert_eq!(
-        run(
+        interpret(
             &prog,
             &data(AUDIT_ARCH_X86_64, 0x4000_0000 | getpid, [0; 6])
         ),
         EPERM
     );
     assert_eq!(
-        run(&prog, &data(AUDIT_ARCH_I386, 20, [0; 6])),
+        interpret(&prog, &data(AUDIT_ARCH_I386, 20, [0; 6])),
         libc::SECCOMP_RET_KILL_PROCESS
     );
 }
@@ -246,7 +246,7 @@ fn a_long_list_keeps_every_answer() {
         .map(|s| syscall_number(s).unwrap() as u32)
         .collect();
     for nr in 0..1024u32 {
-        let got = run(&prog, &data(AUDIT_ARCH_X86_64, nr, [0; 6]));
+        let got = interpret(&prog, &data(AUDIT_ARCH_X86_64, nr, [0; 6]));
         let want = if denied.contains(&nr) {
             EPERM
         } else if nr == syscall_number("socket").unwrap() as u32 {

@@ -71,12 +71,12 @@ pub(super) unsafe fn apply_mount_ops(ops: &[Op], slots: &mut [c_int], msgs: c_in
         // A failure names the operation, and so its path.
         MOUNT_OP.store(i32::try_from(i).unwrap_or(-1), Relaxed);
         // SAFETY: every pointer comes from a CString owned by `ops` or a literal.
-        unsafe { run_mount_op(op, slots, msgs) }
+        unsafe { apply_mount_op(op, slots, msgs) }
     }
     MOUNT_OP.store(-1, Relaxed);
 }
 
-unsafe fn run_mount_op(op: &Op, slots: &mut [c_int], msgs: c_int) {
+unsafe fn apply_mount_op(op: &Op, slots: &mut [c_int], msgs: c_int) {
     let nosuid_nodev = libc::MS_NOSUID | libc::MS_NODEV;
     // SAFETY: the callers' pointers are NUL-terminated strings owned by `op` or literals.
     unsafe {

@@ -4,6 +4,8 @@
 //! processes in a cgroup that hands controllers to children, so sbx's own cgroup cannot be the
 //! parent), and the sandbox is cloned straight into it. Controllers that only a cgroup v1
 //! hierarchy has are used there instead, with the per-run cgroup beneath sbx's own.
+#![forbid(unsafe_code)]
+
 use super::Availability;
 use serde::Serialize;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 #![forbid(unsafe_code)]
 
 use super::call::ToolCall;
-use super::decision::Decision;
+use super::decision::{Decision, Wording};
 use super::engine::{Decided, Pipeline};
 use super::exec::ProfileCaps;
 use super::listener::{EnforcementOutlook, TraceStep};
@@ -43,12 +43,16 @@ pub struct CheckReport {
     pub mode: Mode,
     /// Each step of the waterfall.
     pub trace: Vec<TraceStep>,
+    /// The ruling worded for the text form ([`Wording::Report`]).
+    #[serde(skip)]
+    text: String,
 }
 
 impl CheckReport {
     /// The view of the decision on `call`, decided in `mode`.
     pub fn new(call: &ToolCall, mode: Mode, decided: Decided) -> Self {
         let r = decided.ruling;
+        let text = r.text(Wording::Report);
         Self {
             decision: r.decision,
             reason: r.reason,
@@ -60,23 +64,16 @@ impl CheckReport {
             canonical: decided.canonical,
             mode,
             trace: decided.trace,
+            text,
         }
     }
 }
 
-/// The text `sbx check` prints: the decision and who made it, then one field a line.
+/// The text `sbx check` prints: the ruling as [`Ruling::text`](super::Ruling::text) words it
+/// for a report, then the call.
 impl fmt::Display for CheckReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (decision, by, stage) = (self.decision.as_str(), &self.by, self.stage);
-        writeln!(f, "{decision} by {by} ({stage})")?;
-        writeln!(f, "  reason: {}", self.reason)?;
-        if let Some(r) = &self.rule {
-            writeln!(f, "  rule:   {r}")?;
-        }
-        if let Some(s) = &self.source {
-            writeln!(f, "  source: {s}")?;
-        }
-        write!(f, "  call:   {}", self.canonical)
+        write!(f, "{}\n  call:   {}", self.text, self.canonical)
     }
 }
 

@@ -168,6 +168,17 @@ impl Ruling {
                 (None, _) => format!("{} (stage {})", self.reason, self.stage.as_str()),
             },
             Wording::Denial => format!("denied: {} ({})", self.reason, rule.unwrap_or(&self.by)),
+            Wording::Report => {
+                let (decision, by, stage) = (self.decision.as_str(), &self.by, self.stage.as_str());
+                let mut text = format!("{decision} by {by} ({stage})\n  reason: {}", self.reason);
+                if let Some(r) = rule {
+                    text.push_str(&format!("\n  rule:   {r}"));
+                }
+                if let Some(s) = source {
+                    text.push_str(&format!("\n  source: {s}"));
+                }
+                text
+            }
         }
     }
 }
@@ -185,6 +196,9 @@ pub enum Wording {
     /// The error result of a call that did not run, as the model sees it: `denied: why (R)`,
     /// or who decided when no rule did.
     Denial,
+    /// `sbx check`'s text: the decision and who decided, then the reason, rule and source one
+    /// a line.
+    Report,
 }
 
 #[cfg(test)]
@@ -242,6 +256,21 @@ mod tests {
                 "no force push (Bash(git push --force *))",
                 "denied: no force push (Bash(git push --force *))",
             ]
+        );
+    }
+
+    #[test]
+    fn a_report_names_the_decision_then_reason_rule_and_source_a_line_each() {
+        let mut r = Ruling::ask(Stage::Rules, "rules", "publishes");
+        assert_eq!(
+            r.text(Wording::Report),
+            "ask by rules (rules)\n  reason: publishes"
+        );
+        r.rule = Some("Bash(npm publish *)".into());
+        r.source = Some(Provenance::Sbx("floor"));
+        assert_eq!(
+            r.text(Wording::Report),
+            "ask by rules (rules)\n  reason: publishes\n  rule:   Bash(npm publish *)\n  source: floor"
         );
     }
 

@@ -303,7 +303,7 @@ pub fn plan(input: &PlanInput<'_>, fs: &dyn DirLister) -> Result<SandboxPlan, Pl
     let namespaces = namespaces(caps, host, &ns_why, &mut gaps);
     let mounts = mounts::mount_layout(caps, &namespaces, input, fs)?;
     let roots = mounts::writable_roots(caps, &namespaces, input.tmp, fs);
-    names::check_names(caps, &roots, fs, &mut report)?;
+    names::validate_names(caps, &roots, fs, &mut report)?;
     report.extend(mounts::covered_links_layers(&mounts));
     let landlock = landlock::landlock_plan(input, &namespaces, &mounts, fs, &mut gaps, &mut report);
     let seccomp = seccomp::seccomp_plan(input, &namespaces, &mut gaps, &mut report);

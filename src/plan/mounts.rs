@@ -602,7 +602,7 @@ mod tests {
                 ..FsCaps::default()
             },
             network: NetworkMode::None,
-            net_rules: crate::proxy::NetRules::default(),
+            net_rules: crate::capability::NetRules::default(),
             limits: Limits::default(),
             isolation: Isolation::default(),
             env: EnvFilter::default(),

@@ -80,7 +80,7 @@ fn variant_of(entry: &Path) -> PathBuf {
 /// the kernel refuses the plan, unless the profile accepts it (`case_folding = "accept"`),
 /// which the report then names `partial`. Trees the kernel folds are reported too: there the
 /// mounts hold.
-pub(super) fn check_names(
+pub(super) fn validate_names(
     caps: &CapabilitySet,
     roots: &[PathBuf],
     fs: &dyn DirLister,
@@ -167,7 +167,7 @@ mod tests {
                 ..FsCaps::default()
             },
             network: NetworkMode::None,
-            net_rules: crate::proxy::NetRules::default(),
+            net_rules: crate::capability::NetRules::default(),
             limits: Limits::default(),
             isolation: Isolation::default(),
             env: EnvFilter::default(),
@@ -204,7 +204,7 @@ mod tests {
     fn probed(fs: FakeFs, c: &CapabilitySet) -> (Result<Vec<Layer>, PlanError>, Vec<PathBuf>) {
         let fs = Probed(fs, Default::default());
         let mut report = Vec::new();
-        let r = check_names(c, &[PathBuf::from("/ws")], &fs, &mut report).map(|()| report);
+        let r = validate_names(c, &[PathBuf::from("/ws")], &fs, &mut report).map(|()| report);
         (r, fs.1.into_inner())
     }
 

@@ -2,7 +2,7 @@
 #![allow(clippy::unwrap_used)]
 use super::*;
 use crate::capability::{CapabilitySet, EnvFilter, FsCaps, Isolation, Limits, Origin};
-use crate::proxy::{NetRules, parse_host_rule};
+use crate::capability::{NetRules, parse_host_rule};
 use std::path::{Path, PathBuf};
 
 struct NoFs;

@@ -118,7 +118,7 @@ pub struct ProxyPlan {
     /// Where the command reaches the proxy.
     pub bridge: ProxyBridge,
     /// The names, ranges and limits the proxy decides by.
-    pub rules: crate::proxy::NetRules,
+    pub rules: crate::capability::NetRules,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

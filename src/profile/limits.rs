@@ -3,7 +3,36 @@
 #![forbid(unsafe_code)]
 
 use super::Profile;
-use crate::capability::LimitOrigins;
+use crate::capability::{LimitOrigins, Origin};
+
+/// A key of a profile's `[limits]` table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum LimitKey {
+    Timeout,
+    Output,
+    Memory,
+    Processes,
+    FileSize,
+    CpuTime,
+    OpenFiles,
+    TmpSize,
+}
+
+impl LimitKey {
+    /// The key as a profile writes it.
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            LimitKey::Timeout => "timeout",
+            LimitKey::Output => "output",
+            LimitKey::Memory => "memory",
+            LimitKey::Processes => "processes",
+            LimitKey::FileSize => "file_size",
+            LimitKey::CpuTime => "cpu_time",
+            LimitKey::OpenFiles => "open_files",
+            LimitKey::TmpSize => "tmp_size",
+        }
+    }
+}
 
 /// One limit with where it was set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,17 +45,31 @@ impl Profile {
     /// Where each limit of the resolved set was set; the private tmpfs size, when `tmp_size`
     /// is not set, is half of `memory` and comes from there.
     pub(super) fn limit_origins(&self) -> LimitOrigins {
-        let o = |k: &str| self.limit_origin(k);
+        let o = |k: LimitKey| self.limit_origin(k);
         LimitOrigins {
-            timeout_ms: o("timeout"),
-            output_bytes: o("output"),
-            memory_bytes: o("memory"),
-            processes: o("processes"),
-            file_size_bytes: o("file_size"),
-            cpu_seconds: o("cpu_time"),
-            open_files: o("open_files"),
-            tmp_bytes: o("tmp_size").or_else(|| o("memory")),
+            timeout_ms: o(LimitKey::Timeout),
+            output_bytes: o(LimitKey::Output),
+            memory_bytes: o(LimitKey::Memory),
+            processes: o(LimitKey::Processes),
+            file_size_bytes: o(LimitKey::FileSize),
+            cpu_seconds: o(LimitKey::CpuTime),
+            open_files: o(LimitKey::OpenFiles),
+            tmp_bytes: o(LimitKey::TmpSize).or_else(|| o(LimitKey::Memory)),
         }
+    }
+
+    /// Where a limit was set.
+    fn limit_origin(&self, key: LimitKey) -> Option<Origin> {
+        self.limits.get(&key).map(|(v, src)| Origin {
+            source: src.as_str().into(),
+            line: v.line,
+            key: format!("limits.{}", key.as_str()).into(),
+        })
+    }
+
+    /// A limit's value: `None` when unlimited or not set.
+    pub(super) fn limit(&self, key: LimitKey) -> Option<u64> {
+        self.limits.get(&key).and_then(|(v, _)| v.value)
     }
 }
 

@@ -2,7 +2,9 @@
 //! entry, `extends` applied base first, and path patterns validated.
 #![forbid(unsafe_code)]
 
-use super::limits::{LimitParser, LimitValue, parse_count, parse_duration_secs, parse_size};
+use super::limits::{
+    LimitKey, LimitParser, LimitValue, parse_count, parse_duration_secs, parse_size,
+};
 use super::raw::{RawEnv, RawFs, RawIsolation, RawLimits, RawProfile};
 use super::{Profile, ProfileError, ProfilePath};
 use crate::capability::{
@@ -315,7 +317,7 @@ impl Profile {
                 Origin::builtin("filesystem.case_folding (default)"),
             ),
             network: (NetworkMode::None, Origin::builtin("network.mode (default)")),
-            net_rules: crate::proxy::NetRules::default(),
+            net_rules: crate::capability::NetRules::default(),
             limits: BTreeMap::new(),
             env: EnvFilter::default(),
             env_inherit_origin: None,
@@ -414,21 +416,21 @@ fn bad_record(src: &Source, record: &str) -> ProfileError {
 
 /// Apply one file's `[limits]` table: each limit it sets replaces the parent's.
 fn apply_limits(p: &mut Profile, l: RawLimits, src: &Source) -> Result<(), ProfileError> {
-    let fields: [(&'static str, Option<Spanned<toml::Value>>, LimitParser); 8] = [
-        ("timeout", l.timeout, parse_duration_secs),
-        ("output", l.output, parse_size),
-        ("memory", l.memory, parse_size),
-        ("processes", l.processes, parse_count),
-        ("file_size", l.file_size, parse_size),
-        ("cpu_time", l.cpu_time, parse_duration_secs),
-        ("open_files", l.open_files, parse_count),
-        ("tmp_size", l.tmp_size, parse_size),
+    let fields: [(LimitKey, Option<Spanned<toml::Value>>, LimitParser); 8] = [
+        (LimitKey::Timeout, l.timeout, parse_duration_secs),
+        (LimitKey::Output, l.output, parse_size),
+        (LimitKey::Memory, l.memory, parse_size),
+        (LimitKey::Processes, l.processes, parse_count),
+        (LimitKey::FileSize, l.file_size, parse_size),
+        (LimitKey::CpuTime, l.cpu_time, parse_duration_secs),
+        (LimitKey::OpenFiles, l.open_files, parse_count),
+        (LimitKey::TmpSize, l.tmp_size, parse_size),
     ];
     for (key, v, f) in fields {
         if let Some(v) = v {
             let line = src.lines.line(v.span().start);
             let value = f(v.get_ref()).map_err(|message| ProfileError::Invalid {
-                at: src.origin(v.span(), &format!("limits.{key}")),
+                at: src.origin(v.span(), &format!("limits.{}", key.as_str())),
                 message,
             })?;
             p.limits

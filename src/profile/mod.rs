@@ -22,7 +22,7 @@ pub use resolve::{Vars, normalize};
 use crate::capability::{
     DeniedSyscall, EnvFilter, Isolation, NetworkMode, Origin, ProtectedChange, Requirement,
 };
-use limits::LimitValue;
+use limits::{LimitKey, LimitValue};
 use std::collections::BTreeMap;
 
 /// A profile's path as written: its `?` or `+` prefix kept, variables not yet substituted.
@@ -60,8 +60,8 @@ pub struct Profile {
     /// `network.mode` and where it was set.
     pub network: (NetworkMode, Origin),
     /// `[network]` allow, deny and private entries, hosts file and limits (`proxy` mode).
-    pub net_rules: crate::proxy::NetRules,
-    limits: BTreeMap<&'static str, (LimitValue, String)>,
+    pub net_rules: crate::capability::NetRules,
+    limits: BTreeMap<LimitKey, (LimitValue, String)>,
     /// The `[environment]` table.
     pub env: EnvFilter,
     /// Where `environment.inherit` was set; `None` for the default.

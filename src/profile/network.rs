@@ -7,7 +7,7 @@ use super::ProfileError;
 use super::limits::{parse_count, parse_size};
 use super::raw::RawNetwork;
 use crate::capability::Origin;
-use crate::proxy::{PrivateRange, parse_cidr, parse_host_rule};
+use crate::capability::{PrivateRange, parse_cidr, parse_host_rule};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 

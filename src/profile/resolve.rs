@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 use super::files::{FileKind, Files, RealFiles};
+use super::limits::LimitKey;
 use super::{Profile, ProfileError, ProfilePath};
 use crate::capability::{CapabilitySet, FsCaps, Isolation, Limits, NetworkMode, Origin, PathEntry};
 use crate::links::{Follower, Step};
@@ -37,26 +38,13 @@ impl Vars {
 }
 
 impl Profile {
-    /// Where a limit was set, for `sbx explain`.
-    pub fn limit_origin(&self, key: &str) -> Option<Origin> {
-        self.limits.get(key).map(|(v, src)| Origin {
-            source: src.as_str().into(),
-            line: v.line,
-            key: format!("limits.{key}").into(),
-        })
-    }
-
     /// The size of each private tmpfs: `tmp_size` when the profile sets it (`"unlimited"`
     /// included), else half of `memory`, so that `/tmp` and `/dev/shm` together hold at most
     /// the memory budget.
     pub fn tmp_size(&self) -> Option<u64> {
-        match self.limits.get("tmp_size") {
+        match self.limits.get(&LimitKey::TmpSize) {
             Some((v, _)) => v.value,
-            None => self
-                .limits
-                .get("memory")
-                .and_then(|(v, _)| v.value)
-                .map(|m| m / 2),
+            None => self.limit(LimitKey::Memory).map(|m| m / 2),
         }
     }
 
@@ -115,7 +103,6 @@ impl Profile {
         vars: &Vars,
         files: &dyn Files,
     ) -> Result<CapabilitySet, ProfileError> {
-        let lim = |k: &str| self.limits.get(k).and_then(|(v, _)| v.value);
         let read = expand_all(&self.read, vars, true, files, None)?;
         let write = expand_all(&self.write, vars, true, files, None)?;
         let execute = expand_all(&self.execute, vars, true, files, None)?;
@@ -152,16 +139,18 @@ impl Profile {
             net_rules: if self.network.0 == NetworkMode::Proxy {
                 self.net_rules.clone()
             } else {
-                crate::proxy::NetRules::default()
+                crate::capability::NetRules::default()
             },
             limits: Limits {
-                timeout_ms: lim("timeout").map(|s| s.saturating_mul(1000)),
-                output_bytes: lim("output"),
-                memory_bytes: lim("memory"),
-                processes: lim("processes"),
-                file_size_bytes: lim("file_size"),
-                cpu_seconds: lim("cpu_time"),
-                open_files: lim("open_files"),
+                timeout_ms: self
+                    .limit(LimitKey::Timeout)
+                    .map(|s| s.saturating_mul(1000)),
+                output_bytes: self.limit(LimitKey::Output),
+                memory_bytes: self.limit(LimitKey::Memory),
+                processes: self.limit(LimitKey::Processes),
+                file_size_bytes: self.limit(LimitKey::FileSize),
+                cpu_seconds: self.limit(LimitKey::CpuTime),
+                open_files: self.limit(LimitKey::OpenFiles),
                 tmp_bytes: self.tmp_size(),
                 origins: self.limit_origins(),
             },

@@ -3,6 +3,7 @@
 //! and SOCKS5 proxy outside it, on a listening socket that the sandbox's init opens on the
 //! namespace's loopback and hands to sbx. The proxy resolves names itself and checks the
 //! address of every socket it connects before relaying a byte.
+#![forbid(unsafe_code)]
 
 pub use crate::capability::{
     Cidr, HostRule, NameVerdict, NetRules, PrivateRange, RuleError, UNLISTED, normalize_host,

@@ -196,7 +196,7 @@ fn list_answer(jobs: Vec<JobInfo>) -> Answer {
 
 /// Answer the job tool call `id` for the agent session `owner`. `stop` ends a wait early
 /// (the call was cancelled, or the session is ending).
-pub(super) async fn run(
+pub(super) async fn answer(
     jobs: &Jobs,
     tool: JobTool,
     id: String,

@@ -109,7 +109,7 @@ fn served_input_fits(
     base: &std::path::Path,
     workspace: &std::path::Path,
 ) -> Result<(), String> {
-    crate::tools::check_input(tool, input).unwrap_or(Ok(()))?;
+    crate::tools::validate_input(tool, input).unwrap_or(Ok(()))?;
     let Some(dir) = input.get("workdir").and_then(Value::as_str) else {
         return Ok(());
     };
@@ -307,7 +307,7 @@ impl Session {
             let stop = async {
                 let _fired = stop.await;
             };
-            let ev = job_tools::run(&jobs, tool, id.clone(), input, &owner, stop).await;
+            let ev = job_tools::answer(&jobs, tool, id.clone(), input, &owner, stop).await;
             if let Ok(mut m) = running.lock() {
                 m.remove(&id);
             }
@@ -331,7 +331,7 @@ impl Session {
             let stop = async {
                 let _fired = stop.await;
             };
-            let ev = term_tools::run(&terminals, tool, id.clone(), input, &owner, stop).await;
+            let ev = term_tools::answer(&terminals, tool, id.clone(), input, &owner, stop).await;
             if let Ok(mut m) = running.lock() {
                 m.remove(&id);
             }

@@ -217,7 +217,7 @@ async fn send(terms: &Terminals, i: SendInput, owner: &str) -> Answer {
 }
 
 /// Answer the terminal tool call `id` for `owner`; `stop` ends a wait early.
-pub(super) async fn run(
+pub(super) async fn answer(
     terms: &Terminals,
     tool: TermTool,
     id: String,

@@ -15,22 +15,34 @@ use super::{Class, Decision, ShellContext, tables};
 use std::path::{Path, PathBuf};
 
 /// What a file says about the programs it names for a subcommand: `Some(why)` when it names one.
-type Check = fn(&str, &str) -> Option<String>;
+type FileTest = fn(&str, &str) -> Option<String>;
 
 /// The files `program` reads and how each is judged.
-fn files_of(program: &str) -> Vec<(&'static str, Check)> {
-    let mut out: Vec<(&'static str, Check)> = Vec::new();
+fn files_of(program: &str) -> Vec<(&'static str, FileTest)> {
+    let mut out: Vec<(&'static str, FileTest)> = Vec::new();
     if program == "cargo" {
-        out.extend(t::CARGO_CONFIG.iter().map(|f| (*f, cargo_config as Check)));
+        out.extend(
+            t::CARGO_CONFIG
+                .iter()
+                .map(|f| (*f, cargo_config as FileTest)),
+        );
     }
     if t::RUSTUP_PROXIES.contains(&program) {
-        out.extend(t::RUST_TOOLCHAIN.iter().map(|f| (*f, toolchain as Check)));
+        out.extend(
+            t::RUST_TOOLCHAIN
+                .iter()
+                .map(|f| (*f, toolchain as FileTest)),
+        );
     }
     if program == "yarn" {
-        out.extend(t::YARN_CONFIG.iter().map(|f| (*f, yarn_config as Check)));
+        out.extend(t::YARN_CONFIG.iter().map(|f| (*f, yarn_config as FileTest)));
     }
     if t::MAVEN.contains(&program) {
-        out.extend(t::MAVEN_CONFIG.iter().map(|f| (*f, maven_config as Check)));
+        out.extend(
+            t::MAVEN_CONFIG
+                .iter()
+                .map(|f| (*f, maven_config as FileTest)),
+        );
     }
     out
 }
