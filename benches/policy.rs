@@ -66,6 +66,7 @@ fn pipeline() -> Pipeline {
         env: EnvFilter::default(),
         extra_denied_syscalls: vec![],
         requires: vec![],
+        origins: Default::default(),
     };
     Pipeline::builder(Arc::new(policy), ProfileCaps::new(caps)).build()
 }

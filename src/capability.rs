@@ -10,6 +10,7 @@ mod addr;
 mod limits;
 mod loaded;
 mod net;
+mod origins;
 mod protection;
 
 pub use crate::environment::{EnvFilter, Inherit};
@@ -20,6 +21,7 @@ pub use net::{
     Cidr, HostRule, NameVerdict, NetRules, PrivateRange, RuleError, UNLISTED, normalize_host,
     parse_cidr, parse_host_rule,
 };
+pub use origins::SettingOrigins;
 pub use protection::{Protection, Requirement};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -216,6 +218,9 @@ pub struct CapabilitySet {
     /// Protections the run refuses to go without.
     #[serde(default)]
     pub requires: Vec<Requirement>,
+    /// Where the network, isolation, environment and protection settings were written.
+    #[serde(default, skip_serializing)]
+    pub origins: SettingOrigins,
 }
 
 /// True when `path` equals `root` or lies beneath it (purely lexical).
@@ -340,7 +345,25 @@ impl CapabilitySet {
             env: self.env.intersect(&other.env),
             extra_denied_syscalls: extra,
             requires: protection::union(&self.requires, &other.requires),
+            origins: self.origins_meet(other),
         }
+    }
+
+    /// The origins of [`CapabilitySet::intersect`]: each setting's from the side whose value
+    /// the intersection keeps, `self`'s on a tie.
+    fn origins_meet(&self, other: &Self) -> SettingOrigins {
+        let mut o = self.origins.meet(&other.origins);
+        if other.network < self.network {
+            o.network.clone_from(&other.origins.network);
+        }
+        if other.fs.protected_change > self.fs.protected_change {
+            o.protected_change
+                .clone_from(&other.origins.protected_change);
+        }
+        if other.fs.case_folding > self.fs.case_folding {
+            o.case_folding.clone_from(&other.origins.case_folding);
+        }
+        o
     }
 
     /// True when everything `self` grants, `other` grants too.

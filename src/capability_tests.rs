@@ -47,6 +47,7 @@ fn set(read: &[&str], write: &[&str], deny_read: &[&str]) -> CapabilitySet {
         env: EnvFilter::default(),
         extra_denied_syscalls: vec![syscall("ptrace")],
         requires: vec![required(Protection::Landlock, "base")],
+        origins: Default::default(),
     }
 }
 
@@ -116,6 +117,32 @@ fn each_limit_keeps_the_origin_of_the_side_it_came_from() {
         (c.limits.open_files, &o.open_files),
         (Some(64), &b.limits.origins.open_files)
     );
+}
+
+#[test]
+fn each_setting_keeps_the_origin_of_the_side_its_value_came_from() {
+    let (mut a, mut b) = (set(&["/"], &[], &[]), set(&["/"], &[], &[]));
+    a.origins.network = Some(Origin::builtin("a-net"));
+    a.origins.protected_change = Some(Origin::builtin("a-pc"));
+    a.origins
+        .env_pass
+        .insert("A_*".into(), Origin::builtin("a-pass"));
+    b.network = NetworkMode::None;
+    b.fs.protected_change = ProtectedChange::Fail;
+    b.origins.network = Some(Origin::builtin("b-net"));
+    b.origins.protected_change = Some(Origin::builtin("b-pc"));
+    b.origins
+        .env_pass
+        .insert("B_*".into(), Origin::builtin("b-pass"));
+    let c = a.intersect(&b);
+    assert_eq!(c.origins.network, Some(Origin::builtin("b-net")));
+    assert_eq!(c.origins.protected_change, Some(Origin::builtin("b-pc")));
+    let names: Vec<&str> = c.origins.env_pass.keys().map(String::as_str).collect();
+    assert_eq!(names, ["A_*", "B_*"]);
+    // The other way round the stricter values are still `b`'s, and so are their origins.
+    let d = b.intersect(&a);
+    assert_eq!(d.origins.network, Some(Origin::builtin("b-net")));
+    assert_eq!(d.origins.protected_change, Some(Origin::builtin("b-pc")));
 }
 
 #[test]

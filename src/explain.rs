@@ -40,16 +40,16 @@ fn limit(origin: &Option<Origin>, k: &str) -> Origin {
 
 /// One JSON object: the capability set, the plan, and where each setting came from.
 fn print_json(prof: &Profile, caps: &CapabilitySet, plan: &SandboxPlan) {
-    let isolation = isolation_origins(prof);
-    let o = &caps.limits.origins;
+    let isolation = isolation_origins(caps);
+    let (o, so) = (&caps.limits.origins, &caps.origins);
     let origins = serde_json::json!({
-        "network": prof.network.1,
+        "network": so.network,
         "isolation": isolation,
         "environment": {
-            "inherit": inherit_origin(prof),
-            "pass": prof.env_pass_origins,
-            "deny": prof.env_deny_origins,
-            "set": prof.env_set_origins,
+            "inherit": inherit_origin(caps),
+            "pass": so.env_pass,
+            "deny": so.env_deny,
+            "set": so.env_set,
         },
         "limits": {
             "timeout": limit(&o.timeout_ms, "timeout"),
@@ -64,20 +64,20 @@ fn print_json(prof: &Profile, caps: &CapabilitySet, plan: &SandboxPlan) {
 
 /// The plan as text, each entry with its origin.
 fn print_text(prof: &Profile, caps: &CapabilitySet, plan: &SandboxPlan) {
-    let isolation = isolation_origins(prof);
+    let isolation = isolation_origins(caps);
     outln!("profile {} ({})", prof.name, prof.description);
     outln!("namespaces: {:?}", plan.namespaces);
-    outln!("  net from {}", prof.network.1);
+    outln!("  net from {}", network_origin(caps));
     outln!("isolation:");
     for (k, o) in &isolation {
         outln!("  {k:<20} {o}");
     }
-    print_filesystem(prof, caps, plan);
-    print_kernel_filters_and_limits(prof, caps, plan);
+    print_filesystem(caps, plan);
+    print_kernel_filters_and_limits(caps, plan);
 }
 
 /// Landlock rules, mounts and protected paths.
-fn print_filesystem(prof: &Profile, caps: &CapabilitySet, plan: &SandboxPlan) {
+fn print_filesystem(caps: &CapabilitySet, plan: &SandboxPlan) {
     outln!("filesystem (landlock):");
     if let Some(ll) = &plan.landlock {
         for r in &ll.rules {
@@ -108,18 +108,18 @@ fn print_filesystem(prof: &Profile, caps: &CapabilitySet, plan: &SandboxPlan) {
     }
     outln!(
         "  a change makes the run: {:?} from {}",
-        prof.protected_change.0,
-        prof.protected_change.1
+        caps.fs.protected_change,
+        shown(&caps.origins.protected_change)
     );
     outln!(
         "  a writable tree whose names fold case beneath the kernel: {:?} from {}",
-        prof.case_folding.0,
-        prof.case_folding.1
+        caps.fs.case_folding,
+        shown(&caps.origins.case_folding)
     );
 }
 
 /// The seccomp filter, network, limits, environment and the enforcement report.
-fn print_kernel_filters_and_limits(prof: &Profile, caps: &CapabilitySet, plan: &SandboxPlan) {
+fn print_kernel_filters_and_limits(caps: &CapabilitySet, plan: &SandboxPlan) {
     let o = &caps.limits.origins;
     if let Some(s) = &plan.seccomp {
         outln!("seccomp: EPERM for {}", s.denied.join(" "));
@@ -133,7 +133,7 @@ fn print_kernel_filters_and_limits(prof: &Profile, caps: &CapabilitySet, plan: &
             s.deny_setid_modes
         );
     }
-    outln!("network: {:?} from {}", plan.network, prof.network.1);
+    outln!("network: {:?} from {}", plan.network, network_origin(caps));
     if let Some(px) = &plan.proxy {
         show_proxy(px);
     }
@@ -163,7 +163,7 @@ fn print_kernel_filters_and_limits(prof: &Profile, caps: &CapabilitySet, plan: &
         _ => format!("half of {}", limit(&o.memory_bytes, "memory")),
     };
     outln!("  tmpfs size = {:?} from {tmp_origin}", plan.tmp_size);
-    print_env(prof, &plan.env);
+    print_env(caps, &plan.env);
     outln!("report:");
     for l in &plan.report {
         outln!("  {:<16} {:?} {}", l.name, l.status, l.detail);
@@ -171,7 +171,7 @@ fn print_kernel_filters_and_limits(prof: &Profile, caps: &CapabilitySet, plan: &
 }
 
 /// Every isolation switch with where its value came from: a profile line, or the default.
-fn isolation_origins(p: &Profile) -> BTreeMap<&'static str, Origin> {
+fn isolation_origins(caps: &CapabilitySet) -> BTreeMap<&'static str, Origin> {
     [
         "pid",
         "ipc",
@@ -182,9 +182,7 @@ fn isolation_origins(p: &Profile) -> BTreeMap<&'static str, Origin> {
     ]
     .into_iter()
     .map(|k| {
-        let o = p
-            .isolation_origins
-            .get(k)
+        let o = (caps.origins.isolation.get(k))
             .cloned()
             .unwrap_or_else(|| Origin::builtin(&format!("isolation.{k} (default: true)")));
         (k, o)
@@ -192,8 +190,19 @@ fn isolation_origins(p: &Profile) -> BTreeMap<&'static str, Origin> {
     .collect()
 }
 
-fn inherit_origin(p: &Profile) -> Origin {
-    p.env_inherit_origin.clone().unwrap_or_else(|| {
+/// Where the network mode was set.
+fn network_origin(caps: &CapabilitySet) -> String {
+    shown(&caps.origins.network)
+}
+
+/// An origin as text, or that the set carries none (a set made without a profile).
+fn shown(o: &Option<Origin>) -> String {
+    o.as_ref()
+        .map_or_else(|| "sbx (no origin recorded)".into(), ToString::to_string)
+}
+
+fn inherit_origin(caps: &CapabilitySet) -> Origin {
+    caps.origins.env_inherit.clone().unwrap_or_else(|| {
         Origin::builtin(&format!(
             "environment.inherit (default: {})",
             Inherit::default().as_str()
@@ -203,19 +212,19 @@ fn inherit_origin(p: &Profile) -> Origin {
 
 /// The environment rules in the order they apply: deny, pass, the inherit mode with the
 /// built-in secret names, then fixed values.
-fn print_env(prof: &Profile, env: &EnvFilter) {
+fn print_env(caps: &CapabilitySet, env: &EnvFilter) {
     let from = |o: Option<&Origin>| o.map(ToString::to_string).unwrap_or_default();
     outln!(
         "environment: inherit = {} from {}",
         env.inherit.as_str(),
-        inherit_origin(prof)
+        inherit_origin(caps)
     );
     for name in &env.deny {
-        let o = prof.env_deny_origins.get(name);
+        let o = caps.origins.env_deny.get(name);
         outln!("  deny {name:<20} {}", from(o));
     }
     for name in &env.pass {
-        let o = prof.env_pass_origins.get(name);
+        let o = caps.origins.env_pass.get(name);
         outln!("  pass {name:<20} {}", from(o));
     }
     match env.inherit {
@@ -228,7 +237,7 @@ fn print_env(prof: &Profile, env: &EnvFilter) {
         Inherit::None => outln!("  nothing else of the caller's"),
     }
     for (name, value) in &env.set {
-        let o = prof.env_set_origins.get(name);
+        let o = caps.origins.env_set.get(name);
         outln!(
             "  set  {name}={value} {}",
             o.map_or_else(|| "sbx (the run)".into(), ToString::to_string)

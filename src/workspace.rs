@@ -103,12 +103,21 @@ impl WorkspaceContext {
 /// `/var/tmp` for when that lies inside a tree the sandbox writes. `state` is
 /// `XDG_STATE_HOME`'s value, `home` the home; the sandbox hides both from the command.
 pub fn quarantine_roots(state: Option<&std::ffi::OsStr>, home: &Path) -> [PathBuf; 2] {
-    let state = state
+    let fallback = format!("/var/tmp/sbx-quarantine-{}", nix::unistd::geteuid());
+    [
+        state_dir(state, home).join("quarantine"),
+        PathBuf::from(fallback),
+    ]
+}
+
+/// sbx's state directory, where its quarantine and the hook's audit log live:
+/// `$XDG_STATE_HOME/sbx` (`state`) when that is absolute, else `~/.local/state/sbx`.
+pub fn state_dir(state: Option<&std::ffi::OsStr>, home: &Path) -> PathBuf {
+    state
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
-        .unwrap_or_else(|| home.join(".local/state"));
-    let fallback = format!("/var/tmp/sbx-quarantine-{}", nix::unistd::geteuid());
-    [state.join("sbx/quarantine"), PathBuf::from(fallback)]
+        .unwrap_or_else(|| home.join(".local/state"))
+        .join("sbx")
 }
 
 /// The names among `vars` that say they hold secrets, sorted.

@@ -227,6 +227,7 @@ mod tests {
         nix::unistd::write(&w, msg).unwrap();
         drop(w);
         let mut slot = Box::new(CommandSlot::new());
+        // SAFETY: `r` is an open pipe holding the whole message; the slot is ours alone.
         let got = unsafe { receive(&mut slot, std::os::fd::AsRawFd::as_raw_fd(&r)) };
         // The slot must outlive the pointers: keep it for the test's duration.
         Box::leak(slot);
@@ -239,6 +240,8 @@ mod tests {
     fn a_command_arrives_whole() {
         let s = spec(&["x", "", "a b"], &["A=1", "EMPTY="]);
         let got = round_trip(&encode(&s).unwrap()).ok().unwrap();
+        // SAFETY: the pointers point into a leaked slot, at NUL-terminated strings and
+        // null-terminated lists that `receive` checked.
         unsafe {
             assert_eq!(CStr::from_ptr(got.cwd).to_str().unwrap(), "/work/dir");
             assert_eq!(strings(got.candidates), ["/usr/bin/x", "/bin/x"]);
@@ -248,6 +251,7 @@ mod tests {
         let none = round_trip(&encode(&spec(&["x"], &[])).unwrap())
             .ok()
             .unwrap();
+        // SAFETY: as above, a null-terminated list in a leaked slot.
         assert!(unsafe { strings(none.envp) }.is_empty());
     }
 

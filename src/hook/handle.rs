@@ -229,12 +229,8 @@ fn post(opts: &HookOptions, input: impl std::io::Read) -> Value {
 }
 
 fn default_audit_path() -> PathBuf {
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
-        .unwrap_or_else(|| PathBuf::from("/tmp"));
-    state.join("sbx/audit.jsonl")
+    let state = std::env::var_os("XDG_STATE_HOME");
+    crate::workspace::state_dir(state.as_deref(), &crate::workspace::home_dir()).join("audit.jsonl")
 }
 
 /// Append the harness's result to the audit log, in the pipeline's audit line format.

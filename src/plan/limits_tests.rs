@@ -20,6 +20,7 @@ fn caps(processes: u64) -> CapabilitySet {
         env: EnvFilter::default(),
         extra_denied_syscalls: Vec::new(),
         requires: Vec::new(),
+        origins: Default::default(),
     }
 }
 

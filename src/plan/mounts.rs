@@ -608,6 +608,7 @@ mod tests {
             env: EnvFilter::default(),
             extra_denied_syscalls: Vec::new(),
             requires: Vec::new(),
+            origins: Default::default(),
         }
     }
 

@@ -173,6 +173,7 @@ mod tests {
             env: EnvFilter::default(),
             extra_denied_syscalls: Vec::new(),
             requires: Vec::new(),
+            origins: Default::default(),
         }
     }
 

@@ -41,6 +41,7 @@ fn caps() -> CapabilitySet {
         env: EnvFilter::default(),
         extra_denied_syscalls: Vec::new(),
         requires: Vec::new(),
+        origins: Default::default(),
     }
 }
 

@@ -38,6 +38,23 @@ impl Vars {
 }
 
 impl Profile {
+    /// Where the set's network, isolation, environment and protection settings were written.
+    fn setting_origins(&self) -> crate::capability::SettingOrigins {
+        let owned = |m: &std::collections::BTreeMap<String, Origin>| m.clone();
+        crate::capability::SettingOrigins {
+            network: Some(self.network.1.clone()),
+            isolation: (self.isolation_origins.iter())
+                .map(|(k, o)| (k.to_string(), o.clone()))
+                .collect(),
+            env_inherit: self.env_inherit_origin.clone(),
+            env_pass: owned(&self.env_pass_origins),
+            env_deny: owned(&self.env_deny_origins),
+            env_set: owned(&self.env_set_origins),
+            protected_change: Some(self.protected_change.1.clone()),
+            case_folding: Some(self.case_folding.1.clone()),
+        }
+    }
+
     /// The size of each private tmpfs: `tmp_size` when the profile sets it (`"unlimited"`
     /// included), else half of `memory`, so that `/tmp` and `/dev/shm` together hold at most
     /// the memory budget.
@@ -158,6 +175,7 @@ impl Profile {
             env: self.env.clone(),
             extra_denied_syscalls: self.extra_denied_syscalls.clone(),
             requires: self.requires.clone(),
+            origins: self.setting_origins(),
         })
     }
 }

@@ -64,9 +64,9 @@ impl Word {
     }
 }
 
-/// Known values of the variables a path check expands: `$HOME`, `$PWD`, and those assigned
+/// What a word's expansion knows, from the shell context: the values of `$HOME`, `$PWD`, and those assigned
 /// a literal earlier on the line.
-pub(crate) struct Env<'a> {
+pub(crate) struct Known<'a> {
     pub home: &'a str,
     pub pwd: &'a str,
     /// The private temporary directory the profile grants (`/tmp`, which `TMPDIR` names in
@@ -75,7 +75,7 @@ pub(crate) struct Env<'a> {
     pub vars: Option<&'a crate::shell::walk::Vars>,
 }
 
-pub(crate) fn convert(node: &Node, env: &Env<'_>) -> Word {
+pub(crate) fn convert(node: &Node, env: &Known<'_>) -> Word {
     let mut w = convert_parts(node, env);
     if w.raw.contains('{') && w.raw.contains(['~', '$', '`', '\'', '"', '\\']) {
         braces_first(&mut w, env);
@@ -84,12 +84,12 @@ pub(crate) fn convert(node: &Node, env: &Env<'_>) -> Word {
 }
 
 /// An assignment (`x={a,b}`): bash expands no braces in it.
-pub(crate) fn convert_assignment(node: &Node, env: &Env<'_>) -> Word {
+pub(crate) fn convert_assignment(node: &Node, env: &Known<'_>) -> Word {
     convert_parts(node, env)
 }
 
 /// One word's parts, braces kept as written.
-fn convert_parts(node: &Node, env: &Env<'_>) -> Word {
+fn convert_parts(node: &Node, env: &Known<'_>) -> Word {
     let NodeKind::Word { value, parts, .. } = &node.kind else {
         return Word {
             raw: String::new(),
@@ -227,7 +227,7 @@ fn push_literal(out: &mut String, c: char, literal: bool) {
 /// `x/.netrc`): each alternative of the source text is converted on its own, and the value
 /// becomes their brace list, which the glob expansion splits again. The display stays as
 /// written.
-fn braces_first(w: &mut Word, env: &Env<'_>) {
+fn braces_first(w: &mut Word, env: &Known<'_>) {
     let Some(alternatives) = super::brace_first::expand(&w.raw) else {
         return not_known(w);
     };
@@ -257,7 +257,7 @@ fn braces_first(w: &mut Word, env: &Env<'_>) {
 }
 
 /// One alternative of a brace list, converted as the word it becomes.
-fn alternative(raw: &str, env: &Env<'_>) -> Option<Word> {
+fn alternative(raw: &str, env: &Known<'_>) -> Option<Word> {
     if raw.is_empty() {
         return Some(Word::literal(""));
     }
@@ -290,7 +290,7 @@ const SHELL_PID: &str = "4194304";
 
 /// `$NAME` or `${NAME...}`: `HOME`, `PWD` and `$$` are known, a variable assigned a literal earlier
 /// on the line is its value, anything else (or any operator) is unknown.
-fn param_part(w: &mut Word, src: &str, param: &str, has_op: bool, env: &Env<'_>) {
+fn param_part(w: &mut Word, src: &str, param: &str, has_op: bool, env: &Known<'_>) {
     let shown = if src.is_empty() {
         format!("${param}")
     } else {
@@ -329,7 +329,7 @@ fn param_part(w: &mut Word, src: &str, param: &str, has_op: bool, env: &Env<'_>)
 /// `$(...)`, `<(...)` or `>(...)`: unknown, except `$(pwd)`, judged as `$PWD` (so
 /// `"$(pwd)/../x"` is the path it names), and `$(mktemp)`, a new name in the directory it
 /// makes it in.
-fn substitution_part(w: &mut Word, kind: &NodeKind, env: &Env<'_>) {
+fn substitution_part(w: &mut Word, kind: &NodeKind, env: &Known<'_>) {
     if let NodeKind::CommandSubstitution { command, .. } = kind
         && is_pwd(command)
     {
@@ -357,7 +357,7 @@ fn substitution_part(w: &mut Word, kind: &NodeKind, env: &Env<'_>) {
 }
 
 /// The name `$(mktemp ...)` prints (see [`mktemp_made`]), from the working directory.
-fn mktemp_name(n: &Node, env: &Env<'_>) -> Option<String> {
+fn mktemp_name(n: &Node, env: &Known<'_>) -> Option<String> {
     let plain = plain_words(n)?;
     let (lead, args) = plain.split_first()?;
     if *lead != "mktemp" {
@@ -428,7 +428,7 @@ fn plain_words(n: &Node) -> Option<Vec<&str>> {
         .collect()
 }
 
-fn literal_part(text: &str, dq: &mut bool, w: &mut Word, first: bool, env: &Env<'_>) {
+fn literal_part(text: &str, dq: &mut bool, w: &mut Word, first: bool, env: &Known<'_>) {
     let mut chars = text.chars().peekable();
     let mut at_start = first;
     while let Some(c) = chars.next() {
@@ -505,7 +505,7 @@ fn in_double_quotes(
 /// A `~` at the start of a word (or after an assignment's `=` or `:`), `chars` after it: the
 /// home before `/` or at the end, and `~+` the working directory (`$PWD`); `~user`, another
 /// user's home, and `~-` (`$OLDPWD`) are not known.
-fn tilde(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, w: &mut Word, env: &Env<'_>) {
+fn tilde(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, w: &mut Word, env: &Known<'_>) {
     let ends = |c: Option<char>| matches!(c, None | Some('/'));
     let mut after = chars.clone();
     let next = after.next();
@@ -571,7 +571,7 @@ mod tests {
     use super::*;
 
     fn words(src: &str) -> Vec<Word> {
-        let env = Env {
+        let env = Known {
             home: "/h",
             pwd: "/w",
             tmp: Some("/tmp"),

@@ -45,6 +45,7 @@ pub fn profile_caps() -> CapabilitySet {
         },
         extra_denied_syscalls: vec![],
         requires: vec![],
+        origins: Default::default(),
     }
 }
 

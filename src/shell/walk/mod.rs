@@ -11,7 +11,7 @@ use super::classify::{self, Cmd, Outcome};
 use super::globs;
 use super::limits::{deceptive_char, opaque, shape};
 use super::paths::{self, Zone};
-use super::words::{self, Env, Word};
+use super::words::{self, Known, Word};
 use super::{Analysis, Class, Segment, ShellContext};
 use rable::{Node, NodeKind};
 use std::path::PathBuf;
@@ -329,8 +329,8 @@ impl Walker<'_> {
         found
     }
 
-    pub(crate) fn env<'a>(&'a self, scope: &'a Scope) -> Env<'a> {
-        Env {
+    pub(crate) fn env<'a>(&'a self, scope: &'a Scope) -> Known<'a> {
+        Known {
             home: self.ctx.workspace.home.to_str().unwrap_or("~"),
             pwd: scope
                 .cwd
