@@ -1,0 +1,367 @@
+//! The gate's decisions end to end through `sbx check` and `sbx hook claude-code`: the plan
+//! decides paths and only what approval can make work is asked, a wildcard allow does not lift a
+//! finding, every level of an `extends` chain contributes its policy, the hook reads the plan with
+//! and without the sandbox rewrite, builds and tests ask outside the sandbox and run in it, the
+//! harness's own tools are allowed, `workspace-net` fetches from its named hosts and asks for
+//! others, a workspace's files do not break a policy's examples, and every printing command ends
+//! quietly when its reader has gone. Each refusal is paired with the same action let through.
+#![expect(clippy::unwrap_used, reason = "test")]
+mod common;
+mod gate_common;
+use common::*;
+use gate_common::*;
+use serde_json::{Value, json};
+use std::process::Stdio;
+
+#[test]
+fn check_denies_what_the_plan_hides_or_refuses_and_asks_only_what_approval_can_make_work() {
+    let s = Scratch::new(None);
+    std::fs::write(s.home.join(".netrc"), "machine x password y\n").unwrap();
+    let netrc = check_json(&s, &["--", "cat", "$HOME/.netrc"]);
+    assert_eq!(netrc["decision"], "deny", "{netrc}");
+    assert_eq!(netrc["stage"], "plan", "{netrc}");
+    assert_eq!(netrc["rule"], "plan:deny-read", "{netrc}");
+    assert!(
+        netrc["source"]
+            .as_str()
+            .unwrap()
+            .starts_with("builtin:base:"),
+        "{netrc}"
+    );
+    // The same kind of read of an ordinary file in the home directory is allowed.
+    let notes = check_json(&s, &["--", "cat", "$HOME/notes.txt"]);
+    assert_eq!(notes["decision"], "allow", "{notes}");
+
+    let tool =
+        |name: &str, input: Value| check_json(&s, &["--tool", name, "--input", &input.to_string()]);
+    let env = tool("Write", json!({"file_path": ".env", "content": "A=1"}));
+    assert_eq!(
+        (&env["decision"], &env["stage"]),
+        (&json!("deny"), &json!("plan"))
+    );
+    let head = tool("Write", json!({"file_path": ".git/HEAD", "content": "x"}));
+    assert_eq!(
+        head["decision"], "ask",
+        "not protected by the profile: {head}"
+    );
+    assert_eq!(head["rule"], "floor:git-internals", "{head}");
+    let src = tool(
+        "Edit",
+        json!({"file_path": "src/../lib.rs", "old_string": "a", "new_string": "b"}),
+    );
+    assert_eq!(src["decision"], "allow", "{src}");
+    // A symlink in the workspace is judged by its target.
+    std::os::unix::fs::symlink(s.home.join(".ssh"), s.ws.join("keys")).unwrap();
+    let link = tool("Read", json!({"file_path": "keys/id_rsa"}));
+    assert_eq!(link["decision"], "deny", "{link}");
+    let glob = tool("Glob", json!({"pattern": "~/.ssh/*"}));
+    assert_eq!(
+        (&glob["decision"], &glob["stage"]),
+        (&json!("deny"), &json!("plan"))
+    );
+    let glob = tool("Glob", json!({"pattern": "src/**/*.rs"}));
+    assert_eq!(glob["decision"], "allow", "{glob}");
+    let wipe = check_json(
+        &s,
+        &["--", "rm", "-rf", &s.ws.join("build").to_string_lossy()],
+    );
+    assert_eq!(
+        wipe["decision"], "ask",
+        "asked, not taken for wiping: {wipe}"
+    );
+    let root = check_json(&s, &["--", "rm", "-rf", "/"]);
+    assert_eq!(root["decision"], "deny", "{root}");
+}
+
+#[test]
+fn a_wildcard_allow_does_not_lift_a_finding() {
+    let s = Scratch::new(None);
+    let policy = s.root.path().join("wild.toml");
+    std::fs::write(
+        &policy,
+        "[policy]\nallow = [\"Bash(cat *)\", \"Bash(find *)\", \"Bash(rg *)\", \"Bash(ls *)\", \"Bash(cargo build *)\", \"Bash(make *)\", \"Bash(git diff *)\", \"Bash(python3 -c print(1))\"]\n",
+    )
+    .unwrap();
+    let p = policy.to_str().unwrap();
+    let d = |cmd: &str| check_json(&s, &["--policy", p, "--", cmd])["decision"].clone();
+    for (cmd, want) in [
+        ("cat README.md", "allow"),
+        ("cat ~/.ssh/id_rsa", "deny"),
+        ("cat ${HOME}/.ssh/id_rsa", "deny"),
+        ("cat ~root/.ssh/id_rsa", "deny"),
+        ("echo \"$(cat ~/.ssh/id_rsa)\"", "deny"),
+        ("ls -la", "allow"),
+        ("ls (", "ask"),
+        ("find . -name x", "allow"),
+        ("find . -delete", "ask"),
+        ("find . -exec rm {} \\;", "ask"),
+        ("rg foo", "allow"),
+        ("rg --pre ./x foo", "ask"),
+        ("rg --pre=./x foo", "ask"),
+        ("rg --hostname-bin=./x foo", "ask"),
+        ("rg --hostname-bin ./x foo", "ask"),
+        ("find . -maxdepth 0 -exec sh -c 'cat x' \\;", "ask"),
+        ("find . -exec env A=1 bash -c id \\;", "ask"),
+        ("find . -name '*.rs' -exec wc -l {} +", "allow"),
+        ("cat list.txt | xargs cat", "ask"),
+        ("find . -name '*.rs' | xargs cat", "allow"),
+        ("cargo build", "allow"),
+        ("cargo build --config build.rustc-wrapper=./w", "ask"),
+        ("make build", "allow"),
+        ("make install", "ask"),
+        ("cargo build && cp target/x /usr/local/bin/x", "deny"),
+        ("git diff", "allow"),
+        ("git diff --output=/usr/local/x", "deny"),
+        ("python3 -c 'print(1)'", "allow"),
+        ("python3 -c 'print(2)'", "ask"),
+    ] {
+        assert_eq!(d(cmd), want, "{cmd}");
+    }
+}
+
+#[test]
+fn every_level_of_an_extends_chain_contributes_its_policy() {
+    let s = Scratch::new(None);
+    let dir = s.root.path().join("profiles");
+    std::fs::create_dir_all(dir.join("team")).unwrap();
+    std::fs::write(
+        dir.join("b.toml"),
+        "extends = \"workspace\"\n[policy]\ndeny = [{ rule = \"Bash(git status *)\", reason = \"b says no\" }]\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("c.toml"), "extends = \"./b.toml\"\n").unwrap();
+    // Relative to the naming file, with and without `./`, from another directory.
+    std::fs::write(dir.join("team/d.toml"), "extends = \"../c.toml\"\n").unwrap();
+    std::fs::write(dir.join("e.toml"), "extends = \"b.toml\"\n").unwrap();
+    std::fs::write(dir.join("plain.toml"), "extends = \"workspace\"\n").unwrap();
+    for name in ["b.toml", "c.toml", "team/d.toml", "e.toml"] {
+        let p = dir.join(name);
+        let r = check_json(
+            &s,
+            &["--profile", p.to_str().unwrap(), "--", "git", "status"],
+        );
+        assert_eq!(r["decision"], "deny", "{name}: {r}");
+        assert!(
+            r["source"].as_str().unwrap().contains("b.toml"),
+            "{name}: {r}"
+        );
+        // The shipped policy of the built-in at the bottom of the chain is kept too.
+        let r = check_json(
+            &s,
+            &["--profile", p.to_str().unwrap(), "--", "git", "push", "-f"],
+        );
+        assert_eq!(r["decision"], "deny", "{name}: {r}");
+    }
+    let plain = dir.join("plain.toml");
+    let r = check_json(
+        &s,
+        &["--profile", plain.to_str().unwrap(), "--", "git", "status"],
+    );
+    assert_eq!(r["decision"], "allow", "without the deny: {r}");
+}
+
+#[test]
+fn the_hook_reads_the_plan_with_and_without_the_sandbox_rewrite() {
+    let s = Scratch::new(None);
+    for extra in [&[][..], &["--sandbox=rewrite"][..]] {
+        let h = hook(
+            &s,
+            extra,
+            "Read",
+            json!({"file_path": "~/.ssh/known_hosts"}),
+        );
+        assert_eq!(h["permissionDecision"], "deny", "{h}");
+        assert!(
+            h["permissionDecisionReason"]
+                .as_str()
+                .unwrap()
+                .contains("plan:deny-read")
+        );
+        let h = hook(&s, extra, "Bash", json!({"command": "cat ~/.netrc"}));
+        assert_eq!(h["permissionDecision"], "deny", "{h}");
+        assert!(
+            h.get("updatedInput").is_none(),
+            "a denial is not rewritten: {h}"
+        );
+        let h = hook(
+            &s,
+            extra,
+            "Write",
+            json!({"file_path": ".claude/settings.json", "content": "{}"}),
+        );
+        assert_eq!(h["permissionDecision"], "deny", "{h}");
+        let h = hook(&s, extra, "Bash", json!({"command": "ls -la"}));
+        assert_eq!(h["permissionDecision"], "allow", "{h}");
+        assert_eq!(h.get("updatedInput").is_some(), !extra.is_empty(), "{h}");
+        // An agent's proposal is decided in default mode: inline code asks.
+        let h = hook(
+            &s,
+            extra,
+            "Bash",
+            json!({"command": "python3 -c 'print(1)'"}),
+        );
+        assert_eq!(h["permissionDecision"], "ask", "{h}");
+    }
+}
+
+#[test]
+fn builds_and_tests_ask_outside_the_sandbox_and_run_in_it() {
+    let s = Scratch::new(None);
+    for cmd in [
+        "npm test",
+        "yarn test",
+        "pytest",
+        "python3 -m pytest",
+        "cargo build",
+        "cargo test",
+        "cargo run",
+        "go test ./...",
+        "mvn test",
+        "git commit -m wip",
+        "prettier --write .",
+        "black .",
+    ] {
+        let r = check_json(&s, &["--", cmd]);
+        assert_eq!(r["decision"], "ask", "{cmd}: {r}");
+        for extra in [&[][..], &["--sandbox=rewrite"][..]] {
+            let h = hook(&s, extra, "Bash", json!({ "command": cmd }));
+            assert_eq!(h["permissionDecision"], "ask", "{cmd} {extra:?}: {h}");
+        }
+        let r = check_json(&s, &["--mode", "sandbox-auto", "--", cmd]);
+        assert_eq!(r["decision"], "allow", "{cmd}: {r}");
+    }
+    for cmd in ["cargo --version", "cargo metadata", "npm ls", "git status"] {
+        let r = check_json(&s, &["--", cmd]);
+        assert_eq!(r["decision"], "allow", "{cmd}: {r}");
+    }
+}
+
+/// Every printing command ends quietly when its reader has gone away.
+#[test]
+fn output_to_a_closed_pipe_ends_quietly() {
+    let s = Scratch::new(None);
+    for args in [
+        &["check", "--", "ls"][..],
+        &["check", "--json", "--", "ls"][..],
+        &["explain"][..],
+        &["doctor"][..],
+        &["tools", "--format", "json-schema"][..],
+    ] {
+        let mut child = s
+            .sbx(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        assert!(!stderr(&o).contains("panicked"), "{args:?}: {}", stderr(&o));
+        assert_ne!(o.status.code(), Some(101), "{args:?}: {}", stderr(&o));
+    }
+}
+
+/// The harness's own tools (a to-do list, a sub-agent, a question to the user, the output of a
+/// shell it started) touch nothing on the host: allowed, where an unknown tool is asked about;
+/// a deny rule naming one still denies it. NotebookRead is a read, judged by its path like Read.
+#[test]
+fn the_harness_s_own_tools_are_allowed_and_a_notebook_read_is_judged_by_its_path() {
+    let s = Scratch::new(None);
+    let tool =
+        |name: &str, input: Value| check_json(&s, &["--tool", name, "--input", &input.to_string()]);
+    let todo = json!({"todos": [{"content": "x", "status": "pending"}]});
+    for (name, input) in [
+        ("TodoWrite", todo.clone()),
+        ("Task", json!({"description": "d", "prompt": "look around"})),
+        ("BashOutput", json!({"bash_id": "1"})),
+        ("KillShell", json!({"shell_id": "1"})),
+        ("ExitPlanMode", json!({"plan": "p"})),
+        ("write_todos", todo.clone()),
+    ] {
+        let r = tool(name, input);
+        assert_eq!(r["decision"], "allow", "{name}: {r}");
+    }
+    let unknown = tool("Frobnicate", json!({}));
+    assert_eq!(unknown["decision"], "ask", "{unknown}");
+    // A slash command's file may run shell lines as it expands: asked.
+    let slash = tool("SlashCommand", json!({"command": "/deploy"}));
+    assert_eq!(slash["decision"], "ask", "{slash}");
+    let skill = tool("Skill", json!({"skill": "deploy"}));
+    assert_eq!(skill["decision"], "ask", "{skill}");
+    let policy = s.root.path().join("deny-task.toml");
+    std::fs::write(&policy, "[policy]\ndeny = [\"Task\"]\n").unwrap();
+    let input = json!({"description": "d", "prompt": "p"}).to_string();
+    let policy = policy.to_str().unwrap();
+    let denied = check_json(
+        &s,
+        &["--policy", policy, "--tool", "Task", "--input", &input],
+    );
+    assert_eq!(denied["decision"], "deny", "{denied}");
+
+    std::fs::write(s.ws.join("a.ipynb"), "{}").unwrap();
+    let mine = tool("NotebookRead", json!({"notebook_path": "a.ipynb"}));
+    assert_eq!(mine["decision"], "allow", "{mine}");
+    let key = s.home.join(".ssh/id_rsa");
+    let secret = tool("NotebookRead", json!({"notebook_path": key}));
+    assert_eq!(secret["decision"], "deny", "{secret}");
+}
+
+/// `workspace-net` allows fetches from the hosts its policy names and asks for any other: a
+/// bare `WebFetch` ask beside the allows would outrank them.
+#[test]
+fn workspace_net_fetches_from_its_named_hosts_and_asks_for_others() {
+    let s = Scratch::new(None);
+    let fetch = |url: &str| {
+        let input = json!({"url": url, "prompt": "p"}).to_string();
+        let args = [
+            "--profile",
+            "workspace-net",
+            "--tool",
+            "WebFetch",
+            "--input",
+            &input,
+        ];
+        check_json(&s, &args)
+    };
+    for url in ["https://docs.rs/serde", "https://api.github.com/repos/x/y"] {
+        let r = fetch(url);
+        assert_eq!(r["decision"], "allow", "{url}: {r}");
+    }
+    let other = fetch("https://evil.example/x");
+    assert_eq!(other["decision"], "ask", "{other}");
+}
+
+/// A policy's examples are judged in a workspace of their own: a repository whose
+/// `.cargo/config.toml` names `sccache` as its `rustc-wrapper` (which makes the shipped
+/// example `cargo metadata` ask there) still loads, and `cargo metadata` asks in it as the
+/// analysis says, while the example's own decision holds elsewhere. A project policy whose
+/// example its rules contradict still does not load.
+#[test]
+fn a_workspace_s_files_do_not_break_the_policy_s_examples() {
+    let s = Scratch::new(None);
+    std::fs::create_dir_all(s.ws.join(".cargo")).unwrap();
+    std::fs::write(
+        s.ws.join(".cargo/config.toml"),
+        "[build]\nrustc-wrapper = \"sccache\"\n",
+    )
+    .unwrap();
+    let ls = check_json(&s, &["--", "ls"]);
+    assert_eq!(ls["decision"], "allow", "{ls}");
+    let metadata = check_json(&s, &["--", "cargo metadata"]);
+    assert_eq!(metadata["decision"], "ask", "{metadata}");
+    let ran = s
+        .sbx(&["run", "--profile", "workspace", "--", "echo", "ran"])
+        .output()
+        .unwrap();
+    assert_eq!(ran.status.code(), Some(0), "{}", text(&ran));
+    assert_eq!(stdout(&ran).trim(), "ran");
+
+    std::fs::create_dir_all(s.ws.join(".sbx")).unwrap();
+    std::fs::write(
+        s.ws.join(".sbx/policy.toml"),
+        "[policy]\nallow = [\"Bash(git diff *)\"]\n[policy.examples]\nmust_deny = [\"git diff\"]\n",
+    )
+    .unwrap();
+    let o = s.sbx(&["check", "--", "ls"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("example `git diff`"), "{}", text(&o));
+}
