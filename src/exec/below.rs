@@ -14,6 +14,16 @@ use crate::folded_names::matching_without_case;
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// The last [`Below`] made by [`Below::shared`], with the set it was made of and the
+/// workspace. The set is held, so no other set can be made at its address meanwhile: the
+/// same address is the same set, and a session's calls (which share their kept plan's set)
+/// compile the names once.
+static LAST: Mutex<Option<Made>> = Mutex::new(None);
+
+/// A [`Below`] with the set and workspace it was made for.
+type Made = (Arc<CapabilitySet>, PathBuf, Arc<Below>);
 
 /// The profile's protected names at the workspace root that are also protected one level
 /// below it, each with the profile line that protects it.
@@ -48,6 +58,27 @@ impl Below {
             names,
             fold: folding == CaseFolding::Accept,
         }
+    }
+
+    /// [`Below::of`] the set's watched patterns in `workspace`, made once for a set shared
+    /// by many runs.
+    pub(super) fn shared(caps: &Arc<CapabilitySet>, workspace: &Path) -> Arc<Below> {
+        let mut last = LAST
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((c, w, below)) = last.as_ref()
+            && Arc::ptr_eq(c, caps)
+            && w == workspace
+        {
+            return Arc::clone(below);
+        }
+        let below = Arc::new(Below::of(&caps.fs.watch, workspace, caps.fs.case_folding));
+        *last = Some((
+            Arc::clone(caps),
+            workspace.to_path_buf(),
+            Arc::clone(&below),
+        ));
+        below
     }
 
     pub(super) fn is_empty(&self) -> bool {
@@ -145,8 +176,20 @@ impl FirstLevel {
 
     /// The protected names one level below the root that exist now, for `caps`; the workspace
     /// is listed only when the profile protects any.
-    pub(super) fn below(&self, caps: &CapabilitySet) -> Vec<PathEntry> {
-        let below = Below::of(&caps.fs.watch, &self.workspace, caps.fs.case_folding);
+    pub(super) fn below(&self, caps: &Arc<CapabilitySet>) -> Vec<PathEntry> {
+        self.existing(&Below::shared(caps, &self.workspace))
+    }
+
+    /// [`FirstLevel::below`] for a set no other run shares.
+    pub(super) fn below_of(&self, caps: &CapabilitySet) -> Vec<PathEntry> {
+        self.existing(&Below::of(
+            &caps.fs.watch,
+            &self.workspace,
+            caps.fs.case_folding,
+        ))
+    }
+
+    fn existing(&self, below: &Below) -> Vec<PathEntry> {
         if below.is_empty() {
             return Vec::new();
         }

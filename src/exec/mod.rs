@@ -372,6 +372,7 @@ impl Sandbox {
         if let Some(n) = narrow {
             caps = caps.intersect(n);
         }
+        let caps = Arc::new(caps);
         let below = first.below(&caps);
         let input = PlanInput {
             caps: &caps,
@@ -379,8 +380,7 @@ impl Sandbox {
             tmp: &vars.tmp,
             below: &below,
         };
-        let plan = plan::plan(&input, &machine)?;
-        let (caps, plan) = (Arc::new(caps), Arc::new(plan));
+        let plan = Arc::new(plan::plan(&input, &machine)?);
         self.kept.keep(kept::Entry {
             inputs: kept::Inputs {
                 vars: vars.clone(),
@@ -403,7 +403,7 @@ impl Sandbox {
         first: &below::FirstLevel,
         fs: &RealFs,
     ) -> Result<SandboxPlan, RunError> {
-        let below = first.below(caps);
+        let below = first.below_of(caps);
         let input = PlanInput {
             caps,
             host,
@@ -420,7 +420,7 @@ impl Sandbox {
     pub fn prepare_run(
         &self,
         req: &RunRequest,
-        narrow: Option<&CapabilitySet>,
+        narrow: Option<&Arc<CapabilitySet>>,
     ) -> Result<PreparedRun, RunError> {
         self.prepare_resolved(req, narrow, None)
     }
@@ -428,12 +428,12 @@ impl Sandbox {
     fn prepare_resolved(
         &self,
         req: &RunRequest,
-        narrow: Option<&CapabilitySet>,
+        narrow: Option<&Arc<CapabilitySet>>,
         resolved: Option<Resolved>,
     ) -> Result<PreparedRun, RunError> {
         let (workspace, cwd) = places(req)?;
         let host = self.host.clone();
-        let launch = self.prepare(req, &host, &workspace, &cwd, narrow, resolved)?;
+        let launch = self.prepare(req, &host, &workspace, &cwd, narrow.map(|n| &**n), resolved)?;
         Ok(PreparedRun {
             launch,
             sandbox: self.id,
@@ -449,7 +449,7 @@ impl Sandbox {
     pub async fn run(
         &self,
         req: RunRequest,
-        narrow: Option<&CapabilitySet>,
+        narrow: Option<&Arc<CapabilitySet>>,
     ) -> Result<RunResult, RunError> {
         self.run_resolved(req, narrow, None).await
     }
@@ -458,7 +458,7 @@ impl Sandbox {
     pub async fn run_resolved(
         &self,
         req: RunRequest,
-        narrow: Option<&CapabilitySet>,
+        narrow: Option<&Arc<CapabilitySet>>,
         resolved: Option<Resolved>,
     ) -> Result<RunResult, RunError> {
         let first = self.prepare_resolved(&req, narrow, resolved)?;
@@ -489,7 +489,7 @@ impl Sandbox {
                 watch = Some(protect::Watch::take(
                     &workspace,
                     &l.writable,
-                    &l.watch,
+                    &l.caps,
                     l.protected_change,
                     l.case_folding,
                     l.walk.take(),
@@ -529,8 +529,8 @@ impl Sandbox {
                     };
                     host.namespaces = Availability::Missing { reason, fix };
                     let narrow = p.narrow.clone();
-                    let launch =
-                        self.prepare(&req, &host, &p.workspace, &p.cwd, narrow.as_ref(), None)?;
+                    let n = narrow.as_deref();
+                    let launch = self.prepare(&req, &host, &p.workspace, &p.cwd, n, None)?;
                     // The replaced launch cleans up as it drops.
                     p = PreparedRun {
                         launch,
@@ -552,7 +552,7 @@ impl Sandbox {
 pub struct PreparedRun {
     launch: prepare::Launch,
     sandbox: u64,
-    narrow: Option<CapabilitySet>,
+    narrow: Option<Arc<CapabilitySet>>,
     workspace: PathBuf,
     cwd: PathBuf,
     host: Host,

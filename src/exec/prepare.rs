@@ -26,8 +26,8 @@ pub(super) struct Launch {
     pub(super) prepared: Prepared,
     pub(super) host_tmp: Option<PathBuf>,
     pub(super) timeout: Option<Duration>,
-    /// Protected patterns checked after the run, and what a change does to it.
-    pub(super) watch: Vec<crate::capability::PathEntry>,
+    /// The run's capability set: its protected patterns are checked after the run.
+    pub(super) caps: Arc<CapabilitySet>,
     /// Whether the check after the run compares names without case.
     pub(super) case_folding: crate::capability::CaseFolding,
     /// The workspace's listing planning made, for the record before the run.
@@ -123,7 +123,7 @@ impl Sandbox {
             host_tmp,
             timeout,
             writable: caps.fs.write.iter().map(|e| e.path.clone()).collect(),
-            watch: caps.fs.watch.clone(),
+            caps: Arc::clone(&caps),
             case_folding: caps.fs.case_folding,
             walk: first.into_walk(),
             protected_change: caps.fs.protected_change,

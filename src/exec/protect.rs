@@ -11,12 +11,13 @@ use super::identity::Seen;
 use super::protected_link::ProtectedLink;
 use super::quarantine::Quarantine;
 use super::walk::{self, Walk};
-use crate::capability::{CaseFolding, PathEntry, ProtectedChange};
+use crate::capability::{CapabilitySet, CaseFolding, PathEntry, ProtectedChange};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 /// A protected path found new or changed after a run.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
@@ -134,7 +135,8 @@ fn changed_since(path: &Path, start: Stamp) -> bool {
 pub(super) struct Watch {
     workspace: PathBuf,
     writable: Vec<PathBuf>,
-    entries: Vec<PathEntry>,
+    /// The run's set: its watched patterns outside `.git` are checked here ([`outside_git`]).
+    caps: Arc<CapabilitySet>,
     /// Each protected path that existed, with its file: a path that names another file after
     /// the run was replaced (by the command, by a run beside it that moved the old one, or by
     /// a host program, which detaches the path's read-only mount in the sandbox).
@@ -146,7 +148,7 @@ pub(super) struct Watch {
     policy: ProtectedChange,
     /// The profile protects git's files (it has `deny_write` paths under `.git`).
     git: bool,
-    below: Below,
+    below: Arc<Below>,
     below_before: below::Found,
     /// Names at the root are compared without case (`case_folding = "accept"`).
     fold: bool,
@@ -250,6 +252,14 @@ fn matches(pattern: &Path, workspace: &Path, root: &RootNames) -> Vec<PathBuf> {
     crate::profile::expand_glob(&text).unwrap_or_default()
 }
 
+/// The entries of `all` outside any `.git` directory.
+fn outside_git<'a>(
+    all: &'a [PathEntry],
+    workspace: &'a Path,
+) -> impl Iterator<Item = &'a PathEntry> {
+    all.iter().filter(move |e| !in_git_dir(&e.path, workspace))
+}
+
 /// Entries inside a `.git` directory are git's: [`gitscan`] judges them by content.
 fn in_git_dir(path: &Path, workspace: &Path) -> bool {
     path.strip_prefix(workspace).is_ok_and(|rel| {
@@ -264,24 +274,21 @@ impl Watch {
     pub(super) fn take(
         workspace: &Path,
         writable: &[PathBuf],
-        entries: &[PathEntry],
+        caps: &Arc<CapabilitySet>,
         policy: ProtectedChange,
         folding: CaseFolding,
         walk: Option<Walk>,
     ) -> Self {
         let _scope = walk::Scope::enter(workspace);
-        let git = entries.iter().any(|e| in_git_dir(&e.path, workspace));
-        let (in_git, entries): (Vec<PathEntry>, Vec<PathEntry>) = entries
-            .iter()
-            .cloned()
-            .partition(|e| in_git_dir(&e.path, workspace));
+        let all = &caps.fs.watch;
+        let git = all.iter().any(|e| in_git_dir(&e.path, workspace));
+        let in_git = all.iter().filter(|e| in_git_dir(&e.path, workspace));
         let mut before = BTreeMap::new();
         let fold = folding == CaseFolding::Accept;
         let root = RootNames::new(workspace, fold);
         // Inside `.git` only the links are followed here (a hook installed as a link, whose
         // way and target lie in the workspace); gitscan judges the rest by content.
         let mut links: Vec<ProtectedLink> = in_git
-            .iter()
             .flat_map(|e| {
                 let rule = e.origin.to_string();
                 matches(&e.path, workspace, &root)
@@ -298,7 +305,7 @@ impl Watch {
             origin: crate::capability::Origin::builtin("git hooks"),
         };
         let hooks = git.then_some(&hooks);
-        for e in entries.iter().chain(hooks) {
+        for e in outside_git(all, workspace).chain(hooks) {
             for m in matches(&e.path, workspace, &root) {
                 links.extend(ProtectedLink::read(&m, workspace, e.origin.to_string()));
                 let seen = Seen::of(&m);
@@ -307,7 +314,7 @@ impl Watch {
                 }
             }
         }
-        let below = Below::of(&entries, workspace, folding);
+        let below = Below::shared(caps, workspace);
         let walk = walk.or_else(|| (git || !below.is_empty()).then(|| Walk::of(workspace)));
         let walk = walk.as_ref();
         let record = match walk.filter(|_| git) {
@@ -322,7 +329,7 @@ impl Watch {
             .keys()
             .chain(below_before.keys())
             .map(PathBuf::as_path);
-        let protects = git || !entries.is_empty();
+        let protects = git || outside_git(all, workspace).next().is_some();
         let modes = super::modes::Modes::take(workspace, protects, git, held);
         Self {
             workspace: workspace.to_path_buf(),
@@ -335,7 +342,7 @@ impl Watch {
             git,
             below_before,
             below,
-            entries,
+            caps: Arc::clone(caps),
             fold,
             modes,
         }
@@ -355,7 +362,7 @@ impl Watch {
         let mut found: Vec<(PathBuf, &'static str, String)> = Vec::new();
         found.extend(self.links.iter().flat_map(|l| l.changes(&self.workspace)));
         let root = RootNames::new(&self.workspace, self.fold);
-        for e in &self.entries {
+        for e in outside_git(&self.caps.fs.watch, &self.workspace) {
             for m in matches(&e.path, &self.workspace, &root) {
                 let change = match self.before.get(&m) {
                     None => Some("created"),

@@ -29,24 +29,30 @@ impl ProfileCaps {
     }
 }
 
-/// The set handed to the executor: the profile's, or a subset of it.
+/// The set handed to the executor: the profile's, or a subset of it. Shared: a call that
+/// no stage narrowed hands the executor the profile's own set, not a copy.
 #[derive(Clone, Debug, PartialEq)]
-pub struct EnforcedCaps(CapabilitySet);
+pub struct EnforcedCaps(Arc<CapabilitySet>);
 
 impl EnforcedCaps {
     /// Exactly the profile's set.
     pub fn from_profile(profile: &ProfileCaps) -> Self {
-        Self(profile.get().clone())
+        Self(Arc::clone(&profile.0))
     }
 
     /// This set intersected with `other`: never larger than before.
     #[must_use]
     pub fn narrow(&self, other: &CapabilitySet) -> Self {
-        Self(self.0.intersect(other))
+        Self(Arc::new(self.0.intersect(other)))
     }
 
     /// The set.
     pub fn get(&self) -> &CapabilitySet {
+        &self.0
+    }
+
+    /// The set, shared.
+    pub fn shared(&self) -> &Arc<CapabilitySet> {
         &self.0
     }
 }

@@ -121,7 +121,12 @@ impl SandboxExecutor {
         let run = self.run_request(req, Output::Collect);
         let id = self
             .jobs
-            .start(self.sandbox.clone(), run, caps.get().clone(), command)
+            .start(
+                self.sandbox.clone(),
+                run,
+                Arc::clone(caps.shared()),
+                command,
+            )
             .map_err(|e| ExecError::Failed {
                 message: e.to_string(),
             })?;
@@ -157,7 +162,7 @@ impl SandboxExecutor {
             .open(
                 self.sandbox.clone(),
                 run,
-                caps.get().clone(),
+                Arc::clone(caps.shared()),
                 (dim("rows"), dim("cols")),
             )
             .map_err(|e| ExecError::Failed {
@@ -206,13 +211,13 @@ impl Executor for SandboxExecutor {
             let callback = collector(collected.clone(), self.sink.clone(), req.call_id.clone());
             let mut run = self.run_request(req, Output::Callback(Box::new(callback)));
             run.cancel = cancel;
-            let result =
-                self.sandbox
-                    .run(run, Some(caps.get()))
-                    .await
-                    .map_err(|e| ExecError::Spawn {
-                        message: e.to_string(),
-                    })?;
+            let result = self
+                .sandbox
+                .run(run, Some(caps.shared()))
+                .await
+                .map_err(|e| ExecError::Spawn {
+                    message: e.to_string(),
+                })?;
             let c = collected
                 .lock()
                 .map(|mut c| std::mem::take(&mut *c))

@@ -200,7 +200,7 @@ impl Jobs {
         &self,
         sandbox: Arc<Sandbox>,
         mut run: RunRequest,
-        caps: CapabilitySet,
+        caps: Arc<CapabilitySet>,
         command: String,
     ) -> Result<String, JobError> {
         // Answer a launch that cannot work now, rather than report a started job that failed;

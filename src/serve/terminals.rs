@@ -110,7 +110,7 @@ impl Terminals {
         &self,
         sandbox: Arc<Sandbox>,
         mut run: RunRequest,
-        caps: CapabilitySet,
+        caps: Arc<CapabilitySet>,
         (rows, cols): (u16, u16),
     ) -> Result<String, TerminalError> {
         run.terminal = Some(Terminal {
