@@ -350,8 +350,31 @@ pub fn named_secret(name: &[u8]) -> bool {
     secret_rule(name).is_some_and(|r| GENERIC.contains(&r))
 }
 
+/// How many names each thread remembers the answer of [`secret_rule`] for: a session asks
+/// about the same caller's variables on every call.
+const SECRET_RULES_KEPT: usize = 4096;
+
 /// The built-in entry that makes `name` secret-shaped, if any.
 pub fn secret_rule(name: &[u8]) -> Option<&'static str> {
+    thread_local! {
+        static KNOWN: std::cell::RefCell<std::collections::HashMap<Vec<u8>, Option<&'static str>>> =
+            std::cell::RefCell::default();
+    }
+    if let Some(rule) = KNOWN.with(|k| k.borrow().get(name).copied()) {
+        return rule;
+    }
+    let rule = judge_name(name);
+    KNOWN.with(|k| {
+        let mut k = k.borrow_mut();
+        if k.len() < SECRET_RULES_KEPT {
+            k.insert(name.to_vec(), rule);
+        }
+    });
+    rule
+}
+
+/// [`secret_rule`], worked out.
+fn judge_name(name: &[u8]) -> Option<&'static str> {
     let upper = String::from_utf8_lossy(name).to_ascii_uppercase();
     if NOT_SECRET.contains(&upper.as_str()) {
         return None;
