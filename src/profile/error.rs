@@ -23,15 +23,12 @@ pub enum ProfileError {
         /// Why.
         source: std::io::Error,
     },
-    #[error("{source_name}:{line}: {}{message}", key.as_deref().map(|k| format!("`{k}`: ")).unwrap_or_default())]
+    #[error("{}:{}: {}{message}", at.source, at.line, if at.key.is_empty() { String::new() } else { format!("`{}`: ", at.key) })]
     /// A profile is not valid TOML or has an unknown key.
     Parse {
-        /// The built-in's or file's name.
-        source_name: String,
-        /// The line.
-        line: usize,
-        /// The dotted key the error is about, when the text shows one.
-        key: Option<String>,
+        /// Where: the built-in's or file's name, the line, and the dotted key the error is
+        /// about (empty when the text shows none).
+        at: Origin,
         /// The parser's message.
         message: String,
     },

@@ -193,9 +193,15 @@ impl Profile {
     ) -> Result<Profile, ProfileError> {
         let src = Source::new(source_name, text);
         let raw: RawProfile = toml::from_str(text).map_err(|e| ProfileError::Parse {
-            source_name: source_name.into(),
-            line: e.span().map_or(0, |s| src.lines.line(s.start)),
-            key: e.span().and_then(|s| key_at(text, s.start)),
+            at: Origin {
+                source: source_name.into(),
+                line: e.span().map_or(0, |s| src.lines.line(s.start)),
+                key: e
+                    .span()
+                    .and_then(|s| key_at(text, s.start))
+                    .unwrap_or_default()
+                    .into(),
+            },
             message: e.message().trim().to_string(),
         })?;
         let mut p = Self::base(raw.extends.as_ref(), source_name, depth)?;

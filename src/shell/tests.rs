@@ -312,15 +312,8 @@ fn dc_and_binutils_plugins_run_code() {
     assert_eq!(v("nm a.o"), Decision::Allow);
 }
 
-/// bash expands braces before `~` and variables, takes extended patterns as patterns, and
-/// after `shopt -s dotglob`/`nocaseglob` matches dot-names and either case: each path a word
-/// becomes is recorded, and its plain twin records none of them.
-#[test]
-fn braces_extglobs_and_glob_options_name_what_bash_reaches() -> std::io::Result<()> {
-    use std::path::Path;
-    let d = tempfile::tempdir()?;
-    let root = d.path().canonicalize()?;
-    let (ws, home) = (root.join("ws"), root.join("home"));
+/// A workspace and a home with the files the glob tests below reach.
+fn plant_glob_fixture(ws: &std::path::Path, home: &std::path::Path) -> std::io::Result<()> {
     for dir in [ws.join("src"), ws.join(".git/hooks"), home.join(".codex")] {
         std::fs::create_dir_all(dir)?;
     }
@@ -330,25 +323,40 @@ fn braces_extglobs_and_glob_options_name_what_bash_reaches() -> std::io::Result<
     for f in ["a.txt", "b.txt", "src/a.rs", ".envrc"] {
         std::fs::write(ws.join(f), "x")?;
     }
+    Ok(())
+}
+
+/// Whether the analysis of `cmd` names `p` among the paths it reads, writes or walks.
+fn touches(cmd: &str, ctx: &ShellContext<'_>, p: &std::path::Path) -> bool {
+    let a = analyze(cmd, ctx);
+    a.segments.iter().any(|s| {
+        [
+            &s.reads,
+            &s.read_patterns,
+            &s.writes,
+            &s.write_patterns,
+            &s.trees,
+        ]
+        .iter()
+        .any(|l| l.iter().any(|x| x == p))
+    })
+}
+
+/// bash expands braces before `~` and variables, takes extended patterns as patterns, and
+/// after `shopt -s dotglob`/`nocaseglob` matches dot-names and either case: each path a word
+/// becomes is recorded, and its plain twin records none of them.
+#[test]
+fn braces_extglobs_and_glob_options_name_what_bash_reaches() -> std::io::Result<()> {
+    let d = tempfile::tempdir()?;
+    let root = d.path().canonicalize()?;
+    let (ws, home) = (root.join("ws"), root.join("home"));
+    plant_glob_fixture(&ws, &home)?;
     let wc = WorkspaceContext::new(&ws, &home);
     let ctx = ShellContext {
         cwd: ws.clone(),
         workspace: &wc,
     };
-    let touches = |cmd: &str, p: &Path| {
-        let a = analyze(cmd, &ctx);
-        a.segments.iter().any(|s| {
-            [
-                &s.reads,
-                &s.read_patterns,
-                &s.writes,
-                &s.write_patterns,
-                &s.trees,
-            ]
-            .iter()
-            .any(|l| l.iter().any(|x| x == p))
-        })
-    };
+    let touches = |cmd: &str, p: &std::path::Path| touches(cmd, &ctx, p);
     let (auth, claude, netrc) = (
         home.join(".codex/auth.json"),
         home.join(".claude.json"),
