@@ -161,6 +161,8 @@ pub(super) struct Watch {
 /// protected name is found under any case, as a file system that folds case finds it.
 struct RootNames<'w> {
     workspace: &'w Path,
+    /// The workspace as the watched patterns write it (escaped for glob).
+    escaped: String,
     names: std::cell::OnceCell<Option<std::collections::HashSet<std::ffi::OsString>>>,
     fold: bool,
 }
@@ -169,6 +171,7 @@ impl<'w> RootNames<'w> {
     fn new(workspace: &'w Path, fold: bool) -> Self {
         Self {
             workspace,
+            escaped: glob::Pattern::escape(&workspace.to_string_lossy()),
             names: std::cell::OnceCell::new(),
             fold,
         }
@@ -227,15 +230,17 @@ impl<'w> RootNames<'w> {
 /// literal name is looked up as such, so that a dangling link is found too.
 fn matches(pattern: &Path, workspace: &Path, root: &RootNames) -> Vec<PathBuf> {
     let text = pattern.to_string_lossy();
-    let ws = glob::Pattern::escape(&workspace.to_string_lossy());
-    if let Some(rest) = text.strip_prefix(ws.as_str())
+    let ws = root.escaped.as_str();
+    if let Some(rest) = text.strip_prefix(ws)
         && !rest.contains(['*', '?', '['])
     {
-        let literal = PathBuf::from(format!("{}{rest}", workspace.display()));
         let name = rest.trim_start_matches('/');
         if !name.contains('/') {
             return root.named(name);
         }
+        let mut literal = workspace.as_os_str().to_os_string();
+        literal.push(rest);
+        let literal = PathBuf::from(literal);
         return if walk::lstat(&literal).is_ok() {
             vec![literal]
         } else {
@@ -243,7 +248,7 @@ fn matches(pattern: &Path, workspace: &Path, root: &RootNames) -> Vec<PathBuf> {
         };
     }
     // A glob of one name in the workspace (`.env*`) is answered by the same listing.
-    if let Some(rest) = text.strip_prefix(ws.as_str())
+    if let Some(rest) = text.strip_prefix(ws)
         && let Some(name) = rest.strip_prefix('/').filter(|n| !n.contains('/'))
         && let Some(found) = root.matching(name)
     {

@@ -57,8 +57,23 @@ pub(super) struct Stamp {
 /// What each path held when a call's checks first looked at it (links followed), so that
 /// the kept plan's stamps and the spare's held files look at each path once: the checks then
 /// judge one moment of the file system, as a plan made at that moment would.
-#[derive(Clone, Default)]
-pub(super) struct Looks(Rc<RefCell<HashMap<PathBuf, Option<Metadata>>>>);
+#[derive(Clone)]
+pub(super) struct Looks(Rc<RefCell<HashMap<PathBuf, Option<Metadata>, Fast>>>);
+
+impl Default for Looks {
+    fn default() -> Self {
+        let map = HashMap::with_capacity_and_hasher(WITNESSES, Fast::default());
+        Self(Rc::new(RefCell::new(map)))
+    }
+}
+
+/// The hasher of [`crate::pathset::PathMap`]: a kept plan's check hashes a few hundred paths
+/// on every call.
+type Fast = std::hash::BuildHasherDefault<crate::pathset::WordHash>;
+
+/// How many witnesses a pass makes room for at once (a built-in profile's plan has some
+/// hundreds).
+const WITNESSES: usize = 512;
 
 impl Looks {
     /// `path`'s metadata, links followed, looked up on first use.
@@ -82,7 +97,7 @@ pub(super) struct Pass {
     /// When the pass began, less [`MARGIN`], in nanoseconds: a witness changed since does
     /// not count.
     settled: i128,
-    stamps: HashMap<Witness, Option<Stamp>>,
+    stamps: HashMap<Witness, Option<Stamp>, Fast>,
     trusted_fs: HashMap<u64, bool>,
     looks: Looks,
 }
@@ -100,7 +115,7 @@ impl Pass {
             .map_or(0, |d| d.as_nanos());
         Self {
             settled: i128::try_from(now.saturating_sub(MARGIN.as_nanos())).unwrap_or(0),
-            stamps: HashMap::new(),
+            stamps: HashMap::with_capacity_and_hasher(WITNESSES, Fast::default()),
             trusted_fs: HashMap::new(),
             looks,
         }
