@@ -354,6 +354,10 @@ pub fn named_secret(name: &[u8]) -> bool {
 /// about the same caller's variables on every call.
 const SECRET_RULES_KEPT: usize = 4096;
 
+/// A name longer than this is judged every time, not remembered (a name from a command line
+/// can be of any length).
+const SECRET_RULE_NAME_KEPT: usize = 128;
+
 /// The built-in entry that makes `name` secret-shaped, if any.
 pub fn secret_rule(name: &[u8]) -> Option<&'static str> {
     thread_local! {
@@ -366,7 +370,7 @@ pub fn secret_rule(name: &[u8]) -> Option<&'static str> {
     let rule = judge_name(name);
     KNOWN.with(|k| {
         let mut k = k.borrow_mut();
-        if k.len() < SECRET_RULES_KEPT {
+        if k.len() < SECRET_RULES_KEPT && name.len() <= SECRET_RULE_NAME_KEPT {
             k.insert(name.to_vec(), rule);
         }
     });

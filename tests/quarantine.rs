@@ -417,3 +417,51 @@ fn the_quarantine_is_hidden_from_later_runs() {
         assert_eq!(kept, "SECRET-KEY-9q\n", "{}", s.label());
     }
 }
+
+/// The check after the run finds git's files in a workspace whose name looks like a glob too:
+/// the watched patterns write the workspace escaped (`w[[]1]`), and a hook made in the run, in
+/// the workspace repository or in one made inside it, is moved to quarantine; under a profile
+/// without protected paths both stay.
+#[test]
+fn a_workspace_whose_name_looks_like_a_glob_keeps_its_git_hooks_checked() {
+    let plant = "cd \"$0\" && mkdir -p .git/hooks && echo x > .git/hooks/pre-commit \
+                 && mkdir sub && cd sub && git init -q && echo x > .git/hooks/post-checkout \
+                 && echo OK";
+    let hooks = [".git/hooks/pre-commit", "sub/.git/hooks/post-checkout"];
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        for (profile, kept) in [("workspace", false), (wide.to_str().unwrap(), true)] {
+            let odd = s.ws.join(format!("w[1]-{kept}"));
+            std::fs::create_dir(&odd).unwrap();
+            s.chown_all();
+            let made = s.outside(&format!(
+                "cd '{}' && git init -q . && rm -rf .git/hooks && echo OK",
+                odd.display()
+            ));
+            assert!(stdout(&made).contains("OK"), "{}", text(&made));
+            let (ws, dir) = (odd.to_str().unwrap(), odd.to_str().unwrap());
+            let args = [
+                "run",
+                "--no-policy",
+                "--profile",
+                profile,
+                "--workspace",
+                ws,
+            ];
+            let mut all: Vec<&str> = args.to_vec();
+            all.extend(["--", "sh", "-c", plant, dir]);
+            let out = s.sbx(&all).output().unwrap();
+            assert!(stdout(&out).contains("OK"), "{}: {}", s.label(), text(&out));
+            for h in hooks {
+                assert_eq!(
+                    odd.join(h).exists(),
+                    kept,
+                    "{} {profile} {h}: {}",
+                    s.label(),
+                    text(&out)
+                );
+            }
+        }
+    }
+}

@@ -68,7 +68,7 @@ impl Below {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some((c, w, below)) = last.as_ref()
             && Arc::ptr_eq(c, caps)
-            && w == workspace
+            && w.as_os_str() == workspace.as_os_str()
         {
             return Arc::clone(below);
         }

@@ -257,20 +257,24 @@ fn matches(pattern: &Path, workspace: &Path, root: &RootNames) -> Vec<PathBuf> {
     crate::profile::expand_glob(&text).unwrap_or_default()
 }
 
-/// The entries of `all` outside any `.git` directory.
-fn outside_git<'a>(
-    all: &'a [PathEntry],
-    workspace: &'a Path,
-) -> impl Iterator<Item = &'a PathEntry> {
-    all.iter().filter(move |e| !in_git_dir(&e.path, workspace))
+/// The entries of `all` outside any `.git` directory; `escaped` is the workspace as the
+/// patterns write it.
+fn outside_git<'a>(all: &'a [PathEntry], escaped: &'a str) -> impl Iterator<Item = &'a PathEntry> {
+    all.iter().filter(move |e| !in_git_dir(&e.path, escaped))
 }
 
-/// Entries inside a `.git` directory are git's: [`gitscan`] judges them by content.
-fn in_git_dir(path: &Path, workspace: &Path) -> bool {
-    path.strip_prefix(workspace).is_ok_and(|rel| {
-        rel.components()
-            .any(|c| c == Component::Normal(".git".as_ref()))
-    })
+/// Entries inside a `.git` directory are git's: [`gitscan`] judges them by content. A watched
+/// pattern writes the workspace escaped for glob (`escaped`): a workspace named `w[1]` is
+/// `w[[]1]` there, so the pattern is taken apart as text, not as a path under the workspace.
+fn in_git_dir(pattern: &Path, escaped: &str) -> bool {
+    let text = pattern.to_string_lossy();
+    text.strip_prefix(escaped)
+        .filter(|rest| rest.starts_with('/'))
+        .is_some_and(|rest| {
+            Path::new(rest)
+                .components()
+                .any(|c| c == Component::Normal(".git".as_ref()))
+        })
 }
 
 impl Watch {
@@ -286,11 +290,12 @@ impl Watch {
     ) -> Self {
         let _scope = walk::Scope::enter(workspace);
         let all = &caps.fs.watch;
-        let git = all.iter().any(|e| in_git_dir(&e.path, workspace));
-        let in_git = all.iter().filter(|e| in_git_dir(&e.path, workspace));
-        let mut before = BTreeMap::new();
         let fold = folding == CaseFolding::Accept;
         let root = RootNames::new(workspace, fold);
+        let escaped = root.escaped.as_str();
+        let git = all.iter().any(|e| in_git_dir(&e.path, escaped));
+        let in_git = all.iter().filter(|e| in_git_dir(&e.path, escaped));
+        let mut before = BTreeMap::new();
         // Inside `.git` only the links are followed here (a hook installed as a link, whose
         // way and target lie in the workspace); gitscan judges the rest by content.
         let mut links: Vec<ProtectedLink> = in_git
@@ -310,7 +315,7 @@ impl Watch {
             origin: crate::capability::Origin::builtin("git hooks"),
         };
         let hooks = git.then_some(&hooks);
-        for e in outside_git(all, workspace).chain(hooks) {
+        for e in outside_git(all, escaped).chain(hooks) {
             for m in matches(&e.path, workspace, &root) {
                 links.extend(ProtectedLink::read(&m, workspace, e.origin.to_string()));
                 let seen = Seen::of(&m);
@@ -334,7 +339,7 @@ impl Watch {
             .keys()
             .chain(below_before.keys())
             .map(PathBuf::as_path);
-        let protects = git || outside_git(all, workspace).next().is_some();
+        let protects = git || outside_git(all, escaped).next().is_some();
         let modes = super::modes::Modes::take(workspace, protects, git, held);
         Self {
             workspace: workspace.to_path_buf(),
@@ -367,7 +372,7 @@ impl Watch {
         let mut found: Vec<(PathBuf, &'static str, String)> = Vec::new();
         found.extend(self.links.iter().flat_map(|l| l.changes(&self.workspace)));
         let root = RootNames::new(&self.workspace, self.fold);
-        for e in outside_git(&self.caps.fs.watch, &self.workspace) {
+        for e in outside_git(&self.caps.fs.watch, &root.escaped) {
             for m in matches(&e.path, &self.workspace, &root) {
                 let change = match self.before.get(&m) {
                     None => Some("created"),
