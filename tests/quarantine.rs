@@ -58,6 +58,9 @@ const PLANTED: &[&str] = &[
     ".pnpmfile.cjs",
     ".npmrc",
     ".rvmrc",
+    ".yarnrc",
+    ".Rprofile",
+    ".pdbrc",
 ];
 
 fn plant_script() -> String {
@@ -303,6 +306,8 @@ const PLANTED_BELOW: &[&str] = &[
     "app/.vscode/tasks.json",
     "web/.cursor/mcp.json",
     "web/opencode.json",
+    "web/.Rprofile",
+    "app/.pdbrc",
 ];
 
 #[test]

@@ -42,6 +42,9 @@ pub const LOADED_WHERE_STARTED: &[&str] = &[
     ".crush.json",
     ".amazonq",
     ".junie",
+    // Code R and Python's debugger run when they start in the directory.
+    ".Rprofile",
+    ".pdbrc",
 ];
 
 /// Whether programs load `name` from the directory they start in (dotenv's `.env` and its
