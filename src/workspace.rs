@@ -148,14 +148,25 @@ pub fn home_dir() -> PathBuf {
 fn account_home() -> Option<PathBuf> {
     let uid = nix::unistd::geteuid().as_raw();
     // /etc/passwd first: the name service would read it too, after looking for nscd and
-    // reading nsswitch.conf on every run. Accounts it does not list (LDAP, sssd) are asked
-    // of the name service.
-    listed_home(Path::new("/etc/passwd"), uid).or_else(|| {
-        nix::unistd::User::from_uid(uid.into())
-            .ok()
-            .flatten()
-            .map(|u| u.dir)
-    })
+    // reading nsswitch.conf on every run. Accounts it does not list (LDAP, sssd, a container's
+    // uid that no file names) are asked of the name service.
+    listed_home(Path::new("/etc/passwd"), uid).or_else(|| name_service_home(uid))
+}
+
+/// The home the name service gives `uid`, asked of `getent`: sbx is linked statically, and a
+/// static program cannot load the name service's modules itself (glibc then crashes loading
+/// `libnss_systemd` for a uid no file lists). `None` when no service knows the uid.
+fn name_service_home(uid: u32) -> Option<PathBuf> {
+    let out = std::process::Command::new("getent")
+        .args(["passwd", &uid.to_string()])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    passwd_home(&out.stdout, uid)
 }
 
 /// What /etc/passwd was when it was last read: device, inode, size, change and modification

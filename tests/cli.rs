@@ -717,3 +717,40 @@ fn memory_limit(plan: &serde_json::Value) -> Option<(u64, serde_json::Value)> {
     assert!(rlimit.is_none() || cgroup.is_none(), "{plan}");
     rlimit.or(cgroup)
 }
+
+/// A uid that no passwd file lists (a container started with `--user 4321`) runs commands and
+/// explains profiles: its home is asked of the name service through `getent`, whose modules a
+/// static sbx cannot load itself (glibc crashed loading them). Beside it, a listed uid.
+#[test]
+fn a_uid_no_passwd_file_lists_runs_commands() {
+    const UNLISTED: u32 = 4321;
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: running as another uid needs root");
+        return;
+    }
+    let listed = std::fs::read_to_string("/etc/passwd").unwrap();
+    assert!(!listed.lines().any(|l| l.split(':').nth(2) == Some("4321")));
+    for user in users().into_iter().flatten().chain(Some(UNLISTED)) {
+        let s = Scratch::new(Some(user));
+        s.chown_all();
+        let out = s
+            .sbx(&[
+                "run",
+                "--profile",
+                "workspace",
+                "--",
+                "sh",
+                "-c",
+                "echo hi > f && cat f",
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "uid {user}: {}", text(&out));
+        assert_eq!(stdout(&out).trim(), "hi", "uid {user}: {}", text(&out));
+        let out = s
+            .sbx(&["explain", "--profile", "workspace"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "uid {user}: {}", text(&out));
+    }
+}
