@@ -283,6 +283,18 @@ impl Isolation {
         }
     }
 
+    /// Each switch by its profile key, with its value.
+    fn switches(self) -> [(&'static str, bool); 6] {
+        [
+            ("pid", self.pid),
+            ("ipc", self.ipc),
+            ("scope_signals", self.scope_signals),
+            ("scope_abstract_unix", self.scope_abstract_unix),
+            ("private_tmp", self.private_tmp),
+            ("minimal_dev", self.minimal_dev),
+        ]
+    }
+
     fn at_least(self, o: Self) -> bool {
         (self.pid || !o.pid)
             && (self.ipc || !o.ipc)
@@ -362,6 +374,16 @@ impl CapabilitySet {
         }
         if other.fs.case_folding > self.fs.case_folding {
             o.case_folding.clone_from(&other.origins.case_folding);
+        }
+        // A switch only `other` turns on is on in the intersection, as `other` set it.
+        let (mine, theirs) = (self.isolation.switches(), other.isolation.switches());
+        for ((key, on), (_, their_on)) in mine.into_iter().zip(theirs) {
+            if their_on && !on {
+                match other.origins.isolation.get(key) {
+                    Some(origin) => o.isolation.insert(key.to_string(), origin.clone()),
+                    None => o.isolation.remove(key),
+                };
+            }
         }
         o
     }

@@ -139,6 +139,19 @@ fn each_setting_keeps_the_origin_of_the_side_its_value_came_from() {
     assert_eq!(c.origins.protected_change, Some(Origin::builtin("b-pc")));
     let names: Vec<&str> = c.origins.env_pass.keys().map(String::as_str).collect();
     assert_eq!(names, ["A_*", "B_*"]);
+    // An isolation switch only `b` turns on comes from `b`'s line.
+    a.isolation.pid = false;
+    a.origins
+        .isolation
+        .insert("pid".into(), Origin::builtin("a-pid"));
+    b.origins
+        .isolation
+        .insert("pid".into(), Origin::builtin("b-pid"));
+    let c = a.intersect(&b);
+    assert_eq!(
+        c.origins.isolation.get("pid"),
+        Some(&Origin::builtin("b-pid"))
+    );
     // The other way round the stricter values are still `b`'s, and so are their origins.
     let d = b.intersect(&a);
     assert_eq!(d.origins.network, Some(Origin::builtin("b-net")));

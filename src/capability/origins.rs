@@ -28,8 +28,9 @@ pub struct SettingOrigins {
 }
 
 impl SettingOrigins {
-    /// The origins of an intersection: `self`'s, with `other`'s for what only it set. The
-    /// intersection takes `other`'s for a switch whose value it keeps from `other`.
+    /// The origins of an intersection: `self`'s, with `other`'s for what only it set.
+    /// [`CapabilitySet::intersect`](super::CapabilitySet::intersect) then takes `other`'s for
+    /// a setting whose value it keeps from `other`.
     pub(super) fn meet(&self, other: &Self) -> Self {
         let merged = |a: &BTreeMap<String, Origin>, b: &BTreeMap<String, Origin>| {
             let mut out = b.clone();
