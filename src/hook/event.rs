@@ -211,7 +211,8 @@ fn gemini_call(
         "run_shell_command" => {
             let mut m = Map::new();
             m.insert("command".into(), s("command"));
-            if let Some(d) = input.get("directory") {
+            // Gemini CLI names the directory `dir_path`; its earlier versions `directory`.
+            if let Some(d) = input.get("dir_path").or_else(|| input.get("directory")) {
                 m.insert("workdir".into(), d.clone());
             }
             mk("Bash", Value::Object(m))
@@ -313,6 +314,17 @@ mod tests {
         assert_eq!(
             calls[0].input(),
             &json!({"command": "ls", "workdir": "sub"})
+        );
+        let ev = HookEvent::parse(
+            br#"{"tool_name":"run_shell_command","tool_input":{"command":"ls","dir_path":"/root/.ssh"}}"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let calls = ev
+            .calls(Harness::Gemini, "/w".into())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            calls[0].input(),
+            &json!({"command": "ls", "workdir": "/root/.ssh"})
         );
     }
 }

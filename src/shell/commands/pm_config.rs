@@ -8,6 +8,64 @@ use crate::shell::classify::Judge;
 use crate::shell::exec_args::Ctx;
 use crate::shell::words::Word;
 
+/// Verbs of `config` that print what the files say.
+const SHOWS: &[&str] = &["get", "list", "ls", "view", "show"];
+
+/// `TOOL config get KEY` (or `npm get KEY`) of a secret-shaped key or of every key, and
+/// pnpm's and yarn's `config list` (or a bare `yarn config`), print what the tool's
+/// configuration files say, tokens included: judged as a read of each file the tool reads, so
+/// a file the profile hides is refused as `cat ~/.npmrc` is. `npm config list` and a plain key
+/// (`npm config get registry`) stay ordinary reads of configuration: npm shows its auth keys
+/// as `(protected)`, though a key it does not know as secret (a `GITHUB_TOKEN=` line) it
+/// prints in a list as written.
+pub(crate) fn config_read(j: &mut Judge, c: &Ctx<'_, '_, '_>, tool: &str, args: &[Word]) {
+    let ops: Vec<&str> = args
+        .iter()
+        .map(|a| a.value.as_str())
+        .filter(|v| !v.starts_with('-'))
+        .collect();
+    let secret_key = |keys: &[&str]| {
+        keys.is_empty()
+            || keys
+                .iter()
+                .any(|k| crate::environment::secret_rule(k.as_bytes()).is_some())
+    };
+    let lists = tool != "npm" || args.iter().any(|a| a.value == "--no-redacted");
+    let shows = match ops.as_slice() {
+        ["get", keys @ ..] => tool == "npm" && secret_key(keys),
+        ["config"] => tool == "yarn",
+        ["config", "get", keys @ ..] => secret_key(keys),
+        ["config", verb, ..] => lists && SHOWS.contains(verb),
+        _ => false,
+    };
+    if !shows {
+        return;
+    }
+    let home = &c.w.ctx.workspace.home;
+    let at_home = |rel: &str| Word {
+        display: format!("~/{rel}"),
+        ..Word::literal(&home.join(rel).to_string_lossy())
+    };
+    let files = match tool {
+        "npm" => vec![at_home(".npmrc"), Word::literal(".npmrc")],
+        "pnpm" => vec![
+            at_home(".config/pnpm/rc"),
+            at_home(".npmrc"),
+            Word::literal(".npmrc"),
+        ],
+        "yarn" => vec![
+            at_home(".yarnrc.yml"),
+            at_home(".yarnrc"),
+            Word::literal(".yarnrc.yml"),
+            Word::literal(".yarnrc"),
+        ],
+        _ => Vec::new(),
+    };
+    for file in files {
+        j.read(&file, c.cmd.cwd, c.w.ctx);
+    }
+}
+
 /// Verbs of `config` that change the file.
 const CHANGES: &[&str] = &["set", "delete", "rm", "unset", "edit", "fix"];
 

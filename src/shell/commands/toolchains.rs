@@ -546,6 +546,7 @@ fn js_subcommand(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) 
     if pm_config::config_change(j, c, name, args) {
         return;
     }
+    pm_config::config_read(j, c, name, args);
     if shows {
         return;
     }
