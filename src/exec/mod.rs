@@ -490,8 +490,6 @@ impl Sandbox {
                     &workspace,
                     &l.writable,
                     &l.caps,
-                    l.protected_change,
-                    l.case_folding,
                     l.walk.take(),
                 ));
             }

@@ -26,15 +26,13 @@ pub(super) struct Launch {
     pub(super) prepared: Prepared,
     pub(super) host_tmp: Option<PathBuf>,
     pub(super) timeout: Option<Duration>,
-    /// The run's capability set: its protected patterns are checked after the run.
+    /// The run's capability set: its protected patterns are checked after the run, names
+    /// compared as its `case_folding` says, a change treated as its `protected_change` says.
     pub(super) caps: Arc<CapabilitySet>,
-    /// Whether the check after the run compares names without case.
-    pub(super) case_folding: crate::capability::CaseFolding,
     /// The workspace's listing planning made, for the record before the run.
     pub(super) walk: Option<super::walk::Walk>,
     /// The trees the sandbox writes, where no quarantine may lie.
     pub(super) writable: Vec<PathBuf>,
-    pub(super) protected_change: crate::capability::ProtectedChange,
     /// The proxy's port on the host's loopback, when there is no network namespace.
     pub(super) proxy_listener: Option<std::net::TcpListener>,
 }
@@ -83,7 +81,11 @@ impl Sandbox {
             }
         }
         // One look at each path for the kept plan's checks and the spare's.
-        let looks = super::stamp::Looks::default();
+        let looks = if reuse {
+            super::stamp::Looks::with_room()
+        } else {
+            super::stamp::Looks::default()
+        };
         let kept = reuse.then_some(&looks);
         let first = super::below::FirstLevel::new(workspace);
         let planned = self.plan_with_vars(&vars, host, narrow, resolved, kept, &first);
@@ -124,9 +126,7 @@ impl Sandbox {
             timeout,
             writable: caps.fs.write.iter().map(|e| e.path.clone()).collect(),
             caps: Arc::clone(&caps),
-            case_folding: caps.fs.case_folding,
             walk: first.into_walk(),
-            protected_change: caps.fs.protected_change,
             proxy_listener,
         })
     }

@@ -284,10 +284,9 @@ impl Watch {
         workspace: &Path,
         writable: &[PathBuf],
         caps: &Arc<CapabilitySet>,
-        policy: ProtectedChange,
-        folding: CaseFolding,
         walk: Option<Walk>,
     ) -> Self {
+        let (policy, folding) = (caps.fs.protected_change, caps.fs.case_folding);
         let _scope = walk::Scope::enter(workspace);
         let all = &caps.fs.watch;
         let fold = folding == CaseFolding::Accept;

@@ -57,11 +57,12 @@ pub(super) struct Stamp {
 /// What each path held when a call's checks first looked at it (links followed), so that
 /// the kept plan's stamps and the spare's held files look at each path once: the checks then
 /// judge one moment of the file system, as a plan made at that moment would.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub(super) struct Looks(Rc<RefCell<HashMap<PathBuf, Option<Metadata>, Fast>>>);
 
-impl Default for Looks {
-    fn default() -> Self {
+impl Looks {
+    /// Looks with room made for a kept plan's check, which asks about some hundreds of paths.
+    pub(super) fn with_room() -> Self {
         let map = HashMap::with_capacity_and_hasher(WITNESSES, Fast::default());
         Self(Rc::new(RefCell::new(map)))
     }
