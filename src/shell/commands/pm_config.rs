@@ -41,11 +41,7 @@ pub(crate) fn config_read(j: &mut Judge, c: &Ctx<'_, '_, '_>, tool: &str, args: 
     if !shows {
         return;
     }
-    let home = &c.w.ctx.workspace.home;
-    let at_home = |rel: &str| Word {
-        display: format!("~/{rel}"),
-        ..Word::literal(&home.join(rel).to_string_lossy())
-    };
+    let at_home = |rel: &str| home_file(&c.w.ctx.workspace.home, rel);
     let files = match tool {
         "npm" => vec![at_home(".npmrc"), Word::literal(".npmrc")],
         "pnpm" => vec![
@@ -105,10 +101,7 @@ fn files(tool: &str, args: &[Word], home_dir: &std::path::Path) -> Vec<Word> {
             matches!(w, [a, b] if matches!(a.value.as_str(), "--location" | "-L") && b.value == "project")
         });
     let global = has(&["-g", "--global", "--location=global", "--site"]);
-    let home = |rel: &str| Word {
-        display: format!("~/{rel}"),
-        ..Word::literal(&home_dir.join(rel).to_string_lossy())
-    };
+    let home = |rel: &str| home_file(home_dir, rel);
     if global {
         let mut w = Word::literal("$PREFIX");
         w.unknown = true;
@@ -121,5 +114,13 @@ fn files(tool: &str, args: &[Word], home_dir: &std::path::Path) -> Vec<Word> {
         ("pnpm", false) => vec![home(".config/pnpm/rc")],
         ("yarn", _) => vec![home(".yarnrc"), Word::literal(".yarnrc.yml")],
         (_, _) => vec![home(".config/pip/pip.conf")],
+    }
+}
+
+/// `rel` in the home, shown as `~/rel`.
+fn home_file(home_dir: &std::path::Path, rel: &str) -> Word {
+    Word {
+        display: format!("~/{rel}"),
+        ..Word::literal(&home_dir.join(rel).to_string_lossy())
     }
 }
