@@ -88,6 +88,17 @@ pub const SECRET_NAMES: &[(&str, &str)] = &[
     ),
     ("*PRIVATE*", "private keys passed as values"),
     ("*JWT*", "signed identity tokens (CI_JOB_JWT)"),
+    (
+        "*MNEMONIC*",
+        "a wallet's recovery words (MNEMONIC in Hardhat and Foundry setups)",
+    ),
+    ("*SEED_PHRASE*", "a wallet's recovery words"),
+    ("*WALLET*", "wallet keys and seeds (WALLET_SEED)"),
+    ("*TOTP*", "a second factor's shared seed (TOTP_SEED)"),
+    (
+        "*SAS_URL*",
+        "an Azure shared-access-signature URL (BLOB_SAS_URL)",
+    ),
     ("*WEBHOOK*", "webhook URLs, which are their own credential"),
     (
         "*DSN*",
@@ -222,6 +233,18 @@ pub const SECRET_VALUES: &[(&str, &str)] = &[
     (
         "BASIC BEARER",
         "an HTTP Authorization value (`Basic <base64>`, `Bearer <token>`) of 16 characters or more",
+    ),
+    (
+        "?SIG= &SIG= X-AMZ-SIGNATURE= X-GOOG-SIGNATURE= ?SIGNATURE= &SIGNATURE=",
+        "a signed URL (Azure SAS, S3 or GCS presigned, CloudFront): its signature grants access",
+    ),
+    (
+        "API.TELEGRAM.ORG/BOT",
+        "a Telegram bot URL, which holds the bot's token",
+    ),
+    (
+        "INFURA.IO/V3/ ALCHEMY.COM/V2/",
+        "a blockchain RPC URL, which holds the project's key",
     ),
     ("HOOKS.SLACK.COM/SERVICES/", "a Slack webhook URL"),
     (

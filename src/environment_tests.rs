@@ -54,6 +54,12 @@ fn secret_shaped_names_are_recognised_in_any_case() {
         "SMTP_PW",
         "HEROKU_API",
         "REQUEST_SIGNATURE",
+        "MNEMONIC",
+        "DEPLOYER_MNEMONIC",
+        "SEED_PHRASE",
+        "WALLET_SEED",
+        "TOTP_SEED",
+        "BLOB_SAS_URL",
     ] {
         assert!(
             secret_shaped(name.as_bytes()),
@@ -105,6 +111,9 @@ fn toolchain_and_ci_names_are_not_secret_shaped() {
         "KEYRING_BACKEND",
         "PYTHON_KEYRING_BACKEND",
         "KEYBOARD",
+        "PYTHONHASHSEED",
+        "RANDOM_SEED",
+        "SASS_BINARY_PATH",
     ] {
         assert!(
             !secret_shaped(name.as_bytes()),
@@ -296,6 +305,14 @@ fn token_shaped_values_are_secret_under_any_name() {
         "https://hooks.slack.com/services/T000/B000/XXXXXXXX",
         "https://discord.com/api/webhooks/123/abc",
         "https://example.webhook.office.com/webhookb2/x",
+        // Signed URLs and keys in a URL's path.
+        "https://acct.blob.core.windows.net/c?sv=2022-11-02&ss=b&sig=AbCdEf%2Bsecret",
+        "https://b.s3.amazonaws.com/k?X-Amz-Credential=AKIA/x&X-Amz-Signature=abc",
+        "https://storage.googleapis.com/b/o?X-Goog-Algorithm=x&X-Goog-Signature=abc",
+        "https://d111.cloudfront.net/a.mp4?Expires=1&Signature=abc&Key-Pair-Id=K",
+        "https://api.telegram.org/bot123456:ABC-DEF1234ghIkl-zyx57W2v1u123ew11/",
+        "https://mainnet.infura.io/v3/9aa3d95b3bc440fa88ea12eaa4456161",
+        "https://eth-mainnet.g.alchemy.com/v2/abcdef0123456789",
     ] {
         assert!(secret_value(v.as_bytes()).is_some(), "{v} should be secret");
     }
@@ -316,6 +333,8 @@ fn token_shaped_values_are_secret_under_any_name() {
         "Basic usage",
         "Bearer of news",
         "https://hooks.example.com/services/x",
+        "https://example.org/search?q=signature",
+        "https://example.org/design?sign=1",
     ] {
         assert_eq!(secret_value(v.as_bytes()), None, "{v} should pass");
     }
