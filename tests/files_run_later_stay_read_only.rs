@@ -161,6 +161,8 @@ fn ci_and_registries_write_caches_but_not_programs_or_build_config_in_home() {
         "go/bin/tool",
         ".gradle/init.d/init.gradle",
         ".m2/settings.xml",
+        // pre-commit's hook repositories, which the next `git commit` runs.
+        ".cache/pre-commit/repo0/hook.py",
     ];
     let script = format!(
         "for f in {}; do echo x > \"$HOME/$f\" && echo \"WROTE $f\"; done; echo x > \"$HOME/.cache/ok\" && echo CACHE",
