@@ -60,6 +60,57 @@ fn sbx_run_runs_ordinary_ci_steps_with_no_terminal() {
     }
 }
 
+/// A setup step that writes a file named as a secret or a key in the workspace runs under
+/// `sbx run` (sandbox-auto), whose kernel confines it; the same call proposed by an agent
+/// (`sbx check`, default mode) is asked about by the shipped policy's name rules.
+#[test]
+fn sbx_run_writes_files_named_as_secrets_that_an_agent_is_asked_about() {
+    let steps = [
+        "cp config/secrets.example.yaml config/secrets.yaml",
+        "echo '{}' > tests/credentials.json",
+        "cat config/secrets.example.yaml > certs/server.pem",
+    ];
+    for user in users() {
+        let s = Scratch::new(user);
+        for dir in ["config", "tests", "certs"] {
+            std::fs::create_dir_all(s.ws.join(dir)).unwrap();
+        }
+        std::fs::write(s.ws.join("config/secrets.example.yaml"), "a: 1\n").unwrap();
+        s.chown_all();
+        for profile in ["workspace", "workspace-net"] {
+            for step in steps {
+                let asked = s
+                    .sbx(&["check", "--profile", profile, "--", step])
+                    .output()
+                    .unwrap();
+                assert!(
+                    stdout(&asked).starts_with("ask by rules"),
+                    "{profile} {step}: {}",
+                    text(&asked)
+                );
+                let ran = s
+                    .sbx(&["run", "--profile", profile, "--", "sh", "-c", step])
+                    .output()
+                    .unwrap();
+                assert_eq!(
+                    ran.status.code(),
+                    Some(0),
+                    "{} {profile} {step}: {}",
+                    s.label(),
+                    text(&ran)
+                );
+            }
+        }
+        for f in [
+            "config/secrets.yaml",
+            "tests/credentials.json",
+            "certs/server.pem",
+        ] {
+            assert!(s.ws.join(f).exists(), "{} {f}", s.label());
+        }
+    }
+}
+
 /// A glob target is judged by every path it could become when the shell expands it: `sbx run`
 /// refuses a pattern that can name a git hook or a protected name (by the floor), or that
 /// expands to an existing protected file (with the plan's reason), and runs one beside it that

@@ -478,3 +478,40 @@ async fn a_hook_receives_the_call_as_json() {
     let (r, _) = run_with_hooks(ALLOW_TESTS, bash("cargo test"), vec![probe]).await;
     assert_eq!(r.ruling.reason, "saw it");
 }
+
+/// A rule with `modes` decides only calls in those modes, for Bash and for other tools alike;
+/// the same rule without them decides in every mode.
+#[test]
+fn a_rule_with_modes_applies_only_in_them() {
+    let limited = "[policy]\nask = [{ rule = \"Edit(*secret*)\", modes = [\"default\", \"accept-edits\"] }]\ndeny = [{ rule = \"Bash(frobnicate *)\", modes = [\"default\"] }]\n";
+    let every = "[policy]\nask = [\"Edit(*secret*)\"]\ndeny = [\"Bash(frobnicate *)\"]\n";
+    let write = bash("echo x > db-secret.txt");
+    let run = bash("frobnicate --all");
+    for (mode, applies) in [
+        (Mode::Default, true),
+        (Mode::AcceptEdits, true),
+        (Mode::SandboxAuto, false),
+    ] {
+        let r = check_in(mode, limited, &edit("db-secret.txt"), full());
+        assert_eq!(
+            r.decision == Decision::Ask && r.stage == "rules",
+            applies,
+            "{mode:?} {r:?}"
+        );
+        let r = check_in(mode, every, &edit("db-secret.txt"), full());
+        assert_eq!((r.decision, r.stage), (Decision::Ask, "rules"), "{mode:?}");
+        let r = check_in(mode, limited, &write, full());
+        assert_eq!(r.stage == "rules", applies, "{mode:?} {r:?}");
+        let r = check_in(mode, every, &write, full());
+        assert_eq!((r.decision, r.stage), (Decision::Ask, "rules"), "{mode:?}");
+    }
+    let r = check_in(Mode::Default, limited, &run, full());
+    assert_eq!((r.decision, r.stage), (Decision::Deny, "rules"));
+    let r = check_in(Mode::SandboxAuto, limited, &run, full());
+    assert_eq!(
+        (r.decision, r.stage),
+        (Decision::Allow, "sandbox-fast-path")
+    );
+    let r = check_in(Mode::SandboxAuto, every, &run, full());
+    assert_eq!((r.decision, r.stage), (Decision::Deny, "rules"));
+}

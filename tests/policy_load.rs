@@ -146,6 +146,37 @@ fn project_policy_may_not_loosen_mode_or_add_hooks() {
         load("[policy]\nmode = \"fast\"\n", SourceKind::User),
         Err(PolicyError::UnknownMode { .. })
     ));
+    // A rule's modes: mode names, at least one.
+    assert!(matches!(
+        load(
+            "[policy]\nask = [{ rule = \"Edit\", modes = [\"fast\"] }]\n",
+            SourceKind::User
+        ),
+        Err(PolicyError::UnknownMode { .. })
+    ));
+    let e = load(
+        "[policy]\nask = [{ rule = \"Edit\", modes = [] }]\n",
+        SourceKind::User,
+    )
+    .err()
+    .map(|e| e.to_string())
+    .unwrap_or_default();
+    assert!(e.contains("p.toml:2") && e.contains("non-empty"), "{e}");
+    let e = load(
+        "[policy]\nask = [{ rule = \"Edit\", modes = \"default\" }]\n",
+        SourceKind::User,
+    )
+    .err()
+    .map(|e| e.to_string())
+    .unwrap_or_default();
+    assert!(e.contains("p.toml:2"), "{e}");
+    let ok = load(
+        "[policy]\nask = [{ rule = \"Edit\", modes = [\"default\", \"plan\"] }]\n",
+        SourceKind::User,
+    )
+    .map(|s| s.rules[0].modes.clone())
+    .map_err(|e| e.to_string());
+    assert_eq!(ok, Ok(Some(vec![Mode::Default, Mode::Plan])));
 }
 
 #[test]

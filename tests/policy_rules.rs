@@ -40,7 +40,7 @@ fn analysis(segs: Vec<Segment>) -> Analysis {
 }
 
 fn eval(p: &policy::Policy, segs: Vec<Segment>) -> Option<Decision> {
-    policy::bash::evaluate(p, &analysis(segs)).map(|r| r.decision)
+    policy::bash::evaluate(p, &analysis(segs), sbx::Mode::Default).map(|r| r.decision)
 }
 
 const RULES: &str = "[policy]\nallow = [\"Bash(git *)\", \"Bash(cargo test *)\"]\nask = [\"Bash(git push *)\"]\ndeny = [\"Bash(git push --force *)\"]\n";
@@ -189,7 +189,7 @@ fn claude_code_forms() {
         }
     }
     fn found(p: &policy::Policy, d: Decision, t: Target<'_>) -> Option<String> {
-        p.find(d, &t).map(|r| r.text.clone())
+        p.find(d, &t, sbx::Mode::Default).map(|r| r.text.clone())
     }
     assert_eq!(
         found(&p, Decision::Allow, read(&format!("{WS}/src/a/b.rs"))),
@@ -278,10 +278,18 @@ fn reported_rule_does_not_depend_on_rule_order() {
     let b = "[policy]\ndeny = [\"Bash(rm -rf *)\", \"Bash(rm *)\"]\n";
     let pa = policy_of(&[(SourceKind::User, a)]);
     let pb = policy_of(&[(SourceKind::User, b)]);
-    let ra = policy::bash::evaluate(&pa, &analysis(vec![seg("rm -rf x", Decision::Ask)]))
-        .and_then(|r| r.rule.map(|r| r.text.clone()));
-    let rb = policy::bash::evaluate(&pb, &analysis(vec![seg("rm -rf x", Decision::Ask)]))
-        .and_then(|r| r.rule.map(|r| r.text.clone()));
+    let ra = policy::bash::evaluate(
+        &pa,
+        &analysis(vec![seg("rm -rf x", Decision::Ask)]),
+        sbx::Mode::Default,
+    )
+    .and_then(|r| r.rule.map(|r| r.text.clone()));
+    let rb = policy::bash::evaluate(
+        &pb,
+        &analysis(vec![seg("rm -rf x", Decision::Ask)]),
+        sbx::Mode::Default,
+    )
+    .and_then(|r| r.rule.map(|r| r.text.clone()));
     assert_eq!(ra, rb);
     assert!(ra.is_some());
 }

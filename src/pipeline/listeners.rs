@@ -64,11 +64,11 @@ fn non_bash_rules<'a>(
     let find = |d: Decision, t: &Target<'_>| {
         if managed_only {
             match d {
-                Decision::Deny => cx.policy.find_managed_deny(t),
+                Decision::Deny => cx.policy.find_managed_deny(t, cx.mode),
                 Decision::Allow | Decision::Ask => None,
             }
         } else {
-            cx.policy.find(d, t)
+            cx.policy.find(d, t, cx.mode)
         }
     };
     for d in [Decision::Deny, Decision::Ask] {
@@ -106,7 +106,7 @@ impl Listener for ManagedDeny {
     fn on_call(&self, cx: &CallContext<'_>, next: Next<'_>) -> Result<Ruling, StageError> {
         let hit = match cx.access {
             Access::Bash(b) => {
-                policy::bash::managed_deny(cx.policy, &b.analysis).and_then(|r| r.rule)
+                policy::bash::managed_deny(cx.policy, &b.analysis, cx.mode).and_then(|r| r.rule)
             }
             Access::Read { .. }
             | Access::Write { .. }
@@ -138,7 +138,7 @@ impl Listener for RuleSet {
 
     fn on_call(&self, cx: &CallContext<'_>, next: Next<'_>) -> Result<Ruling, StageError> {
         match cx.access {
-            Access::Bash(b) => match policy::bash::evaluate(cx.policy, &b.analysis) {
+            Access::Bash(b) => match policy::bash::evaluate(cx.policy, &b.analysis, cx.mode) {
                 Some(r) => {
                     let ruling = Ruling::new(r.decision, Stage::Rules, self.name(), r.reason);
                     Ok(match r.rule {

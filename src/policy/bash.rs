@@ -11,7 +11,7 @@
 use super::pattern::{PathFamily, Pattern};
 use super::rule::Rule;
 use super::set::{Policy, Target};
-use crate::decision::Decision;
+use crate::decision::{Decision, Mode};
 use crate::shell::Analysis;
 
 /// What the rules (and the analyser's denials) say about a command.
@@ -83,21 +83,25 @@ fn hit<'a>(decision: Decision, rule: &'a Rule, segment: usize) -> BashRuling<'a>
 }
 
 /// Deny rules from built-in and managed sources only.
-pub fn managed_deny<'a>(policy: &'a Policy, analysis: &Analysis) -> Option<BashRuling<'a>> {
+pub fn managed_deny<'a>(
+    policy: &'a Policy,
+    analysis: &Analysis,
+    mode: Mode,
+) -> Option<BashRuling<'a>> {
     let fulls = full_forms(analysis);
     targets_of(analysis, &fulls).find_map(|(i, t)| {
         policy
-            .find_managed_deny(&t)
+            .find_managed_deny(&t, mode)
             .map(|r| hit(Decision::Deny, r, i))
     })
 }
 
 /// The rule set's decision on a command, or `None` to pass on.
-pub fn evaluate<'a>(policy: &'a Policy, analysis: &Analysis) -> Option<BashRuling<'a>> {
+pub fn evaluate<'a>(policy: &'a Policy, analysis: &Analysis, mode: Mode) -> Option<BashRuling<'a>> {
     let fulls = full_forms(analysis);
     if let Some(d) = targets_of(analysis, &fulls).find_map(|(i, t)| {
         policy
-            .find(Decision::Deny, &t)
+            .find(Decision::Deny, &t, mode)
             .map(|r| hit(Decision::Deny, r, i))
     }) {
         return Some(d);
@@ -117,7 +121,7 @@ pub fn evaluate<'a>(policy: &'a Policy, analysis: &Analysis) -> Option<BashRulin
     }
     if let Some(a) = targets_of(analysis, &fulls).find_map(|(i, t)| {
         policy
-            .find(Decision::Ask, &t)
+            .find(Decision::Ask, &t, mode)
             .map(|r| hit(Decision::Ask, r, i))
     }) {
         return Some(a);
@@ -125,7 +129,7 @@ pub fn evaluate<'a>(policy: &'a Policy, analysis: &Analysis) -> Option<BashRulin
     let mut first_allow: Option<BashRuling<'a>> = None;
     for (i, s) in analysis.segments.iter().enumerate() {
         let found = !s.findings.is_empty();
-        let find = |text: &str| allow_rule(policy, text, found);
+        let find = |text: &str| allow_rule(policy, text, found, mode);
         let full_ok = fulls
             .get(i)
             .is_none_or(|f| *f == s.text || find(f).is_some());
@@ -147,12 +151,12 @@ pub fn evaluate<'a>(policy: &'a Policy, analysis: &Analysis) -> Option<BashRulin
 /// The allow rule that covers a segment's text. A segment with a finding is covered only by a
 /// rule that writes the command out with no wildcard: `Bash(cat *)` does not lift a secret
 /// read, `Bash(python3 -c 'print(1)')` does lift that one inline program.
-fn allow_rule<'a>(policy: &'a Policy, text: &str, found: bool) -> Option<&'a Rule> {
+fn allow_rule<'a>(policy: &'a Policy, text: &str, found: bool, mode: Mode) -> Option<&'a Rule> {
     let target = Target::Command(text);
     if !found {
-        return policy.find(Decision::Allow, &target);
+        return policy.find(Decision::Allow, &target, mode);
     }
-    policy.find_where(Decision::Allow, &target, |r| match &r.pattern {
+    policy.find_where(Decision::Allow, &target, mode, |r| match &r.pattern {
         Pattern::Bash(p) => p.is_exact(),
         Pattern::Tool(_)
         | Pattern::Family(_)

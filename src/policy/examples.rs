@@ -30,7 +30,7 @@ pub fn command_decision(policy: &Policy, command: &str) -> (Decision, String) {
         workspace: &workspace,
     };
     let analysis = shell::analyze(command, &ctx);
-    if let Some(r) = bash::evaluate(policy, &analysis) {
+    if let Some(r) = bash::evaluate(policy, &analysis, crate::decision::Mode::Default) {
         let why = match r.rule {
             Some(rule) => rule.describe(),
             None => r.reason,

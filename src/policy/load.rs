@@ -301,30 +301,9 @@ fn rules(
     let name = format!("policy.{}", key.get_ref());
     for item in array(cx, value, &name)?.iter() {
         let off = item.span().start;
-        let (text, reason) = match item.get_ref() {
-            DeValue::String(s) => (s.to_string(), None),
-            DeValue::Table(t) => {
-                let mut text = None;
-                let mut reason = None;
-                for (k, v) in t.iter() {
-                    let s = v.get_ref().as_str();
-                    match (k.get_ref().as_ref(), s) {
-                        ("rule", Some(s)) => text = Some(s.to_string()),
-                        ("reason", Some(s)) => reason = Some(s.to_string()),
-                        ("rule" | "reason", None) => {
-                            return Err(cx.wrong(v.span().start, k.get_ref(), "a string"));
-                        }
-                        (other, _) => {
-                            return Err(PolicyError::UnknownKey {
-                                at: cx.at(k.span().start),
-                                key: format!("{name}.{other}"),
-                            });
-                        }
-                    }
-                }
-                let text = text.ok_or_else(|| cx.wrong(off, "rule", "present in a rule table"))?;
-                (text, reason)
-            }
+        let (text, reason, modes) = match item.get_ref() {
+            DeValue::String(s) => (s.to_string(), None, None),
+            DeValue::Table(t) => rule_table(cx, &name, t, off)?,
             DeValue::Integer(_)
             | DeValue::Float(_)
             | DeValue::Boolean(_)
@@ -333,7 +312,7 @@ fn rules(
                 return Err(cx.wrong(
                     off,
                     &name,
-                    "a list of rule strings or {rule, reason} tables",
+                    "a list of rule strings or {rule, reason, modes} tables",
                 ));
             }
         };
@@ -348,9 +327,63 @@ fn rules(
             pattern,
             reason,
             source: cx.source(off),
+            modes,
         });
     }
     Ok(())
+}
+
+/// A rule, its reason and its modes.
+type RuleParts = (String, Option<String>, Option<Vec<Mode>>);
+
+/// A `{rule, reason, modes}` table.
+fn rule_table(
+    cx: &Cx<'_>,
+    name: &str,
+    t: &DeTable<'_>,
+    off: usize,
+) -> Result<RuleParts, PolicyError> {
+    let (mut text, mut reason, mut modes) = (None, None, None);
+    for (k, v) in t.iter() {
+        let s = v.get_ref().as_str();
+        match (k.get_ref().as_ref(), s) {
+            ("rule", Some(s)) => text = Some(s.to_string()),
+            ("reason", Some(s)) => reason = Some(s.to_string()),
+            ("modes", _) => modes = Some(rule_modes(cx, v)?),
+            ("rule" | "reason", None) => {
+                return Err(cx.wrong(v.span().start, k.get_ref(), "a string"));
+            }
+            (other, _) => {
+                return Err(PolicyError::UnknownKey {
+                    at: cx.at(k.span().start),
+                    key: format!("{name}.{other}"),
+                });
+            }
+        }
+    }
+    let text = text.ok_or_else(|| cx.wrong(off, "rule", "present in a rule table"))?;
+    Ok((text, reason, modes))
+}
+
+/// A rule's `modes`: a non-empty list of mode names.
+fn rule_modes(cx: &Cx<'_>, v: &Spanned<DeValue<'_>>) -> Result<Vec<Mode>, PolicyError> {
+    let off = v.span().start;
+    let list = array(cx, v, "modes")?;
+    if list.is_empty() {
+        return Err(cx.wrong(off, "modes", "a non-empty list of modes"));
+    }
+    list.iter()
+        .map(|m| {
+            let s = m
+                .get_ref()
+                .as_str()
+                .ok_or_else(|| cx.wrong(m.span().start, "modes", "a list of mode names"))?;
+            Mode::parse(s).ok_or_else(|| PolicyError::UnknownMode {
+                at: cx.at(m.span().start),
+                mode: s.to_string(),
+            })
+        })
+        .collect()
 }
 
 fn examples(cx: &Cx<'_>, t: &DeTable<'_>, out: &mut PolicySource) -> Result<(), PolicyError> {

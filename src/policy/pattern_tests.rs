@@ -303,6 +303,7 @@ fn a_glob_that_cannot_compile_fails_closed() {
                 file: "t".into(),
                 line: 1,
             },
+            modes: None,
         }
     };
     let target = |path: &'static str| Target::Path {
@@ -319,12 +320,30 @@ fn a_glob_that_cannot_compile_fails_closed() {
         );
         // Inside the glob, deny matches either way; allow only when the set compiled.
         let inside = target("/w/src/a.rs");
-        assert!(policy.find(Decision::Deny, &inside).is_some());
-        assert_eq!(policy.find(Decision::Allow, &inside).is_some(), !broken);
+        assert!(
+            policy
+                .find(Decision::Deny, &inside, crate::decision::Mode::Default)
+                .is_some()
+        );
+        assert_eq!(
+            policy
+                .find(Decision::Allow, &inside, crate::decision::Mode::Default)
+                .is_some(),
+            !broken
+        );
         // Outside it, only the broken deny rule matches.
         let outside = target("/w/docs/a.md");
-        assert_eq!(policy.find(Decision::Deny, &outside).is_some(), broken);
-        assert!(policy.find(Decision::Allow, &outside).is_none());
+        assert_eq!(
+            policy
+                .find(Decision::Deny, &outside, crate::decision::Mode::Default)
+                .is_some(),
+            broken
+        );
+        assert!(
+            policy
+                .find(Decision::Allow, &outside, crate::decision::Mode::Default)
+                .is_none()
+        );
     }
 }
 

@@ -2,7 +2,7 @@
 #![forbid(unsafe_code)]
 
 use super::pattern::Pattern;
-use crate::decision::Decision;
+use crate::decision::{Decision, Mode};
 
 pub use crate::provenance::{RuleSource, SourceKind};
 
@@ -19,9 +19,16 @@ pub struct Rule {
     pub reason: Option<String>,
     /// Where it was written.
     pub source: RuleSource,
+    /// The modes it applies in; every mode when `None`.
+    pub modes: Option<Vec<Mode>>,
 }
 
 impl Rule {
+    /// Whether the rule applies to a call decided in `mode`.
+    pub fn applies_in(&self, mode: Mode) -> bool {
+        self.modes.as_ref().is_none_or(|m| m.contains(&mode))
+    }
+
     /// `Bash(git push *) by project:.sbx/policy.toml:3 "no pushes"`.
     pub fn describe(&self) -> String {
         match &self.reason {

@@ -180,26 +180,29 @@ impl Policy {
         &self.workspace
     }
 
-    /// The first rule (in canonical order) of list `effect` matching `target`.
-    pub fn find(&self, effect: Decision, target: &Target<'_>) -> Option<&Rule> {
-        self.find_where(effect, target, |_| true)
+    /// The first rule (in canonical order) of list `effect` applying in `mode` and matching
+    /// `target`.
+    pub fn find(&self, effect: Decision, target: &Target<'_>, mode: Mode) -> Option<&Rule> {
+        self.find_where(effect, target, mode, |_| true)
     }
 
     /// Like [`Policy::find`], restricted to deny rules from built-in and managed sources.
-    pub fn find_managed_deny(&self, target: &Target<'_>) -> Option<&Rule> {
-        self.find_where(Decision::Deny, target, |r| {
+    pub fn find_managed_deny(&self, target: &Target<'_>, mode: Mode) -> Option<&Rule> {
+        self.find_where(Decision::Deny, target, mode, |r| {
             matches!(r.source.kind, SourceKind::Builtin | SourceKind::Managed)
         })
     }
 
-    /// The first rule (in canonical order) of list `effect` matching `target` that `keep`
-    /// accepts.
+    /// The first rule (in canonical order) of list `effect` applying in `mode` and matching
+    /// `target` that `keep` accepts.
     pub fn find_where(
         &self,
         effect: Decision,
         target: &Target<'_>,
+        mode: Mode,
         keep: impl Fn(&Rule) -> bool,
     ) -> Option<&Rule> {
+        let keep = |r: &Rule| r.applies_in(mode) && keep(r);
         let ix = &self.index[slot(effect)];
         let (by_word, general) = match target {
             Target::Command(text) => {
