@@ -400,31 +400,83 @@ pub fn secret_rule(name: &[u8]) -> Option<&'static str> {
     rule
 }
 
-/// [`secret_rule`], worked out.
-fn judge_name(name: &[u8]) -> Option<&'static str> {
-    let upper = String::from_utf8_lossy(name).to_ascii_uppercase();
-    if NOT_SECRET.contains(&upper.as_str()) {
-        return None;
-    }
-    // AUTHOR (GIT_AUTHOR_NAME, XAUTHORITY) is not AUTH; AUTHORIZATION is.
-    let scrubbed = upper
-        .replace("AUTHORIZ", "AUTH-Z")
-        .replace("AUTHORIS", "AUTH-S")
-        .replace("AUTHOR", "-");
-    SECRET_NAMES.iter().map(|(p, _)| *p).find(|p| {
+/// An entry of [`SECRET_NAMES`], taken apart once.
+enum Shape {
+    /// `*X*`: X anywhere (AUTHOR scrubbed first).
+    Inside(&'static [u8]),
+    /// `X*`: X at the start.
+    Prefix(&'static [u8]),
+    /// `*X`: X at the end.
+    Suffix(&'static [u8]),
+    /// `A*B*`: starts with A, and B somewhere after it.
+    PrefixThen(&'static [u8], &'static [u8]),
+    /// `X`: the whole name.
+    Whole(&'static [u8]),
+}
+
+impl Shape {
+    fn of(p: &'static str) -> Self {
         if let Some((prefix, inner)) = p.trim_end_matches('*').split_once('*')
             && !prefix.is_empty()
         {
-            // `A*B*`: starts with A, and B somewhere after it.
-            return upper.starts_with(prefix) && upper[prefix.len()..].contains(inner);
+            return Shape::PrefixThen(prefix.as_bytes(), inner.as_bytes());
         }
         match (p.strip_prefix('*'), p.strip_suffix('*')) {
-            (Some(inner), Some(_)) => scrubbed.contains(inner.trim_end_matches('*')),
-            (None, Some(prefix)) => upper.starts_with(prefix),
-            (Some(suffix), None) => upper.ends_with(suffix),
-            (None, None) => upper == *p,
+            (Some(inner), Some(_)) => Shape::Inside(inner.trim_end_matches('*').as_bytes()),
+            (None, Some(prefix)) => Shape::Prefix(prefix.as_bytes()),
+            (Some(suffix), None) => Shape::Suffix(suffix.as_bytes()),
+            (None, None) => Shape::Whole(p.as_bytes()),
         }
-    })
+    }
+
+    fn matches(&self, upper: &[u8], scrubbed: &[u8]) -> bool {
+        match *self {
+            Shape::Inside(x) => holds(scrubbed, x),
+            Shape::Prefix(x) => upper.starts_with(x),
+            Shape::Suffix(x) => upper.ends_with(x),
+            Shape::PrefixThen(a, b) => upper.starts_with(a) && holds(&upper[a.len()..], b),
+            Shape::Whole(x) => upper == x,
+        }
+    }
+}
+
+/// [`secret_rule`], worked out.
+fn judge_name(name: &[u8]) -> Option<&'static str> {
+    static SHAPES: std::sync::LazyLock<Vec<(Shape, &'static str)>> =
+        std::sync::LazyLock::new(|| {
+            SECRET_NAMES
+                .iter()
+                .map(|(p, _)| (Shape::of(p), *p))
+                .collect()
+        });
+    let upper = name.to_ascii_uppercase();
+    if NOT_SECRET.iter().any(|n| n.as_bytes() == upper) {
+        return None;
+    }
+    // AUTHOR (GIT_AUTHOR_NAME, XAUTHORITY) is not AUTH; AUTHORIZATION is.
+    let scrubbed = if holds(&upper, b"AUTHOR") {
+        String::from_utf8_lossy(&upper)
+            .replace("AUTHORIZ", "AUTH-Z")
+            .replace("AUTHORIS", "AUTH-S")
+            .replace("AUTHOR", "-")
+            .into_bytes()
+    } else {
+        upper.clone()
+    };
+    SHAPES
+        .iter()
+        .find(|(shape, _)| shape.matches(&upper, &scrubbed))
+        .map(|(_, p)| *p)
+}
+
+/// Whether `word` occurs in `name`: each place its first byte is, compared there; cheaper than
+/// a substring search's set-up on names this short.
+fn holds(name: &[u8], word: &[u8]) -> bool {
+    let Some((&first, rest)) = word.split_first() else {
+        return true;
+    };
+    (0..name.len().saturating_sub(rest.len()))
+        .any(|i| name[i] == first && name[i + 1..].starts_with(rest))
 }
 
 /// Whether `pattern` (a name, or a prefix ending in `*`) matches `name`, case-sensitively.
