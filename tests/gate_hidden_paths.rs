@@ -167,13 +167,58 @@ fn proc_aliases_of_the_working_directory_resolve_as_the_command_sees_them() {
         "cat ../home/.codex/auth.json",
         "cat /proc/self/cwd/../home/.codex/auth.json",
         "cat /proc/thread-self/cwd/../home/.codex/auth.json",
-        "cat /proc/1/cwd/../home/.codex/auth.json",
-        "cat /proc/424242/task/1/cwd/../home/.codex/auth.json",
         "cat /proc/self/root/proc/self/cwd/../home/.netrc",
     ] {
         let r = check_json(&s, &["--", cmd]);
         assert_eq!(decision(&r), ("deny", "plan:deny-read"), "{cmd}: {r}");
     }
+    // Another process's directory is that process's: one sitting in the home reaches its
+    // secrets, and is judged there. Where it lands can change before the command runs (the
+    // process changes directory; a pid that names nothing yet is taken by one the command
+    // starts), so even a path there that is no secret is not allowed without asking.
+    let mut home_proc = std::process::Command::new("sleep")
+        .arg("60")
+        .current_dir(&s.home)
+        .spawn()
+        .unwrap();
+    let pid = home_proc.id();
+    for cmd in [
+        format!("cat /proc/{pid}/cwd/.codex/auth.json"),
+        format!("cat /proc/{pid}/task/{pid}/cwd/.codex/auth.json"),
+    ] {
+        let r = check_json(&s, &["--", &cmd]);
+        assert_eq!(decision(&r), ("deny", "plan:deny-read"), "{cmd}: {r}");
+    }
+    let walk = format!("grep -r TOKEN /proc/{pid}/cwd/.codex");
+    let r = check_json(&s, &["--", &walk]);
+    assert_eq!(decision(&r), ("deny", "plan:deny-read-tree"), "{walk}: {r}");
+    for cmd in [
+        format!("cat /proc/{pid}/cwd/notes.txt"),
+        format!("ls /proc/{pid}/cwd"),
+        "cat /proc/1/cwd/../home/.codex/auth.json".to_string(),
+        "cat /proc/424242/task/1/cwd/../home/.codex/auth.json".to_string(),
+        "cat /proc/424242/root/etc/hostname".to_string(),
+    ] {
+        let r = check_json(&s, &["--", &cmd]);
+        assert_eq!(r["decision"], "ask", "{cmd}: {r}");
+    }
+    for path in [
+        format!("/proc/{pid}/cwd/.codex/auth.json"),
+        format!("/proc/{pid}/cwd/notes.txt"),
+        format!("/proc/{pid}/root/etc/hostname"),
+    ] {
+        let h = hook(&s, &[], "Read", json!({ "file_path": path }));
+        assert_eq!(h["permissionDecision"], "deny", "{path}: {h}");
+        let w = hook(
+            &s,
+            &[],
+            "Write",
+            json!({ "file_path": path, "content": "x" }),
+        );
+        assert_eq!(w["permissionDecision"], "deny", "{path}: {w}");
+    }
+    home_proc.kill().unwrap();
+    home_proc.wait().unwrap();
     let ok = check_json(&s, &["--", "cat /proc/self/cwd/README.md"]);
     assert_eq!(ok["decision"], "allow", "{ok}");
     let fd = check_json(&s, &["--", "cat /dev/fd/3/../x"]);

@@ -125,9 +125,9 @@ pub enum AccessError {
         field: &'static str,
     },
     #[error(
-        "{tool}: `{path}` goes through an open file descriptor: where it lands is only known when it runs"
+        "{tool}: `{path}` goes through an open file descriptor or another process's directory: where it lands is only known when it runs"
     )]
-    /// A path through `/proc/self/fd` or `/dev/fd`.
+    /// A path through `/proc/self/fd`, `/dev/fd`, or another process's `cwd` or `root`.
     Descriptor {
         /// The tool called.
         tool: String,

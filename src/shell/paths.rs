@@ -97,16 +97,18 @@ fn joined(value: &str, cwd: &Path) -> PathBuf {
 }
 
 /// Where a `/proc` link of the process that runs the command points, as the kernel resolves
-/// it for that process rather than for sbx: `/proc/<pid>/cwd` (any pid, `self`,
-/// `thread-self`, `task/<tid>`) is the command's working directory and `/proc/<pid>/root` is
-/// `/`. `dir` is the resolved prefix, `name` the next component.
+/// it for that process rather than for sbx: `/proc/self/cwd` (and `thread-self`'s, and their
+/// tasks') is the command's working directory and `/proc/self/root` is `/`. Another process's
+/// `cwd` and `root` are that process's (a terminal in the home): they are read as the links
+/// they are. `dir` is the resolved prefix, `name` the next component.
 pub(crate) fn proc_link(dir: &Path, name: &std::ffi::OsStr, cwd: &Path) -> Option<PathBuf> {
     let text = name.to_str()?;
     let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
     // A process or thread that does not exist here (yet) is still a process directory.
     let parent = dir == Path::new("/proc")
         || (dir.starts_with("/proc") && dir.ends_with("task") && dir.iter().count() == 4);
-    if digits && parent {
+    // `self` is where the command's own process stands, not sbx's: kept as the name it is.
+    if (digits && parent) || (dir == Path::new("/proc") && own_name(text)) {
         return Some(dir.join(name));
     }
     if !is_proc_process(dir) {
@@ -114,10 +116,25 @@ pub(crate) fn proc_link(dir: &Path, name: &std::ffi::OsStr, cwd: &Path) -> Optio
     }
     match text {
         "task" => Some(dir.join(name)),
-        "cwd" => Some(canon_root(cwd)),
-        "root" => Some(PathBuf::from("/")),
+        "cwd" if own_process(dir) => Some(canon_root(cwd)),
+        "root" if own_process(dir) => Some(PathBuf::from("/")),
         _ => None,
     }
+}
+
+/// `/proc/self`, `/proc/thread-self`, `/proc/$$` or a task of theirs: the command's own
+/// process.
+fn own_process(dir: &Path) -> bool {
+    dir.iter()
+        .nth(2)
+        .and_then(|c| c.to_str())
+        .is_some_and(own_name)
+}
+
+/// A `/proc` entry that names the command's own process: `self`, `thread-self`, or the pid
+/// the analysis gives `$$`.
+fn own_name(name: &str) -> bool {
+    matches!(name, "self" | "thread-self") || name == super::words::SHELL_PID
 }
 
 /// `/proc/<pid>` or `/proc/<pid>/task/<tid>`, after `self` and `thread-self` are followed.
@@ -146,14 +163,20 @@ pub(crate) fn names_descriptor(value: &str) -> bool {
 }
 
 /// Where the descriptor's number (or `stdin`, ...) stands among the path's components, and
-/// how many components it has.
+/// how many components it has. Another process's `cwd` and `root` count as descriptors too,
+/// the links themselves included: that process may change directory between the check and the run,
+/// and a process started by the command itself (`cd ~ && sleep 9 &`) may take a pid that
+/// names nothing yet.
 fn descriptor_at(value: &str) -> Option<(usize, usize)> {
     let comps: Vec<&str> = value.split('/').filter(|c| !c.is_empty()).collect();
+    let other = |p: &&str| !own_name(p);
     let fd_at = match comps.as_slice() {
         ["dev", "fd", ..] => Some(2),
         ["dev", "stdin" | "stdout" | "stderr", ..] => Some(1),
         ["proc", _, "fd" | "map_files", ..] => Some(3),
         ["proc", _, "task", _, "fd" | "map_files", ..] => Some(5),
+        ["proc", p, "cwd" | "root", ..] if other(p) => Some(1),
+        ["proc", p, "task", _, "cwd" | "root", ..] if other(p) => Some(3),
         _ => None,
     };
     fd_at.map(|i| (i, comps.len()))

@@ -286,7 +286,7 @@ fn unknown_part(w: &mut Word) {
 }
 
 /// What `$$` stands for in a path: a pid above the kernel's largest.
-const SHELL_PID: &str = "4194304";
+pub(crate) const SHELL_PID: &str = "4194304";
 
 /// `$NAME` or `${NAME...}`: `HOME`, `PWD` and `$$` are known, a variable assigned a literal earlier
 /// on the line is its value, anything else (or any operator) is unknown.

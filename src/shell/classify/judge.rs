@@ -151,7 +151,7 @@ impl Judge {
             self.raise(
                 Class::Opaque,
                 format!(
-                    "[shell.proc-alias] `{}` goes through an open file descriptor: where it lands is only known when it runs",
+                    "[shell.proc-alias] `{}` goes through an open file descriptor or another process's directory: where it lands is only known when it runs",
                     w.display
                 ),
             );
