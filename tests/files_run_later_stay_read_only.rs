@@ -917,3 +917,41 @@ fn a_linked_worktree_keeps_its_repository_read_only() {
         );
     }
 }
+
+/// The remote files git reads for names its config does not define (`.git/remotes/NAME`,
+/// `.git/branches/NAME`): a push to one that leads to a repository in the workspace runs that
+/// repository's receive hooks. One that exists stays read-only, new ones are moved to
+/// quarantine after the run, and the empty `branches/` a `git init` makes stays. Paired: under
+/// a wider profile the same script writes them all and they stay.
+#[test]
+fn git_remote_files_stay_read_only_and_new_ones_go_to_quarantine() {
+    const OLD: &str = "URL: https://example.org/r.git\n";
+    let plant = "mkdir -p .git/branches; printf 'URL: a/e.git\\n' > .git/remotes/origin; \
+                 echo nm/e.git > .git/branches/nm; echo x >> .git/remotes/old; \
+                 git init -q fresh; echo done";
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        std::fs::create_dir_all(s.ws.join(".git/remotes")).unwrap();
+        std::fs::write(s.ws.join(".git/remotes/old"), OLD).unwrap();
+        s.chown_all();
+        let o = s.run("workspace", plant);
+        let why = format!("{}: {}", s.label(), text(&o));
+        assert!(stdout(&o).contains("done"), "{why}");
+        assert!(!s.ws.join(".git/remotes/origin").exists(), "{why}");
+        assert!(!s.ws.join(".git/branches/nm").exists(), "{why}");
+        let old = std::fs::read_to_string(s.ws.join(".git/remotes/old")).unwrap();
+        assert_eq!(old, OLD, "{why}");
+        assert!(text(&o).contains("remotes/origin"), "{why}");
+        if s.ws.join("fresh/.git/branches").exists() {
+            assert!(!text(&o).contains("fresh/.git/branches"), "{why}");
+        }
+        assert!(s.ws.join("fresh/.git/config").exists(), "{why}");
+        let allowed = s.run(wide.to_str().unwrap(), plant);
+        let why = format!("{}: {}", s.label(), text(&allowed));
+        assert!(s.ws.join(".git/remotes/origin").exists(), "{why}");
+        assert!(s.ws.join(".git/branches/nm").exists(), "{why}");
+        let old = std::fs::read_to_string(s.ws.join(".git/remotes/old")).unwrap();
+        assert_eq!(old, format!("{OLD}x\n"), "{why}");
+    }
+}

@@ -68,6 +68,13 @@ const OWN_FILES: [&str; 3] = ["config", "config.worktree", "commondir"];
 
 const CONFIG_RULE: &str = "git config with keys that run programs";
 const HOOKS_RULE: &str = "git hooks";
+const REMOTES_RULE: &str =
+    "a git remote file (remotes/, branches/), whose push runs the target's hooks";
+
+/// The directories of a git directory whose files define remotes the config does not name:
+/// `git push NAME` to one that leads to a repository in the workspace runs that repository's
+/// receive hooks. Git itself no longer writes them (`git init` makes `branches/` empty).
+const REMOTE_DIRS: [&str; 2] = ["remotes", "branches"];
 const HOOKS_PATH_LINK_RULE: &str = "a link on the way to git's core.hooksPath";
 
 /// What the scan looks at, as it is before the run: the git directories of the workspace,
@@ -91,6 +98,12 @@ pub(super) fn recorded_files(workspace: &Path, walk: &Walk) -> Record {
             let hooks = HooksDir::at(&g.dir.join("hooks"), &g.dir, &root);
             hooks.record(&mut out);
             out.extend(OWN_FILES.iter().map(|n| g.dir.join(n)));
+            for dir in REMOTE_DIRS.map(|d| g.dir.join(d)) {
+                if let Ok(rd) = walk::read_dir(&dir) {
+                    out.extend(rd.filter_map(Result::ok).map(|e| e.path()));
+                }
+                out.push(dir);
+            }
             for (state, todo) in TODOS {
                 out.push(g.dir.join(state));
                 out.push(g.dir.join(state).join(todo));
@@ -221,6 +234,9 @@ fn check_git_dir(g: &GitDir, changes: Changes<'_>, ws: &Path, root: &Root, out: 
             if changes.changed(&cfg) && !config_is_plain(&cfg, &g.dir, ws) {
                 out.push(finding(&cfg, "config", CONFIG_RULE));
             }
+        }
+        for dir in REMOTE_DIRS {
+            check_remote_dir(&g.dir.join(dir), changes, out);
         }
         for (state, todo) in TODOS {
             let state = g.dir.join(state);
@@ -357,6 +373,29 @@ fn check_hooks(hooks: &Path, changes: Changes<'_>, out: &mut Vec<Finding>) {
             out.push(finding(&p, "hook", HOOKS_RULE));
         } else if let Some(target) = changed_link_target(&p, e.file_type().ok(), changes) {
             out.push(finding(&target, "a hook's link target", HOOKS_RULE));
+        }
+    }
+}
+
+/// A git directory's `remotes/` or `branches/`: what changed in it during the run, or the
+/// directory itself when it is no directory (a link elsewhere, a file) and changed.
+fn check_remote_dir(dir: &Path, changes: Changes<'_>, out: &mut Vec<Finding>) {
+    let Ok(meta) = walk::lstat(dir) else {
+        return;
+    };
+    if !meta.is_dir() {
+        if changes.changed(dir) {
+            out.push(finding(dir, "created", REMOTES_RULE));
+        }
+        return;
+    }
+    let Ok(rd) = walk::read_dir(dir) else {
+        return;
+    };
+    let changes = changes.below(dir);
+    for p in rd.filter_map(Result::ok).map(|e| e.path()) {
+        if changes.changed(&p) {
+            out.push(finding(&p, "remote", REMOTES_RULE));
         }
     }
 }
