@@ -489,8 +489,9 @@ pub(crate) fn is_secret(value: &str, ctx: &ShellContext) -> bool {
         || tables::SECRET_PARTS.iter().any(|s| lowered.contains(s))
         || name.ends_with(".pem")
         || name.ends_with(".key")
-        // A process's environment: the tokens it was started with.
-        || (name == "environ" && value.starts_with("/proc/"))
+        // A process's environment: the tokens it was started with; and its memory, which
+        // holds what it read since (an agent's keys, a token it was sent).
+        || (matches!(name, "environ" | "mem") && value.starts_with("/proc/"))
 }
 
 #[cfg(test)]
