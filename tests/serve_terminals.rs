@@ -445,3 +445,28 @@ fn a_terminal_confines_every_user() {
         assert!(status.success(), "{}: {status}", sc.label());
     }
 }
+
+/// A protected path the terminal's shell made is moved to quarantine when the terminal ends,
+/// and the close says so, as a job's output does. Paired: a plain file made beside it stays
+/// and is not named.
+#[test]
+fn the_close_names_what_the_terminal_left_in_quarantine() {
+    let mut s = Server::start(&[]);
+    let t = open(&mut s, "open");
+    type_line(
+        &mut s,
+        &t,
+        "s1",
+        "echo x > .envrc; echo y > notes.txt; echo \"made\"=$?",
+    );
+    read_until(&mut s, &t, "r", "made=0");
+    let r = tool(&mut s, "c", "terminal_close", json!({"terminal_id": t}));
+    let content = r["content"].as_str().unwrap_or_default();
+    assert!(
+        content.contains("sbx: protected path") && content.contains(".envrc"),
+        "{r}"
+    );
+    assert!(!content.contains("notes.txt"), "{r}");
+    assert!(!s.ws.path().join(".envrc").exists());
+    assert!(s.ws.path().join("notes.txt").exists());
+}

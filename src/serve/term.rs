@@ -233,6 +233,12 @@ pub(super) async fn drive(
             () = idle(&term, limit), if kill.is_some() => drop(kill.take()),
         }
     };
+    if let Ok(r) = &ran {
+        // What the run's end did (a protected path moved to quarantine), as a job says it.
+        for n in r.notices() {
+            term.push(format!("\r\nsbx: {n}\r\n").as_bytes());
+        }
+    }
     term.end(match ran {
         Ok(r) => status_of(&r),
         Err(e) => JobStatus::Failed {
