@@ -222,6 +222,65 @@ fn a_fifo_left_for_the_after_run_check_does_not_stop_it() {
     }
 }
 
+/// A FIFO made where git opens a file in a nested repository (`sub/.git/HEAD`) would make the
+/// next `git status` outside the sandbox block on it: it is moved to quarantine, and that
+/// `git status` ends. Paired: under a profile that protects nothing the FIFO stays.
+#[test]
+fn a_fifo_where_git_opens_a_file_goes_to_quarantine() {
+    use std::os::unix::fs::FileTypeExt;
+    let plant = "mkdir -p sub/.git/objects sub/.git/refs && mkfifo sub/.git/HEAD && echo made";
+    let fifo = |s: &Scratch| {
+        std::fs::symlink_metadata(s.ws.join("sub/.git/HEAD")).is_ok_and(|m| m.file_type().is_fifo())
+    };
+    // `git status` at the root, outside the sandbox, as a person runs it after the run, given
+    // `secs` before it counts as blocked (a long wait where it should end: no timing is
+    // judged, a hang is).
+    let status = |s: &Scratch, secs: &str| {
+        let ws = s.ws.to_str().unwrap();
+        let git = [
+            secs,
+            "git",
+            "-c",
+            "safe.directory=*",
+            "-C",
+            ws,
+            "status",
+            "--short",
+        ];
+        let o = std::process::Command::new("timeout")
+            .args(git)
+            .output()
+            .unwrap();
+        o.status.code()
+    };
+    for u in users() {
+        let s = Scratch::new(u);
+        let wide = s.write_profile("wide", WIDE);
+        let init = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&s.ws)
+            .output()
+            .unwrap();
+        assert!(init.status.success(), "{}", text(&init));
+        s.chown_all();
+        let o = s.run("workspace", plant);
+        let why = format!("{}: {}", s.label(), text(&o));
+        assert!(stdout(&o).contains("made"), "{why}");
+        assert!(!fifo(&s), "{why}");
+        assert!(text(&o).contains("sub/.git/HEAD"), "{why}");
+        assert_eq!(status(&s, "60"), Some(0), "{why}");
+        std::fs::remove_dir_all(s.ws.join("sub")).unwrap();
+        let allowed = s.run(wide.to_str().unwrap(), plant);
+        assert!(fifo(&s), "{}: {}", s.label(), text(&allowed));
+        assert_eq!(
+            status(&s, "3"),
+            Some(124),
+            "{}: the FIFO did not stop git",
+            s.label()
+        );
+    }
+}
+
 /// Names that programs load where they start (`.envrc`, `.claude/`) that exist one level below
 /// the root are read-only in place, as the root's are: an append or an edit fails in the
 /// kernel, and a file made inside such a directory too; so is the one in a deeper directory

@@ -68,6 +68,7 @@ const OWN_FILES: [&str; 3] = ["config", "config.worktree", "commondir"];
 
 const CONFIG_RULE: &str = "git config with keys that run programs";
 const HOOKS_RULE: &str = "git hooks";
+const SPECIAL_RULE: &str = "a FIFO or device where git opens a file (a later git would hang)";
 const REMOTES_RULE: &str =
     "a git remote file (remotes/, branches/), whose push runs the target's hooks";
 
@@ -238,6 +239,7 @@ fn check_git_dir(g: &GitDir, changes: Changes<'_>, ws: &Path, root: &Root, out: 
         for dir in REMOTE_DIRS {
             check_remote_dir(&g.dir.join(dir), changes, out);
         }
+        check_special_files(&g.dir, changes, out);
         for (state, todo) in TODOS {
             let state = g.dir.join(state);
             if changes.below(&state).changed(&state.join(todo)) && todo_runs(&state.join(todo)) {
@@ -373,6 +375,32 @@ fn check_hooks(hooks: &Path, changes: Changes<'_>, out: &mut Vec<Finding>) {
             out.push(finding(&p, "hook", HOOKS_RULE));
         } else if let Some(target) = changed_link_target(&p, e.file_type().ok(), changes) {
             out.push(finding(&target, "a hook's link target", HOOKS_RULE));
+        }
+    }
+}
+
+/// Files every git command opens in a git directory: a FIFO or device made at one during the
+/// run would make a later `git status` outside the sandbox block on it.
+const OPENED_FILES: [&str; 6] = [
+    "HEAD",
+    "index",
+    "packed-refs",
+    "config",
+    "commondir",
+    "gitdir",
+];
+
+/// Of [`OPENED_FILES`], those made during the run as something git cannot read and return from
+/// (a FIFO, a socket, a device).
+fn check_special_files(git: &Path, changes: Changes<'_>, out: &mut Vec<Finding>) {
+    use std::os::unix::fs::FileTypeExt;
+    for p in OPENED_FILES.map(|n| git.join(n)) {
+        let special = walk::lstat(&p).is_ok_and(|m| {
+            let t = m.file_type();
+            t.is_fifo() || t.is_socket() || t.is_char_device() || t.is_block_device()
+        });
+        if special && changes.changed(&p) {
+            out.push(finding(&p, "created", SPECIAL_RULE));
         }
     }
 }
