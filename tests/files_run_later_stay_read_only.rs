@@ -228,7 +228,9 @@ fn a_fifo_left_for_the_after_run_check_does_not_stop_it() {
 #[test]
 fn a_fifo_where_git_opens_a_file_goes_to_quarantine() {
     use std::os::unix::fs::FileTypeExt;
-    let plant = "mkdir -p sub/.git/objects sub/.git/refs && mkfifo sub/.git/HEAD && echo made";
+    let plant = "mkdir -p sub/.git/objects sub/.git/refs && mkfifo sub/.git/HEAD && \
+                 rm -f .git/info/exclude && mkfifo .git/info/exclude && echo 'ref: refs/heads/x' > .git/HEAD && \
+                 mkfifo .git/refs/heads/x && echo made";
     let fifo = |s: &Scratch| {
         std::fs::symlink_metadata(s.ws.join("sub/.git/HEAD")).is_ok_and(|m| m.file_type().is_fifo())
     };
@@ -267,9 +269,12 @@ fn a_fifo_where_git_opens_a_file_goes_to_quarantine() {
         let why = format!("{}: {}", s.label(), text(&o));
         assert!(stdout(&o).contains("made"), "{why}");
         assert!(!fifo(&s), "{why}");
-        assert!(text(&o).contains("sub/.git/HEAD"), "{why}");
+        for p in ["sub/.git/HEAD", ".git/info/exclude", ".git/refs/heads/x"] {
+            assert!(text(&o).contains(p), "{p} {why}");
+        }
         assert_eq!(status(&s, "60"), Some(0), "{why}");
         std::fs::remove_dir_all(s.ws.join("sub")).unwrap();
+        std::fs::write(s.ws.join(".git/HEAD"), "ref: refs/heads/master\n").unwrap();
         let allowed = s.run(wide.to_str().unwrap(), plant);
         assert!(fifo(&s), "{}: {}", s.label(), text(&allowed));
         assert_eq!(

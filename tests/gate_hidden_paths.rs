@@ -217,6 +217,27 @@ fn proc_aliases_of_the_working_directory_resolve_as_the_command_sees_them() {
         );
         assert_eq!(w["permissionDecision"], "deny", "{path}: {w}");
     }
+    // The same through links in the workspace: to /proc, and to that process's directory.
+    std::os::unix::fs::symlink("/proc", s.ws.join("lproc")).unwrap();
+    std::os::unix::fs::symlink(format!("/proc/{pid}/cwd"), s.ws.join("lcwd")).unwrap();
+    for cmd in [
+        format!("cat lproc/{pid}/cwd/notes.txt"),
+        "cat lcwd/notes.txt".to_string(),
+    ] {
+        let r = check_json(&s, &["--", &cmd]);
+        assert_eq!(r["decision"], "ask", "{cmd}: {r}");
+    }
+    for rel in [
+        format!("lproc/{pid}/cwd/notes.txt"),
+        "lcwd/notes.txt".into(),
+    ] {
+        let path = s.ws.join(rel);
+        let h = hook(&s, &[], "Read", json!({ "file_path": path }));
+        assert_eq!(h["permissionDecision"], "deny", "{}: {h}", path.display());
+    }
+    let own = s.ws.join("lproc/self/cwd/README.md");
+    let h = hook(&s, &[], "Read", json!({ "file_path": own }));
+    assert_ne!(h["permissionDecision"], "deny", "{h}");
     home_proc.kill().unwrap();
     home_proc.wait().unwrap();
     let ok = check_json(&s, &["--", "cat /proc/self/cwd/README.md"]);

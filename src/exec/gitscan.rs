@@ -381,20 +381,36 @@ fn check_hooks(hooks: &Path, changes: Changes<'_>, out: &mut Vec<Finding>) {
 
 /// Files every git command opens in a git directory: a FIFO or device made at one during the
 /// run would make a later `git status` outside the sandbox block on it.
-const OPENED_FILES: [&str; 6] = [
+const OPENED_FILES: [&str; 11] = [
     "HEAD",
     "index",
     "packed-refs",
     "config",
     "commondir",
     "gitdir",
+    "shallow",
+    "info/exclude",
+    "info/attributes",
+    "info/grafts",
+    "objects/info/alternates",
 ];
 
-/// Of [`OPENED_FILES`], those made during the run as something git cannot read and return from
-/// (a FIFO, a socket, a device).
+/// Of [`OPENED_FILES`] and the ref `HEAD` names, those made during the run as something git
+/// cannot read and return from (a FIFO, a socket, a device).
 fn check_special_files(git: &Path, changes: Changes<'_>, out: &mut Vec<Finding>) {
     use std::os::unix::fs::FileTypeExt;
-    for p in OPENED_FILES.map(|n| git.join(n)) {
+    let head = walk::read(&git.join("HEAD"), walk::TEXT_LIMIT).ok();
+    let head_ref = head
+        .and_then(|h| {
+            Some(
+                String::from_utf8_lossy(h.strip_prefix(b"ref: ")?)
+                    .trim()
+                    .to_string(),
+            )
+        })
+        .filter(|r| r.starts_with("refs/") && !r.split('/').any(|c| c == ".."));
+    let named = OPENED_FILES.iter().map(|n| git.join(n));
+    for p in named.chain(head_ref.map(|r| git.join(r))) {
         let special = walk::lstat(&p).is_ok_and(|m| {
             let t = m.file_type();
             t.is_fifo() || t.is_socket() || t.is_char_device() || t.is_block_device()

@@ -190,7 +190,17 @@ fn path_field(
             field,
         });
     }
-    Ok(resolve_path(call.cwd(), Path::new(raw), &workspace.home))
+    crate::shell::take_through_other();
+    let path = resolve_path(call.cwd(), Path::new(raw), &workspace.home);
+    // A link on the way to another process's directory (`ws/l -> /proc`) lands where that
+    // process stands when the tool runs.
+    if crate::shell::take_through_other() {
+        return Err(AccessError::Descriptor {
+            tool: call.tool().to_string(),
+            path: raw.to_string(),
+        });
+    }
+    Ok(path)
 }
 
 /// The literal directory a glob pattern starts in, when it names one: an absolute or

@@ -38,7 +38,7 @@ use serde::Serialize;
 use std::path::PathBuf;
 
 pub use limits::{MAX_INPUT_BYTES, MAX_NESTING, PARSE_STACK_BYTES};
-pub(crate) use paths::{canonical_prefix, names_descriptor};
+pub(crate) use paths::{canonical_prefix, names_descriptor, take_through_other};
 
 /// What the analysis needs to know about where the command runs: the directory it starts in,
 /// and the workspace context it works in (borrowed: one per pipeline, not one per call).

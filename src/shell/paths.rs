@@ -118,8 +118,25 @@ pub(crate) fn proc_link(dir: &Path, name: &std::ffi::OsStr, cwd: &Path) -> Optio
         "task" => Some(dir.join(name)),
         "cwd" if own_process(dir) => Some(canon_root(cwd)),
         "root" if own_process(dir) => Some(PathBuf::from("/")),
+        "cwd" | "root" => {
+            THROUGH_OTHER.with(|t| t.set(true));
+            None
+        }
         _ => None,
     }
+}
+
+thread_local! {
+    /// Whether a path resolved since [`take_through_other`] last asked passed through another
+    /// process's `cwd` or `root`, by any spelling or link: where it lands can change before the
+    /// command runs.
+    static THROUGH_OTHER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a path resolved since the last call passed through another process's `cwd` or
+/// `root` ([`proc_link`]); the answer starts afresh.
+pub(crate) fn take_through_other() -> bool {
+    THROUGH_OTHER.with(|t| t.replace(false))
 }
 
 /// `/proc/self`, `/proc/thread-self`, `/proc/$$` or a task of theirs: the command's own

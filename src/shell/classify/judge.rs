@@ -91,6 +91,26 @@ impl Judge {
     /// symbolic link as a link (git records its target text, `ls -l` and `stat` show it, `rm`
     /// removes it) reads nothing of what it leads to, and its bare names need no `lstat`.
     pub fn read_operand(&mut self, w: &Word, cwd: &Cwd, ctx: &ShellContext, reach: Reach) {
+        paths::take_through_other();
+        self.read_operand_here(w, cwd, ctx, reach);
+        self.through_other(w);
+    }
+
+    /// A path whose resolution passed through another process's `cwd` or `root` (a link to
+    /// `/proc`, `/proc/1234/cwd`): where it lands is only known when it runs.
+    fn through_other(&mut self, w: &Word) {
+        if paths::take_through_other() {
+            self.raise(
+                Class::Opaque,
+                format!(
+                    "[shell.proc-alias] `{}` leads through another process's directory: where it lands is only known when it runs",
+                    w.display
+                ),
+            );
+        }
+    }
+
+    fn read_operand_here(&mut self, w: &Word, cwd: &Cwd, ctx: &ShellContext, reach: Reach) {
         self.descriptor(w);
         if cwd.is_none()
             && matches!(operand(w), Some(Operand::Text(v)) if !v.is_empty() && !v.starts_with('/'))
@@ -208,6 +228,19 @@ impl Judge {
     /// As [`Judge::write`], for a program that reaches as `reach` says: `rm` or `mv` of a
     /// link writes where the link is.
     pub fn write_reaching(
+        &mut self,
+        w: &Word,
+        cwd: &Cwd,
+        ctx: &ShellContext,
+        what: &str,
+        reach: Reach,
+    ) {
+        paths::take_through_other();
+        self.write_reaching_here(w, cwd, ctx, what, reach);
+        self.through_other(w);
+    }
+
+    fn write_reaching_here(
         &mut self,
         w: &Word,
         cwd: &Cwd,
