@@ -354,17 +354,27 @@ fn linked_worktree_repo(git: &Path) -> Option<&Path> {
     (real(git) && real(worktrees)).then_some(worktrees.parent()?)
 }
 
-fn check_hooks(hooks: &Path, changes: Changes<'_>, out: &mut Vec<Finding>) {
-    let Ok(meta) = walk::lstat(hooks) else {
-        return;
-    };
+/// The entries of `dir`, a directory git reads whole; `None` when there are none to read, and
+/// `dir` itself a finding of `rule` when it is no directory (a file, a link elsewhere) and
+/// changed during the run.
+fn entries_or_self(
+    dir: &Path,
+    changes: Changes<'_>,
+    rule: &'static str,
+    out: &mut Vec<Finding>,
+) -> Option<std::fs::ReadDir> {
+    let meta = walk::lstat(dir).ok()?;
     if !meta.is_dir() {
-        if changes.changed(hooks) {
-            out.push(finding(hooks, "created", HOOKS_RULE));
+        if changes.changed(dir) {
+            out.push(finding(dir, "created", rule));
         }
-        return;
+        return None;
     }
-    let Ok(rd) = walk::read_dir(hooks) else {
+    walk::read_dir(dir).ok()
+}
+
+fn check_hooks(hooks: &Path, changes: Changes<'_>, out: &mut Vec<Finding>) {
+    let Some(rd) = entries_or_self(hooks, changes, HOOKS_RULE, out) else {
         return;
     };
     for e in rd.filter_map(Result::ok) {
@@ -424,16 +434,7 @@ fn check_special_files(git: &Path, changes: Changes<'_>, out: &mut Vec<Finding>)
 /// A git directory's `remotes/` or `branches/`: what changed in it during the run, or the
 /// directory itself when it is no directory (a link elsewhere, a file) and changed.
 fn check_remote_dir(dir: &Path, changes: Changes<'_>, out: &mut Vec<Finding>) {
-    let Ok(meta) = walk::lstat(dir) else {
-        return;
-    };
-    if !meta.is_dir() {
-        if changes.changed(dir) {
-            out.push(finding(dir, "created", REMOTES_RULE));
-        }
-        return;
-    }
-    let Ok(rd) = walk::read_dir(dir) else {
+    let Some(rd) = entries_or_self(dir, changes, REMOTES_RULE, out) else {
         return;
     };
     let changes = changes.below(dir);

@@ -91,14 +91,15 @@ impl Judge {
     /// symbolic link as a link (git records its target text, `ls -l` and `stat` show it, `rm`
     /// removes it) reads nothing of what it leads to, and its bare names need no `lstat`.
     pub fn read_operand(&mut self, w: &Word, cwd: &Cwd, ctx: &ShellContext, reach: Reach) {
-        paths::take_through_other();
-        self.read_operand_here(w, cwd, ctx, reach);
-        self.through_other(w);
+        self.watching_other(w, |j| j.read_operand_here(w, cwd, ctx, reach));
     }
 
-    /// A path whose resolution passed through another process's `cwd` or `root` (a link to
-    /// `/proc`, `/proc/1234/cwd`): where it lands is only known when it runs.
-    fn through_other(&mut self, w: &Word) {
+    /// `judge` run on `w`, and the word opaque when a path it resolved passed through another
+    /// process's `cwd` or `root` (a link to `/proc`, `/proc/1234/cwd`): where it lands is only
+    /// known when it runs.
+    fn watching_other(&mut self, w: &Word, judge: impl FnOnce(&mut Self)) {
+        paths::take_through_other();
+        judge(self);
         if paths::take_through_other() {
             self.raise(
                 Class::Opaque,
@@ -235,9 +236,7 @@ impl Judge {
         what: &str,
         reach: Reach,
     ) {
-        paths::take_through_other();
-        self.write_reaching_here(w, cwd, ctx, what, reach);
-        self.through_other(w);
+        self.watching_other(w, |j| j.write_reaching_here(w, cwd, ctx, what, reach));
     }
 
     fn write_reaching_here(
