@@ -18,7 +18,7 @@ pub const LANDLOCK_ABI: i32 = 6;
 pub const LANDLOCK_ABI_FLOOR: i32 = 2;
 
 /// Whether a feature is there, and if not, why and how to fix it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(tag = "status", rename_all = "kebab-case")]
 pub enum Availability {
     /// It is there.
@@ -40,7 +40,7 @@ impl Availability {
 }
 
 /// The host's features as far as sbx cares.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Host {
     /// The effective user id sbx runs as.
     pub euid: u32,

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::rc::Rc;
 
 /// What is at a path, not following a final symbolic link.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum FileKind {
     /// A regular file.
     File,

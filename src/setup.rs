@@ -67,7 +67,10 @@ pub fn sandbox(profile: &str) -> Result<Sandbox, ProfileError> {
             Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
             Err(_) => Host::detect(),
         };
-        Ok(Sandbox::with_host(profile, host))
+        let mut sandbox = Sandbox::with_host(profile, host);
+        // The profile is used as loaded: its plans can be found again by its texts.
+        sandbox.store_plans();
+        Ok(sandbox)
     })
 }
 

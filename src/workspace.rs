@@ -13,7 +13,7 @@ use std::sync::Mutex;
 
 /// A workspace, the home of the account working in it, and the trees besides it that the
 /// profile lets a command write.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct WorkspaceContext {
     /// The workspace root, absolute: `{workspace}` in a profile; relative path rules and the
     /// floor's "inside the workspace" are anchored here.

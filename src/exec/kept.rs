@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex};
 const KEEP: usize = 4;
 
 /// One question planning asked of the machine.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 enum Question {
     Glob(String),
     Kind(PathBuf),
@@ -45,7 +45,7 @@ enum Question {
 }
 
 /// The answer it got.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 enum Answer {
     Paths(Vec<PathBuf>),
     Kind(Option<FileKind>),
@@ -57,10 +57,12 @@ enum Answer {
 }
 
 /// One question, its answer, and what decides it.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 struct Item {
     question: Question,
     answer: Answer,
+    /// Derived from the question and answer: not written down ([`Asked::restored`]).
+    #[serde(skip)]
     witness: Option<Witness>,
 }
 
@@ -80,7 +82,7 @@ impl Item {
 type Confirmed = Option<(Witness, Stamp)>;
 
 /// Every question one plan's making asked, with its answer, and what last confirmed each.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(super) struct Asked {
     items: Vec<Item>,
     confirmed: Mutex<Vec<Confirmed>>,
@@ -108,9 +110,49 @@ impl Asked {
         Self { items, confirmed }
     }
 
+    /// `self` as read back from where it was written down, each question's witness derived
+    /// again.
+    pub(super) fn restored(mut self) -> Self {
+        for item in &mut self.items {
+            item.witness = witness(&item.question, &item.answer);
+        }
+        self
+    }
+
     /// Whether the machine still answers every question the same.
     fn still_holds(&self, looks: &Looks) -> bool {
         self.asked_again_in(looks).is_some()
+    }
+
+    /// Whether the machine still answers every question the same (`None` when not), and
+    /// whether what vouches for the answers changed with this check (the stamps taken from
+    /// `looks`).
+    pub(super) fn recheck(&self, looks: &Looks) -> Option<bool> {
+        let before = self.confirmed.lock().ok()?.clone();
+        self.asked_again_in(looks)?;
+        let after = self.confirmed.lock().ok()?;
+        Some(*after != before)
+    }
+
+    /// What a check needs while nothing that vouched for an answer has changed; `settled`
+    /// when the last check confirmed nothing anew.
+    pub(super) fn summary(&self, settled: bool) -> Option<Summary> {
+        let confirmed = self.confirmed.lock().ok()?;
+        let mut stamps: Vec<(Witness, Stamp)> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut open = Vec::new();
+        for (item, c) in self.items.iter().zip(confirmed.iter()) {
+            match c {
+                Some(ws) if seen.insert(ws.clone()) => stamps.push(ws.clone()),
+                Some(_) => {}
+                None => open.push((item.question.clone(), item.answer.clone())),
+            }
+        }
+        Some(Summary {
+            stamps,
+            open,
+            settled,
+        })
     }
 
     /// [`Asked::asked_again_in`] with looks of its own.
@@ -167,6 +209,43 @@ impl Asked {
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {
         self.items.len()
+    }
+}
+
+/// A kept plan's questions as a check sees them while nothing that vouched for an answer has
+/// changed: each witness that vouched, with its stamp then, and the questions nothing vouched
+/// for. It holds exactly when [`Asked::asked_again_in`] would skip every vouched question and
+/// find every other answer unchanged.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub(super) struct Summary {
+    stamps: Vec<(Witness, Stamp)>,
+    open: Vec<(Question, Answer)>,
+    /// Whether the last check confirmed nothing anew: what vouches now is all that can. A
+    /// check of an unsettled plan asks the other questions again and confirms what it can.
+    settled: bool,
+}
+
+impl Summary {
+    /// Whether the last check confirmed nothing anew.
+    pub(super) fn settled(&self) -> bool {
+        self.settled
+    }
+
+    /// Whether every witness has its stamp and every other question its answer (the stamps
+    /// taken from `looks`, all of them before any question is asked again).
+    pub(super) fn holds(&self, looks: &Looks) -> bool {
+        let mut pass = Pass::begin_in(looks.clone());
+        if !self
+            .stamps
+            .iter()
+            .all(|(w, s)| pass.stamp(w).as_ref() == Some(s))
+        {
+            return false;
+        }
+        let (files, fs) = shared_machine();
+        self.open
+            .iter()
+            .all(|(q, a)| answer(q, &files, &fs).as_ref() == Some(a))
     }
 }
 
@@ -340,7 +419,7 @@ impl DirLister for Recorder {
 }
 
 /// What a plan was made from, besides the profile (the sandbox's own).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(super) struct Inputs {
     pub(super) vars: Vars,
     pub(super) host: Host,

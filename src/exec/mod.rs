@@ -24,6 +24,7 @@ mod result;
 mod spare;
 mod stamp;
 mod stdin;
+mod store;
 mod supervise;
 mod terminal;
 mod walk;
@@ -117,6 +118,8 @@ pub struct Sandbox {
     spares: std::sync::atomic::AtomicBool,
     /// The sandbox made ahead, if any.
     spare: spare::Slot,
+    /// Whether plans are kept between processes too (see [`store`]).
+    stores: bool,
 }
 
 fn next_id() -> u64 {
@@ -161,6 +164,7 @@ impl Sandbox {
             kept: kept::Kept::default(),
             spares: false.into(),
             spare: spare::Slot::default(),
+            stores: false,
         }
     }
 
@@ -174,6 +178,7 @@ impl Sandbox {
             kept: kept::Kept::default(),
             spares: false.into(),
             spare: spare::Slot::default(),
+            stores: false,
         }
     }
 
@@ -193,6 +198,13 @@ impl Sandbox {
         self.spares
             .store(false, std::sync::atomic::Ordering::Relaxed);
         self.spare.clear();
+    }
+
+    /// Keep plans between processes as well (see [`store`]), for a caller that loaded the
+    /// profile with [`Profile::load`] and changes nothing in it: a plan is found again by the
+    /// texts the profile was loaded from.
+    pub fn store_plans(&mut self) {
+        self.stores = true;
     }
 
     fn spares_on(&self) -> bool {
@@ -366,6 +378,17 @@ impl Sandbox {
         if same_below && let Some(hit) = self.kept.find(vars, host, narrow, looks) {
             return Ok(hit);
         }
+        let inputs = kept::Inputs {
+            vars: vars.clone(),
+            host: host.clone(),
+            narrow: narrow.cloned(),
+        };
+        let stored = self.stored(&inputs);
+        if let Some((store, id)) = &stored
+            && let Some(hit) = self.plan_stored(store, id, inputs.clone(), looks, first)
+        {
+            return Ok(hit);
+        }
         looks.forget();
         let machine = kept::Recorder::default();
         let mut caps = self.profile.resolve_in(vars, &machine)?;
@@ -381,18 +404,64 @@ impl Sandbox {
             below: &below,
         };
         let plan = Arc::new(plan::plan(&input, &machine)?);
-        self.kept.keep(kept::Entry {
-            inputs: kept::Inputs {
-                vars: vars.clone(),
-                host: host.clone(),
-                narrow: narrow.cloned(),
-            },
+        let entry = kept::Entry {
+            inputs,
             caps: caps.clone(),
             plan: plan.clone(),
             asked: machine.into_asked(),
             below,
-        });
+        };
+        if let Some((store, id)) = &stored {
+            store.save(id, &entry, false);
+        }
+        self.kept.keep(entry);
         Ok((caps, plan))
+    }
+
+    /// The plan store and this plan's name in it, when this sandbox keeps plans there.
+    fn stored(&self, inputs: &kept::Inputs) -> Option<(store::Store, String)> {
+        if !self.stores {
+            return None;
+        }
+        let id = store::Store::id(&self.profile.digest, inputs)?;
+        let s = store::Store::open(&inputs.host)?;
+        Some((s, id))
+    }
+
+    /// The stored plan for `inputs`, while it holds as a kept one does. A check that had to
+    /// ask questions again and confirmed their answers anew stores it again, so that the next
+    /// run asks fewer.
+    fn plan_stored(
+        &self,
+        store: &store::Store,
+        id: &str,
+        inputs: kept::Inputs,
+        looks: &stamp::Looks,
+        first: &below::FirstLevel,
+    ) -> Option<Planned> {
+        let r = store.load(id, &inputs)?;
+        if first.below(&r.caps) != r.below {
+            return None;
+        }
+        if r.summary.settled() && r.summary.holds(looks) {
+            return Some((r.caps, r.plan));
+        }
+        let asked = r.asked()?;
+        let r_settled = r.summary.settled();
+        let entry = kept::Entry {
+            inputs: r.inputs,
+            caps: r.caps,
+            plan: r.plan,
+            asked,
+            below: r.below,
+        };
+        let changed = entry.asked.recheck(looks)?;
+        if changed || !r_settled {
+            store.save(id, &entry, !changed);
+        }
+        let hit = (entry.caps.clone(), entry.plan.clone());
+        self.kept.keep(entry);
+        Some(hit)
     }
 
     fn plan_caps(

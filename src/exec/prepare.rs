@@ -69,7 +69,7 @@ impl Sandbox {
         let vars = self.vars(&context, host, narrow, host_tmp.as_deref());
         let mut resolved = resolved;
         // A per-run `{tmp}` makes every run's variables new: no kept plan would ever match.
-        let mut reuse = req.keep_plan && host_tmp.is_none();
+        let mut reuse = (req.keep_plan || self.stores) && host_tmp.is_none();
         for dir in self.profile.dirs_to_create(&vars) {
             if !dir.exists() {
                 // The snapshot, or a kept plan, predates this directory: plan afresh.

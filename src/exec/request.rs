@@ -47,7 +47,8 @@ pub struct RunRequest {
     /// the command reads an empty stdin unless a pseudo-terminal feeds it.
     pub relay_stdin: bool,
     /// Keep the plan for a later run with the same inputs (see `exec::kept`); on by default.
-    /// A one-shot run (`sbx run`) has no later run: it plans without recording its questions.
+    /// A one-shot run (`sbx run`) has no later run in its process: it plans without recording
+    /// its questions, unless its sandbox keeps plans between processes (`Sandbox::store_plans`).
     pub keep_plan: bool,
 }
 

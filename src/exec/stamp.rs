@@ -32,7 +32,7 @@ const TRUSTED: [FsType; 5] = [
 ];
 
 /// Where an answer comes from.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub(super) enum Witness {
     /// A directory's entries (and what the path resolves to).
     Entries(PathBuf),
@@ -44,7 +44,7 @@ pub(super) enum Witness {
 
 /// The state of a witness: its device and inode, type, and for entries and content its
 /// times and size.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub(super) struct Stamp {
     dev: u64,
     ino: u64,

@@ -11,7 +11,9 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// A cgroup controller sbx uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Controller {
     /// `memory`: bounds the tree's memory.
@@ -33,7 +35,7 @@ impl Controller {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 /// A cgroup hierarchy's version.
 pub enum CgroupVersion {
@@ -44,7 +46,7 @@ pub enum CgroupVersion {
 }
 
 /// Where one controller can be used: the directory per-run cgroups are made in.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct CgroupBase {
     /// The hierarchy's version.
     pub version: CgroupVersion,
@@ -55,7 +57,7 @@ pub struct CgroupBase {
 }
 
 /// What the host's cgroups offer sbx.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct CgroupHost {
     /// Where the memory controller can be used.
     pub memory: Option<CgroupBase>,

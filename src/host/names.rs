@@ -19,7 +19,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// How a directory's file system treats a name under another case.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(tag = "names", rename_all = "kebab-case")]
 pub enum NameCase {
     /// A name with its case changed is another name: nothing, or another entry.

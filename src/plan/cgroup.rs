@@ -8,7 +8,7 @@ use serde::Serialize;
 use std::path::PathBuf;
 
 /// One limit file written in the run's cgroup.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct CgroupSetting {
     /// The cgroup file.
     pub file: String,
@@ -22,7 +22,7 @@ pub struct CgroupSetting {
 
 /// The run's cgroup in one hierarchy: cgroup v2 has one for every controller, v1 one per
 /// controller's hierarchy.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct CgroupStep {
     /// The hierarchy's version.
     pub version: CgroupVersion,

@@ -11,7 +11,9 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 /// Landlock filesystem rights, by name, grouped as sbx grants them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum FsRight {
     /// Execute files.
@@ -46,7 +48,7 @@ pub const WRITE: &[FsRight] = &[
 pub const EXEC: &[FsRight] = &[FsRight::Execute];
 
 /// One Landlock path rule.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct LandlockRule {
     /// The tree, as the sandboxed process sees it.
     pub path: PathBuf,
@@ -62,7 +64,7 @@ pub struct LandlockRule {
     pub after_mounts: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 /// The Landlock ruleset: file-system rules, TCP and scopes.
 pub struct LandlockPlan {
     /// Highest ABI the rights are taken from.

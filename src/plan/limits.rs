@@ -8,7 +8,7 @@ use crate::capability::{Origin, Protection};
 use crate::host::{CgroupBase, CgroupVersion, Controller, Host};
 use serde::Serialize;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
 /// A resource limit set with setrlimit.
 pub enum Rlimit {
@@ -28,7 +28,7 @@ pub enum Rlimit {
     Core,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 /// One resource limit.
 pub struct RlimitStep {
     /// The resource.

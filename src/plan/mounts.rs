@@ -10,7 +10,7 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// One step of the mount layout built in the sandbox's mount namespace, in order.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(tag = "op", rename_all = "kebab-case")]
 pub enum MountStep {
     /// Replace `target` by an empty tmpfs, carrying `keep` (which must lie beneath it) over.
@@ -36,7 +36,6 @@ pub enum MountStep {
         /// The directory or link pinned.
         target: PathBuf,
         /// Whether it is a symbolic link, pinned itself rather than where it leads.
-        #[serde(skip_serializing_if = "is_false")]
         link: bool,
         /// The profile line it comes from.
         origin: Origin,
@@ -73,7 +72,6 @@ pub enum MountStep {
         is_dir: bool,
         /// The denied path as the profile names it, when a symbolic link on it leads to
         /// `target` (`~/.aws -> dotfiles/aws`).
-        #[serde(skip_serializing_if = "Option::is_none")]
         link: Option<PathBuf>,
         /// The profile line it comes from.
         origin: Origin,
@@ -88,10 +86,6 @@ pub enum MountStep {
         /// elsewhere (a chroot's or container root's `dev`, one made by `mknod`) opens nothing.
         nodev: bool,
     },
-}
-
-fn is_false(b: &bool) -> bool {
-    !*b
 }
 
 /// The outermost existing writable trees that keep their host mount, in order: not the private

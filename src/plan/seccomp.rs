@@ -7,7 +7,7 @@ use crate::capability::{NetworkMode, Origin, Protection};
 use crate::host::Availability;
 use serde::Serialize;
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 /// The seccomp filter, before it is compiled to BPF.
 pub struct SeccompPlan {
     /// Syscalls answered with EPERM.

@@ -7,7 +7,7 @@ use crate::capability::{EnvFilter, NetworkMode, Origin};
 use serde::Serialize;
 use std::path::PathBuf;
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 /// Which namespaces the command gets.
 pub struct Namespaces {
     /// A user namespace (when sbx is not root).
@@ -25,7 +25,7 @@ pub struct Namespaces {
     pub uts: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 /// How far a layer is enforced on this host.
 pub enum LayerStatus {
@@ -38,7 +38,7 @@ pub enum LayerStatus {
 }
 
 /// One line of the enforcement report.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Layer {
     /// The layer (`landlock`, `seccomp`, `pid-namespace`, ...).
     pub name: String,
@@ -49,7 +49,7 @@ pub struct Layer {
 }
 
 /// How the tree is made to die with the command.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TreeKill {
     /// The command's init is PID 1 of a private PID namespace; the kernel kills the rest.
@@ -59,7 +59,7 @@ pub enum TreeKill {
 }
 
 /// Everything the enforce layer will apply, printable by `sbx explain`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct SandboxPlan {
     /// The namespaces to create.
     pub namespaces: Namespaces,
@@ -98,7 +98,7 @@ pub struct SandboxPlan {
 pub const PROXY_PORT: u16 = 3128;
 
 /// Where the command reaches the proxy.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProxyBridge {
     /// A listening socket on the namespace's own loopback, opened by the sandbox's init and
@@ -113,7 +113,7 @@ pub enum ProxyBridge {
 }
 
 /// The proxy of a `proxy` profile: how the command reaches it and what it lets through.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct ProxyPlan {
     /// Where the command reaches the proxy.
     pub bridge: ProxyBridge,

@@ -205,6 +205,7 @@ impl Profile {
             message: e.message().trim().to_string(),
         })?;
         let mut p = Self::base(raw.extends.as_ref(), source_name, depth)?;
+        p.digest = text_digest(&p.digest, source_name, text, records);
         p.name = source_name
             .strip_prefix("builtin:")
             .unwrap_or(source_name)
@@ -306,6 +307,7 @@ impl Profile {
 
     fn empty() -> Profile {
         Profile {
+            digest: [0; 32],
             name: String::new(),
             description: String::new(),
             requires: Vec::new(),
@@ -811,4 +813,23 @@ mod policy_tests {
         // A file without a [policy] table brings nothing of its own.
         assert_eq!(names(&plain), ["workspace-net", mid_name.as_str()]);
     }
+}
+
+/// The digest of a profile parsed from `text` and `records` (named `source_name`) on top of
+/// the one whose digest is `base`. A built-in's texts are part of the sbx binary, which a
+/// digest's user tells apart by itself: its name stands for them.
+fn text_digest(base: &[u8; 32], source_name: &str, text: &str, records: &str) -> [u8; 32] {
+    use sha2::Digest;
+    let (text, records) = if source_name.starts_with("builtin:") {
+        ("", "")
+    } else {
+        (text, records)
+    };
+    let mut h = sha2::Sha256::new();
+    h.update(base);
+    for part in [source_name, text, records] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    h.finalize().into()
 }

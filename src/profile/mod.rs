@@ -84,4 +84,8 @@ pub struct Profile {
     /// is one; named after it), then every file in the chain that has a `[policy]` table (named
     /// by its path, the whole file's text). The one source of truth for a profile's policy.
     pub policy_sources: Vec<(String, String)>,
+    /// A digest of the texts the profile was parsed from, its `extends` chain's included: two
+    /// loads with the same digest give the same profile. A caller that changes the profile
+    /// after loading it must not keep plans by it (see `Sandbox::store_plans`).
+    pub(crate) digest: [u8; 32],
 }

@@ -14,7 +14,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// Values substituted into path patterns: `{workspace}` and `{home}` from where the command
 /// works, `{tmp}` from the run.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Vars {
     /// `{workspace}` is its root, `{home}` its home; a denial's `{home}` is expanded for its
     /// other homes too. Its writable trees are what the resolution makes, not what it reads.
