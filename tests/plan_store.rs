@@ -118,6 +118,13 @@ fn a_secret_made_between_two_runs_is_hidden_in_the_next_though_the_plan_was_stor
         }
         // The run planned afresh and stored the new plan in place of the old.
         let now = records(&store);
+        // So does a run through the permission gate, which plans as it loads.
+        let mut gated = s.sbx(&["run", "--profile", "workspace", "--", "sh", "./read.sh"]);
+        let out = stdout(&gated.env("SBX_PLAN_STORE", &store).output().unwrap());
+        assert!(out.contains(PLAIN), "{}: {out}", s.label());
+        for secret in [AWS, GH] {
+            assert!(!out.contains(secret), "{}: {out}", s.label());
+        }
         assert_eq!(now.len(), 1, "{}", s.label());
         assert_eq!(now[0].0, name, "{}", s.label());
         assert_ne!(now, stored, "{}: the stale record was kept", s.label());

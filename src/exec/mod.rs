@@ -270,6 +270,11 @@ impl Sandbox {
     /// workspace may reuse.
     pub fn resolve_in(&self, workspace: &WorkspaceContext) -> Result<Resolved, RunError> {
         let vars = self.vars(workspace, &self.host, None, None);
+        if self.stores
+            && let Some(r) = self.resolve_planned(&vars)
+        {
+            return Ok(r);
+        }
         let caps = self.profile.resolve(&vars)?;
         Ok(Resolved {
             sandbox: self.id,
@@ -277,6 +282,28 @@ impl Sandbox {
             caps,
             plan: std::sync::OnceLock::new(),
             walk: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// A snapshot for a sandbox that keeps plans between processes: resolved and planned at
+    /// once, or found in the store, with the plan going with it; `None` when no plan can be
+    /// made (a required protection missing), for the caller to resolve alone.
+    fn resolve_planned(&self, vars: &Vars) -> Option<Resolved> {
+        let looks = stamp::Looks::with_room();
+        let first = below::FirstLevel::new(&vars.workspace.root);
+        let (caps, plan) = self
+            .plan_kept(vars, &self.host, None, &looks, &first)
+            .ok()?;
+        let walk = std::sync::OnceLock::new();
+        if let Some(w) = first.into_walk() {
+            let _ = walk.set(w);
+        }
+        Some(Resolved {
+            sandbox: self.id,
+            vars: vars.clone(),
+            caps: Arc::unwrap_or_clone(caps),
+            plan: std::sync::OnceLock::from(Arc::unwrap_or_clone(plan)),
+            walk,
         })
     }
 

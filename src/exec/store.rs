@@ -160,7 +160,9 @@ impl Store {
         let Some(bytes) = self.record(id, entry, settled) else {
             return;
         };
-        let tmp = self.dir.join(format!(".{id}.{}", std::process::id()));
+        static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = self.dir.join(format!(".{id}.{}.{n}", std::process::id()));
         let written = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
