@@ -45,6 +45,29 @@ fn run_with(s: &Scratch, store: &Path, profile: &str, script: &str) -> Output {
     c.env("SBX_PLAN_STORE", store).output().unwrap()
 }
 
+/// The output of `c`, which must end: a run that waits forever (on a FIFO, say) is killed after
+/// a minute and fails the test.
+fn ends(c: &mut Command) -> Output {
+    let child = c
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output().unwrap()));
+    match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(out) => out,
+        Err(_) => {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            panic!("the run did not end");
+        }
+    }
+}
+
 /// The records in `store`, by name, with their bytes.
 fn records(store: &Path) -> Vec<(String, Vec<u8>)> {
     let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(store)
@@ -195,5 +218,58 @@ fn no_sandboxed_command_sees_the_store_or_reaches_the_key_of_its_records() {
             s.label()
         );
         assert!(outside.contains("errno 0"), "{}: {outside}", s.label());
+    }
+}
+
+#[test]
+fn a_record_that_is_a_fifo_and_a_store_that_became_a_link_are_not_followed() {
+    for user in users() {
+        let s = Scratch::new(user);
+        let store = store_of(&s);
+        let name = settle(&s, &store, "workspace", "true");
+        // A FIFO at the record's name: opening it would wait for a writer.
+        std::fs::remove_file(store.join(&name)).unwrap();
+        nix::unistd::mkfifo(
+            &store.join(&name),
+            nix::sys::stat::Mode::from_bits_truncate(0o600),
+        )
+        .unwrap();
+        if let Some(uid) = user {
+            std::os::unix::fs::lchown(store.join(&name), Some(uid), Some(uid)).unwrap();
+        }
+        let mut c = s.command("workspace", "echo ran");
+        let ran = ends(c.env("SBX_PLAN_STORE", &store));
+        assert_eq!(stdout(&ran).trim(), "ran", "{}", s.label());
+        assert!(
+            store.join(&name).is_file(),
+            "{}: the FIFO stayed",
+            s.label()
+        );
+        // The store's name made a link to another directory of the user's.
+        let victim = s.root.path().join("victim");
+        std::fs::create_dir(&victim).unwrap();
+        for i in 0..40 {
+            std::fs::write(victim.join(format!("file{i:02}")), "kept").unwrap();
+        }
+        if let Some(uid) = user {
+            for e in std::fs::read_dir(&victim).unwrap().flatten() {
+                std::os::unix::fs::chown(e.path(), Some(uid), Some(uid)).unwrap();
+            }
+            std::os::unix::fs::chown(&victim, Some(uid), Some(uid)).unwrap();
+        }
+        std::fs::rename(&store, s.root.path().join("plans.away")).unwrap();
+        std::os::unix::fs::symlink(&victim, &store).unwrap();
+        for _ in 0..3 {
+            let ran = run_with(&s, &store, "workspace", "echo ran");
+            assert_eq!(stdout(&ran).trim(), "ran", "{}", s.label());
+        }
+        let left = std::fs::read_dir(&victim).unwrap().count();
+        assert_eq!(left, 40, "{}: the victim directory changed", s.label());
+        // Without the link, the same runs write their record in the store.
+        std::fs::remove_file(&store).unwrap();
+        std::fs::rename(s.root.path().join("plans.away"), &store).unwrap();
+        std::fs::remove_file(store.join(&name)).unwrap();
+        run_with(&s, &store, "workspace", "echo ran");
+        assert!(store.join(&name).is_file(), "{}", s.label());
     }
 }

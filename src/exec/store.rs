@@ -22,9 +22,13 @@ use crate::capability::{CapabilitySet, PathEntry, SettingOrigins};
 use crate::plan::SandboxPlan;
 use hmac::{KeyInit, Mac};
 use linux_keyutils::{KeyRing, KeyRingIdentifier};
+use nix::fcntl::{AtFlags, OFlag, openat, renameat};
+use nix::sys::stat::{Mode, fstat, fstatat};
+use nix::unistd::{UnlinkatFlags, unlinkat};
 use sha2::Digest;
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -34,6 +38,8 @@ const KEY_NAME: &str = "sbx:plan-store";
 const KEY_BYTES: usize = 32;
 /// The variable naming another directory for the records; empty, nothing is stored.
 pub const DIR_VAR: &str = "SBX_PLAN_STORE";
+/// Bytes of a record at most (a built-in profile's are some hundreds of kilobytes).
+const MAX_BYTES: u64 = 16 << 20;
 /// Records kept at most; the oldest go first.
 const MAX_RECORDS: usize = 32;
 
@@ -41,7 +47,9 @@ type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 
 /// The records of one user, and the key that vouches for them.
 pub(super) struct Store {
-    dir: PathBuf,
+    /// The directory, held open: every read, write and removal is made relative to it, so that
+    /// a link put at its name later leads nowhere.
+    dir: OwnedFd,
     key: HmacSha256,
 }
 
@@ -109,7 +117,7 @@ impl Store {
         if !dir.is_absolute() {
             return None;
         }
-        owned_dir(&dir, host.euid)?;
+        let dir = owned_dir(&dir, host.euid)?;
         let key = <HmacSha256 as KeyInit>::new_from_slice(&key()?).ok()?;
         Some(Store { dir, key })
     }
@@ -130,7 +138,7 @@ impl Store {
 
     /// The record stored under `id`, when its code verifies and it was made for `inputs`.
     pub(super) fn load(&self, id: &str, inputs: &Inputs) -> Option<Record> {
-        let bytes = std::fs::read(self.dir.join(id)).ok()?;
+        let bytes = self.read(id)?;
         let (code, rest) = bytes.split_at_checked(KEY_BYTES)?;
         let (len, rest) = rest.split_at_checked(4)?;
         let len = usize::try_from(u32::from_le_bytes(len.try_into().ok()?)).ok()?;
@@ -162,16 +170,17 @@ impl Store {
         };
         static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let tmp = self.dir.join(format!(".{id}.{}.{n}", std::process::id()));
-        let written = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)
-            .and_then(|mut f| f.write_all(&bytes))
-            .and_then(|()| std::fs::rename(&tmp, self.dir.join(id)));
+        let tmp = format!(".{id}.{}.{n}", std::process::id());
+        let flags = OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW;
+        let mode = Mode::from_bits_truncate(0o600);
+        let written = openat(&self.dir, tmp.as_str(), flags | OFlag::O_CLOEXEC, mode)
+            .map_err(std::io::Error::from)
+            .and_then(|fd| std::fs::File::from(fd).write_all(&bytes))
+            .and_then(|()| {
+                renameat(&self.dir, tmp.as_str(), &self.dir, id).map_err(std::io::Error::from)
+            });
         if written.is_err() {
-            let _ = std::fs::remove_file(&tmp);
+            let _ = unlinkat(&self.dir, tmp.as_str(), UnlinkatFlags::NoRemoveDir);
             return;
         }
         self.trim();
@@ -206,35 +215,60 @@ impl Store {
         m
     }
 
-    /// Drop the oldest records beyond [`MAX_RECORDS`].
+    /// The bytes of the record `id`: a regular file (no link, no FIFO that would block) of at
+    /// most [`MAX_BYTES`].
+    fn read(&self, id: &str) -> Option<Vec<u8>> {
+        let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+        let fd = openat(&self.dir, id, flags, Mode::empty()).ok()?;
+        let st = fstat(&fd).ok()?;
+        let size = u64::try_from(st.st_size).ok()?;
+        if st.st_mode & libc::S_IFMT != libc::S_IFREG || size > MAX_BYTES {
+            return None;
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(size).ok()?);
+        std::io::Read::take(std::fs::File::from(fd), MAX_BYTES)
+            .read_to_end(&mut bytes)
+            .ok()?;
+        Some(bytes)
+    }
+
+    /// Drop the oldest entries beyond [`MAX_RECORDS`].
     fn trim(&self) {
-        let Ok(rd) = std::fs::read_dir(&self.dir) else {
+        let listed = format!("/proc/self/fd/{}", self.dir.as_raw_fd());
+        let Ok(rd) = std::fs::read_dir(listed) else {
             return;
         };
-        let mut records: Vec<(std::time::SystemTime, PathBuf)> = rd
+        let mut entries: Vec<(i64, std::ffi::OsString)> = rd
             .flatten()
-            .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+            .filter_map(|e| {
+                let name = e.file_name();
+                let st = fstatat(&self.dir, name.as_os_str(), AtFlags::AT_SYMLINK_NOFOLLOW).ok()?;
+                Some((st.st_mtime, name))
+            })
             .collect();
-        if records.len() <= MAX_RECORDS {
+        if entries.len() <= MAX_RECORDS {
             return;
         }
-        records.sort();
-        for (_, p) in &records[..records.len() - MAX_RECORDS] {
-            let _ = std::fs::remove_file(p);
+        entries.sort();
+        for (_, name) in &entries[..entries.len() - MAX_RECORDS] {
+            let _ = unlinkat(&self.dir, name.as_os_str(), UnlinkatFlags::NoRemoveDir);
         }
     }
 }
 
-/// `dir`, made 0700 when missing, when it is a directory (no link) that `uid` owns and no
-/// one else may enter.
-fn owned_dir(dir: &Path, uid: u32) -> Option<()> {
+/// `dir`, made 0700 when missing, opened when it is a directory (no link) that `uid` owns and
+/// no one else may enter.
+fn owned_dir(dir: &Path, uid: u32) -> Option<OwnedFd> {
     match std::fs::DirBuilder::new().mode(0o700).create(dir) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
         Err(_) => return None,
     }
-    let m = std::fs::symlink_metadata(dir).ok()?;
-    (m.is_dir() && m.uid() == uid && m.mode() & 0o077 == 0).then_some(())
+    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let fd = nix::fcntl::open(dir, flags, Mode::empty()).ok()?;
+    let st = fstat(&fd).ok()?;
+    let is_dir = st.st_mode & libc::S_IFMT == libc::S_IFDIR;
+    (is_dir && st.st_uid == uid && st.st_mode & 0o077 == 0).then_some(fd)
 }
 
 /// The key in this user's keyring, made there when missing.
