@@ -273,3 +273,76 @@ fn a_record_that_is_a_fifo_and_a_store_that_became_a_link_are_not_followed() {
         assert!(store.join(&name).is_file(), "{}", s.label());
     }
 }
+
+#[test]
+fn a_profile_file_is_known_by_its_text_whatever_its_name() {
+    for user in users() {
+        let s = Scratch::new(user);
+        let store = store_of(&s);
+        std::fs::write(s.home.join("a.txt"), "SENTINEL-STORE-A-51f0").unwrap();
+        std::fs::write(s.home.join("b.txt"), "SENTINEL-STORE-B-9d3c").unwrap();
+        // A file whose name starts as a built-in's source does.
+        let file = s.ws.join("builtin:p.toml");
+        let deny = |f: &str| {
+            format!("extends = \"workspace\"\n[filesystem]\ndeny_read = [\"{{home}}/{f}\"]\n")
+        };
+        std::fs::write(&file, deny("a.txt")).unwrap();
+        s.chown_all();
+        let read = "cat \"$HOME/a.txt\" \"$HOME/b.txt\" 2>/dev/null; true";
+        settle(&s, &store, "builtin:p.toml", read);
+        let before = stdout(&run_with(&s, &store, "builtin:p.toml", read));
+        assert!(
+            !before.contains("SENTINEL-STORE-A"),
+            "{}: {before}",
+            s.label()
+        );
+        assert!(
+            before.contains("SENTINEL-STORE-B"),
+            "{}: {before}",
+            s.label()
+        );
+        std::fs::write(&file, deny("b.txt")).unwrap();
+        let after = stdout(&run_with(&s, &store, "builtin:p.toml", read));
+        assert!(after.contains("SENTINEL-STORE-A"), "{}: {after}", s.label());
+        assert!(
+            !after.contains("SENTINEL-STORE-B"),
+            "{}: {after}",
+            s.label()
+        );
+    }
+}
+
+#[test]
+fn a_record_holds_no_text_of_the_files_planning_read() {
+    for user in users() {
+        let s = Scratch::new(user);
+        let store = store_of(&s);
+        let secret = "ghp_SENTINELSTORECRED4e2a";
+        std::fs::write(
+            s.home.join(".git-credentials"),
+            format!("https://me:{secret}@example.com\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            s.home.join(".gitconfig"),
+            "# SENTINEL-STORE-GITCONFIG-0c1d\n[include]\n\tpath = ~/.git-credentials\n",
+        )
+        .unwrap();
+        s.chown_all();
+        settle(&s, &store, "workspace", "true");
+        let all: Vec<u8> = records(&store).into_iter().flat_map(|(_, b)| b).collect();
+        let has = |needle: &str| all.windows(needle.len()).any(|w| w == needle.as_bytes());
+        // Planning read the git config (its path is among the questions), and kept no text.
+        assert!(
+            has(&format!("{}/.gitconfig", s.home.display())),
+            "{}",
+            s.label()
+        );
+        assert!(
+            !has("SENTINEL-STORE-GITCONFIG"),
+            "{}: a config's text",
+            s.label()
+        );
+        assert!(!has(secret), "{}: an included file's text", s.label());
+    }
+}

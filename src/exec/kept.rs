@@ -21,6 +21,7 @@ use crate::profile::{FileKind, Files, RealFiles, Vars};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -49,8 +50,10 @@ enum Question {
 enum Answer {
     Paths(Vec<PathBuf>),
     Kind(Option<FileKind>),
-    Text(Option<String>),
-    Var(Option<OsString>),
+    /// A file's text, as its digest: a plan written down holds no file's text.
+    Text(Option<Digest>),
+    /// A variable's value, as its digest: a plan written down holds no value.
+    Var(Option<Digest>),
     Yes(bool),
     Link(Option<PathBuf>),
     Names(NameCase),
@@ -249,6 +252,14 @@ impl Summary {
     }
 }
 
+/// A digest of a text or a value.
+type Digest = [u8; 32];
+
+fn digest(bytes: &[u8]) -> Digest {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes).into()
+}
+
 /// What decides a question's answer, when one directory or file does.
 fn witness(q: &Question, a: &Answer) -> Option<Witness> {
     let parent = |p: &Path| p.parent().map(|d| Witness::Entries(d.to_path_buf()));
@@ -262,12 +273,16 @@ fn witness(q: &Question, a: &Answer) -> Option<Witness> {
         // Following a link: only "a directory" is kept by the directory it resolves to.
         Question::IsDir(p) => (*a == Answer::Yes(true)).then(|| Witness::Directory(p.clone())),
         Question::List(d) => Some(Witness::Entries(d.clone())),
-        Question::Read(p) => Some(Witness::Content(p.clone())),
         Question::Glob(pattern) => glob_dir(pattern).map(Witness::Entries),
         // Whichever entry is probed, the answer is the file system's: asked again each time
         // (one lookup), it drops the plan only when the verdict changes. A mode changes no
-        // directory's entries: asked again each time.
-        Question::Var(_) | Question::NameCaseIn(_) | Question::Searchable(_) => None,
+        // directory's entries: asked again each time. A file's text is read again each time
+        // (a few small git configs): a write through a shared mapping changes it without
+        // moving its times until the kernel writes it back.
+        Question::Var(_)
+        | Question::NameCaseIn(_)
+        | Question::Searchable(_)
+        | Question::Read(_) => None,
     }
 }
 
@@ -287,8 +302,8 @@ fn answer(q: &Question, files: &dyn Files, fs: &dyn DirLister) -> Option<Answer>
     Some(match q {
         Question::Glob(p) => Answer::Paths(files.glob(p).ok()?),
         Question::Kind(p) => Answer::Kind(files.kind(p)),
-        Question::Read(p) => Answer::Text(files.read(p)),
-        Question::Var(n) => Answer::Var(files.var(n)),
+        Question::Read(p) => Answer::Text(files.read(p).map(|t| digest(t.as_bytes()))),
+        Question::Var(n) => Answer::Var(files.var(n).map(|v| digest(v.as_bytes()))),
         Question::List(p) => Answer::Paths(fs.list(p)),
         Question::IsDir(p) => Answer::Yes(fs.is_dir(p)),
         Question::Exists(p) => Answer::Yes(fs.exists(p)),
@@ -361,7 +376,8 @@ impl Files for Recorder {
     }
     fn read(&self, path: &Path) -> Option<String> {
         let t = self.files.read(path);
-        self.note(Question::Read(path.into()), Answer::Text(t.clone()));
+        let d = t.as_deref().map(|t| digest(t.as_bytes()));
+        self.note(Question::Read(path.into()), Answer::Text(d));
         t
     }
     fn read_link(&self, path: &Path) -> Option<PathBuf> {
@@ -371,7 +387,8 @@ impl Files for Recorder {
     }
     fn var(&self, name: &str) -> Option<OsString> {
         let v = self.files.var(name);
-        self.note(Question::Var(name.into()), Answer::Var(v.clone()));
+        let d = v.as_deref().map(|v| digest(v.as_bytes()));
+        self.note(Question::Var(name.into()), Answer::Var(d));
         v
     }
 }
@@ -485,4 +502,17 @@ impl Kept {
             }
         }
     }
+}
+
+/// A file's text is read again by every check, whatever its times say: a write through a
+/// shared mapping changes it and leaves them until the kernel writes the pages back.
+#[test]
+fn nothing_vouches_for_a_files_text() {
+    let config = PathBuf::from("/w/.git/config");
+    let text = Answer::Text(Some(digest(b"[core]\n\thooksPath = my-hooks\n")));
+    assert_eq!(witness(&Question::Read(config.clone()), &text), None);
+    // While what is at a path is vouched for by its directory's entries.
+    let kind = Answer::Kind(Some(FileKind::File));
+    let entries = Some(Witness::Entries(PathBuf::from("/w/.git")));
+    assert_eq!(witness(&Question::Kind(config), &kind), entries);
 }

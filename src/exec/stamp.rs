@@ -36,14 +36,11 @@ const TRUSTED: [FsType; 5] = [
 pub(super) enum Witness {
     /// A directory's entries (and what the path resolves to).
     Entries(PathBuf),
-    /// A file's content.
-    Content(PathBuf),
     /// Which directory a path resolves to, whatever its entries.
     Directory(PathBuf),
 }
 
-/// The state of a witness: its device and inode, type, and for entries and content its
-/// times and size.
+/// The state of a witness: its device and inode, type, and for entries its times and size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub(super) struct Stamp {
     dev: u64,
@@ -150,7 +147,7 @@ impl Pass {
 
     fn take(&mut self, w: &Witness) -> Option<Stamp> {
         let (path, times) = match w {
-            Witness::Entries(p) | Witness::Content(p) => (p, true),
+            Witness::Entries(p) => (p, true),
             Witness::Directory(p) => (p, false),
         };
         let m = self.looks.metadata(path)?;

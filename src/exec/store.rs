@@ -13,8 +13,10 @@
 //! nothing is stored. A record that does not verify, names other inputs or comes from another
 //! sbx binary is not used. The records lie in `/dev/shm/sbx-plans-UID` (memory, gone at
 //! reboot; made 0700 and used only while this user alone owns it), which no sandbox with a
-//! mount namespace sees: each has a `/dev` of its own. `SBX_PLAN_STORE` names another
-//! (absolute) directory, or, empty, turns the store off.
+//! mount namespace sees: each has a `/dev` of its own. A command without one (a host without
+//! user namespaces), which may write `/dev/shm`, can read and remove records, not forge one:
+//! they hold paths and stamps, and of the files and variables planning read only digests.
+//! `SBX_PLAN_STORE` names another (absolute) directory, or, empty, turns the store off.
 #![forbid(unsafe_code)]
 
 use super::kept::{Asked, Entry, Inputs, Summary};

@@ -169,7 +169,7 @@ impl Profile {
                     name: name_or_path.into(),
                 })?;
             let source = format!("builtin:{name_or_path}");
-            let mut p = Self::parse_records(&source, text, records, depth)?;
+            let mut p = Self::parse_records(&source, text, records, depth, true)?;
             p.bring_builtin_policy(name_or_path);
             Ok(p)
         }
@@ -181,7 +181,7 @@ impl Profile {
     }
 
     fn parse_depth(source_name: &str, text: &str, depth: usize) -> Result<Profile, ProfileError> {
-        Self::parse_records(source_name, text, "", depth)
+        Self::parse_records(source_name, text, "", depth, false)
     }
 
     /// [`Self::parse_depth`] with path-list entries given as records besides the text.
@@ -190,6 +190,7 @@ impl Profile {
         text: &str,
         records: &str,
         depth: usize,
+        builtin: bool,
     ) -> Result<Profile, ProfileError> {
         let src = Source::new(source_name, text);
         let raw: RawProfile = toml::from_str(text).map_err(|e| ProfileError::Parse {
@@ -205,7 +206,11 @@ impl Profile {
             message: e.message().trim().to_string(),
         })?;
         let mut p = Self::base(raw.extends.as_ref(), source_name, depth)?;
-        p.digest = text_digest(&p.digest, source_name, text, records);
+        p.digest = text_digest(
+            &p.digest,
+            source_name,
+            (!builtin).then_some((text, records)),
+        );
         p.name = source_name
             .strip_prefix("builtin:")
             .unwrap_or(source_name)
@@ -698,8 +703,13 @@ mod tests {
                 "{name}: lines kept"
             );
             let source = format!("builtin:{name}");
-            let a = Profile::parse_depth(&source, &file, 0).unwrap();
-            let b = Profile::parse_depth(&source, embedded, 0).unwrap();
+            // The same profile from other texts: all but the digest of the texts is the same.
+            let texts_apart = |mut p: Profile| {
+                p.digest = [0; 32];
+                p
+            };
+            let a = texts_apart(Profile::parse_depth(&source, &file, 0).unwrap());
+            let b = texts_apart(Profile::parse_depth(&source, embedded, 0).unwrap());
             assert_eq!(format!("{a:?}"), format!("{b:?}"), "{name}");
             let (_, text, records) = DIGESTED.iter().find(|(n, _, _)| n == name).unwrap();
             assert_eq!(
@@ -707,7 +717,7 @@ mod tests {
                 file.lines().count(),
                 "{name}: lines kept"
             );
-            let c = Profile::parse_records(&source, text, records, 0).unwrap();
+            let c = texts_apart(Profile::parse_records(&source, text, records, 0, true).unwrap());
             assert_eq!(format!("{a:?}"), format!("{c:?}"), "{name}: digested");
         }
         // The digest takes out the long lists, which is what it is for.
@@ -815,18 +825,15 @@ mod policy_tests {
     }
 }
 
-/// The digest of a profile parsed from `text` and `records` (named `source_name`) on top of
-/// the one whose digest is `base`. A built-in's texts are part of the sbx binary, which a
-/// digest's user tells apart by itself: its name stands for them.
-fn text_digest(base: &[u8; 32], source_name: &str, text: &str, records: &str) -> [u8; 32] {
+/// The digest of a profile named `source_name` on top of the one whose digest is `base`:
+/// a file's is its text's (`texts`, and records); a built-in's texts (`None`) are part of the
+/// sbx binary, which a digest's user tells apart by itself, so its name stands for them.
+fn text_digest(base: &[u8; 32], source_name: &str, texts: Option<(&str, &str)>) -> [u8; 32] {
     use sha2::Digest;
-    let (text, records) = if source_name.starts_with("builtin:") {
-        ("", "")
-    } else {
-        (text, records)
-    };
+    let (text, records) = texts.unwrap_or_default();
     let mut h = sha2::Sha256::new();
     h.update(base);
+    h.update([u8::from(texts.is_some())]);
     for part in [source_name, text, records] {
         h.update((part.len() as u64).to_le_bytes());
         h.update(part.as_bytes());
