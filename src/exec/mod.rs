@@ -203,8 +203,10 @@ impl Sandbox {
     /// Keep plans between processes as well (see [`store`]), for a caller that loaded the
     /// profile with [`Profile::load`] and changes nothing in it: a plan is found again by the
     /// texts the profile was loaded from.
+    /// Nothing changes where the store cannot be used (see [`store::Store::usable`]): a run
+    /// then plans without writing down its questions, as a one-shot run does.
     pub fn store_plans(&mut self) {
-        self.stores = true;
+        self.stores = store::Store::usable(&self.host);
     }
 
     fn spares_on(&self) -> bool {

@@ -108,7 +108,7 @@ impl Store {
     /// This user's store, when the host keeps sandboxed commands from its key (seccomp and
     /// Landlock) and the keyring and the directory can be used.
     pub(super) fn open(host: &crate::host::Host) -> Option<Store> {
-        if !host.seccomp.ok() || !host.landlock.ok() {
+        if !Self::usable(host) {
             return None;
         }
         let dir = match std::env::var_os(DIR_VAR) {
@@ -122,6 +122,13 @@ impl Store {
         let dir = owned_dir(&dir, host.euid)?;
         let key = <HmacSha256 as KeyInit>::new_from_slice(&key()?).ok()?;
         Some(Store { dir, key })
+    }
+
+    /// Whether a store may be kept here: the host keeps sandboxed commands from its key
+    /// (seccomp and Landlock), and [`DIR_VAR`] does not turn it off.
+    pub(super) fn usable(host: &crate::host::Host) -> bool {
+        let off = std::env::var_os(DIR_VAR).is_some_and(|d| d.is_empty());
+        host.seccomp.ok() && host.landlock.ok() && !off
     }
 
     /// The name of the record for `profile` (its digest) and `inputs`: it changes with the
