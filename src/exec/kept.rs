@@ -255,7 +255,7 @@ impl Summary {
 /// A digest of a text or a value.
 type Digest = [u8; 32];
 
-fn digest(bytes: &[u8]) -> Digest {
+pub(super) fn digest(bytes: &[u8]) -> Digest {
     use sha2::Digest as _;
     sha2::Sha256::digest(bytes).into()
 }

@@ -203,6 +203,7 @@ impl Sandbox {
     /// Keep plans between processes as well (see [`store`]), for a caller that loaded the
     /// profile with [`Profile::load`] and changes nothing in it: a plan is found again by the
     /// texts the profile was loaded from.
+    ///
     /// Nothing changes where the store cannot be used (see [`store::Store::usable`]): a run
     /// then plans without writing down its questions, as a one-shot run does.
     pub fn store_plans(&mut self) {
@@ -472,20 +473,19 @@ impl Sandbox {
         if first.below(&r.caps) != r.below {
             return None;
         }
-        if r.summary.settled() && r.summary.holds(looks) {
+        let settled = r.summary.settled();
+        if settled && r.summary.holds(looks) {
             return Some((r.caps, r.plan));
         }
-        let asked = r.asked()?;
-        let r_settled = r.summary.settled();
         let entry = kept::Entry {
-            inputs: r.inputs,
+            asked: r.asked()?,
+            inputs,
             caps: r.caps,
             plan: r.plan,
-            asked,
             below: r.below,
         };
         let changed = entry.asked.recheck(looks)?;
-        if changed || !r_settled {
+        if changed || !settled {
             store.save(id, &entry, !changed);
         }
         let hit = (entry.caps.clone(), entry.plan.clone());

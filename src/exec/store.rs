@@ -19,7 +19,7 @@
 //! `SBX_PLAN_STORE` names another (absolute) directory, or, empty, turns the store off.
 #![forbid(unsafe_code)]
 
-use super::kept::{Asked, Entry, Inputs, Summary};
+use super::kept::{Asked, Entry, Inputs, Summary, digest};
 use crate::capability::{CapabilitySet, PathEntry, SettingOrigins};
 use crate::plan::SandboxPlan;
 use hmac::{KeyInit, Mac};
@@ -83,7 +83,6 @@ struct HeadIn {
 
 /// A stored plan as read: verified, its questions still to read.
 pub(super) struct Record {
-    pub(super) inputs: Inputs,
     pub(super) caps: Arc<CapabilitySet>,
     pub(super) plan: Arc<SandboxPlan>,
     pub(super) below: Vec<PathEntry>,
@@ -95,8 +94,7 @@ pub(super) struct Record {
 impl Record {
     /// Every question the plan's making asked, when they are what the verified head names.
     pub(super) fn asked(&self) -> Option<Asked> {
-        let digest: [u8; 32] = sha2::Sha256::digest(&self.asked).into();
-        if digest != self.asked_digest {
+        if digest(&self.asked) != self.asked_digest {
             return None;
         }
         let asked: Asked = rmp_serde::from_slice(&self.asked).ok()?;
@@ -112,7 +110,6 @@ impl Store {
             return None;
         }
         let dir = match std::env::var_os(DIR_VAR) {
-            Some(d) if d.is_empty() => return None,
             Some(d) => PathBuf::from(d),
             None => PathBuf::from(format!("/dev/shm/sbx-plans-{}", host.euid)),
         };
@@ -160,7 +157,6 @@ impl Store {
         let mut caps = h.caps;
         caps.origins = h.origins;
         Some(Record {
-            inputs: h.inputs,
             caps: Arc::new(caps),
             plan: Arc::new(h.plan),
             below: h.below,
@@ -207,7 +203,7 @@ impl Store {
             plan: &entry.plan,
             below: &entry.below,
             summary: &summary,
-            asked: sha2::Sha256::digest(&asked).into(),
+            asked: digest(&asked),
         })
         .ok()?;
         let code = self.mac(id, &head).finalize().into_bytes();
