@@ -122,11 +122,6 @@ impl Asked {
         self
     }
 
-    /// Whether the machine still answers every question the same.
-    fn still_holds(&self, looks: &Looks) -> bool {
-        self.asked_again_in(looks).is_some()
-    }
-
     /// Whether the machine still answers every question the same (`None` when not), and
     /// whether what vouches for the answers changed with this check (the stamps taken from
     /// `looks`).
@@ -452,6 +447,33 @@ pub(super) struct Entry {
     pub(super) asked: Asked,
     /// The protected names below the workspace root the plan holds read-only.
     pub(super) below: Vec<crate::capability::PathEntry>,
+    /// The questions' [`Summary`] once a check confirmed nothing anew: the next checks ask
+    /// only what it holds, as a run reading a settled stored plan does.
+    pub(super) settled: Mutex<Option<Summary>>,
+}
+
+impl Entry {
+    /// Whether the machine still answers every question as when the plan was made (the
+    /// stamps taken from `looks`): by the summary while it holds, else by every question.
+    fn holds(&self, looks: &Looks) -> bool {
+        let Ok(mut settled) = self.settled.lock() else {
+            return false;
+        };
+        if settled.as_ref().is_some_and(|s| s.holds(looks)) {
+            return true;
+        }
+        match self.asked.recheck(looks) {
+            Some(changed) => {
+                *settled = if changed {
+                    None
+                } else {
+                    self.asked.summary(true)
+                };
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 /// The plans a sandbox keeps, newest last.
@@ -469,7 +491,7 @@ impl Kept {
         looks: &Looks,
     ) -> Option<super::Planned> {
         let entry = self.entry(vars, host, narrow)?;
-        if entry.asked.still_holds(looks) {
+        if entry.holds(looks) {
             return Some((entry.caps.clone(), entry.plan.clone()));
         }
         if let Ok(mut v) = self.0.lock() {

@@ -294,3 +294,47 @@ fn a_narrowing_that_asks_for_a_private_tmp_gets_a_consistent_plan() {
     assert_eq!(tmpfs_targets(&plan), [Path::new("/tmp")]);
     assert_eq!(plan.env.set.get("TMPDIR").map(String::as_str), Some("/tmp"));
 }
+
+/// A kept plan whose last check confirmed nothing anew is checked by its summary (its
+/// witnesses' stamps and the questions nothing vouches for), and still sees every change: a
+/// secret in a stamped directory, one below directories that did not exist, a git config's
+/// new text.
+#[test]
+fn a_settled_plan_checked_by_its_summary_still_sees_each_change() {
+    let t = tempfile::tempdir().unwrap();
+    let (ws, home) = (t.path().join("ws"), t.path().join("home"));
+    std::fs::create_dir_all(ws.join(".git")).unwrap();
+    std::fs::create_dir_all(home.join(".config")).unwrap();
+    std::fs::write(ws.join(".git/config"), "").unwrap();
+    let sb = sandbox();
+    let host = sb.host().clone();
+    let v = vars(&ws, &home);
+    let here = super::stamp::Witness::Entries(home.clone());
+    let settle = || {
+        planned(&sb, &v, &host, None);
+        std::thread::sleep(std::time::Duration::from_millis(1200));
+        // The first check confirms anew, the second confirms nothing new: settled.
+        assert!(is_kept(&sb, &v, &host, None) && is_kept(&sb, &v, &host, None));
+        let entry = sb.kept.entry(&v, &host, None).unwrap();
+        let summary = entry.settled.lock().unwrap().is_some();
+        summary && is_kept(&sb, &v, &host, None)
+    };
+    if !settle() {
+        assert!(super::stamp::Pass::begin().stamp(&here).is_none());
+        eprintln!("SKIP: the temporary directory's file system keeps no reliable change times");
+        return;
+    }
+    std::fs::create_dir_all(home.join(".config/gh")).unwrap();
+    assert!(!is_kept(&sb, &v, &host, None));
+    let (_, plan) = planned(&sb, &v, &host, None);
+    assert!(hides(&plan, &home.join(".config/gh")));
+    assert!(settle());
+    let keyrings = home.join(".local/share/keyrings");
+    std::fs::create_dir_all(&keyrings).unwrap();
+    assert!(!is_kept(&sb, &v, &host, None));
+    let (_, plan) = planned(&sb, &v, &host, None);
+    assert!(hides(&plan, &keyrings));
+    assert!(settle());
+    std::fs::write(ws.join(".git/config"), "[core]\n\thooksPath = h\n").unwrap();
+    assert!(!is_kept(&sb, &v, &host, None));
+}

@@ -440,6 +440,7 @@ impl Sandbox {
             plan: plan.clone(),
             asked: machine.into_asked(),
             below,
+            settled: Default::default(),
         };
         if let Some((store, id)) = &stored {
             store.save(id, &entry, false);
@@ -483,6 +484,7 @@ impl Sandbox {
             caps: r.caps,
             plan: r.plan,
             below: r.below,
+            settled: Default::default(),
         };
         let changed = entry.asked.recheck(looks)?;
         if changed || !settled {

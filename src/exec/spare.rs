@@ -13,13 +13,12 @@
 //! than [`MAX_AGE`], and it dies with its sandbox and with sbx (the init dies with the thread
 //! that cloned it, which lives as long as the process).
 use super::fds::{pipe, set_nonblocking};
-use super::stamp::Looks;
+use super::stamp::{Look, Looks};
 use crate::enforce::messages::ChildFds;
 use crate::enforce::{CommandSlot, Prepared, handover};
 use crate::host::Host;
 use crate::plan::{MountStep, SandboxPlan};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::time::{Duration, Instant};
@@ -204,26 +203,21 @@ struct Held {
 /// unmounting the file system.
 type Identity = (u64, u64, i64, i64);
 
-fn identity(m: &std::fs::Metadata) -> Identity {
-    let born = m
-        .created()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| (d.as_secs() as i64, i64::from(d.subsec_nanos())));
-    let (secs, nanos) = born.unwrap_or((m.ctime(), m.ctime_nsec()));
-    (m.dev(), m.ino(), secs, nanos)
+fn identity(l: &Look) -> Identity {
+    let (secs, nanos) = l.born.unwrap_or(l.ctime);
+    (l.dev, l.ino, secs, nanos)
 }
 
 impl Held {
     fn new(path: PathBuf) -> Self {
-        let file = std::fs::metadata(&path).ok().as_ref().map(identity);
+        let file = Looks::default().look(&path).as_ref().map(identity);
         Self { path, file }
     }
 
     /// Whether the file at the path, as `looks` sees it, is still the one held (or the path
     /// still empty).
     fn holds(&self, looks: &Looks) -> bool {
-        looks.metadata(&self.path).as_ref().map(identity) == self.file
+        looks.look(&self.path).as_ref().map(identity) == self.file
     }
 }
 

@@ -55,7 +55,49 @@ pub(super) struct Stamp {
 /// the kept plan's stamps and the spare's held files look at each path once: the checks then
 /// judge one moment of the file system, as a plan made at that moment would.
 #[derive(Clone, Default)]
-pub(super) struct Looks(Rc<RefCell<HashMap<PathBuf, Option<Metadata>, Fast>>>);
+pub(super) struct Looks(Rc<RefCell<HashMap<PathBuf, Option<Look>, Fast>>>);
+
+/// What a check uses of a path's metadata, and no more: a session's every call fills a map of
+/// some hundreds of them, and a smaller one is written over fewer pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Look {
+    pub(super) dev: u64,
+    pub(super) ino: u64,
+    pub(super) mode: u32,
+    pub(super) size: u64,
+    pub(super) ctime: (i64, i64),
+    pub(super) mtime: (i64, i64),
+    /// The birth time, where the file system keeps one.
+    pub(super) born: Option<(i64, i64)>,
+}
+
+impl Look {
+    fn of(m: &Metadata) -> Self {
+        let born = m
+            .created()
+            .ok()
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .and_then(|d| {
+                Some((
+                    i64::try_from(d.as_secs()).ok()?,
+                    i64::from(d.subsec_nanos()),
+                ))
+            });
+        Self {
+            dev: m.dev(),
+            ino: m.ino(),
+            mode: m.mode(),
+            size: m.size(),
+            ctime: (m.ctime(), m.ctime_nsec()),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            born,
+        }
+    }
+
+    fn is_dir(&self) -> bool {
+        self.mode & libc::S_IFMT == libc::S_IFDIR
+    }
+}
 
 impl Looks {
     /// Looks with room made for a kept plan's check, which asks about some hundreds of paths.
@@ -74,13 +116,13 @@ type Fast = std::hash::BuildHasherDefault<crate::pathset::WordHash>;
 const WITNESSES: usize = 512;
 
 impl Looks {
-    /// `path`'s metadata, links followed, looked up on first use.
-    pub(super) fn metadata(&self, path: &Path) -> Option<Metadata> {
+    /// What `path` holds, links followed, looked up on first use.
+    pub(super) fn look(&self, path: &Path) -> Option<Look> {
         if let Some(m) = self.0.borrow().get(path) {
-            return m.clone();
+            return *m;
         }
-        let m = std::fs::metadata(path).ok();
-        self.0.borrow_mut().insert(path.to_path_buf(), m.clone());
+        let m = std::fs::metadata(path).ok().as_ref().map(Look::of);
+        self.0.borrow_mut().insert(path.to_path_buf(), m);
         m
     }
 
@@ -150,33 +192,31 @@ impl Pass {
             Witness::Entries(p) => (p, true),
             Witness::Directory(p) => (p, false),
         };
-        let m = self.looks.metadata(path)?;
-        if !self.trusted(m.dev(), path) {
+        let m = self.looks.look(path)?;
+        if !self.trusted(m.dev, path) {
             return None;
         }
         if !times {
             return m.is_dir().then_some(Stamp {
-                dev: m.dev(),
-                ino: m.ino(),
-                mode: m.mode() & libc::S_IFMT,
+                dev: m.dev,
+                ino: m.ino,
+                mode: m.mode & libc::S_IFMT,
                 ctime: (0, 0),
                 mtime: (0, 0),
                 size: 0,
             });
         }
-        let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
-        if ns(m.ctime(), m.ctime_nsec()) >= self.settled
-            || ns(m.mtime(), m.mtime_nsec()) >= self.settled
-        {
+        let ns = |(s, n): (i64, i64)| i128::from(s) * 1_000_000_000 + i128::from(n);
+        if ns(m.ctime) >= self.settled || ns(m.mtime) >= self.settled {
             return None;
         }
         Some(Stamp {
-            dev: m.dev(),
-            ino: m.ino(),
-            mode: m.mode(),
-            ctime: (m.ctime(), m.ctime_nsec()),
-            mtime: (m.mtime(), m.mtime_nsec()),
-            size: m.size(),
+            dev: m.dev,
+            ino: m.ino,
+            mode: m.mode,
+            ctime: m.ctime,
+            mtime: m.mtime,
+            size: m.size,
         })
     }
 
