@@ -10,6 +10,7 @@
 //! `/proc`, `/sys` or network file systems).
 #![forbid(unsafe_code)]
 
+use indexmap::IndexMap;
 use nix::sys::statfs::{self, FsType};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -55,7 +56,7 @@ pub(super) struct Stamp {
 /// the kept plan's stamps and the spare's held files look at each path once: the checks then
 /// judge one moment of the file system, as a plan made at that moment would.
 #[derive(Clone, Default)]
-pub(super) struct Looks(Rc<RefCell<HashMap<PathBuf, Option<Look>, Fast>>>);
+pub(super) struct Looks(Rc<RefCell<IndexMap<PathBuf, Option<Look>, Fast>>>);
 
 /// What a check uses of a path's metadata, and no more: a session's every call fills a map of
 /// some hundreds of them, and a smaller one is written over fewer pages.
@@ -102,13 +103,16 @@ impl Look {
 impl Looks {
     /// Looks with room made for a kept plan's check, which asks about some hundreds of paths.
     pub(super) fn with_room() -> Self {
-        let map = HashMap::with_capacity_and_hasher(WITNESSES, Fast::default());
+        let map = IndexMap::with_capacity_and_hasher(WITNESSES, Fast::default());
         Self(Rc::new(RefCell::new(map)))
     }
 }
 
 /// The hasher of [`crate::pathset::PathMap`]: a kept plan's check hashes a few hundred paths
-/// on every call.
+/// on every call. The maps keep their entries together, apart from the index: the pages a
+/// call writes are those its entries fill, not a table's spread over its whole capacity
+/// (a session's spare init shares the memory copy-on-write, so each page written costs a
+/// copy).
 type Fast = std::hash::BuildHasherDefault<crate::pathset::WordHash>;
 
 /// How many witnesses a pass makes room for at once (a built-in profile's plan has some
@@ -137,7 +141,7 @@ pub(super) struct Pass {
     /// When the pass began, less [`MARGIN`], in nanoseconds: a witness changed since does
     /// not count.
     settled: i128,
-    stamps: HashMap<Witness, Option<Stamp>, Fast>,
+    stamps: IndexMap<Witness, Option<Stamp>, Fast>,
     trusted_fs: HashMap<u64, bool>,
     looks: Looks,
 }
@@ -155,7 +159,7 @@ impl Pass {
             .map_or(0, |d| d.as_nanos());
         Self {
             settled: i128::try_from(now.saturating_sub(MARGIN.as_nanos())).unwrap_or(0),
-            stamps: HashMap::with_capacity_and_hasher(WITNESSES, Fast::default()),
+            stamps: IndexMap::with_capacity_and_hasher(WITNESSES, Fast::default()),
             trusted_fs: HashMap::new(),
             looks,
         }
