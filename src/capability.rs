@@ -33,11 +33,48 @@ use std::sync::Arc;
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Origin {
     /// `builtin:workspace` or a file path.
+    #[serde(deserialize_with = "shared_text")]
     pub source: Arc<str>,
     /// 1-based line in that source, 0 when synthesised.
     pub line: usize,
     /// The key that produced the entry, e.g. `filesystem.write`.
+    #[serde(deserialize_with = "shared_text")]
     pub key: Arc<str>,
+}
+
+/// An origin's text as read back (a stored plan's hundreds of entries name a few sources and
+/// keys): shared with the last texts read on this thread, as the profile's load shares them.
+fn shared_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Arc<str>, D::Error> {
+    struct Text;
+    impl serde::de::Visitor<'_> for Text {
+        type Value = Arc<str>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a string")
+        }
+        fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Arc<str>, E> {
+            Ok(shared(s))
+        }
+    }
+    d.deserialize_str(Text)
+}
+
+/// `text` as one of the texts recently shared on this thread, or as a new one kept among them.
+fn shared(text: &str) -> Arc<str> {
+    const KEPT: usize = 32;
+    thread_local! {
+        static TEXTS: std::cell::RefCell<Vec<Arc<str>>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    TEXTS.with_borrow_mut(|texts| {
+        if let Some(t) = texts.iter().find(|t| ***t == *text) {
+            return Arc::clone(t);
+        }
+        let t: Arc<str> = text.into();
+        if texts.len() == KEPT {
+            texts.remove(0);
+        }
+        texts.push(Arc::clone(&t));
+        t
+    })
 }
 
 impl Origin {

@@ -127,7 +127,7 @@ fn object(properties: Value, required: &[&str]) -> Value {
 }
 
 /// The terminal tools: `(name, description, input schema)`.
-fn terminal_tools() -> Vec<(&'static str, &'static str, Value)> {
+fn terminal_tools() -> Vec<ToolDef> {
     let dim = |what: &str| json!({ "type": "integer", "minimum": 1, "maximum": 1000, "description": what });
     vec![
         (
@@ -197,8 +197,21 @@ fn terminal_tools() -> Vec<(&'static str, &'static str, Value)> {
     ]
 }
 
+/// A served tool: `(name, description, input schema)`.
+type ToolDef = (&'static str, &'static str, Value);
+
 /// Every tool sbx serves: `(name, description, input schema)`.
-pub fn tools() -> Vec<(&'static str, &'static str, Value)> {
+pub fn tools() -> Vec<ToolDef> {
+    served().to_vec()
+}
+
+/// The served tools, built once: every call's input is checked against its tool's schema.
+fn served() -> &'static [ToolDef] {
+    static TOOLS: std::sync::LazyLock<Vec<ToolDef>> = std::sync::LazyLock::new(build_tools);
+    &TOOLS
+}
+
+fn build_tools() -> Vec<ToolDef> {
     let mut v = vec![
         ("bash", BASH_DESCRIPTION, bash_schema()),
         ("job_output", JOB_OUTPUT_DESCRIPTION, job_output_schema()),
@@ -297,8 +310,8 @@ pub fn validate_input(
     tool: &str,
     input: &serde_json::Map<String, Value>,
 ) -> Option<Result<(), String>> {
-    let (_, _, schema) = tools().into_iter().find(|(name, _, _)| *name == tool)?;
-    Some(validate_object(&schema, input).map_err(|e| format!("invalid input for {tool}: {e}")))
+    let (_, _, schema) = served().iter().find(|(name, _, _)| *name == tool)?;
+    Some(validate_object(schema, input).map_err(|e| format!("invalid input for {tool}: {e}")))
 }
 
 /// The part of JSON Schema that sbx's own tool schemas use: an object's `properties`,
