@@ -306,8 +306,31 @@ fn url_user_is_token(s: &str) -> bool {
     })
 }
 
-/// The entry of [`SECRET_VALUES`] that `value` matches, if any.
+/// The entry of [`SECRET_VALUES`] that `value` matches, if any (remembered for the values
+/// this thread saw).
 pub fn secret_value(value: &[u8]) -> Option<&'static str> {
+    thread_local! {
+        static KNOWN: std::cell::RefCell<std::collections::HashMap<Vec<u8>, Option<&'static str>>> =
+            std::cell::RefCell::default();
+    }
+    if let Some(rule) = KNOWN.with(|k| k.borrow().get(value).copied()) {
+        return rule;
+    }
+    let rule = judge_value(value);
+    KNOWN.with(|k| {
+        let mut k = k.borrow_mut();
+        if k.len() < SECRET_RULES_KEPT && value.len() <= SECRET_VALUE_KEPT {
+            k.insert(value.to_vec(), rule);
+        }
+    });
+    rule
+}
+
+/// A value longer than this is judged every time, not remembered.
+const SECRET_VALUE_KEPT: usize = 4096;
+
+/// [`secret_value`], judged afresh.
+fn judge_value(value: &[u8]) -> Option<&'static str> {
     let upper = String::from_utf8_lossy(value).to_ascii_uppercase();
     SECRET_VALUES.iter().map(|(p, _)| *p).find(|p| match *p {
         "://USER:PASSWORD@" => url_has_password(&upper),
@@ -373,8 +396,8 @@ pub fn named_secret(name: &[u8]) -> bool {
     secret_rule(name).is_some_and(|r| GENERIC.contains(&r))
 }
 
-/// How many names each thread remembers the answer of [`secret_rule`] for: a session asks
-/// about the same caller's variables on every call.
+/// How many names (and values) each thread remembers the answer of [`secret_rule`] (and of
+/// [`secret_value`]) for: a session asks about the same caller's variables on every call.
 const SECRET_RULES_KEPT: usize = 4096;
 
 /// A name longer than this is judged every time, not remembered (a name from a command line

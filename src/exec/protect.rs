@@ -211,7 +211,7 @@ impl<'w> RootNames<'w> {
     /// The names in the workspace that `pattern` (one component) matches, sorted as
     /// `expand_glob` sorts them; `None` when the listing failed or the pattern is no glob.
     fn matching(&self, pattern: &str) -> Option<Vec<PathBuf>> {
-        let pattern = glob::Pattern::new(pattern).ok()?;
+        let pattern = crate::profile::compiled(pattern).ok()?;
         let listed = self.names()?.iter().map(std::ffi::OsString::as_os_str);
         let found: Vec<&std::ffi::OsStr> = if self.fold {
             crate::folded_names::matching_without_case(listed, &pattern)

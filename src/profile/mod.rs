@@ -16,8 +16,8 @@ pub use crate::capability::Protection;
 pub use error::ProfileError;
 pub use files::{FileKind, Files, RealFiles};
 pub use load::{BUILTIN, BUILTIN_NAMES, BUILTIN_POLICIES};
-pub(crate) use resolve::expand_glob;
 pub use resolve::{Vars, normalize};
+pub(crate) use resolve::{compiled, expand_glob};
 
 use crate::capability::{
     DeniedSyscall, EnvFilter, Isolation, NetworkMode, Origin, ProtectedChange, Requirement,

@@ -571,7 +571,7 @@ pub(crate) fn expand_glob_in(
         }
         return Ok(glob::glob(pattern)?.filter_map(Result::ok).collect());
     }
-    let name = glob::Pattern::new(comps[first])?;
+    let name = compiled(comps[first])?;
     let dir = Path::new(&dir);
     let mut out: Vec<PathBuf> = files
         .entries(dir)
@@ -582,6 +582,26 @@ pub(crate) fn expand_glob_in(
         .collect();
     out.sort();
     Ok(out)
+}
+
+/// `pattern` compiled, remembered for the patterns this thread compiled last: a session's
+/// every call matches the same few dozen names of its workspace and home.
+pub(crate) fn compiled(pattern: &str) -> Result<std::rc::Rc<glob::Pattern>, glob::PatternError> {
+    const KEPT: usize = 256;
+    type Kept = std::collections::HashMap<String, std::rc::Rc<glob::Pattern>>;
+    thread_local! {
+        static COMPILED: std::cell::RefCell<Kept> = std::cell::RefCell::default();
+    }
+    if let Some(p) = COMPILED.with_borrow(|c| c.get(pattern).cloned()) {
+        return Ok(p);
+    }
+    let p = std::rc::Rc::new(glob::Pattern::new(pattern)?);
+    COMPILED.with_borrow_mut(|c| {
+        if c.len() < KEPT {
+            c.insert(pattern.to_string(), std::rc::Rc::clone(&p));
+        }
+    });
+    Ok(p)
 }
 
 /// A literal path written as a glob (`[[]` for `[`) back as it is.
