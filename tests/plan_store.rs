@@ -190,6 +190,35 @@ fn a_record_sbx_did_not_write_for_this_plan_is_not_used() {
     }
 }
 
+/// The questions part of a record is read only when a stamp moved; the head's code vouches
+/// for it by its digest. Here it is replaced by an empty question list (which, believed, would
+/// let the stale plan hold whatever changed) as a secret appears: the secret stays hidden.
+#[test]
+fn a_record_whose_questions_were_replaced_is_not_believed() {
+    for user in users() {
+        let s = Scratch::new(user);
+        let store = store_of(&s);
+        let read = "cat \"$HOME/.config/gh/hosts.yml\" 2>&1; echo \"|done\"";
+        std::fs::create_dir_all(s.home.join(".config")).unwrap();
+        s.chown_all();
+        let name = settle(&s, &store, "workspace", read);
+        let mut bytes = std::fs::read(store.join(&name)).unwrap();
+        let head = u32::from_le_bytes(bytes[32..36].try_into().unwrap()) as usize;
+        // An array of two empty arrays: no questions, none confirmed.
+        bytes.truncate(36 + head);
+        bytes.extend_from_slice(&[0x92, 0x90, 0x90]);
+        std::fs::write(store.join(&name), &bytes).unwrap();
+        std::fs::create_dir_all(s.home.join(".config/gh")).unwrap();
+        std::fs::write(s.home.join(".config/gh/hosts.yml"), GH).unwrap();
+        s.chown_all();
+        let outside = stdout(&s.outside(read));
+        assert!(outside.contains(GH), "{}: {outside}", s.label());
+        let out = stdout(&run_with(&s, &store, "workspace", read));
+        assert!(out.contains("|done"), "{}: {out}", s.label());
+        assert!(!out.contains(GH), "{}: {out}", s.label());
+    }
+}
+
 #[test]
 fn no_sandboxed_command_sees_the_store_or_reaches_the_key_of_its_records() {
     for user in users() {

@@ -81,23 +81,34 @@ struct HeadIn {
     asked: [u8; 32],
 }
 
-/// A stored plan as read: verified, its questions still to read.
+/// A stored plan as read: verified, its questions still to read (a settled plan's check
+/// needs only the head).
 pub(super) struct Record {
     pub(super) caps: Arc<CapabilitySet>,
     pub(super) plan: Arc<SandboxPlan>,
     pub(super) below: Vec<PathEntry>,
     pub(super) summary: Summary,
     asked_digest: [u8; 32],
-    asked: Vec<u8>,
+    /// The record's file, held open, and where its questions start.
+    file: std::fs::File,
+    asked_at: u64,
 }
 
 impl Record {
     /// Every question the plan's making asked, when they are what the verified head names.
+    /// They are read into memory of their own and checked there against the head's digest,
+    /// so whatever changes the file meanwhile is refused.
     pub(super) fn asked(&self) -> Option<Asked> {
-        if digest(&self.asked) != self.asked_digest {
+        let mut file = &self.file;
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(self.asked_at)).ok()?;
+        let mut bytes = Vec::new();
+        std::io::Read::take(file, MAX_BYTES)
+            .read_to_end(&mut bytes)
+            .ok()?;
+        if digest(&bytes) != self.asked_digest {
             return None;
         }
-        let asked: Asked = rmp_serde::from_slice(&self.asked).ok()?;
+        let asked: Asked = rmp_serde::from_slice(&bytes).ok()?;
         Some(asked.restored())
     }
 }
@@ -144,12 +155,19 @@ impl Store {
 
     /// The record stored under `id`, when its code verifies and it was made for `inputs`.
     pub(super) fn load(&self, id: &str, inputs: &Inputs) -> Option<Record> {
-        let bytes = self.read(id)?;
-        let (code, rest) = bytes.split_at_checked(KEY_BYTES)?;
-        let (len, rest) = rest.split_at_checked(4)?;
-        let len = usize::try_from(u32::from_le_bytes(len.try_into().ok()?)).ok()?;
-        let (head, asked) = rest.split_at_checked(len)?;
-        self.mac(id, head).verify_slice(code).ok()?;
+        let (mut file, size) = self.open_record(id)?;
+        let mut lead = [0; KEY_BYTES + 4];
+        file.read_exact(&mut lead).ok()?;
+        let (code, len) = lead.split_at(KEY_BYTES);
+        let len = u32::from_le_bytes(len.try_into().ok()?);
+        let asked_at = u64::from(len) + (KEY_BYTES + 4) as u64;
+        if asked_at > size {
+            return None;
+        }
+        let mut head = vec![0; usize::try_from(len).ok()?];
+        file.read_exact(&mut head).ok()?;
+        self.mac(id, &head).verify_slice(code).ok()?;
+        let head = head.as_slice();
         let h: HeadIn = rmp_serde::from_slice(head).ok()?;
         if h.inputs != *inputs {
             return None;
@@ -162,7 +180,8 @@ impl Store {
             below: h.below,
             summary: h.summary,
             asked_digest: h.asked,
-            asked: asked.to_vec(),
+            file,
+            asked_at,
         })
     }
 
@@ -220,9 +239,9 @@ impl Store {
         m
     }
 
-    /// The bytes of the record `id`: a regular file (no link, no FIFO that would block) of at
-    /// most [`MAX_BYTES`].
-    fn read(&self, id: &str) -> Option<Vec<u8>> {
+    /// The record `id`, opened, and its size: a regular file (no link, no FIFO that would
+    /// block) of at most [`MAX_BYTES`].
+    fn open_record(&self, id: &str) -> Option<(std::fs::File, u64)> {
         let flags = OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
         let fd = openat(&self.dir, id, flags, Mode::empty()).ok()?;
         let st = fstat(&fd).ok()?;
@@ -230,11 +249,7 @@ impl Store {
         if st.st_mode & libc::S_IFMT != libc::S_IFREG || size > MAX_BYTES {
             return None;
         }
-        let mut bytes = Vec::with_capacity(usize::try_from(size).ok()?);
-        std::io::Read::take(std::fs::File::from(fd), MAX_BYTES)
-            .read_to_end(&mut bytes)
-            .ok()?;
-        Some(bytes)
+        Some((std::fs::File::from(fd), size))
     }
 
     /// Drop the oldest entries beyond [`MAX_RECORDS`].
