@@ -90,6 +90,11 @@ fn a_wildcard_allow_does_not_lift_a_finding() {
         ("cat ${HOME}/.ssh/id_rsa", "deny"),
         ("cat ~root/.ssh/id_rsa", "deny"),
         ("echo \"$(cat ~/.ssh/id_rsa)\"", "deny"),
+        // What `echo` prints of a known word is the path read, as `cat` written out reads it.
+        ("cat $(echo ~/.ssh/id_rsa)", "deny"),
+        ("cat \"$(echo $HOME/.ssh/id_rsa)\"", "deny"),
+        ("cat `echo ~/.ssh/id_rsa`", "deny"),
+        ("cat $(echo README.md)", "allow"),
         ("ls -la", "allow"),
         ("ls (", "ask"),
         ("find . -name x", "allow"),

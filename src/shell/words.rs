@@ -348,12 +348,49 @@ fn substitution_part(w: &mut Word, kind: &NodeKind, env: &Known<'_>) {
         w.value.push_str(&made);
         return;
     }
+    if let NodeKind::CommandSubstitution { command, .. } = kind
+        && let Some(text) = echo_output(command, env)
+    {
+        w.exact = false;
+        w.var = true;
+        w.display.push_str("$(echo ...)");
+        w.value.push_str(&text);
+        return;
+    }
     w.subst_output |= matches!(kind, NodeKind::CommandSubstitution { .. });
     w.subst = true;
     w.unknown = true;
     w.exact = false;
     w.display.push_str("$(...)");
     w.value.push_str("$(...)");
+}
+
+/// What `$(echo WORD)` prints, when the word's value is known (`~` and known variables
+/// expanded, as for a path) and the output is one field the shell neither splits nor globs
+/// (no blank, no wildcard, no option): `cat $(echo ~/.npmrc)` reads what `cat ~/.npmrc`
+/// reads, as `echo ~/.npmrc | xargs cat` does.
+fn echo_output(n: &Node, env: &Known<'_>) -> Option<String> {
+    let NodeKind::Command {
+        assignments,
+        words,
+        redirects,
+    } = &n.kind
+    else {
+        return None;
+    };
+    if !assignments.is_empty() || !redirects.is_empty() {
+        return None;
+    }
+    let [lead, arg] = words.as_slice() else {
+        return None;
+    };
+    if !matches!(&lead.kind, NodeKind::Word { value, .. } if value == "echo") {
+        return None;
+    }
+    let w = convert(arg, env);
+    let wild = |c: char| c.is_whitespace() || "*?[".contains(c);
+    let plain = !w.unknown && !w.subst && !w.glob && !w.value.starts_with('-');
+    (plain && !w.value.is_empty() && !w.value.contains(wild)).then_some(w.value)
 }
 
 /// The name `$(mktemp ...)` prints (see [`mktemp_made`]), from the working directory.
