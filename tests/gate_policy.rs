@@ -95,6 +95,16 @@ fn a_wildcard_allow_does_not_lift_a_finding() {
         ("cat \"$(echo $HOME/.ssh/id_rsa)\"", "deny"),
         ("cat `echo ~/.ssh/id_rsa`", "deny"),
         ("cat $(echo README.md)", "allow"),
+        // Unless the line gives `echo` or `pwd` a body or an alias of its own.
+        ("echo(){ printf x; }; cat $(echo README.md)", "ask"),
+        (
+            "function pwd { printf /; }; cat \"$(pwd)/README.md\"",
+            "ask",
+        ),
+        (
+            "shopt -s expand_aliases\nalias echo='printf x'\ncat $(echo README.md)",
+            "ask",
+        ),
         ("ls -la", "allow"),
         ("ls (", "ask"),
         ("find . -name x", "allow"),

@@ -326,35 +326,35 @@ fn param_part(w: &mut Word, src: &str, param: &str, has_op: bool, env: &Known<'_
     }
 }
 
+/// The commands whose output the analysis predicts: `$(pwd)`, `$(mktemp)`, `$(echo WORD)`,
+/// `echo ... | xargs`.
+pub(crate) const PREDICTED: [&str; 4] = ["echo", "printf", "pwd", "mktemp"];
+
+thread_local! {
+    static OUTPUTS_PREDICTED: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+
+/// Whether this analysis takes the outputs of [`PREDICTED`] commands as known: not on a line
+/// that defines a function of one of their names.
+pub(crate) fn set_outputs_predicted(on: bool) {
+    OUTPUTS_PREDICTED.with(|p| p.set(on));
+}
+
+pub(crate) fn outputs_predicted() -> bool {
+    OUTPUTS_PREDICTED.with(std::cell::Cell::get)
+}
+
 /// `$(...)`, `<(...)` or `>(...)`: unknown, except `$(pwd)`, judged as `$PWD` (so
 /// `"$(pwd)/../x"` is the path it names), and `$(mktemp)`, a new name in the directory it
 /// makes it in.
 fn substitution_part(w: &mut Word, kind: &NodeKind, env: &Known<'_>) {
     if let NodeKind::CommandSubstitution { command, .. } = kind
-        && is_pwd(command)
+        && let Some((shown, value)) = predicted_output(command, env)
     {
         w.exact = false;
         w.var = true;
-        w.display.push_str("$(pwd)");
-        w.value.push_str(env.pwd);
-        return;
-    }
-    if let NodeKind::CommandSubstitution { command, .. } = kind
-        && let Some(made) = mktemp_name(command, env)
-    {
-        w.exact = false;
-        w.var = true;
-        w.display.push_str("$(mktemp)");
-        w.value.push_str(&made);
-        return;
-    }
-    if let NodeKind::CommandSubstitution { command, .. } = kind
-        && let Some(text) = echo_output(command, env)
-    {
-        w.exact = false;
-        w.var = true;
-        w.display.push_str("$(echo ...)");
-        w.value.push_str(&text);
+        w.display.push_str(shown);
+        w.value.push_str(&value);
         return;
     }
     w.subst_output |= matches!(kind, NodeKind::CommandSubstitution { .. });
@@ -363,6 +363,21 @@ fn substitution_part(w: &mut Word, kind: &NodeKind, env: &Known<'_>) {
     w.exact = false;
     w.display.push_str("$(...)");
     w.value.push_str("$(...)");
+}
+
+/// What `$(pwd)`, `$(mktemp ...)` or `$(echo WORD)` prints, as shown and as a value, while
+/// the line defines no function of those names.
+fn predicted_output(command: &Node, env: &Known<'_>) -> Option<(&'static str, String)> {
+    if !outputs_predicted() {
+        return None;
+    }
+    if is_pwd(command) {
+        return Some(("$(pwd)", env.pwd.to_string()));
+    }
+    if let Some(made) = mktemp_name(command, env) {
+        return Some(("$(mktemp)", made));
+    }
+    echo_output(command, env).map(|text| ("$(echo ...)", text))
 }
 
 /// What `$(echo WORD)` prints, when the word's value is known (`~` and known variables

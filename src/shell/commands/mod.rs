@@ -150,9 +150,10 @@ fn builtin(
         "popd" => *new_cwd = Some(None),
         "echo" | "printf" => {
             // A word whose value is known prints that value (`~` expanded, as the shell does).
-            if args
-                .iter()
-                .all(|a| a.exact || (!a.unknown && !a.subst && !a.glob))
+            if crate::shell::words::outputs_predicted()
+                && args
+                    .iter()
+                    .all(|a| a.exact || (!a.unknown && !a.subst && !a.glob))
             {
                 let text: Vec<&str> = args
                     .iter()

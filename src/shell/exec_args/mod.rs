@@ -159,7 +159,8 @@ fn dispatch_named(
         }
         "alias" => {
             for a in args {
-                if let Some((_, v)) = a.value.split_once('=') {
+                if let Some((n, v)) = a.value.split_once('=') {
+                    c.w.shadows_output |= crate::shell::words::PREDICTED.contains(&n);
                     j.code(v, "alias");
                 }
             }

@@ -228,6 +228,7 @@ impl Walker<'_> {
 
     /// A function's body, walked where it is defined; one that calls itself is a fork bomb.
     fn function(&mut self, name: &str, body: &Node, scope: &Scope) {
+        self.shadows_output |= crate::shell::words::PREDICTED.contains(&name);
         let start = self.out.len();
         self.node(body, &mut deeper(scope));
         let recursive = self.out.get(start..).is_some_and(|segs| {

@@ -69,6 +69,9 @@ pub(crate) struct Walker<'c> {
     pub out: Vec<Seg>,
     /// A command seen may turn on glob options (see `sets_glob_options`).
     glob_options: bool,
+    /// A function on the line takes the name of a command whose output the analysis predicts
+    /// (see [`crate::shell::words::set_outputs_predicted`]).
+    pub shadows_output: bool,
     /// Work trees a `git init` earlier on the line makes a repository of: git finds that one
     /// from inside them, not the one around them.
     pub made_repos: std::cell::RefCell<Vec<PathBuf>>,
@@ -79,6 +82,13 @@ pub(crate) fn analyze_top(command: &str, ctx: &ShellContext, budget: usize) -> A
     crate::shell::tree_links::reset();
     globs::set_wide(false);
     let mut w = walk_once(command, ctx, budget);
+    if w.shadows_output {
+        // `echo() { ...; }` prints what its body prints: nothing is taken from what `echo`,
+        // `pwd` or `mktemp` would print.
+        crate::shell::words::set_outputs_predicted(false);
+        w = walk_once(command, ctx, budget);
+        w.shadows_output = true;
+    }
     if w.glob_options {
         // A command may turn on options that change what globs match, and it may run before
         // any glob of the line (a loop, a function): the whole line is judged again with them.
@@ -86,6 +96,7 @@ pub(crate) fn analyze_top(command: &str, ctx: &ShellContext, budget: usize) -> A
         w = walk_once(command, ctx, budget);
         globs::set_wide(false);
     }
+    crate::shell::words::set_outputs_predicted(true);
     Analysis::from_segments(w.out.into_iter().map(|s| s.seg).collect())
 }
 
@@ -95,6 +106,7 @@ fn walk_once<'c>(command: &str, ctx: &'c ShellContext<'c>, budget: usize) -> Wal
         budget,
         out: Vec::new(),
         glob_options: false,
+        shadows_output: false,
         made_repos: std::cell::RefCell::new(Vec::new()),
     };
     if let Some(c) = deceptive_char(command) {
