@@ -66,6 +66,34 @@ fn globs_are_expanded_and_every_match_is_checked_against_the_plan() {
     }
 }
 
+/// A bare name is a path from wherever the line has gone: after `cd ~/.codex`, `auth.json` is
+/// the hidden file, whatever program or redirection reads it.
+#[test]
+fn a_bare_name_after_cd_is_checked_against_the_plan() {
+    let s = Scratch::new(None);
+    plant_secrets(&s);
+    std::fs::write(s.home.join(".codex/config.toml"), "model = \"x\"\n").unwrap();
+    for cmd in [
+        "cd ~/.codex && cat auth.json",
+        "cd ~/.codex; grep -i key auth.json",
+        "cd ~/.codex && cat < auth.json",
+        "cd ~/.codex && echo \"$(<auth.json)\"",
+        "pushd ~/.codex && head -c 100 auth.json",
+        "cd ~/.aws && base64 credentials",
+        "cd ~ && cat .netrc",
+    ] {
+        let r = check_json(&s, &["--", cmd]);
+        assert_eq!(decision(&r), ("deny", "plan:deny-read"), "{cmd}: {r}");
+        let h = hook(&s, &[], "Bash", json!({ "command": cmd }));
+        assert_eq!(h["permissionDecision"], "deny", "{cmd}: {h}");
+    }
+    // The same reads of files the plan lets through.
+    for cmd in ["cd ~/.codex && cat config.toml", "cd ~ && cat notes.txt"] {
+        let r = check_json(&s, &["--", cmd]);
+        assert_eq!(r["decision"], "allow", "{cmd}: {r}");
+    }
+}
+
 #[test]
 fn a_recursive_read_over_a_hidden_path_is_refused_outside_the_sandbox() {
     let s = Scratch::new(None);

@@ -133,6 +133,9 @@ impl Judge {
             self.secret(w, &p, ctx);
             push_new(&mut self.reads, p);
         }
+        for p in bare_outside(w, cwd, ctx) {
+            push_new(&mut self.reads, p);
+        }
         if !w.glob {
             return;
         }
@@ -479,14 +482,9 @@ fn tree_paths(w: &Word, cwd: &Cwd, reach: Reach) -> Vec<PathBuf> {
 /// other names, which may be a hard link of a hidden file. Other bare names are not recorded
 /// (most are not paths at all), so this costs one `lstat` per word.
 fn bare_links(w: &Word, cwd: &Cwd) -> Vec<PathBuf> {
-    let v = match w.value.strip_prefix("--").and_then(|o| o.split_once('=')) {
-        Some((_, value)) => value,
-        None => w.value.as_str(),
-    };
-    let bare = !v.is_empty() && !v.starts_with(['-', '.', '/', '~', '@']) && !v.contains('/');
-    if !bare || w.subst || w.unknown || w.glob {
+    let Some(v) = bare_name(w) else {
         return Vec::new();
-    }
+    };
     cwd.iter()
         .flatten()
         .filter(|c| {
@@ -500,6 +498,31 @@ fn bare_links(w: &Word, cwd: &Cwd) -> Vec<PathBuf> {
         })
         .map(|c| paths::resolve(v, c))
         .collect()
+}
+
+/// A bare name (`auth.json`) from each working directory outside the workspace: after
+/// `cd ~/.codex` it names a file the plan may hide, which the plan check then sees. Inside
+/// the workspace a bare name is not a path for reading (it may be a pattern or a
+/// subcommand), unless it is a link ([`bare_links`]); its shape is judged by the name alone.
+fn bare_outside(w: &Word, cwd: &Cwd, ctx: &ShellContext) -> Vec<PathBuf> {
+    let Some(v) = bare_name(w) else {
+        return Vec::new();
+    };
+    cwd.iter()
+        .flatten()
+        .filter(|c| !paths::in_workspace(c, ctx))
+        .map(|c| paths::resolve(v, c))
+        .collect()
+}
+
+/// The name a word gives when it is a bare one (no directory part, no option), known.
+fn bare_name(w: &Word) -> Option<&str> {
+    let v = match w.value.strip_prefix("--").and_then(|o| o.split_once('=')) {
+        Some((_, value)) => value,
+        None => w.value.as_str(),
+    };
+    let bare = !v.is_empty() && !v.starts_with(['-', '.', '/', '~', '@']) && !v.contains('/');
+    (bare && !w.subst && !w.unknown && !w.glob).then_some(v)
 }
 
 fn read_paths(w: &Word, cwd: &Cwd, reach: Reach) -> Vec<PathBuf> {
