@@ -134,6 +134,44 @@ fn a_wildcard_allow_does_not_lift_a_finding() {
     }
 }
 
+/// An archive or a patch writes the names its content holds, protected ones included: a
+/// wildcard rule for the unpacker does not let it place them (a command run outside the
+/// sandbox would plant `.git/hooks/post-checkout`); a member named on the line is judged as
+/// the path it is. Listing and creating archives stay covered by the rule.
+#[test]
+fn a_wildcard_allow_does_not_let_an_unpacker_write_names_its_input_chooses() {
+    let s = Scratch::new(None);
+    let policy = s.root.path().join("unpack.toml");
+    std::fs::write(
+        &policy,
+        "[policy]\nallow = [\"Bash(tar *)\", \"Bash(unzip *)\", \"Bash(git *)\", \"Bash(patch *)\"]\n",
+    )
+    .unwrap();
+    let p = policy.to_str().unwrap();
+    let d = |cmd: &str| check_json(&s, &["--policy", p, "--", cmd])["decision"].clone();
+    for (cmd, want) in [
+        ("tar xf b.tar", "ask"),
+        ("tar xf b.tar --transform 's,^hk,.git/hooks,'", "ask"),
+        ("tar -x --xform=s,hk,.github, -f b.tar", "ask"),
+        ("tar xf b.tar .git/hooks/post-checkout", "deny"),
+        (
+            "tar --extract --file=b.tar -C .git hooks/pre-commit",
+            "deny",
+        ),
+        ("unzip -o a.zip", "ask"),
+        ("git apply p.diff", "ask"),
+        ("patch -p1 < p.diff", "ask"),
+        // What the rules cover and nothing protected is written by.
+        ("tar xf b.tar src/main.rs", "allow"),
+        ("tar tf b.tar", "allow"),
+        ("tar czf out.tgz src", "allow"),
+        ("unzip -l a.zip", "allow"),
+        ("git apply --check p.diff", "allow"),
+    ] {
+        assert_eq!(d(cmd), want, "{cmd}");
+    }
+}
+
 #[test]
 fn every_level_of_an_extends_chain_contributes_its_policy() {
     let s = Scratch::new(None);

@@ -621,7 +621,7 @@ fn unseen_effects(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
             let here = Word::literal(".");
             let roots = if dirs.is_empty() { vec![here] } else { dirs };
             for d in &roots {
-                j.write(
+                j.content_write(
                     d,
                     cwd,
                     ctx,

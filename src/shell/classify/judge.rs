@@ -299,6 +299,18 @@ impl Judge {
         }
     }
 
+    /// A write under `dir` of the names an archive or a patch holds: a write of `dir`, and a
+    /// finding, since those names may be protected ones (`.git/hooks`, `.github`, `.envrc`)
+    /// that no wildcard rule may let a command place (the sandbox refuses or quarantines them;
+    /// a command run outside it would plant them).
+    pub fn content_write(&mut self, dir: &Word, cwd: &Cwd, ctx: &ShellContext, what: &str) {
+        self.write(dir, cwd, ctx, what);
+        self.finding(&format!(
+            "[shell.write.content] {what} `{}` writes the names its input holds, protected ones included",
+            dir.display
+        ));
+    }
+
     /// A write to the configuration of a repository a `git init` earlier on the line makes,
     /// inside the writable set: new, so no protected state of the workspace, and judged by its
     /// content after a sandboxed run (the keys that run programs are findings here). Not a

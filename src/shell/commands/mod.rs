@@ -439,8 +439,13 @@ fn unpacker(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
     if ops.is_empty() {
         j.write(&Word::literal("."), cwd, ctx, name);
     }
-    for a in ops {
+    for a in &ops {
         j.write(a, cwd, ctx, name);
+    }
+    // An archive or a patch writes the names its content holds (under `-d DIR`).
+    if matches!(name, "unzip" | "patch" | "7z") {
+        let into = outputs::values(args, &["-d"], &["-d"]).pop();
+        j.content_write(&into.unwrap_or_else(|| Word::literal(".")), cwd, ctx, name);
     }
 }
 

@@ -116,14 +116,7 @@ pub(super) fn tar(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
                  archive names",
             );
         }
-        let here = Word::literal(".");
-        for d in if dirs.is_empty() {
-            vec![&here]
-        } else {
-            dirs.clone()
-        } {
-            j.write(d, cwd, ctx, "tar extraction into");
-        }
+        extraction(j, c, &p, &dirs);
     }
     let creates = p.has('c') || p.has('r') || p.has('u') || p.has('A');
     if creates && let Some(f) = p.values('f', "file").find(|f| f.value != "-") {
@@ -149,6 +142,33 @@ pub(super) fn tar(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
         for m in &p.operands {
             j.read(&under(last, m), cwd, ctx);
         }
+    }
+}
+
+/// `tar -x`: the members named are written under the last `-C` (or the working directory);
+/// without names, or with `--transform`, the archive's names are, whatever they are.
+fn extraction(j: &mut Judge, c: &Ctx<'_, '_, '_>, p: &Parsed, dirs: &[&Word]) {
+    let (cwd, ctx) = (c.cmd.cwd, c.w.ctx);
+    let here = Word::literal(".");
+    let last = dirs.last().copied().unwrap_or(&here);
+    let renames = p
+        .opts
+        .iter()
+        .any(|o| matches!(o.long, "transform" | "xform"));
+    let into = if dirs.is_empty() {
+        vec![&here]
+    } else {
+        dirs.to_vec()
+    };
+    for d in into {
+        if p.operands.is_empty() || renames {
+            j.content_write(d, cwd, ctx, "tar extraction into");
+        } else {
+            j.write(d, cwd, ctx, "tar extraction into");
+        }
+    }
+    for m in &p.operands {
+        j.write(&under(last, m), cwd, ctx, "tar member");
     }
 }
 
