@@ -61,6 +61,17 @@ const PLANTED: &[&str] = &[
     ".yarnrc",
     ".Rprofile",
     ".pdbrc",
+    ".irbrc",
+    ".pryrc",
+    ".iex.exs",
+    ".erlang",
+    ".Renviron",
+    ".ghci",
+    ".octaverc",
+    ".vimrc",
+    ".gvimrc",
+    ".dir-locals.el",
+    "project.code-workspace",
 ];
 
 fn plant_script() -> String {
@@ -308,6 +319,8 @@ const PLANTED_BELOW: &[&str] = &[
     "web/opencode.json",
     "web/.Rprofile",
     "app/.pdbrc",
+    "app/.irbrc",
+    "web/site.code-workspace",
 ];
 
 #[test]

@@ -42,21 +42,37 @@ pub const LOADED_WHERE_STARTED: &[&str] = &[
     ".crush.json",
     ".amazonq",
     ".junie",
-    // Code R and Python's debugger run when they start in the directory.
+    // Code interpreters, REPLs, debuggers and editors run when they start in the directory.
     ".Rprofile",
     ".pdbrc",
+    ".irbrc",
+    ".pryrc",
+    ".iex.exs",
+    ".erlang",
+    ".Renviron",
+    ".ghci",
+    ".octaverc",
+    ".vimrc",
+    ".gvimrc",
+    ".dir-locals.el",
+    ".dir-locals-2.el",
 ];
 
+/// VS Code's workspace files (`NAME.code-workspace`): their tasks can run when the folder opens.
+const LOADED_SUFFIX: &str = ".code-workspace";
+
 /// Whether programs load `name` from the directory they start in (dotenv's `.env` and its
-/// variants too); under `fold`, whatever its case.
+/// variants too, VS Code's `*.code-workspace`); under `fold`, whatever its case.
 pub fn loaded_where_started(name: &OsStr, fold: bool) -> bool {
     if !fold {
-        return name
-            .to_str()
-            .is_some_and(|n| LOADED_WHERE_STARTED.contains(&n) || n.starts_with(".env"));
+        return name.to_str().is_some_and(|n| {
+            LOADED_WHERE_STARTED.contains(&n) || n.starts_with(".env") || n.ends_with(LOADED_SUFFIX)
+        });
     }
     let b = name.as_bytes();
+    let suffix = LOADED_SUFFIX.as_bytes();
     (b.len() >= 4 && b[..4].eq_ignore_ascii_case(b".env"))
+        || (b.len() >= suffix.len() && b[b.len() - suffix.len()..].eq_ignore_ascii_case(suffix))
         || LOADED_WHERE_STARTED
             .iter()
             .any(|n| same_without_case(name, n.as_ref()))
