@@ -172,6 +172,47 @@ fn a_wildcard_allow_does_not_let_an_unpacker_write_names_its_input_chooses() {
     }
 }
 
+/// Toolchain managers that change the user's toolchains or settings write where they keep
+/// them: `rustup default` writes rustup's home and `go env -w` Go's environment file, which
+/// the workspace profile cannot write, so the plan refuses them as the kernel does (not asked,
+/// as a package change inside the writable set is). The same commands given a home in the
+/// workspace are asked, not refused.
+#[test]
+fn toolchain_changes_are_refused_where_the_profile_cannot_write_their_home() {
+    let s = Scratch::new(None);
+    let check = |env: &[(&str, String)], cmd: &str| {
+        let mut c = s.sbx(&["check", "--json", "--", cmd]);
+        c.env_remove("RUSTUP_HOME").env_remove("GOENV");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let o = c.output().unwrap();
+        let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+        (
+            v["decision"].as_str().unwrap_or("").to_string(),
+            v["rule"].clone(),
+        )
+    };
+    let in_ws = s.ws.join(".rustup").to_string_lossy().into_owned();
+    for cmd in [
+        "rustup default stable",
+        "rustup toolchain install nightly",
+        "rustup component add clippy",
+        "go env -w GOFLAGS=-mod=mod",
+    ] {
+        assert_eq!(
+            check(&[], cmd),
+            ("deny".into(), json!("plan:write")),
+            "{cmd}"
+        );
+    }
+    let given = format!("RUSTUP_HOME={in_ws} rustup default stable");
+    assert_eq!(check(&[], &given).0, "ask", "{given}");
+    let inherited = check(&[("RUSTUP_HOME", in_ws.clone())], "rustup default stable");
+    assert_eq!(inherited.0, "ask", "RUSTUP_HOME={in_ws} inherited");
+    assert_eq!(check(&[], "rustup show").0, "allow");
+}
+
 #[test]
 fn every_level_of_an_extends_chain_contributes_its_policy() {
     let s = Scratch::new(None);

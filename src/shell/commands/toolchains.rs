@@ -44,10 +44,15 @@ pub(super) fn go(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
         outputs::judge(j, c, args, &["-o"], "go output");
     }
     match first_op(args) {
-        "env" if args.iter().any(|a| matches!(a.value.as_str(), "-w" | "-u")) => j.raise(
-            Class::ConfigChange,
-            "[shell.config.go] `go env -w` changes the user's Go configuration",
-        ),
+        "env" if args.iter().any(|a| matches!(a.value.as_str(), "-w" | "-u")) => {
+            j.raise(
+                Class::ConfigChange,
+                "[shell.config.go] `go env -w` changes the user's Go configuration",
+            );
+            if let Some(file) = known_dir(c, "GOENV", "{home}/.config/go/env") {
+                j.write(&file, c.cmd.cwd, c.w.ctx, "`go env -w`");
+            }
+        }
         "version" | "env" | "list" | "doc" | "help" | "" => {}
         "fmt" => {
             j.t.rewrites_only = true;
@@ -248,10 +253,37 @@ pub(super) fn package_manager(j: &mut Judge, c: &Ctx<'_, '_, '_>, n: &str, args:
         );
         return;
     }
+    if n == "rustup" && !matches!(verb, "run" | "doc" | "completions" | "man") {
+        // Toolchains, components and settings live in rustup's home.
+        if let Some(home) = known_dir(c, "RUSTUP_HOME", "{home}/.rustup") {
+            j.write(&home, c.cmd.cwd, c.w.ctx, "rustup");
+        }
+    }
     j.raise(
         Class::PackageInstall,
         format!("[shell.package] `{n} {verb}` installs or changes packages"),
     );
+}
+
+/// Where a tool keeps what `var` moves: the value the command is given (`VAR=... tool`), else
+/// the one sbx was started with (which the command inherits), else `default` with `{home}`
+/// replaced; `None` when the value given is not an absolute path known before running.
+fn known_dir(c: &Ctx<'_, '_, '_>, var: &str, default: &str) -> Option<Word> {
+    let for_command = c
+        .cmd
+        .assigns
+        .iter()
+        .filter_map(|a| Some((a, a.value.split_once('=')?)))
+        .filter(|(_, (name, _))| *name == var)
+        .map(|(a, (_, v))| (!a.unknown && !a.subst).then(|| v.to_string()))
+        .next_back();
+    let inherited = || std::env::var(var).ok().filter(|v| !v.is_empty());
+    let home = c.w.ctx.workspace.home.to_string_lossy();
+    let value = match for_command {
+        Some(given) => given?,
+        None => inherited().unwrap_or_else(|| default.replace("{home}", &home)),
+    };
+    value.starts_with('/').then(|| Word::literal(&value))
 }
 
 /// Package managers whose every command loads code from the project: Bundler evaluates the
