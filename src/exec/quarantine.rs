@@ -44,7 +44,14 @@ pub(super) struct Quarantine {
     dir: Option<(PathBuf, OwnedFd)>,
     manifest: Vec<(usize, PathBuf)>,
     count: usize,
+    /// What is left of [`COPY_BUDGET`] for this run.
+    copy_left: u64,
 }
+
+/// What one run may copy into quarantine where the workspace is on another file system (a
+/// sparse file, or one with many names, is copied whole at each name): what would pass it is
+/// renamed in place to an inert name instead, so that a run cannot fill the home's disk.
+const COPY_BUDGET: u64 = 256 << 20;
 
 static RUN_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
@@ -61,6 +68,7 @@ impl Quarantine {
             dir: None,
             manifest: Vec::new(),
             count: 0,
+            copy_left: COPY_BUDGET,
         }
     }
 
@@ -226,7 +234,7 @@ impl Quarantine {
                 // Through the opened directories, not the paths again.
                 let src = PathBuf::from(format!("/proc/self/fd/{}", from.as_raw_fd())).join(name);
                 let dst = PathBuf::from(format!("/proc/self/fd/{to_raw}")).join(&dest_name);
-                copy_tree(&src, &dst)?;
+                self.copy_within_budget(&src, &dst)?;
                 remove_tree(&src)?;
             }
             Err(e) => return Err(errno(e)),
@@ -237,6 +245,23 @@ impl Quarantine {
             .map(|(p, _)| p.clone())
             .unwrap_or_default();
         Ok(dir.join(dest_name))
+    }
+
+    /// Copy `from` to `to` when its files fit in what is left of the run's budget; nothing is
+    /// left at `to` when it does not, or the copy fails.
+    fn copy_within_budget(&mut self, from: &Path, to: &Path) -> io::Result<()> {
+        let need = tree_bytes(from)?;
+        if need > self.copy_left {
+            return Err(io::Error::other(format!(
+                "{need} bytes to copy across file systems, more than the {} left of this run's \
+                 {COPY_BUDGET}-byte quarantine budget",
+                self.copy_left
+            )));
+        }
+        self.copy_left -= need;
+        copy_tree(from, to).inspect_err(|_| {
+            let _ = remove_tree(to);
+        })
     }
 
     /// Write the `MANIFEST`: number, tab, path relative to the workspace, one per line (control
@@ -275,6 +300,20 @@ fn make_run_dir(root: &Path, root_fd: &OwnedFd) -> io::Result<(PathBuf, OwnedFd)
     Ok((root.join(name), fd))
 }
 
+/// The bytes a copy of the tree writes: every file's length, at every name (no link
+/// followed).
+fn tree_bytes(p: &Path) -> io::Result<u64> {
+    let meta = p.symlink_metadata()?;
+    if !meta.is_dir() {
+        return Ok(if meta.is_file() { meta.len() } else { 0 });
+    }
+    let mut total = 0u64;
+    for entry in std::fs::read_dir(p)? {
+        total = total.saturating_add(tree_bytes(&entry?.path())?);
+    }
+    Ok(total)
+}
+
 /// Copy a tree without following symbolic links (a move across file systems).
 fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
@@ -290,8 +329,11 @@ fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
         Ok(())
     } else if meta.is_file() {
         std::fs::copy(from, to).map(|_| ())
+    } else if std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type()) {
+        // Nothing in it to keep, but the name is listed: a FIFO stands there.
+        nix::unistd::mkfifo(to, Mode::from_bits_truncate(0o600)).map_err(errno)
     } else {
-        // Sockets, fifos, devices: nothing to keep.
+        // Sockets and devices: nothing to keep.
         Ok(())
     }
 }
@@ -333,5 +375,43 @@ mod tests {
         let went = q.take(&ws.join(".envrc")).unwrap();
         assert!(went.starts_with(out.path()), "{}", went.display());
         assert_eq!(std::fs::read_to_string(went).unwrap(), "y");
+    }
+
+    /// A copy across file systems counts every file's length at every name, sparse or not:
+    /// past the run's budget nothing is copied (the caller renames it in place instead).
+    #[test]
+    fn a_copy_across_file_systems_stays_within_the_runs_budget() {
+        let t = tempfile::tempdir().unwrap();
+        let mut q = Quarantine::new(t.path(), &[], Vec::new());
+        let sparse = t.path().join("sparse");
+        std::fs::File::create(&sparse)
+            .unwrap()
+            .set_len(3 << 30)
+            .unwrap();
+        assert!(q.copy_within_budget(&sparse, &t.path().join("c1")).is_err());
+        assert!(!t.path().join("c1").exists());
+        let tree = t.path().join("tree");
+        std::fs::create_dir(&tree).unwrap();
+        std::fs::write(tree.join("a"), vec![7u8; 6000]).unwrap();
+        std::fs::hard_link(tree.join("a"), tree.join("b")).unwrap();
+        q.copy_left = 10_000;
+        assert!(q.copy_within_budget(&tree, &t.path().join("c2")).is_err());
+        assert!(!t.path().join("c2").exists());
+        // Paired: what fits is copied, and counted.
+        std::fs::remove_file(tree.join("b")).unwrap();
+        q.copy_within_budget(&tree, &t.path().join("c3")).unwrap();
+        assert_eq!(std::fs::read(t.path().join("c3/a")).unwrap().len(), 6000);
+        assert_eq!(q.copy_left, 4000);
+    }
+
+    #[test]
+    fn a_fifo_copied_across_file_systems_is_a_fifo_at_its_new_name() {
+        use std::os::unix::fs::FileTypeExt;
+        let t = tempfile::tempdir().unwrap();
+        let fifo = t.path().join(".envrc");
+        nix::unistd::mkfifo(&fifo, Mode::from_bits_truncate(0o600)).unwrap();
+        copy_tree(&fifo, &t.path().join("moved")).unwrap();
+        let m = t.path().join("moved").symlink_metadata().unwrap();
+        assert!(m.file_type().is_fifo());
     }
 }
