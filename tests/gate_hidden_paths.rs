@@ -81,6 +81,10 @@ fn a_bare_name_after_cd_is_checked_against_the_plan() {
         "pushd ~/.codex && head -c 100 auth.json",
         "cd ~/.aws && base64 credentials",
         "cd ~ && cat .netrc",
+        "cd ~/.cod* && cat auth.json",
+        "cd ~/.c?dex && cat auth.json",
+        "git -C ~/.codex grep --no-index SENTINEL auth.json",
+        "git -C ~/.codex diff --no-index auth.json /dev/null",
     ] {
         let r = check_json(&s, &["--", cmd]);
         assert_eq!(decision(&r), ("deny", "plan:deny-read"), "{cmd}: {r}");
@@ -88,7 +92,12 @@ fn a_bare_name_after_cd_is_checked_against_the_plan() {
         assert_eq!(h["permissionDecision"], "deny", "{cmd}: {h}");
     }
     // The same reads of files the plan lets through.
-    for cmd in ["cd ~/.codex && cat config.toml", "cd ~ && cat notes.txt"] {
+    for cmd in [
+        "cd ~/.codex && cat config.toml",
+        "cd ~ && cat notes.txt",
+        "cd ~/.cod* && cat config.toml",
+        "git -C ~/.codex diff --no-index config.toml /dev/null",
+    ] {
         let r = check_json(&s, &["--", cmd]);
         assert_eq!(r["decision"], "allow", "{cmd}: {r}");
     }

@@ -144,7 +144,7 @@ fn a_wildcard_allow_does_not_let_an_unpacker_write_names_its_input_chooses() {
     let policy = s.root.path().join("unpack.toml");
     std::fs::write(
         &policy,
-        "[policy]\nallow = [\"Bash(tar *)\", \"Bash(unzip *)\", \"Bash(git *)\", \"Bash(patch *)\"]\n",
+        "[policy]\nallow = [\"Bash(tar *)\", \"Bash(unzip *)\", \"Bash(git *)\", \"Bash(patch *)\", \"Bash(python3 *)\", \"Bash(jar *)\", \"Bash(cpio *)\", \"Bash(pax *)\", \"Bash(dpkg *)\", \"Bash(ar *)\"]\n",
     )
     .unwrap();
     let p = policy.to_str().unwrap();
@@ -161,12 +161,24 @@ fn a_wildcard_allow_does_not_let_an_unpacker_write_names_its_input_chooses() {
         ("unzip -o a.zip", "ask"),
         ("git apply p.diff", "ask"),
         ("patch -p1 < p.diff", "ask"),
+        ("tar -xf b.tar --wildcards '*'", "ask"),
+        ("tar -xf b.tar '*'", "ask"),
+        ("python3 -m zipfile -e a.zip .", "ask"),
+        ("python3 -m tarfile -e b.tar", "ask"),
+        ("jar xf a.jar", "ask"),
+        ("cpio -id < a.cpio", "ask"),
+        ("pax -r -f b.tar", "ask"),
+        ("dpkg -x a.deb .", "ask"),
+        ("ar x lib.a", "ask"),
         // What the rules cover and nothing protected is written by.
         ("tar xf b.tar src/main.rs", "allow"),
         ("tar tf b.tar", "allow"),
         ("tar czf out.tgz src", "allow"),
         ("unzip -l a.zip", "allow"),
         ("git apply --check p.diff", "allow"),
+        ("python3 -m zipfile -l a.zip", "allow"),
+        ("ar t lib.a", "allow"),
+        ("jar tf a.jar", "allow"),
     ] {
         assert_eq!(d(cmd), want, "{cmd}");
     }

@@ -329,6 +329,12 @@ fn has_submodules(dirs: &Cwd) -> bool {
 
 /// Inspection, unless it runs an external diff or writes an output file.
 fn inspect(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
+    if s.outside_dir {
+        // Names are taken from where `-C` leads (`git -C ~/.codex grep --no-index x auth.json`).
+        for a in s.rest.iter().filter(|a| !a.value.starts_with('-')) {
+            j.read(a, s.dirs, s.c.w.ctx);
+        }
+    }
     if s.name == "diff" && s.has(&["--ext-diff"]) {
         j.raise(Class::Opaque, "[shell.git.ext-diff] external diff program");
     }

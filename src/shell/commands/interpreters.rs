@@ -153,16 +153,12 @@ fn archive_module(j: &mut Judge, c: &Ctx<'_, '_, '_>, module: &str, rest: &[Word
             }
         }
     } else if flag(&["-e", "--extract"]) {
-        if let Some(dir) = ops.get(1) {
+        let here = Word::literal(".");
+        let dir = ops.get(1).copied().unwrap_or(&here);
+        if ops.len() > 1 {
             j.output(dir, cwd, ctx, &format!("{module} extraction"));
-        } else {
-            j.write(
-                &Word::literal("."),
-                cwd,
-                ctx,
-                &format!("{module} extraction"),
-            );
         }
+        j.content_write(dir, cwd, ctx, &format!("{module} extraction"));
     }
     if let Some(a) = ops.first() {
         j.read(a, cwd, ctx);

@@ -111,7 +111,7 @@ pub(crate) fn classify_named(
         "systemctl" | "service" => services(j, name, args),
         "journalctl" | "lsof" | "ss" | "netstat" => system::inspectors(j, name, args),
         "ip" => ip(j, args),
-        "dpkg" | "rpm" => system_packages(j, name, args),
+        "dpkg" | "rpm" => system_packages(j, c, name, args),
         "docker" | "podman" | "nerdctl" | "buildctl" => containers(j, c, name, args),
         "openssl" => openssl(j, args),
         "yq" => {
@@ -254,9 +254,31 @@ fn cd_target(c: &Ctx<'_, '_, '_>, args: &[Word]) -> Cwd {
     match target {
         None => Some(vec![ctx.workspace.home.clone()]),
         Some(t) if t.value == "-" || rotates(t) || (ctx.workspace.cdpath && searched(t)) => None,
+        Some(t) if t.glob && !t.unknown && !t.subst => glob_target(t, c.cmd.cwd, ctx),
         Some(t) if physical => dir_from(t, c.cmd.cwd, ctx),
         Some(t) => logical_dir(t, c.cmd.cwd, ctx),
     }
+}
+
+/// `cd` to a glob (`cd ~/.cod*`): the one directory it matches from each working directory,
+/// else not known (bash refuses more than one, and none leaves a name that is no directory).
+fn glob_target(t: &Word, cwd: &Cwd, ctx: &crate::shell::ShellContext) -> Cwd {
+    let pattern = t.pattern();
+    let starts = if pattern.starts_with('/') {
+        vec![PathBuf::from("/")]
+    } else {
+        cwd.clone()?
+    };
+    let mut out = Vec::new();
+    for d in &starts {
+        let matches = crate::shell::globs::expand(&pattern, d).ok()?;
+        let [one] = matches.as_slice() else {
+            return None;
+        };
+        let found = Word::literal(&one.to_string_lossy());
+        out.extend(logical_dir(&found, &Some(vec![d.clone()]), ctx)?);
+    }
+    Some(out)
 }
 
 /// Whether the shell looks `t` up in `CDPATH` first where that is set for the command (see
@@ -405,6 +427,9 @@ fn file_writer(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) ->
         },
         "patch" | "unzip" | "gunzip" | "gzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "zstd"
         | "split" | "csplit" | "7z" => unpacker(j, c, name, args),
+        "cpio" | "pax" | "jar" | "ar" if extracts(name, args) => {
+            j.content_write(&Word::literal("."), c.cmd.cwd, c.w.ctx, name);
+        }
         _ => return false,
     }
     true
@@ -446,6 +471,19 @@ fn unpacker(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
     if matches!(name, "unzip" | "patch" | "7z") {
         let into = outputs::values(args, &["-d"], &["-d"]).pop();
         j.content_write(&into.unwrap_or_else(|| Word::literal(".")), cwd, ctx, name);
+    }
+}
+
+/// Whether an archiver extracts what its archive holds into the working directory: `cpio -i`,
+/// `pax -r`, `jar x`, `ar x`.
+fn extracts(name: &str, args: &[Word]) -> bool {
+    let key = first_op(args);
+    match name {
+        "cpio" => short_flag(args, 'i') || has(args, &["--extract"]),
+        "pax" => short_flag(args, 'r'),
+        "jar" => has(args, &["--extract"]) || short_flag(args, 'x') || key.starts_with('x'),
+        "ar" => short_flag(args, 'x') || (key.contains('x') && !key.contains('/')),
+        _ => false,
     }
 }
 

@@ -270,7 +270,15 @@ fn ip_command(w: &str) -> Option<IpCommand> {
     }
 }
 
-pub(super) fn system_packages(j: &mut Judge, name: &str, args: &[Word]) {
+pub(super) fn system_packages(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[Word]) {
+    let extract = ["-x", "--extract", "-X", "--vextract"];
+    if name == "dpkg" && args.iter().any(|a| extract.contains(&a.value.as_str())) {
+        // `dpkg -x PKG DIR` unpacks the package's files, whatever they are named, into DIR.
+        let ops = super::operands(args);
+        let here = Word::literal(".");
+        let dir = ops.get(1).copied().unwrap_or(&here);
+        j.content_write(dir, c.cmd.cwd, c.w.ctx, "dpkg extraction into");
+    }
     if !args.iter().all(|a| {
         matches!(
             a.value.as_str(),

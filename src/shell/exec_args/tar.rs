@@ -151,10 +151,12 @@ fn extraction(j: &mut Judge, c: &Ctx<'_, '_, '_>, p: &Parsed, dirs: &[&Word]) {
     let (cwd, ctx) = (c.cmd.cwd, c.w.ctx);
     let here = Word::literal(".");
     let last = dirs.last().copied().unwrap_or(&here);
+    // A member named by a wildcard (`--wildcards '*'`) is any member.
     let renames = p
         .opts
         .iter()
-        .any(|o| matches!(o.long, "transform" | "xform"));
+        .any(|o| matches!(o.long, "transform" | "xform" | "wildcards"))
+        || p.operands.iter().any(|m| m.value.contains(['*', '?', '[']));
     let into = if dirs.is_empty() {
         vec![&here]
     } else {
