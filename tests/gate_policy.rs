@@ -223,6 +223,11 @@ fn toolchain_changes_are_refused_where_the_profile_cannot_write_their_home() {
     let inherited = check(&[("RUSTUP_HOME", in_ws.clone())], "rustup default stable");
     assert_eq!(inherited.0, "ask", "RUSTUP_HOME={in_ws} inherited");
     assert_eq!(check(&[], "rustup show").0, "allow");
+    assert_eq!(
+        check(&[], "rustup default").0,
+        "allow",
+        "prints the default"
+    );
 }
 
 #[test]

@@ -183,6 +183,8 @@ fn pm_verb<'a>(n: &str, args: &'a [Word]) -> &'a str {
     match (n, verb) {
         ("uv", "pip") => second(),
         ("rustup", "toolchain" | "target" | "component") if second() == "list" => "list",
+        // Without a toolchain it prints the default one.
+        ("rustup", "default") if second().is_empty() => "show",
         _ => verb,
     }
 }
