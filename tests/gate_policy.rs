@@ -95,6 +95,13 @@ fn a_wildcard_allow_does_not_lift_a_finding() {
         ("cat \"$(echo $HOME/.ssh/id_rsa)\"", "deny"),
         ("cat `echo ~/.ssh/id_rsa`", "deny"),
         ("cat $(echo README.md)", "allow"),
+        // An exported literal is known as an assigned one is.
+        ("export X=~/.ssh/id_rsa; cat $X", "deny"),
+        ("export X=README.md; cat \"$X\"", "allow"),
+        (
+            "export X=README.md; export X=$(cat list.txt); cat $X",
+            "ask",
+        ),
         // Unless the line gives `echo` or `pwd` a body or an alias of its own.
         ("echo(){ printf x; }; cat $(echo README.md)", "ask"),
         (

@@ -1,5 +1,6 @@
-//! Shell variables whose value the analysis knows: those a plain assignment (`X=value`) or a
-//! `for` loop over literal words gave a value earlier on the same line. Anything else that can
+//! Shell variables whose value the analysis knows: those a plain assignment (`X=value`), an
+//! `export X=value` or `readonly X=value`, or a `for` loop over literal words gave a value
+//! earlier on the same line. Anything else that can
 //! set a variable (`read`, `mapfile`, `declare`, `printf -v`, an assignment in a branch that
 //! may not run) forgets it, and a variable that is not known is judged as unknown: a path
 //! built from it asks (see `classify::variables`).
@@ -83,9 +84,30 @@ pub(crate) fn forget(scope: &mut Scope, argv: &[Word]) {
     if !SETTERS.contains(&lead.value.as_str()) {
         return;
     }
-    for a in argv.iter().skip(1) {
+    let args = argv.get(1..).unwrap_or(&[]);
+    if matches!(lead.value.as_str(), "export" | "readonly")
+        && args.iter().all(|a| !a.value.starts_with('-'))
+    {
+        exported(scope, args);
+        return;
+    }
+    for a in args {
         let name = a.value.split(['=', '[', '+']).next().unwrap_or("");
         scope.vars.remove(name);
+    }
+}
+
+/// `export X=value` and `readonly X=value` set the variable as an assignment does (a literal
+/// value is known, anything else forgets it); `export X` leaves its value as it was.
+fn exported(scope: &mut Scope, args: &[Word]) {
+    for a in args.iter().filter(|a| a.value.contains('=')) {
+        let plain = a.raw.split_once('=').is_some_and(|(n, _)| name_ok(n));
+        if plain {
+            assign(scope, std::slice::from_ref(a));
+        } else {
+            let name = a.value.split(['=', '[', '+']).next().unwrap_or("");
+            scope.vars.remove(name);
+        }
     }
 }
 
