@@ -58,8 +58,8 @@ pub struct SetupOptions {
 
 /// Load the profile named by `--profile` (a built-in's name or a file's path) and bind it to
 /// the detected host. Both in turn: a thread to detect the host meanwhile cost more than the
-/// detection (its stack, its own malloc arena and their first pages: a run's setup took
-/// about 0.85 ms with one against about 0.5 ms without, by uprobes on the same binary).
+/// overlap saved (its stack, its own malloc arena and their first pages: a run's setup took
+/// 1.1-1.45 ms with one against 0.8 ms without, by uprobes on both builds).
 pub fn sandbox(profile: &str) -> Result<Sandbox, ProfileError> {
     let profile = Profile::load(profile)?;
     let mut sandbox = Sandbox::with_host(profile, Host::detect());

@@ -87,7 +87,6 @@ pub(crate) fn analyze_top(command: &str, ctx: &ShellContext, budget: usize) -> A
         // `pwd` or `mktemp` would print.
         crate::shell::words::set_outputs_predicted(false);
         w = walk_once(command, ctx, budget);
-        w.shadows_output = true;
     }
     if w.glob_options {
         // A command may turn on options that change what globs match, and it may run before

@@ -1,9 +1,9 @@
 //! Shell variables whose value the analysis knows: those a plain assignment (`X=value`), an
 //! `export X=value` or `readonly X=value`, or a `for` loop over literal words gave a value
-//! earlier on the same line. Anything else that can
-//! set a variable (`read`, `mapfile`, `declare`, `printf -v`, an assignment in a branch that
-//! may not run) forgets it, and a variable that is not known is judged as unknown: a path
-//! built from it asks (see `classify::variables`).
+//! earlier on the same line. Anything else that can set a variable (`read`, `mapfile`,
+//! `declare`, `printf -v`, an assignment in a branch that may not run) forgets it, and a
+//! variable that is not known is judged as unknown: a path built from it asks (see
+//! `classify::variables`).
 
 use super::Scope;
 use crate::shell::words::Word;
