@@ -85,18 +85,34 @@ fn a_bare_name_after_cd_is_checked_against_the_plan() {
         "cd ~/.c?dex && cat auth.json",
         "git -C ~/.codex grep --no-index SENTINEL auth.json",
         "git -C ~/.codex diff --no-index auth.json /dev/null",
+        // A known variable's value globbed where it is unquoted; one an element assignment
+        // or a builtin's prefix assignment changed is no longer taken as known.
+        "X='*'; cd ~/.codex && cat $X",
+        "X='*'; cat ~/.codex/$X",
     ] {
         let r = check_json(&s, &["--", cmd]);
         assert_eq!(decision(&r), ("deny", "plan:deny-read"), "{cmd}: {r}");
         let h = hook(&s, &[], "Bash", json!({ "command": cmd }));
         assert_eq!(h["permissionDecision"], "deny", "{cmd}: {h}");
     }
+    // A directory named from where `git -C` leads is read whole.
+    for cmd in [
+        "git -C ~/.codex grep --no-index SENTINEL",
+        "git -C ~/.codex diff --no-index . /dev/null",
+    ] {
+        let r = check_json(&s, &["--", cmd]);
+        assert_eq!(decision(&r), ("deny", "plan:deny-read-tree"), "{cmd}: {r}");
+    }
+    std::fs::create_dir_all(s.home.join("proj")).unwrap();
     // The same reads of files the plan lets through.
     for cmd in [
+        "git -C ~/proj grep --no-index SENTINEL",
         "cd ~/.codex && cat config.toml",
         "cd ~ && cat notes.txt",
         "cd ~/.cod* && cat config.toml",
         "git -C ~/.codex diff --no-index config.toml /dev/null",
+        "X='*.toml'; cd ~/.codex && cat $X",
+        "X='*'; cat ~/.codex/\"$X\" 2>/dev/null",
     ] {
         let r = check_json(&s, &["--", cmd]);
         assert_eq!(r["decision"], "allow", "{cmd}: {r}");

@@ -102,6 +102,16 @@ fn a_wildcard_allow_does_not_lift_a_finding() {
             "export X=README.md; export X=$(cat list.txt); cat $X",
             "ask",
         ),
+        ("export X=README.md; X[0]=~/.ssh/id_rsa; cat $X", "ask"),
+        (
+            "export X=README.md; X=~/.ssh/id_rsa export X; cat $X",
+            "ask",
+        ),
+        (
+            "X=README.md; X=~/.ssh/id_rsa command readonly X; cat $X",
+            "ask",
+        ),
+        ("X=README.md; X=~/.ssh/id_rsa true; cat $X", "allow"),
         // Unless the line gives `echo` or `pwd` a body or an alias of its own.
         ("echo(){ printf x; }; cat $(echo README.md)", "ask"),
         (

@@ -330,9 +330,15 @@ fn has_submodules(dirs: &Cwd) -> bool {
 /// Inspection, unless it runs an external diff or writes an output file.
 fn inspect(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
     if s.outside_dir {
-        // Names are taken from where `-C` leads (`git -C ~/.codex grep --no-index x auth.json`).
-        for a in s.rest.iter().filter(|a| !a.value.starts_with('-')) {
+        // Names are taken from where `-C` leads (`git -C ~/.codex grep --no-index x auth.json`),
+        // a directory among them read whole (`diff --no-index . other`), and `grep` searches
+        // the directory itself when no path is given.
+        let here = Word::literal(".");
+        let operands = s.rest.iter().filter(|a| !a.value.starts_with('-'));
+        let searched = (s.name == "grep").then_some(&here);
+        for a in operands.chain(searched) {
             j.read(a, s.dirs, s.c.w.ctx);
+            j.tree(a, s.dirs, paths::Reach::Target);
         }
     }
     if s.name == "diff" && s.has(&["--ext-diff"]) {

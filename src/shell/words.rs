@@ -114,7 +114,12 @@ fn convert_parts(node: &Node, env: &Known<'_>) -> Word {
                 text.chars().for_each(|c| push_quoted(&mut w, c));
             }
             NodeKind::ParamExpansion { param, op, .. } => {
+                let unquoted = !dq;
                 param_part(&mut w, part.source_text(value), param, op.is_some(), env);
+                // Unquoted, a known value's wildcards are expanded as the shell does.
+                if unquoted && w.var && w.value.contains(['*', '?', '[']) {
+                    w.glob = true;
+                }
             }
             NodeKind::CommandSubstitution { .. } | NodeKind::ProcessSubstitution { .. } => {
                 substitution_part(&mut w, &part.kind, env);

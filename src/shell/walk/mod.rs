@@ -401,6 +401,7 @@ impl Walker<'_> {
             vars::assign(scope, &assigns);
         } else {
             vars::forget(scope, &argv);
+            vars::forget_persisting(scope, &assigns, &argv);
         }
     }
 

@@ -44,6 +44,10 @@ pub(crate) fn assign(scope: &mut Scope, assigns: &[Word]) {
             None => (name, false),
         };
         if !name_ok(name) {
+            // `X[0]=v` sets what `$X` expands to: the variable is no longer known.
+            if let Some(base) = name.split_once('[').map(|(b, _)| b).filter(|b| name_ok(b)) {
+                scope.vars.remove(base);
+            }
             continue;
         }
         // The word's value has `~` expanded as the shell expands it after `=` and `:`.
@@ -93,6 +97,18 @@ pub(crate) fn forget(scope: &mut Scope, argv: &[Word]) {
     }
     for a in args {
         let name = a.value.split(['=', '[', '+']).next().unwrap_or("");
+        scope.vars.remove(name);
+    }
+}
+
+/// Assignments before a builtin that sets variables (`X=v export X`, `X=v command readonly X`)
+/// outlast the command, unlike those before any other: what they set is no longer known.
+pub(crate) fn forget_persisting(scope: &mut Scope, assigns: &[Word], argv: &[Word]) {
+    if assigns.is_empty() || !argv.iter().any(|a| SETTERS.contains(&a.value.as_str())) {
+        return;
+    }
+    for a in assigns {
+        let name = a.raw.split(['=', '[', '+']).next().unwrap_or("");
         scope.vars.remove(name);
     }
 }
