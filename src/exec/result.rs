@@ -76,6 +76,10 @@ pub struct RunResult {
     /// Which sized private tmpfs mounts the init found full at the end, one bit each.
     #[serde(skip)]
     pub(crate) full_tmpfs_bits: u32,
+    /// The processes the PID namespace held when the timeout fired and its `pid_max`, when
+    /// they were at that limit.
+    #[serde(skip)]
+    pub(crate) pid_max_full: Option<(u64, u64)>,
 }
 
 /// Why `execve` failed for every candidate of the command.
@@ -145,6 +149,15 @@ impl RunResult {
         if self.timed_out {
             let t = timeout.map_or(String::new(), |t| format!(" of {:.1} s", t.as_secs_f64()));
             v.push(("timeout", format!("the run exceeded its timeout{t}")));
+        }
+        if let Some((held, max)) = self.pid_max_full {
+            v.push((
+                "processes",
+                format!(
+                    "the tree held {held} processes when the timeout fired, at its limit \
+                     (the PID namespace's pid_max={max}): forks past it fail"
+                ),
+            ));
         }
         if let Some(u) = &self.tree {
             let limit = u

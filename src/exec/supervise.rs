@@ -117,6 +117,7 @@ pub(super) async fn supervise(
     let duration = tree.start.elapsed();
     let network = tree.proxy.map(super::proxy::RunProxy::finish);
     let mut result = result_of(p, &mut caps, &ru, watched.timed_out, duration, network);
+    result.pid_max_full = watched.pid_max_full;
     apply_messages(
         &mut result,
         &watched.messages,
@@ -264,6 +265,8 @@ fn clone_init(
 struct Watched {
     exited: bool,
     timed_out: bool,
+    /// The processes in the tree's PID namespace when the timeout fired, at its `pid_max`.
+    pid_max_full: Option<(u64, u64)>,
     messages: Vec<Message>,
 }
 
@@ -373,6 +376,7 @@ async fn watch(p: &Launch, req: &mut RunRequest, t: &mut Tree, caps: &mut Caps) 
             }
             _ = sleep_until(deadline), if !w.timed_out && !w.exited => {
                 w.timed_out = true;
+                w.pid_max_full = p.plan.pid_max.and_then(|max| pid_max_full(t.pid, max));
                 stop.terminate();
             }
             _ = sleep_until(grace), if !stop.killed && !w.exited => stop.kill().await,
@@ -393,6 +397,33 @@ async fn watch(p: &Launch, req: &mut RunRequest, t: &mut Tree, caps: &mut Caps) 
         }
     }
     w
+}
+
+/// `(held, max)` when the PID namespace of `init` holds at least 95% of its `pid_max`
+/// (`max`): the tree was at its process limit. A fork bomb held there runs until its
+/// timeout, and nothing else counts the forks the kernel refused.
+fn pid_max_full(init: libc::pid_t, max: u64) -> Option<(u64, u64)> {
+    let held = processes_in_namespace(init)?;
+    (held * 100 >= max * 95).then_some((held, max))
+}
+
+/// The processes in the PID namespace of `init`, as the host's `/proc` lists them.
+fn processes_in_namespace(init: libc::pid_t) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    let ns = std::fs::metadata(format!("/proc/{init}/ns/pid")).ok()?;
+    let same = |m: std::fs::Metadata| m.ino() == ns.ino() && m.dev() == ns.dev();
+    let held = std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .as_encoded_bytes()
+                .iter()
+                .all(u8::is_ascii_digit)
+        })
+        .filter(|e| std::fs::metadata(e.path().join("ns/pid")).is_ok_and(same))
+        .count();
+    u64::try_from(held).ok()
 }
 
 /// The signals sbx passes on to the tree, when it forwards them.
@@ -475,6 +506,7 @@ fn result_of(
         stdout: std::mem::take(&mut caps.out.kept),
         stderr: std::mem::take(&mut caps.err.kept),
         full_tmpfs_bits: 0,
+        pid_max_full: None,
     }
 }
 
