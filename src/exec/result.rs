@@ -76,10 +76,10 @@ pub struct RunResult {
     /// Which sized private tmpfs mounts the init found full at the end, one bit each.
     #[serde(skip)]
     pub(crate) full_tmpfs_bits: u32,
-    /// The processes the PID namespace held when the timeout fired and its `pid_max`, when
-    /// they were at that limit.
+    /// The processes the PID namespace held when the timeout fired and the limit they were
+    /// at, when they were.
     #[serde(skip)]
-    pub(crate) pid_max_full: Option<(u64, u64)>,
+    pub(crate) processes_full: Option<(u64, ProcessLimit)>,
 }
 
 /// Why `execve` failed for every candidate of the command.
@@ -125,6 +125,32 @@ fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// A process limit kept without a cgroup, which counts none of the forks it refuses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ProcessLimit {
+    /// The PID namespace's own `pid_max`.
+    PidMax(u64),
+    /// `RLIMIT_NPROC`, counted in the run's user namespace.
+    Nproc(u64),
+}
+
+impl ProcessLimit {
+    pub(crate) fn value(self) -> u64 {
+        match self {
+            Self::PidMax(n) | Self::Nproc(n) => n,
+        }
+    }
+}
+
+impl std::fmt::Display for ProcessLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::PidMax(n) => write!(f, "the PID namespace's pid_max={n}"),
+            Self::Nproc(n) => write!(f, "RLIMIT_NPROC={n} in the run's user namespace"),
+        }
+    }
+}
+
 impl RunResult {
     /// Fill [`RunResult::limits_reached`] from the exit, the signal and the cgroup readings.
     pub(super) fn find_limits_reached(
@@ -150,12 +176,12 @@ impl RunResult {
             let t = timeout.map_or(String::new(), |t| format!(" of {:.1} s", t.as_secs_f64()));
             v.push(("timeout", format!("the run exceeded its timeout{t}")));
         }
-        if let Some((held, max)) = self.pid_max_full {
+        if let Some((held, limit)) = self.processes_full {
             v.push((
                 "processes",
                 format!(
                     "the tree held {held} processes when the timeout fired, at its limit \
-                     (the PID namespace's pid_max={max}): forks past it fail"
+                     ({limit}): forks past it fail"
                 ),
             ));
         }

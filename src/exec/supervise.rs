@@ -4,12 +4,12 @@ use super::fds::{ReadBuf, async_fd, pipe, pipe_unless, read_ready, readable, set
 use super::output::{Caps, Capture, deliver};
 use super::prepare::Launch;
 use super::relay::{PtyRelay, receive_ready, relay_pty};
-use super::result::ExecFailure;
+use super::result::{ExecFailure, ProcessLimit};
 use super::spare::Handover;
 use super::terminal::Terminal;
 use super::{EnforcementReport, RunError, RunRequest, RunResult, Stream};
 use crate::enforce::messages::{ChildFds, MESSAGE_LEN, Message, MessageKind, Step};
-use crate::plan::LayerStatus;
+use crate::plan::{LayerStatus, Rlimit};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, Instant};
@@ -117,7 +117,7 @@ pub(super) async fn supervise(
     let duration = tree.start.elapsed();
     let network = tree.proxy.map(super::proxy::RunProxy::finish);
     let mut result = result_of(p, &mut caps, &ru, watched.timed_out, duration, network);
-    result.pid_max_full = watched.pid_max_full;
+    result.processes_full = watched.processes_full;
     apply_messages(
         &mut result,
         &watched.messages,
@@ -265,8 +265,8 @@ fn clone_init(
 struct Watched {
     exited: bool,
     timed_out: bool,
-    /// The processes in the tree's PID namespace when the timeout fired, at its `pid_max`.
-    pid_max_full: Option<(u64, u64)>,
+    /// The processes in the tree's PID namespace when the timeout fired, at its limit.
+    processes_full: Option<(u64, ProcessLimit)>,
     messages: Vec<Message>,
 }
 
@@ -376,7 +376,7 @@ async fn watch(p: &Launch, req: &mut RunRequest, t: &mut Tree, caps: &mut Caps) 
             }
             _ = sleep_until(deadline), if !w.timed_out && !w.exited => {
                 w.timed_out = true;
-                w.pid_max_full = p.plan.pid_max.and_then(|max| pid_max_full(t.pid, max));
+                w.processes_full = tree_process_limit(&p.plan).and_then(|l| at_limit(t.pid, l));
                 stop.terminate();
             }
             _ = sleep_until(grace), if !stop.killed && !w.exited => stop.kill().await,
@@ -399,12 +399,27 @@ async fn watch(p: &Launch, req: &mut RunRequest, t: &mut Tree, caps: &mut Caps) 
     w
 }
 
-/// `(held, max)` when the PID namespace of `init` holds at least 95% of its `pid_max`
-/// (`max`): the tree was at its process limit. A fork bomb held there runs until its
-/// timeout, and nothing else counts the forks the kernel refused.
-fn pid_max_full(init: libc::pid_t, max: u64) -> Option<(u64, u64)> {
+/// The limit that bounds the tree's processes where no cgroup counts the forks it refuses:
+/// the PID namespace's `pid_max`, or `RLIMIT_NPROC` counted in the run's user namespace.
+fn tree_process_limit(plan: &crate::plan::SandboxPlan) -> Option<ProcessLimit> {
+    if !plan.namespaces.pid || !plan.cgroups.is_empty() {
+        return None;
+    }
+    if let Some(n) = plan.pid_max {
+        return Some(ProcessLimit::PidMax(n));
+    }
+    let nproc = plan.rlimits.iter().find(|r| r.resource == Rlimit::Nproc)?;
+    plan.namespaces
+        .user
+        .then_some(ProcessLimit::Nproc(nproc.value))
+}
+
+/// `(held, limit)` when the PID namespace of `init` holds at least 95% of `limit`: the tree
+/// was at its process limit. A fork bomb held there runs until its timeout, and nothing
+/// else counts the forks the kernel refused.
+fn at_limit(init: libc::pid_t, limit: ProcessLimit) -> Option<(u64, ProcessLimit)> {
     let held = processes_in_namespace(init)?;
-    (held * 100 >= max * 95).then_some((held, max))
+    (held * 100 >= limit.value() * 95).then_some((held, limit))
 }
 
 /// The processes in the PID namespace of `init`, as the host's `/proc` lists them.
@@ -506,7 +521,7 @@ fn result_of(
         stdout: std::mem::take(&mut caps.out.kept),
         stderr: std::mem::take(&mut caps.err.kept),
         full_tmpfs_bits: 0,
-        pid_max_full: None,
+        processes_full: None,
     }
 }
 
