@@ -72,6 +72,18 @@ const PLANTED: &[&str] = &[
     ".gvimrc",
     ".dir-locals.el",
     "project.code-workspace",
+    ".ruby-env",
+    ".versions.conf",
+    "rust-toolchain.toml",
+    "rust-toolchain",
+    ".cargo/config.toml",
+    ".cargo/config",
+    ".config/mise.toml",
+    "mise/config.toml",
+    "mise.dev.toml",
+    ".mise.dev.toml",
+    ".fleet/run.json",
+    ".theia/tasks.json",
 ];
 
 fn plant_script() -> String {
@@ -321,6 +333,12 @@ const PLANTED_BELOW: &[&str] = &[
     "app/.pdbrc",
     "app/.irbrc",
     "web/site.code-workspace",
+    "web/.npmrc",
+    "web/.yarnrc.yml",
+    "app/mise.toml",
+    "app/rust-toolchain.toml",
+    "app/rust-toolchain",
+    "web/.pnpmfile.cjs",
 ];
 
 #[test]

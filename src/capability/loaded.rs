@@ -56,6 +56,25 @@ pub const LOADED_WHERE_STARTED: &[&str] = &[
     ".gvimrc",
     ".dir-locals.el",
     ".dir-locals-2.el",
+    ".fleet",
+    ".theia",
+    // Package, version and toolchain managers read these from the directory they start in
+    // and every directory above it (npm's project `.npmrc` where a `package.json` is, Yarn's
+    // rc, mise's configuration, rustup's toolchain file, RVM's environment).
+    ".npmrc",
+    ".yarnrc.yml",
+    ".yarnrc",
+    ".pnpmfile.cjs",
+    "mise.toml",
+    "mise.local.toml",
+    ".mise.toml",
+    ".mise.local.toml",
+    ".mise",
+    "rust-toolchain.toml",
+    "rust-toolchain",
+    ".rvmrc",
+    ".ruby-env",
+    ".versions.conf",
 ];
 
 /// VS Code's workspace files (`NAME.code-workspace`): their tasks can run when the folder opens.
