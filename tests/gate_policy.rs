@@ -201,6 +201,34 @@ fn a_wildcard_allow_does_not_let_an_unpacker_write_names_its_input_chooses() {
     }
 }
 
+/// An allow rule covers its own segments: another segment of the line rides along only when
+/// it is read-only. `Bash(ls *)` does not allow `ls && tar xf b.tar` (which plants the hooks
+/// the archive holds when it runs unsandboxed), nor a workspace write beside it; a read beside
+/// it still rides along.
+#[test]
+fn an_allow_rule_does_not_carry_another_segments_write() {
+    let s = Scratch::new(None);
+    let policy = s.root.path().join("ls.toml");
+    std::fs::write(&policy, "[policy]\nallow = [\"Bash(ls *)\", \"Bash(cp *)\"]\n").unwrap();
+    let p = policy.to_str().unwrap();
+    let d = |cmd: &str| check_json(&s, &["--policy", p, "--", cmd])["decision"].clone();
+    for (cmd, want) in [
+        ("ls && tar xf b.tar", "ask"),
+        ("ls; unzip a.zip", "ask"),
+        ("ls | tar x < b.tar", "ask"),
+        ("ls && git apply p.diff", "ask"),
+        ("ls && echo x > notes.txt", "ask"),
+        ("ls && mkdir build", "ask"),
+        // Paired: the same lines with a read, and the rules' own commands.
+        ("ls && tar tf b.tar", "allow"),
+        ("ls; cat README.md", "allow"),
+        ("ls -la | head -5", "allow"),
+        ("ls && cp README.md notes.txt", "allow"),
+    ] {
+        assert_eq!(d(cmd), want, "{cmd}");
+    }
+}
+
 /// Toolchain managers that change the user's toolchains or settings write where they keep
 /// them: `rustup default` writes rustup's home and `go env -w` Go's environment file, which
 /// the workspace profile cannot write, so the plan refuses them as the kernel does (not asked,

@@ -1,7 +1,8 @@
 //! Rules applied to a Bash command, one segment at a time.
 //!
 //! A compound command is allowed by rules only if every segment is allowed
-//! (by an allow rule, or by the analyser as harmless); any segment matching a
+//! (by an allow rule, or by the analyser as read-only: nothing written, no finding); any
+//! segment matching a
 //! deny rule denies; an analyser Deny is never lifted by an allow rule; an
 //! analyser Ask segment is lifted by an allow rule that matches it, unless the
 //! analysis has a finding in it (a secret read, an executing argument, ...):
@@ -139,13 +140,23 @@ pub fn evaluate<'a>(policy: &'a Policy, analysis: &Analysis, mode: Mode) -> Opti
                     first_allow = Some(hit(Decision::Allow, r, i));
                 }
             }
-            None => match s.verdict {
-                Decision::Allow => {}
-                Decision::Ask | Decision::Deny => return None,
-            },
+            None if rides_along(s) => {}
+            None => return None,
         }
     }
     first_allow
+}
+
+/// Whether a segment no allow rule matches may ride along with those one matches: only what
+/// the read-only fast path would allow on its own (nothing written, no finding). A write, even
+/// inside the workspace, is decided for the whole command by the later stages, as it would be
+/// alone: `Bash(ls *)` does not allow `ls && tar xf a.tar`.
+fn rides_along(s: &crate::shell::Segment) -> bool {
+    s.verdict == Decision::Allow
+        && s.class != crate::shell::Class::WorkspaceWrite
+        && s.writes.is_empty()
+        && s.write_patterns.is_empty()
+        && s.findings.is_empty()
 }
 
 /// The allow rule that covers a segment's text. A segment with a finding is covered only by a
