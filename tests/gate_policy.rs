@@ -209,7 +209,11 @@ fn a_wildcard_allow_does_not_let_an_unpacker_write_names_its_input_chooses() {
 fn an_allow_rule_does_not_carry_another_segments_write() {
     let s = Scratch::new(None);
     let policy = s.root.path().join("ls.toml");
-    std::fs::write(&policy, "[policy]\nallow = [\"Bash(ls *)\", \"Bash(cp *)\"]\n").unwrap();
+    std::fs::write(
+        &policy,
+        "[policy]\nallow = [\"Bash(ls *)\", \"Bash(cp *)\"]\n",
+    )
+    .unwrap();
     let p = policy.to_str().unwrap();
     let d = |cmd: &str| check_json(&s, &["--policy", p, "--", cmd])["decision"].clone();
     for (cmd, want) in [
@@ -224,6 +228,68 @@ fn an_allow_rule_does_not_carry_another_segments_write() {
         ("ls; cat README.md", "allow"),
         ("ls -la | head -5", "allow"),
         ("ls && cp README.md notes.txt", "allow"),
+    ] {
+        assert_eq!(d(cmd), want, "{cmd}");
+    }
+}
+
+/// A copy, move or link into a directory writes `DIR/NAME`: `cp -r a/.git .` writes
+/// `./.git`, which the floor refuses as the kernel does, whatever `Bash(cp *)` allows; a
+/// source's contents (`cp -r a/. .`, `rsync -a a/ .`) are names the source chooses. A git
+/// subcommand that writes the work tree from another tree (a branch, a stash, other commits)
+/// writes names that tree chooses: no wildcard rule lifts either. Paired with ordinary copies
+/// and git commands the same rules allow.
+#[test]
+fn a_wildcard_allow_does_not_let_a_copy_or_checkout_place_protected_names() {
+    let s = Scratch::new(None);
+    for d in ["a/b/.git/hooks", "a/b/.claude", "a/d", "sub"] {
+        std::fs::create_dir_all(s.ws.join(d)).unwrap();
+    }
+    for f in ["a/d/.mcp.json", "a/d/Jenkinsfile", "a/d/README"] {
+        std::fs::write(s.ws.join(f), "x\n").unwrap();
+    }
+    let policy = s.root.path().join("copy.toml");
+    let rules = ["cp", "mv", "ln", "install", "rsync", "git"].map(|c| format!("\"Bash({c} *)\""));
+    std::fs::write(
+        &policy,
+        format!("[policy]\nallow = [{}]\n", rules.join(", ")),
+    )
+    .unwrap();
+    let p = policy.to_str().unwrap();
+    let d = |cmd: &str| check_json(&s, &["--policy", p, "--", cmd])["decision"].clone();
+    for (cmd, want) in [
+        ("cp -r a/b/.git .", "deny"),
+        ("cp -r -t . a/b/.git", "deny"),
+        ("cp -r a/b/.claude ./", "deny"),
+        ("mv a/b/.claude .", "deny"),
+        ("git mv a/b/.claude .", "deny"),
+        ("cp a/d/.mcp.json sub", "deny"),
+        ("ln -s a/d/.mcp.json .", "deny"),
+        ("install a/d/Jenkinsfile .", "deny"),
+        ("cp --target-dir=. a/d/Jenkinsfile", "deny"),
+        ("cp -r a/b/. .", "ask"),
+        ("rsync -a a/b/ .", "ask"),
+        ("git checkout evil", "ask"),
+        ("git switch evil", "ask"),
+        ("git checkout -b x evil", "ask"),
+        ("git reset --hard evil", "ask"),
+        ("git restore --source=evil .", "ask"),
+        ("git stash pop", "ask"),
+        ("git merge evil", "ask"),
+        ("git pull . evil", "ask"),
+        ("git worktree add wt evil", "ask"),
+        // Paired: copies of ordinary names, into a directory or not, and git without another tree.
+        ("cp a/d/README .", "allow"),
+        ("cp a/d/README sub", "allow"),
+        ("mv a/d/README sub/", "allow"),
+        ("cp -r a/d sub", "allow"),
+        ("rsync -a a/d .", "allow"),
+        ("git mv a/d/README sub", "allow"),
+        ("git checkout -b x", "allow"),
+        ("git switch -c y", "allow"),
+        ("git stash", "allow"),
+        ("git commit -m x", "allow"),
+        ("git status", "allow"),
     ] {
         assert_eq!(d(cmd), want, "{cmd}");
     }

@@ -203,8 +203,74 @@ fn worktree_paths(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
         crate::shell::paths::Reach::Target
     };
     let what = format!("git {}", s.name);
+    if s.name == "mv"
+        && let Some((dest, sources)) = paths.split_last()
+        && !sources.is_empty()
+        && (sources.len() > 1 || crate::shell::writers::may_be_dir(dest, s.dirs))
+    {
+        for w in sources
+            .iter()
+            .filter_map(|src| crate::shell::writers::inside(dest, src))
+        {
+            j.write_reaching(&w, s.dirs, s.c.w.ctx, &what, reach);
+        }
+    }
     for p in paths {
         j.write_reaching(p, s.dirs, s.c.w.ctx, &what, reach);
+    }
+}
+
+/// Whether the subcommand writes the work tree from a tree the line does not show (another
+/// branch, a commit, a stash, a remote's), and how: what it writes may hold `.claude/`,
+/// `.envrc` or `.github/` that no wildcard rule may let a command place unsandboxed. A new
+/// branch at `HEAD` (`checkout -b NEW`, `switch -c NEW`) and paths named on the line (judged
+/// as writes) are not.
+fn writes_another_tree(s: &Sub<'_, '_, '_, '_>) -> Option<&'static str> {
+    let refs = s.rest.iter().filter(|a| !a.value.starts_with('-')).count();
+    let dashdash = s.rest.iter().any(|a| a.value == "--");
+    let creates = s.has(&[
+        "-b",
+        "-B",
+        "-c",
+        "-C",
+        "--orphan",
+        "--create",
+        "--force-create",
+    ]);
+    match s.name {
+        "checkout" | "switch" if dashdash => None,
+        "checkout" | "switch" if creates && refs < 2 => None,
+        // `git checkout FILE` of an existing file restores it from the index (a named write).
+        "checkout" if s.operand(0).is_some_and(|o| exists_in(s.dirs, &o.value)) => None,
+        "checkout" | "switch" if refs >= 1 => Some("checks out another tree"),
+        "reset"
+            if s.operand(0).is_some_and(|o| o.value != "HEAD")
+                && s.has(&["--hard", "--keep", "--merge"]) =>
+        {
+            Some("resets the work tree to another tree")
+        }
+        "restore"
+            if s.has(&["-s", "--source"])
+                || s.rest.iter().any(|a| a.value.starts_with("--source=")) =>
+        {
+            Some("restores from another tree")
+        }
+        "stash" if matches!(s.verb(""), "pop" | "apply" | "branch") => Some("applies a stash"),
+        // A pull from a remote writes what the remote holds; from a repository on this
+        // machine (`git pull . BRANCH`), what a command may have committed there.
+        "pull"
+            if !s
+                .operand(0)
+                .is_some_and(|o| o.value.starts_with(['.', '/', '~'])) =>
+        {
+            None
+        }
+        "merge" | "cherry-pick" | "rebase" | "pull" | "revert" | "am" => {
+            Some("writes the changes of other commits")
+        }
+        "worktree" if s.verb("") == "add" => Some("checks out a tree in a new worktree"),
+        "checkout-index" | "read-tree" => Some("writes the index's or a tree's files"),
+        _ => None,
     }
 }
 
@@ -240,6 +306,12 @@ fn subcommand(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
     super::git_exec::program_args(j, s.name, s.rest);
     super::git_outputs::judge(j, s.c, s.name, s.rest);
     worktree_paths(j, s);
+    if let Some(what) = writes_another_tree(s) {
+        j.finding(&format!(
+            "[shell.write.content] `git {}` {what}: the names that tree holds, protected ones included",
+            s.name
+        ));
+    }
     match s.name {
         "bundle" => bundle(j, s),
         "" => {}

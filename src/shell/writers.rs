@@ -15,11 +15,14 @@ pub(crate) fn copy_like(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[
         remote_or_deleting(j, name, args, &ops);
     }
     let mut target_dir: Option<&Word> = None;
+    let mut target_eq: Option<Word> = None;
     for (i, a) in args.iter().enumerate() {
         if a.value == "-t" || a.value == "--target-directory" {
             target_dir = args.get(i + 1);
-        } else if let Some(t) = a.value.strip_prefix("--target-directory=") {
-            j.write(&Word::literal(t), cwd, ctx, name);
+        } else if let Some(t) = target_eq_value(&a.value) {
+            let t = Word::literal(t);
+            j.write(&t, cwd, ctx, name);
+            target_eq = Some(t);
         }
     }
     // `mv` replaces a link at its destination (`cp` writes through it).
@@ -38,6 +41,7 @@ pub(crate) fn copy_like(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[
             format!("[shell.write.unknown] `{name}` without a visible target"),
         );
     }
+    into_directory(j, c, name, args, target_dir.or(target_eq.as_ref()), reach);
     if name == "mv" {
         let n = ops
             .len()
@@ -70,6 +74,96 @@ pub(crate) fn copy_like(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[
             "[shell.destructive] `ln -f` replaces files",
         );
     }
+}
+
+/// The value of `--target-directory=DIR`, the option's name abbreviated as getopt takes it
+/// (`--target-dir=DIR`, `--t=DIR`).
+fn target_eq_value(arg: &str) -> Option<&str> {
+    let (opt, value) = arg.split_once('=')?;
+    let opt = opt.strip_prefix("--")?;
+    (!opt.is_empty() && "target-directory".starts_with(opt)).then_some(value)
+}
+
+/// What a copy, move or link into a directory writes there: `DIR/NAME` for each source
+/// (`cp -r a/.git .` writes `./.git`), and, for a source's contents (`cp -r a/. .`,
+/// `rsync -a a/ .`), the names the source holds. A destination is a directory when `-t`
+/// names it, when there are several sources, when it ends in `/`, or when it is one now
+/// (or the directory the command starts in is not known); never under `-T`.
+fn into_directory(
+    j: &mut Judge,
+    c: &Ctx<'_, '_, '_>,
+    name: &str,
+    args: &[Word],
+    target_dir: Option<&Word>,
+    reach: paths::Reach,
+) {
+    let (ctx, cwd) = (c.w.ctx, c.cmd.cwd);
+    let ops = operands(args);
+    let (dest, sources): (&Word, Vec<&Word>) = match (target_dir, ops.split_last()) {
+        (Some(t), _) => (
+            t,
+            ops.iter()
+                .copied()
+                .filter(|o| !std::ptr::eq(*o, t))
+                .collect(),
+        ),
+        (None, Some((last, rest))) if !rest.is_empty() => (last, rest.to_vec()),
+        _ => return,
+    };
+    let no_target = has(args, &["-T", "--no-target-directory"]);
+    let is_dir = target_dir.is_some()
+        || sources.len() > 1
+        || dest.value.ends_with('/')
+        || may_be_dir(dest, cwd);
+    if no_target || !is_dir || dest.unknown || dest.glob {
+        return;
+    }
+    for src in sources {
+        let contents = src.value.ends_with("/.") || (name == "rsync" && src.value.ends_with('/'));
+        if contents {
+            j.content_write(dest, cwd, ctx, name);
+        } else if let Some(w) = inside(dest, src) {
+            j.write_reaching(&w, cwd, ctx, name, reach);
+        }
+    }
+}
+
+/// Whether `w` names a directory from some directory the command may start in (or from one
+/// not known).
+pub(crate) fn may_be_dir(w: &Word, cwd: &super::walk::Cwd) -> bool {
+    let Some(dirs) = cwd else {
+        return true;
+    };
+    dirs.iter().any(|d| {
+        let (named, _) = paths::split_real(&d.join(&w.value), d);
+        named.is_dir()
+    })
+}
+
+/// `dest/NAME`, NAME the last part of `src` as written (a glob stays one), as a word.
+pub(crate) fn inside(dest: &Word, src: &Word) -> Option<Word> {
+    if src.unknown {
+        return None;
+    }
+    let trimmed = src.value.trim_end_matches('/');
+    let base = trimmed.rsplit_once('/').map_or(trimmed, |(_, b)| b);
+    if base.is_empty() || base == "." || base == ".." {
+        return None;
+    }
+    let start = trimmed.len() - base.len();
+    let prefix = format!("{}/", dest.value.trim_end_matches('/'));
+    let mut w = src.clone();
+    w.quoted_wild = src
+        .quoted_wild
+        .iter()
+        .filter(|o| (start..trimmed.len()).contains(*o))
+        .map(|o| o - start + prefix.len())
+        .collect();
+    w.value = format!("{prefix}{base}");
+    w.display = format!("{}/{base}", dest.display.trim_end_matches('/'));
+    w.raw = w.display.clone();
+    w.exact = dest.exact && src.exact;
+    Some(w)
 }
 
 /// `rsync` and `scp` to or from another host, and `rsync` options that delete files.
