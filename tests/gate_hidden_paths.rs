@@ -66,6 +66,55 @@ fn globs_are_expanded_and_every_match_is_checked_against_the_plan() {
     }
 }
 
+/// A file an option or a configuration value makes the program read is a read the plan
+/// judges: `git -c blame.ignoreRevsFile=F blame` prints F's first line, `file -m F` every line
+/// of F it cannot parse. Names a program takes from its input (`zip -@`) are known only when
+/// it runs: asked, even under a wildcard rule. Paired with the same options over a file the
+/// plan lets through.
+#[test]
+fn files_named_by_options_and_configuration_values_are_checked_against_the_plan() {
+    let s = Scratch::new(None);
+    plant_secrets(&s);
+    std::fs::write(s.ws.join("notes.txt"), "x\n").unwrap();
+    for cmd in [
+        "git -c blame.ignoreRevsFile=~/.codex/auth.json blame notes.txt",
+        "git -c BLAME.IGNOREREVSFILE=~/.codex/auth.json blame notes.txt",
+        "git -c core.excludesFile=~/.claude/.credentials.json check-ignore -v --no-index x",
+        "git -c mailmap.file=~/.aws/credentials log",
+        "git -c includeIf.onbranch:main.path=~/.netrc status",
+        "file -m ~/.codex/auth.json notes.txt",
+        "file --magic-file ~/.codex/auth.json notes.txt",
+    ] {
+        let r = check_json(&s, &["--", cmd]);
+        assert_eq!(decision(&r), ("deny", "plan:deny-read"), "{cmd}: {r}");
+    }
+    for cmd in [
+        "git -c blame.ignoreRevsFile=notes.txt blame notes.txt",
+        "git -c mailmap.file=notes.txt log",
+        "file -m notes.txt notes.txt",
+    ] {
+        let r = check_json(&s, &["--", cmd]);
+        assert_eq!(r["decision"], "allow", "{cmd}: {r}");
+    }
+    let policy = s.root.path().join("zip.toml");
+    std::fs::write(
+        &policy,
+        "[policy]\nallow = [\"Bash(zip *)\", \"Bash(echo *)\", \"Bash(file *)\"]\n",
+    )
+    .unwrap();
+    let p = policy.to_str().unwrap();
+    for (cmd, want) in [
+        ("echo ~/.codex/auth.json | zip -@ out.zip", "ask"),
+        ("zip -q@ out.zip < list", "ask"),
+        ("file -f list", "ask"),
+        ("zip -r out.zip notes.txt", "allow"),
+        ("file notes.txt", "allow"),
+    ] {
+        let r = check_json(&s, &["--policy", p, "--", cmd]);
+        assert_eq!(r["decision"], want, "{cmd}: {r}");
+    }
+}
+
 /// A bare name is a path from wherever the line has gone: after `cd ~/.codex`, `auth.json` is
 /// the hidden file, whatever program or redirection reads it.
 #[test]

@@ -17,6 +17,7 @@ pub(crate) fn classify(j: &mut Judge, c: &Ctx<'_, '_, '_>, args: &[Word]) {
         super::commands::dir_from(d, &cwd, c.w.ctx)
     });
     super::git_repos::judge(j, c.w.ctx, &cwd);
+    config_files(j, c, &cli, &cwd);
     let sub = Sub {
         name: args.get(i).map(|a| a.value.as_str()).unwrap_or(""),
         rest: args.get(i + 1..).unwrap_or(&[]),
@@ -744,6 +745,53 @@ const APPLY_REPORTS: [&str; 4] = ["--check", "--stat", "--numstat", "--summary"]
 /// `applypatch-msg`, ...): files in the work tree when `core.hooksPath` or a hook manager
 /// points there, so an earlier edit may have written them.
 const HOOKED: &[&str] = &["commit", "merge", "rebase", "am", "cherry-pick", "revert"];
+
+/// Configuration keys whose value names a file git reads (pathnames: `~` is the home).
+const FILE_KEYS: &[&str] = &[
+    "blame.ignorerevsfile",
+    "core.attributesfile",
+    "core.excludesfile",
+    "mailmap.file",
+    "diff.orderfile",
+    "commit.template",
+    "gpg.ssh.allowedsignersfile",
+    "gpg.ssh.revocationfile",
+    "user.signingkey",
+    "http.sslcert",
+    "http.sslkey",
+    "http.sslcainfo",
+    "http.cookiefile",
+    "sendemail.aliasesfile",
+    "include.path",
+    "init.templatedir",
+];
+
+/// The files `git -c KEY=PATH` makes git read, read by the command: `git -c
+/// blame.ignoreRevsFile=~/.codex/auth.json blame f` prints the file's first line.
+fn config_files(j: &mut Judge, c: &Ctx<'_, '_, '_>, cli: &[&Word], cwd: &Cwd) {
+    for kv in cli {
+        let Some((key, value)) = kv.value.split_once('=') else {
+            continue;
+        };
+        let key = key.to_ascii_lowercase();
+        let include = key.starts_with("includeif.") && key.ends_with(".path");
+        if value.is_empty() || !(FILE_KEYS.contains(&key.as_str()) || include) {
+            continue;
+        }
+        let path = match value.strip_prefix("~/") {
+            Some(rest) => {
+                c.w.ctx
+                    .workspace
+                    .home
+                    .join(rest)
+                    .to_string_lossy()
+                    .into_owned()
+            }
+            None => value.to_string(),
+        };
+        j.read(&Word::literal(&path), cwd, c.w.ctx);
+    }
+}
 
 fn config_pair(j: &mut Judge, kv: &Word, via: &str) {
     let key = kv.value.split('=').next().unwrap_or("");

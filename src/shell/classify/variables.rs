@@ -131,8 +131,27 @@ fn path_list_options(name: &str) -> (&'static [&'static str], &'static [&'static
         "sort" | "wc" | "du" => (&["--files0-from"], &[]),
         "tar" | "bsdtar" => (&["-T", "--files-from"], &["-T"]),
         "rsync" | "cpio" => (&["--files-from"], &[]),
+        "file" => (&["-f", "--files-from"], &["-f"]),
         _ => (&[], &[]),
     }
+}
+
+/// Options that make a program read the names of the files it reads from its standard input
+/// (`zip -@`, `cpio -o`): those are known only when it runs.
+fn names_from_stdin(name: &str, args: &[Word]) -> bool {
+    let flags: &[&str] = match name {
+        "zip" => &["-@", "--names-stdin"],
+        "cpio" => &["-o", "--create"],
+        _ => return false,
+    };
+    let short = |a: &Word, f: &str| {
+        f.len() == 2
+            && a.value.starts_with('-')
+            && !a.value.starts_with("--")
+            && a.value.contains(&f[1..])
+    };
+    args.iter()
+        .any(|a| flags.iter().any(|f| a.value == *f || short(a, f)))
 }
 
 pub(super) fn path_lists(j: &mut Judge, w: &Walker<'_>, cmd: &Cmd<'_>, leader: usize) {
@@ -140,11 +159,17 @@ pub(super) fn path_lists(j: &mut Judge, w: &Walker<'_>, cmd: &Cmd<'_>, leader: u
         return;
     };
     let name = lead.value.rsplit('/').next().unwrap_or("");
+    let args = cmd.argv.get(leader + 1..).unwrap_or(&[]);
+    if names_from_stdin(name, args) {
+        j.raise(
+            Class::Opaque,
+            format!("[shell.paths.from-stdin] `{name}` reads the paths its input lists, known only when it runs"),
+        );
+    }
     let (opts, attached) = path_list_options(name);
     if opts.is_empty() {
         return;
     }
-    let args = cmd.argv.get(leader + 1..).unwrap_or(&[]);
     for f in values(args, opts, attached) {
         j.raise(
             Class::Opaque,

@@ -48,6 +48,8 @@ const TABLE: &[(&str, Kind, &[&str])] = &[
     ("ss", Output, &["-D", "--diag"]),
     ("journalctl", Output, &["--cursor-file"]),
     ("ss", Input, &["-F", "--filter"]),
+    // `file -m F` prints each line of a magic file it cannot parse; `-f F` names the files.
+    ("file", Input, &["-m", "--magic-file", "-f", "--files-from"]),
     ("grep", Input, &["-f", "--file"]),
     ("egrep", Input, &["-f", "--file"]),
     ("fgrep", Input, &["-f", "--file"]),
