@@ -360,7 +360,34 @@ fn subcommand(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
     if let Some(why) = upstream_write(s) {
         git_config::write_as(j, s.c, s.dirs, Scope::Local, why);
     }
+    if let Some((scope, why)) = config_write(s) {
+        git_config::write_as(j, s.c, s.dirs, scope, why);
+    }
     plumbing(j, s);
+}
+
+/// Whether a subcommand that names no configuration writes one, where, and why: submodules'
+/// URLs in the repository's `config`, sparse checkout's settings, `git maintenance`
+/// registering the repository in the global configuration. (`git init` over an existing
+/// repository fails to rewrite its `config` in the sandbox, harmlessly: it is left allowed.)
+fn config_write(s: &Sub<'_, '_, '_, '_>) -> Option<(Scope, &'static str)> {
+    let verb = s.verb("");
+    match s.name {
+        "submodule" => match verb {
+            "init" | "add" | "sync" | "deinit" | "set-url" | "set-branch" | "absorbgitdirs" => {
+                Some((Scope::Local, "the submodules' settings"))
+            }
+            "update" if s.has(&["--init"]) => Some((Scope::Local, "the submodules' settings")),
+            _ => None,
+        },
+        "sparse-checkout" if matches!(verb, "init" | "set" | "disable" | "add") => {
+            Some((Scope::Local, "the sparse checkout's settings (`extensions.worktreeConfig`)"))
+        }
+        "maintenance" if matches!(verb, "register" | "unregister" | "start" | "stop") => {
+            Some((Scope::Global, "the repositories `git maintenance` runs on"))
+        }
+        _ => None,
+    }
 }
 
 /// Whether a subcommand that names no configuration records a branch's upstream
