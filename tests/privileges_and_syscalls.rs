@@ -32,6 +32,18 @@ fn denied_syscalls_answer_with_the_filter_errno() {
         ),
         ("170", ", b\"evil\", 4", libc::EPERM, "sethostname"),
         ("250", ", 0, 0, 0", libc::EPERM, "keyctl"),
+        (
+            "135",
+            ", 0x0040000",
+            libc::EPERM,
+            "personality(ADDR_NO_RANDOMIZE)",
+        ),
+        (
+            "135",
+            ", 0x0400000",
+            libc::EPERM,
+            "personality(READ_IMPLIES_EXEC)",
+        ),
     ];
     for u in users() {
         let s = Scratch::new(u);
@@ -54,6 +66,40 @@ fn denied_syscalls_answer_with_the_filter_errno() {
                 text(&outside)
             );
         }
+    }
+}
+
+/// The personalities that change no protection of the process's memory stay allowed: the
+/// query (`personality(0xffffffff)`, which programs make to read theirs) and `linux32`.
+/// Their twins, which turn ASLR off or make reads executable, are in the test above.
+#[test]
+fn personality_queries_and_linux32_are_allowed() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let query = s.run("workspace", &syscall_probe("135", ", 0xffffffff"));
+        assert_eq!(
+            stdout(&query).trim(),
+            "errno 0",
+            "{}: {}",
+            s.label(),
+            text(&query)
+        );
+        let linux32 = s.run("workspace", "setarch linux32 uname -m");
+        assert_eq!(
+            stdout(&linux32).trim(),
+            "i686",
+            "{}: {}",
+            s.label(),
+            text(&linux32)
+        );
+        let aslr = s.run("workspace", "setarch -R true");
+        assert_ne!(
+            aslr.status.code(),
+            Some(0),
+            "{}: {}",
+            s.label(),
+            text(&aslr)
+        );
     }
 }
 

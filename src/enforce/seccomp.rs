@@ -137,7 +137,15 @@ enum Action {
     SetIdMode { mode: u32 },
     /// open alike: EPERM when the flags create a file and the mode has the setuid or setgid bit.
     SetIdCreate { flags: u32, mode: u32 },
+    /// `personality`: only [`PERSONALITIES`], else EPERM.
+    Personality,
 }
+
+/// The personalities a command may ask for, as container runtimes allow them: the query
+/// (`0xffffffff`, which changes nothing), `PER_LINUX`, `PER_LINUX32` (`linux32`, `setarch
+/// i686`), and `UNAME26` with either. Not `ADDR_NO_RANDOMIZE`, `READ_IMPLIES_EXEC` or
+/// `MMAP_PAGE_ZERO`, which turn off protections of the process's memory.
+const PERSONALITIES: [u32; 5] = [0xffff_ffff, 0, 0x0008, 0x2_0000, 0x2_0008];
 
 /// The setuid and setgid bits, and the open flags whose mode argument is used.
 const SET_ID: u32 = libc::S_ISUID | libc::S_ISGID;
@@ -198,6 +206,12 @@ fn block(action: &Action) -> Vec<sock_filter> {
             ret(errno(libc::EPERM)),
             allow,
         ],
+        Action::Personality => one_of(
+            arg_low(0),
+            &PERSONALITIES,
+            libc::SECCOMP_RET_ALLOW,
+            errno(libc::EPERM),
+        ),
         Action::SetIdCreate { flags, mode } => vec![
             ins(LD_W_ABS, 0, 0, arg_low(*flags)),
             ins(JSET_K, 0, 3, CREATES),
@@ -435,6 +449,9 @@ pub fn compile_plan(plan: &SeccompPlan) -> Result<BpfProgram, SeccompError> {
     if plan.deny_setid_modes {
         setid_rules(&mut rules);
     }
+    rules
+        .entry(nr("personality")?)
+        .or_insert(Action::Personality);
     if plan.clone3_enosys {
         rules
             .entry(nr("clone3")?)

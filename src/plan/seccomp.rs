@@ -85,7 +85,6 @@ pub const BASE_DENIED_SYSCALLS: &[&str] = &[
     "syslog",
     "vhangup",
     "nfsservctl",
-    "personality",
     "uselib",
     "pidfd_getfd",
     "kcmp",
@@ -136,7 +135,7 @@ pub(super) fn seccomp_plan(
         report.push(Layer {
             name: "seccomp".into(),
             status: LayerStatus::Enforced,
-            detail: format!("{} syscalls denied; sockets: {}{}; clone3 ENOSYS; x32 and 32-bit entry blocked; TIOCSTI/TIOCLINUX denied; no setuid/setgid modes", denied.len(), families.join(","), if inet_stream_only { " (inet: TCP only)" } else { "" }),
+            detail: format!("{} syscalls denied; sockets: {}{}; clone3 ENOSYS; x32 and 32-bit entry blocked; TIOCSTI/TIOCLINUX denied; no setuid/setgid modes; personality: query, PER_LINUX(32), UNAME26 only", denied.len(), families.join(","), if inet_stream_only { " (inet: TCP only)" } else { "" }),
         });
         Some(SeccompPlan {
             denied,

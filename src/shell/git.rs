@@ -380,9 +380,10 @@ fn config_write(s: &Sub<'_, '_, '_, '_>) -> Option<(Scope, &'static str)> {
             "update" if s.has(&["--init"]) => Some((Scope::Local, "the submodules' settings")),
             _ => None,
         },
-        "sparse-checkout" if matches!(verb, "init" | "set" | "disable" | "add") => {
-            Some((Scope::Local, "the sparse checkout's settings (`extensions.worktreeConfig`)"))
-        }
+        "sparse-checkout" if matches!(verb, "init" | "set" | "disable" | "add") => Some((
+            Scope::Local,
+            "the sparse checkout's settings (`extensions.worktreeConfig`)",
+        )),
         "maintenance" if matches!(verb, "register" | "unregister" | "start" | "stop") => {
             Some((Scope::Global, "the repositories `git maintenance` runs on"))
         }
