@@ -113,6 +113,11 @@ const SCRIPTS: &[(&str, &str, &[&str])] = &[
     ),
     ("home", include_str!("workload/home.sh"), &["home-dotfiles"]),
     (
+        "java",
+        include_str!("workload/java.sh"),
+        &["java-compile", "java-source"],
+    ),
+    (
         "ci-caches",
         include_str!("workload/ci-caches.sh"),
         &["npm-cache", "pip-cache", "cargo-registry"],
@@ -135,6 +140,7 @@ const WRITE_LIST: &[&str] = &[
     "limits",
     "etc",
     "home",
+    "java",
 ];
 
 /// The list for `read-only`: nothing here writes the workspace.
@@ -153,6 +159,7 @@ fn tools_of(item: &str) -> &'static [&'static str] {
         "npm-cache" => &["node", "npm"],
         "ps" => &["ps"],
         "pty-script" => &["script", "python3"],
+        i if i.starts_with("java") => &["javac"],
         _ => &["python3"],
     }
 }
@@ -279,6 +286,11 @@ fn setup(user: Option<u32>, precreate_caches: bool) -> Env {
         if require(&format!("tool `{t}`"), o.status.success()) {
             tools.push(t);
         }
+    }
+    // A JDK is not among what the tests install: its items run where one is there.
+    let javac = s.outside(&format!("PATH={STD_PATH}; command -v javac >/dev/null"));
+    if javac.status.success() {
+        tools.push("javac");
     }
     let mut rb = String::new();
     match rust_bin() {
