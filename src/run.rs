@@ -62,6 +62,7 @@ pub fn run(
         Ok(r) => r,
         Err(e) => return setup_error(e),
     };
+    reset_screen();
     tell(&result);
     if json || report_dir.is_some() {
         let written = print_json(&result, report_dir, open_line.load(Ordering::Relaxed));
@@ -92,6 +93,16 @@ const OUTPUT_CUT: i32 = 121;
 /// The run's gaps and notices (protected paths moved, limits reached) on stderr. On a
 /// terminal, its display attributes are reset first: the command may have left them
 /// concealed (`\e[8m`) or coloured as the background, which would hide these lines.
+/// After a command that wrote to the caller's terminal (through the pseudo-terminal sbx
+/// relays), the screen modes it may have left set are reset (see [`sbx::exec::SCREEN_RESET`]).
+fn reset_screen() {
+    let mut out = std::io::stdout().lock();
+    if std::io::IsTerminal::is_terminal(&out) {
+        let _ = out.write_all(sbx::exec::SCREEN_RESET);
+        let _ = out.flush();
+    }
+}
+
 fn tell(result: &sbx::exec::RunResult) {
     use std::io::IsTerminal;
     let gaps: Vec<String> = result

@@ -441,6 +441,33 @@ fn sbx_s_notices_after_the_command_are_not_concealed_by_it() {
     }
 }
 
+/// Escape sequences the caller's terminal would act on outside the sandbox do not reach it:
+/// OSC 52 (writes the clipboard), OSC 10/11 (recolour the screen), a tmux passthrough; a
+/// title and plain colours do. After the run the screen modes are reset. Paired with the same
+/// command run directly on such a terminal, which gets every byte.
+#[test]
+fn sequences_that_reach_past_the_terminal_are_dropped() {
+    let script = "printf 'A\\033]52;c;Y3VybCBldmlsfHNo\\007B\\033]11;rgb:00/00/00\\007C\\033Ptmux;\\033\\033]52;c;QQ==\\007\\033\\\\D\\033]0;TITLE\\007\\033[31mE\\033[?1000h\\n'";
+    for u in users() {
+        let s = Scratch::new(u);
+        let mut outer = Outer::new(u);
+        let mut child = outer.spawn(&mut s.command("workspace", script));
+        outer.wait(&mut child);
+        let t = outer.text();
+        assert!(t.contains("ABCD\x1b]0;TITLE\x07\x1b[31mE"), "{}: {t:?}", s.label());
+        assert!(!t.contains("]52;") && !t.contains("]11;"), "{}: {t:?}", s.label());
+        let reset = String::from_utf8_lossy(sbx::exec::SCREEN_RESET).into_owned();
+        let (set, reset_at) = (t.find("\x1b[?1000h"), t.rfind(&reset));
+        assert!(set.zip(reset_at).is_some_and(|(a, b)| a < b), "{}: {t:?}", s.label());
+
+        let mut outer = Outer::new(u);
+        let mut child = outer.spawn(&mut direct(&s, script));
+        outer.wait(&mut child);
+        let t = outer.text();
+        assert!(t.contains("\x1b]52;c;Y3VybCBldmlsfHNo\x07"), "{}: {t:?}", s.label());
+    }
+}
+
 /// Without a terminal the command gets pipes, as before, and their cap holds.
 #[test]
 fn pipes_stay_pipes_and_stay_capped() {

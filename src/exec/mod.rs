@@ -26,6 +26,7 @@ mod stamp;
 mod stdin;
 mod store;
 mod supervise;
+mod term_filter;
 mod terminal;
 mod walk;
 
@@ -36,6 +37,7 @@ pub use crate::enforce::{
 };
 pub use fds::ensure_standard_fds;
 pub use output::{Output, OutputCallback, Stream, wanted};
+pub use term_filter::SCREEN_RESET;
 pub use protect::ProtectedPath;
 pub use pty_control::PtyControl;
 pub use quarantine::quarantine_root;

@@ -64,6 +64,8 @@ pub(super) struct Caps {
     pub(super) out: Capture,
     pub(super) err: Capture,
     pub(super) echo: Capture,
+    /// What of the command's terminal output reaches the caller's terminal.
+    pub(super) term: super::term_filter::TermFilter,
 }
 
 /// Whether more output is wanted after a write to this process's own stream: not once its

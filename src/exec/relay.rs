@@ -308,10 +308,18 @@ pub(super) fn relay_pty(
     match read_ready(ready, buf) {
         Some([]) => false,
         Some(b) => {
+            let mut shown = Vec::with_capacity(b.len());
+            if matches!(sink, Sink::Stream(_)) {
+                caps.term.filter(b, &mut shown);
+            }
             // A terminal's output has no pipe of its own to close: the relay goes on.
             let _ = match sink {
-                Sink::Stream(Stream::Stdout) => deliver(output, &mut caps.out, Stream::Stdout, b),
-                Sink::Stream(Stream::Stderr) => deliver(output, &mut caps.err, Stream::Stderr, b),
+                Sink::Stream(Stream::Stdout) => {
+                    deliver(output, &mut caps.out, Stream::Stdout, &shown)
+                }
+                Sink::Stream(Stream::Stderr) => {
+                    deliver(output, &mut caps.err, Stream::Stderr, &shown)
+                }
                 Sink::Echo => {
                     echo(&mut caps.echo, b);
                     super::output::ControlFlow::Continue(())

@@ -109,6 +109,7 @@ pub(super) async fn supervise(
         out: Capture::new(p.plan.output_bytes),
         err: Capture::new(p.plan.output_bytes),
         echo: Capture::new(p.plan.output_bytes),
+        term: Default::default(),
     };
     let watched = watch(p, req, &mut tree, &mut caps).await;
     // The caller's terminal gets its modes back once nothing more is relayed to it.
