@@ -158,3 +158,52 @@ fn toolchain_variables_reach_the_command_except_under_strict() {
         }
     }
 }
+
+/// A `PATH` directory in which the profile lets nothing execute is left out of the command's
+/// `PATH`: a shell would take the first file of the name there and stop at EACCES. Under
+/// `strict` (which executes only the system's directories and the workspace) a `tool` first
+/// found in the home runs from `/usr/bin` instead; under `workspace`, which executes the home,
+/// the home's copy runs.
+#[test]
+fn path_directories_the_sandbox_cannot_execute_in_are_left_out() {
+    for u in users() {
+        let s = Scratch::new(u);
+        let bin = s.home.join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(bin.join("env"), "#!/bin/sh\necho HOME-ENV\n").unwrap();
+        std::fs::set_permissions(
+            bin.join("env"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        s.chown_all();
+        let path = format!("{}:/usr/bin:/bin", bin.display());
+        let run = |profile: &str| {
+            let o = s
+                .command(profile, "env; echo PATH=$PATH")
+                .env("PATH", &path)
+                .output()
+                .unwrap();
+            text(&o)
+        };
+        let strict = run("strict");
+        assert!(!strict.contains("HOME-ENV"), "{}: {strict}", s.label());
+        assert!(
+            strict.contains("PATH=/usr/bin:/bin\n"),
+            "{}: {strict}",
+            s.label()
+        );
+        assert!(
+            !strict.contains("Permission denied"),
+            "{}: {strict}",
+            s.label()
+        );
+        let workspace = run("workspace");
+        assert!(workspace.contains("HOME-ENV"), "{}: {workspace}", s.label());
+        assert!(
+            workspace.contains(&format!("PATH={path}\n")),
+            "{}: {workspace}",
+            s.label()
+        );
+    }
+}

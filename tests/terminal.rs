@@ -454,17 +454,33 @@ fn sequences_that_reach_past_the_terminal_are_dropped() {
         let mut child = outer.spawn(&mut s.command("workspace", script));
         outer.wait(&mut child);
         let t = outer.text();
-        assert!(t.contains("ABCD\x1b]0;TITLE\x07\x1b[31mE"), "{}: {t:?}", s.label());
-        assert!(!t.contains("]52;") && !t.contains("]11;"), "{}: {t:?}", s.label());
+        assert!(
+            t.contains("ABCD\x1b]0;TITLE\x07\x1b[31mE"),
+            "{}: {t:?}",
+            s.label()
+        );
+        assert!(
+            !t.contains("]52;") && !t.contains("]11;"),
+            "{}: {t:?}",
+            s.label()
+        );
         let reset = String::from_utf8_lossy(sbx::exec::SCREEN_RESET).into_owned();
         let (set, reset_at) = (t.find("\x1b[?1000h"), t.rfind(&reset));
-        assert!(set.zip(reset_at).is_some_and(|(a, b)| a < b), "{}: {t:?}", s.label());
+        assert!(
+            set.zip(reset_at).is_some_and(|(a, b)| a < b),
+            "{}: {t:?}",
+            s.label()
+        );
 
         let mut outer = Outer::new(u);
         let mut child = outer.spawn(&mut direct(&s, script));
         outer.wait(&mut child);
         let t = outer.text();
-        assert!(t.contains("\x1b]52;c;Y3VybCBldmlsfHNo\x07"), "{}: {t:?}", s.label());
+        assert!(
+            t.contains("\x1b]52;c;Y3VybCBldmlsfHNo\x07"),
+            "{}: {t:?}",
+            s.label()
+        );
     }
 }
 

@@ -37,12 +37,12 @@ pub use crate::enforce::{
 };
 pub use fds::ensure_standard_fds;
 pub use output::{Output, OutputCallback, Stream, wanted};
-pub use term_filter::SCREEN_RESET;
 pub use protect::ProtectedPath;
 pub use pty_control::PtyControl;
 pub use quarantine::quarantine_root;
 pub use request::RunRequest;
 pub use result::{EnforcementReport, ExecFailure, LimitReached, RunResult};
+pub use term_filter::SCREEN_RESET;
 pub use terminal::Terminal;
 
 use crate::capability::CapabilitySet;

@@ -151,6 +151,9 @@ fn exec_spec(req: &RunRequest, plan: &SandboxPlan, cwd: &Path) -> Result<ExecSpe
     for (k, v) in &plan.env.set {
         env.insert(k.as_bytes().to_vec(), v.as_bytes().to_vec());
     }
+    if let (Some(path), Some(ll)) = (env.get_mut(b"PATH".as_slice()), &plan.landlock) {
+        *path = executable_path(path, ll);
+    }
     let path_var = env
         .get(b"PATH".as_slice())
         .cloned()
@@ -193,6 +196,27 @@ fn exec_spec(req: &RunRequest, plan: &SandboxPlan, cwd: &Path) -> Result<ExecSpe
         envp: CStrArray::new(envp),
         cwd: cstr(cwd)?,
     })
+}
+
+/// `path` (a `PATH` value) without the absolute directories in which Landlock lets the
+/// command execute nothing: a shell takes the first file of a name it finds there and stops
+/// at EACCES (under `strict`, a caller's PATH starting with `~/.pyenv/shims` made `python3`
+/// fail with `Permission denied` although `/usr/bin/python3` runs).
+fn executable_path(path: &[u8], ll: &crate::plan::LandlockPlan) -> Vec<u8> {
+    let covered = |dir: &Path| {
+        ll.rules
+            .iter()
+            .any(|r| r.rights.contains(&crate::plan::FsRight::Execute) && dir.starts_with(&r.path))
+    };
+    // A link (`/bin` to `/usr/bin`) runs what lies where it leads.
+    let runs_in = |dir: &[u8]| {
+        let dir = Path::new(std::ffi::OsStr::from_bytes(dir));
+        !dir.is_absolute()
+            || covered(dir)
+            || std::fs::canonicalize(dir).is_ok_and(|real| covered(&real))
+    };
+    let kept: Vec<&[u8]> = path.split(|b| *b == b':').filter(|d| runs_in(d)).collect();
+    kept.join(&b':')
 }
 
 static CALL_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
