@@ -84,10 +84,19 @@ fn files_named_by_options_and_configuration_values_are_checked_against_the_plan(
         "git -c includeIf.onbranch:main.path=~/.netrc status",
         "file -m ~/.codex/auth.json notes.txt",
         "file --magic-file ~/.codex/auth.json notes.txt",
+        "git -c format.signatureFile=~/.codex/auth.json format-patch -1 --stdout",
+        "git -c fsck.skipList=~/.codex/auth.json fsck",
     ] {
         let r = check_json(&s, &["--", cmd]);
         assert_eq!(decision(&r), ("deny", "plan:deny-read"), "{cmd}: {r}");
     }
+    // `%(prefix)/` is git's install prefix; `..` climbs from it.
+    let prefixed = format!(
+        "git -c 'blame.ignoreRevsFile=%(prefix)/..{}/.codex/auth.json' blame notes.txt",
+        s.home.display()
+    );
+    let r = check_json(&s, &["--", &prefixed]);
+    assert_eq!(decision(&r), ("deny", "plan:deny-read"), "{prefixed}: {r}");
     for cmd in [
         "git -c blame.ignoreRevsFile=notes.txt blame notes.txt",
         "git -c mailmap.file=notes.txt log",

@@ -242,10 +242,15 @@ fn an_allow_rule_does_not_carry_another_segments_write() {
 #[test]
 fn a_wildcard_allow_does_not_let_a_copy_or_checkout_place_protected_names() {
     let s = Scratch::new(None);
-    for d in ["a/b/.git/hooks", "a/b/.claude", "a/d", "sub"] {
+    for d in ["a/b/.git/hooks", "a/b/.claude", "a/d", "a/plain", "sub"] {
         std::fs::create_dir_all(s.ws.join(d)).unwrap();
     }
-    for f in ["a/d/.mcp.json", "a/d/Jenkinsfile", "a/d/README"] {
+    for f in [
+        "a/d/.mcp.json",
+        "a/d/Jenkinsfile",
+        "a/d/README",
+        "a/plain/README",
+    ] {
         std::fs::write(s.ws.join(f), "x\n").unwrap();
     }
     let policy = s.root.path().join("copy.toml");
@@ -268,6 +273,19 @@ fn a_wildcard_allow_does_not_let_a_copy_or_checkout_place_protected_names() {
         ("install a/d/Jenkinsfile .", "deny"),
         ("cp --target-dir=. a/d/Jenkinsfile", "deny"),
         ("cp -r a/b/. .", "ask"),
+        ("cp -r a/b/./ .", "ask"),
+        ("cp -r a/b/.claude/.. .", "ask"),
+        ("cp -rT a/b .", "ask"),
+        ("cp -r a/d .", "ask"),
+        ("cp -rt. a/b/.claude", "deny"),
+        ("cp -r --target . a/b/.claude", "deny"),
+        ("mv -vt . a/b/.claude", "deny"),
+        ("ln -st . a/b/.claude", "deny"),
+        ("git checkout evil --", "ask"),
+        ("git switch -", "ask"),
+        ("git restore -sevil -W .", "ask"),
+        ("git pull -X theirs --no-edit . evil", "ask"),
+        ("git clone -q -b evil . x", "ask"),
         ("rsync -a a/b/ .", "ask"),
         ("git checkout evil", "ask"),
         ("git switch evil", "ask"),
@@ -278,18 +296,48 @@ fn a_wildcard_allow_does_not_let_a_copy_or_checkout_place_protected_names() {
         ("git merge evil", "ask"),
         ("git pull . evil", "ask"),
         ("git worktree add wt evil", "ask"),
+        ("git checkout evil -- .", "ask"),
+        ("git checkout evil -- sub", "ask"),
         // Paired: copies of ordinary names, into a directory or not, and git without another tree.
         ("cp a/d/README .", "allow"),
         ("cp a/d/README sub", "allow"),
         ("mv a/d/README sub/", "allow"),
-        ("cp -r a/d sub", "allow"),
-        ("rsync -a a/d .", "allow"),
+        ("cp -r a/plain sub", "allow"),
+        ("rsync -a a/plain .", "allow"),
+        ("cp -rt sub a/plain", "allow"),
         ("git mv a/d/README sub", "allow"),
         ("git checkout -b x", "allow"),
         ("git switch -c y", "allow"),
         ("git stash", "allow"),
+        ("git checkout -- .", "allow"),
+        ("git checkout evil -- a/d/README", "allow"),
         ("git commit -m x", "allow"),
         ("git status", "allow"),
+    ] {
+        assert_eq!(d(cmd), want, "{cmd}");
+    }
+}
+
+/// A builtin that assigns a variable by name (`printf -v`, `read`, `mapfile`, `getopts`, a
+/// loop variable, a nameref) and sets one that changes which code later commands run (`HOME`,
+/// `PATH`, ...) keeps its export, as `HOME=... git status` does: asked, never read-only.
+/// Paired with the same builtins setting an ordinary variable.
+#[test]
+fn builtins_that_set_a_variable_by_name_are_judged_as_assignments() {
+    let s = Scratch::new(None);
+    let d = |cmd: &str| check_json(&s, &["--", cmd])["decision"].clone();
+    for (cmd, want) in [
+        ("printf -v HOME %s \"$PWD/a\"; git status", "ask"),
+        ("command printf -v PATH %s a; git status", "ask"),
+        ("read HOME <<< \"$PWD/a\"; git status", "ask"),
+        ("for HOME in $PWD/a; do git status; done", "ask"),
+        ("select HOME in a; do git status; done", "ask"),
+        ("declare -n r=HOME; r=$PWD/a; git status", "ask"),
+        ("mapfile -t PATH < f; ls", "ask"),
+        ("read -r OLDPWD <<< a; cd -", "ask"),
+        ("printf -v x %s y; echo $x", "allow"),
+        ("read -r line < README.md; echo $line", "allow"),
+        ("for f in *.md; do wc -l $f; done", "allow"),
     ] {
         assert_eq!(d(cmd), want, "{cmd}");
     }

@@ -227,7 +227,13 @@ fn worktree_paths(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
 /// branch at `HEAD` (`checkout -b NEW`, `switch -c NEW`) and paths named on the line (judged
 /// as writes) are not.
 fn writes_another_tree(s: &Sub<'_, '_, '_, '_>) -> Option<&'static str> {
-    let refs = s.rest.iter().filter(|a| !a.value.starts_with('-')).count();
+    // `-` is the previous branch.
+    let refs = s
+        .rest
+        .iter()
+        .take_while(|a| a.value != "--")
+        .filter(|a| !a.value.starts_with('-') || a.value == "-")
+        .count();
     let dashdash = s.rest.iter().any(|a| a.value == "--");
     let creates = s.has(&[
         "-b",
@@ -238,8 +244,18 @@ fn writes_another_tree(s: &Sub<'_, '_, '_, '_>) -> Option<&'static str> {
         "--create",
         "--force-create",
     ]);
+    let source = s.rest.iter().any(|a| {
+        let v = a.value.as_str();
+        v.strip_prefix("--").is_some_and(|o| {
+            let o = o.split('=').next().unwrap_or(o);
+            o.len() >= 2 && "source".starts_with(o)
+        }) || (v.starts_with('-') && !v.starts_with("--") && v.contains('s'))
+    });
     match s.name {
-        "checkout" | "switch" if dashdash => None,
+        "checkout" if dashdash && tree_paths_before_dashdash(s) => {
+            Some("checks out another tree's directories")
+        }
+        "checkout" if dashdash => None,
         "checkout" | "switch" if creates && refs < 2 => None,
         // `git checkout FILE` of an existing file restores it from the index (a named write).
         "checkout" if s.operand(0).is_some_and(|o| exists_in(s.dirs, &o.value)) => None,
@@ -250,22 +266,13 @@ fn writes_another_tree(s: &Sub<'_, '_, '_, '_>) -> Option<&'static str> {
         {
             Some("resets the work tree to another tree")
         }
-        "restore"
-            if s.has(&["-s", "--source"])
-                || s.rest.iter().any(|a| a.value.starts_with("--source=")) =>
-        {
-            Some("restores from another tree")
-        }
+        "restore" if source => Some("restores from another tree"),
         "stash" if matches!(s.verb(""), "pop" | "apply" | "branch") => Some("applies a stash"),
-        // A pull from a remote writes what the remote holds; from a repository on this
-        // machine (`git pull . BRANCH`), what a command may have committed there.
-        "pull"
-            if !s
-                .operand(0)
-                .is_some_and(|o| o.value.starts_with(['.', '/', '~'])) =>
-        {
-            None
-        }
+        // A pull or clone from a remote writes what the remote holds; from a repository on
+        // this machine (`git pull . BRANCH`, `git clone -b B . x`), what a command may have
+        // committed there.
+        "pull" | "clone" if !names_local_repository(s) => None,
+        "clone" => Some("checks out a local repository's tree"),
         "merge" | "cherry-pick" | "rebase" | "pull" | "revert" | "am" => {
             Some("writes the changes of other commits")
         }
@@ -273,6 +280,45 @@ fn writes_another_tree(s: &Sub<'_, '_, '_, '_>) -> Option<&'static str> {
         "checkout-index" | "read-tree" => Some("writes the index's or a tree's files"),
         _ => None,
     }
+}
+
+/// Whether an argument names a repository on this machine: a path (`.`, `../r`, `/r`,
+/// `~/r`, `file://`) or a directory that exists.
+fn names_local_repository(s: &Sub<'_, '_, '_, '_>) -> bool {
+    s.rest
+        .iter()
+        .filter(|a| !a.value.starts_with('-'))
+        .any(|a| {
+            let v = a.value.as_str();
+            v == "."
+                || v.starts_with(['.', '/', '~'])
+                || v.starts_with("file:")
+                || s.dirs
+                    .iter()
+                    .flatten()
+                    .any(|d| d.join(v).join(".git").exists() || d.join(v).join("HEAD").is_file())
+        })
+}
+
+/// `git checkout REF -- PATHS` where a path is a directory (`.`, `src`, a glob, a pathspec
+/// magic): the names it writes there are the tree's.
+fn tree_paths_before_dashdash(s: &Sub<'_, '_, '_, '_>) -> bool {
+    let at = s
+        .rest
+        .iter()
+        .position(|a| a.value == "--")
+        .unwrap_or(s.rest.len());
+    let (before, after) = s.rest.split_at(at);
+    let has_ref = before.iter().any(|a| !a.value.starts_with('-'));
+    let dir_like = |w: &Word| {
+        w.glob
+            || w.value.starts_with(':')
+            || s.dirs
+                .as_ref()
+                .is_none_or(|ds| ds.iter().any(|d| d.join(&w.value).is_dir()))
+    };
+    // `git checkout REF --` with no path switches to REF.
+    has_ref && (after.len() <= 1 || after.iter().skip(1).any(dir_like))
 }
 
 /// `git init [DIR]` makes a repository of DIR (else of where it runs): later git commands on
@@ -792,7 +838,19 @@ const FILE_KEYS: &[&str] = &[
     "sendemail.aliasesfile",
     "include.path",
     "init.templatedir",
+    "format.signaturefile",
+    "fsck.skiplist",
+    "receive.fsck.skiplist",
+    "fetch.fsck.skiplist",
+    "http.sslcapath",
+    "http.proxysslcert",
+    "http.proxysslkey",
+    "http.proxysslcainfo",
 ];
+
+/// Where git's `%(prefix)/` in a pathname value leads: its install prefix, `/usr` for a
+/// distribution's git, `/usr/local` for one built from source.
+const GIT_PREFIXES: &[&str] = &["/usr", "/usr/local"];
 
 /// The files `git -c KEY=PATH` makes git read, read by the command: `git -c
 /// blame.ignoreRevsFile=~/.codex/auth.json blame f` prints the file's first line.
@@ -806,18 +864,17 @@ fn config_files(j: &mut Judge, c: &Ctx<'_, '_, '_>, cli: &[&Word], cwd: &Cwd) {
         if value.is_empty() || !(FILE_KEYS.contains(&key.as_str()) || include) {
             continue;
         }
-        let path = match value.strip_prefix("~/") {
-            Some(rest) => {
-                c.w.ctx
-                    .workspace
-                    .home
-                    .join(rest)
-                    .to_string_lossy()
-                    .into_owned()
-            }
-            None => value.to_string(),
+        let home = &c.w.ctx.workspace.home;
+        let paths: Vec<String> = if let Some(rest) = value.strip_prefix("~/") {
+            vec![home.join(rest).to_string_lossy().into_owned()]
+        } else if let Some(rest) = value.strip_prefix("%(prefix)/") {
+            GIT_PREFIXES.iter().map(|p| format!("{p}/{rest}")).collect()
+        } else {
+            vec![value.to_string()]
         };
-        j.read(&Word::literal(&path), cwd, c.w.ctx);
+        for path in paths {
+            j.read(&Word::literal(&path), cwd, c.w.ctx);
+        }
     }
 }
 

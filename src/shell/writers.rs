@@ -16,13 +16,27 @@ pub(crate) fn copy_like(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[
     }
     let mut target_dir: Option<&Word> = None;
     let mut target_eq: Option<Word> = None;
+    let short_t = name != "rsync" && name != "scp";
     for (i, a) in args.iter().enumerate() {
-        if a.value == "-t" || a.value == "--target-directory" {
-            target_dir = args.get(i + 1);
-        } else if let Some(t) = target_eq_value(&a.value) {
+        let v = a.value.as_str();
+        if v == "--" {
+            break;
+        }
+        if let Some(t) = target_eq_value(v) {
             let t = Word::literal(t);
             j.write(&t, cwd, ctx, name);
             target_eq = Some(t);
+        } else if is_target_long(v) {
+            target_dir = args.get(i + 1);
+        } else if let Some(attached) = short_t.then(|| short_value(v, 't')).flatten() {
+            match attached {
+                "" => target_dir = args.get(i + 1),
+                t => {
+                    let t = Word::literal(t);
+                    j.write(&t, cwd, ctx, name);
+                    target_eq = Some(t);
+                }
+            }
         }
     }
     // `mv` replaces a link at its destination (`cp` writes through it).
@@ -76,6 +90,22 @@ pub(crate) fn copy_like(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[
     }
 }
 
+/// `--target-directory` as its own word, abbreviated as getopt takes it (`--target`).
+fn is_target_long(arg: &str) -> bool {
+    arg.strip_prefix("--")
+        .is_some_and(|o| o.len() >= 2 && "target-directory".starts_with(o))
+}
+
+/// In a cluster of short options (`-rt.`, `-vt`), what follows `flag`: `Some("")` when the
+/// value is the next word, `None` without the flag.
+fn short_value(arg: &str, flag: char) -> Option<&str> {
+    let rest = arg
+        .strip_prefix('-')
+        .filter(|r| !r.starts_with('-') && !r.is_empty())?;
+    let at = rest.find(flag)?;
+    Some(&rest[at + flag.len_utf8()..])
+}
+
 /// The value of `--target-directory=DIR`, the option's name abbreviated as getopt takes it
 /// (`--target-dir=DIR`, `--t=DIR`).
 fn target_eq_value(arg: &str) -> Option<&str> {
@@ -110,21 +140,64 @@ fn into_directory(
         (None, Some((last, rest))) if !rest.is_empty() => (last, rest.to_vec()),
         _ => return,
     };
-    let no_target = has(args, &["-T", "--no-target-directory"]);
+    let no_target = has(args, &["--no-target-directory"])
+        || (name != "rsync" && args.iter().any(|a| short_value(&a.value, 'T').is_some()));
+    if no_target {
+        // `cp -rT SRC DIR` copies what SRC holds into DIR.
+        if name == "cp" {
+            j.content_write(dest, cwd, ctx, name);
+        }
+        return;
+    }
     let is_dir = target_dir.is_some()
         || sources.len() > 1
         || dest.value.ends_with('/')
         || may_be_dir(dest, cwd);
-    if no_target || !is_dir || dest.unknown || dest.glob {
+    if !is_dir || dest.unknown || dest.glob {
         return;
     }
     for src in sources {
-        let contents = src.value.ends_with("/.") || (name == "rsync" && src.value.ends_with('/'));
+        let last = src
+            .value
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or("");
+        let contents = matches!(last, "." | "..")
+            || (name == "rsync" && src.value.ends_with('/') && src.value != "/");
         if contents {
             j.content_write(dest, cwd, ctx, name);
         } else if let Some(w) = inside(dest, src) {
             j.write_reaching(&w, cwd, ctx, name, reach);
+            holds_protected_names(j, src, cwd, name);
         }
+    }
+}
+
+/// A directory copied or moved whole that holds a repository or a name programs load from
+/// the directory they start in (`cp -r a/b .` with `a/b/.git/hooks`, `a/b/.claude`): a new
+/// nested repository or project configuration, whose names the source chose.
+fn holds_protected_names(j: &mut Judge, src: &Word, cwd: &super::walk::Cwd, name: &str) {
+    let Some(dirs) = cwd else {
+        return;
+    };
+    let protected = |d: &std::path::Path| {
+        std::fs::read_dir(d).is_ok_and(|rd| {
+            rd.flatten().take(4096).any(|e| {
+                let n = e.file_name();
+                n == ".git" || crate::capability::loaded_where_started(&n, false)
+            })
+        })
+    };
+    let found = dirs.iter().any(|d| {
+        let (real, _) = paths::split_real(&d.join(&src.value), d);
+        real.is_dir() && protected(&real)
+    });
+    if found {
+        j.finding(&format!(
+            "[shell.write.content] `{name}` of `{}` places the repository or project configuration it holds",
+            src.display
+        ));
     }
 }
 

@@ -90,6 +90,7 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
     variables::substituted(&mut j, cmd, u.leader, nested, w.ctx);
     variables::path_lists(&mut j, w, cmd, u.leader);
     evaluated::assignments(&mut j, cmd, &scope.vars);
+    named_assignments(&mut j, cmd, u.leader);
     evaluated::builtins(&mut j, cmd, u.leader, &scope.vars);
     arguments(&mut j, w, cmd, u.leader);
     environment_dump(&mut j, w.ctx);
@@ -98,6 +99,94 @@ pub(crate) fn classify(w: &mut Walker<'_>, cmd: &Cmd<'_>, scope: &Scope) -> Outc
         segment: Some(segment(j, cmd, u.leader)),
         reparse,
         new_cwd,
+    }
+}
+
+/// Builtins that assign a variable by name (`printf -v HOME`, `read PATH`, `mapfile`,
+/// `getopts`, a nameref `declare -n r=HOME`): one that changes which code later commands run
+/// keeps its export, as an assignment does.
+fn named_assignments(j: &mut Judge, cmd: &Cmd<'_>, leader: usize) {
+    let Some(lead) = cmd.argv.get(leader) else {
+        return;
+    };
+    let args = cmd.argv.get(leader + 1..).unwrap_or(&[]);
+    for name in assigned_names(&lead.value, args) {
+        // `cd -` and `cd` through CDPATH follow these: the analysis would follow old values.
+        let moves_cd = matches!(name.as_str(), "OLDPWD" | "CDPATH" | "PWD")
+            .then_some("moves where `cd` leads");
+        if let Some(why) = tables::exec_env(&name, "x").or(moves_cd) {
+            let what = &lead.value;
+            j.raise(
+                Class::Opaque,
+                format!("[shell.env.exec] `{what}` sets `{name}`, which {why}"),
+            );
+        }
+    }
+}
+
+/// The variables `name args` assigns by name.
+fn assigned_names(name: &str, args: &[Word]) -> Vec<String> {
+    let operands = |valued: &[char]| -> Vec<String> {
+        let mut out = Vec::new();
+        let mut skip = false;
+        for a in args {
+            let v = a.value.as_str();
+            if skip {
+                skip = false;
+            } else if v.len() > 1 && v.starts_with('-') {
+                // A short option taking a value takes the next word unless it is attached.
+                let last = v.chars().last().unwrap_or(' ');
+                skip = valued.contains(&last) && !v.starts_with("--");
+                if v.starts_with("-a") && v.len() > 2 {
+                    out.push(v[2..].to_string());
+                }
+            } else {
+                out.push(v.to_string());
+            }
+        }
+        out
+    };
+    let named_by = |flag: char| -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            let v = a.value.as_str();
+            if let Some(rest) = v.strip_prefix('-').filter(|r| !r.starts_with('-'))
+                && let Some(at) = rest.find(flag)
+            {
+                match &rest[at + 1..] {
+                    "" => out.extend(args.get(i + 1).map(|w| w.value.clone())),
+                    n => out.push(n.to_string()),
+                }
+            }
+        }
+        out
+    };
+    match name {
+        "printf" => named_by('v'),
+        "read" => {
+            let mut v = operands(&['a', 'd', 'i', 'n', 'N', 'p', 't', 'u']);
+            v.extend(named_by('a'));
+            v
+        }
+        "mapfile" | "readarray" => operands(&['d', 'n', 'O', 's', 'u', 'C', 'c']),
+        "getopts" => args
+            .get(1)
+            .map(|w| vec![w.value.clone()])
+            .unwrap_or_default(),
+        "declare" | "typeset" | "local"
+            if args
+                .iter()
+                .any(|a| a.value.starts_with('-') && a.value.contains('n')) =>
+        {
+            args.iter()
+                .filter_map(|a| {
+                    a.value
+                        .split_once('=')
+                        .map(|(_, target)| target.to_string())
+                })
+                .collect()
+        }
+        _ => Vec::new(),
     }
 }
 

@@ -138,6 +138,7 @@ impl Walker<'_> {
                     self.words_nested(ws, scope);
                 }
                 // The user picks the value.
+                exec_variable(self, var, "select");
                 deeper.vars.remove(var);
                 self.node(body, &mut deeper);
                 redirects
@@ -181,6 +182,7 @@ impl Walker<'_> {
         scope: &Scope,
         deeper: &mut Scope,
     ) {
+        exec_variable(self, var, "for");
         let env = self.env(scope);
         let values = words.and_then(|ws| {
             let converted: Vec<_> = ws
@@ -329,4 +331,13 @@ fn settle(scope: &mut Scope, inner: &Scope) {
         scope.cwd = merge_cwd(&scope.cwd, &inner.cwd);
     }
     vars::merge(&mut scope.vars, &inner.vars);
+}
+
+/// A loop variable that changes which code later commands run (`for HOME in DIR`, `select
+/// PATH in ...`): the variable keeps its export, so every command in the body runs with it.
+fn exec_variable(w: &mut super::Walker<'_>, var: &str, construct: &str) {
+    if let Some(why) = crate::shell::tables::exec_env(var, "x") {
+        let reason = format!("[shell.env.exec] `{construct} {var}` sets `{var}`, which {why}");
+        w.push_opaque(&format!("{construct} {var}"), &reason, construct);
+    }
 }
