@@ -25,6 +25,9 @@ const SUB: u8 = 0x1a;
 enum State {
     #[default]
     Ground,
+    /// After 0xC2, which with 0x80-0x9F encodes a C1 control in UTF-8 (U+009D is OSC to the
+    /// terminals that take C1 controls so written).
+    C2,
     /// After ESC.
     Esc,
     /// In an OSC's number: its value so far and how many digits.
@@ -56,6 +59,8 @@ impl TermFilter {
     fn step(&self, b: u8, out: &mut Vec<u8>) -> State {
         match self.state {
             State::Ground if b == ESC => State::Esc,
+            State::Ground if b == 0xC2 => State::C2,
+            State::C2 => c1(b, out),
             State::Ground => {
                 out.push(b);
                 State::Ground
@@ -94,6 +99,27 @@ impl TermFilter {
                 CAN | SUB => State::Ground,
                 _ => State::Str,
             },
+        }
+    }
+}
+
+/// The byte after 0xC2: a C1 control that starts an OSC or a string is taken as its ESC
+/// form; any other character passes.
+fn c1(b: u8, out: &mut Vec<u8>) -> State {
+    match b {
+        0x9d => State::OscNumber(0, 0),
+        0x90 | 0x98 | 0x9e | 0x9f => State::Str,
+        ESC => {
+            out.push(0xC2);
+            State::Esc
+        }
+        0xC2 => {
+            out.push(0xC2);
+            State::C2
+        }
+        _ => {
+            out.extend_from_slice(&[0xC2, b]);
+            State::Ground
         }
     }
 }
@@ -174,6 +200,17 @@ mod tests {
     fn a_sequence_split_between_reads_is_judged_whole() {
         assert_eq!(run(&[b"x\x1b", b"]5", b"2;c;QQ==", b"\x1b", b"\\y"]), b"xy");
         assert_eq!(run(&[b"\x1b]", b"2;t\x07"]), b"\x1b]2;t\x07".to_vec());
+    }
+
+    #[test]
+    fn c1_controls_written_in_utf8_are_judged_as_their_escape_forms() {
+        assert_eq!(run(&[b"a\xc2\x9d52;c;QQ==\x07b"]), b"ab");
+        assert_eq!(run(&[b"a\xc2", b"\x90x\x1b\\b"]), b"ab");
+        // Other characters that start with 0xC2 pass: `\u{a9}` is the copyright sign.
+        assert_eq!(
+            run(&["\u{a9} \u{a0}".as_bytes()]),
+            "\u{a9} \u{a0}".as_bytes()
+        );
     }
 
     #[test]
