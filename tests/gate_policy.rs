@@ -223,6 +223,10 @@ fn an_allow_rule_does_not_carry_another_segments_write() {
         ("ls && git apply p.diff", "ask"),
         ("ls && echo x > notes.txt", "ask"),
         ("ls && mkdir build", "ask"),
+        // `file -C` writes `MAGIC.mgc` where it runs.
+        ("ls; cd .git/hooks && file -C -m x", "deny"),
+        ("ls; file -Cm x", "ask"),
+        ("ls; file -m x README.md", "allow"),
         // Paired: the same lines with a read, and the rules' own commands.
         ("ls && tar tf b.tar", "allow"),
         ("ls; cat README.md", "allow"),

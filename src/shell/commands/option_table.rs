@@ -136,6 +136,14 @@ pub(crate) fn judge(j: &mut Judge, name: &str, args: &[Word], cwd: &Cwd, ctx: &S
     if matches!(name, "less" | "more") {
         pager_commands(j, name, args);
     }
+    // `file -C -m MAGIC` compiles MAGIC into `MAGIC.mgc` in the working directory.
+    let compiles = |a: &Word| {
+        a.value == "--compile"
+            || (a.value.starts_with('-') && !a.value.starts_with("--") && a.value.contains('C'))
+    };
+    if name == "file" && args.iter().any(compiles) {
+        j.output(&Word::literal("."), cwd, ctx, "file -C output");
+    }
     if name == "dd" {
         // `if=FILE` is read (`of=FILE`, the write, is judged with the destructive commands).
         for a in args {
