@@ -282,6 +282,29 @@ fn writes_another_tree(s: &Sub<'_, '_, '_, '_>) -> Option<&'static str> {
     }
 }
 
+/// Whether the subcommand points `HEAD`, a branch or the index at another tree without
+/// writing the work tree: `reset [--soft|--mixed] REF`, `update-ref`, `symbolic-ref`,
+/// `branch -f`, `read-tree` without `-u`.
+fn moves_head(s: &Sub<'_, '_, '_, '_>) -> bool {
+    match s.name {
+        "reset" => s.operand(0).is_some_and(|o| o.value != "HEAD"),
+        "update-ref" | "read-tree" => true,
+        "symbolic-ref" => s.operand(1).is_some(),
+        "branch" => s.has(&["-f", "--force", "-M", "-C"]),
+        _ => false,
+    }
+}
+
+/// Whether the subcommand writes the work tree from `HEAD` or the index: `reset --hard`,
+/// `checkout -f` or of paths, `restore` without a source, `stash`.
+fn restores_head(s: &Sub<'_, '_, '_, '_>) -> bool {
+    match s.name {
+        "reset" => s.has(&["--hard", "--keep", "--merge"]),
+        "checkout" | "restore" | "stash" | "checkout-index" => true,
+        _ => false,
+    }
+}
+
 /// Whether an argument names a repository on this machine: a path (`.`, `../r`, `/r`,
 /// `~/r`, `file://`) or a directory that exists.
 fn names_local_repository(s: &Sub<'_, '_, '_, '_>) -> bool {
@@ -353,7 +376,13 @@ fn subcommand(j: &mut Judge, s: &Sub<'_, '_, '_, '_>) {
     super::git_exec::program_args(j, s.name, s.rest);
     super::git_outputs::judge(j, s.c, s.name, s.rest);
     worktree_paths(j, s);
-    if let Some(what) = writes_another_tree(s) {
+    let restores = restores_head(s) && s.c.w.moved_head.get();
+    if moves_head(s) {
+        s.c.w.moved_head.set(true);
+    }
+    let from_moved =
+        restores.then_some("restores the tree an earlier command moved HEAD or the index to");
+    if let Some(what) = writes_another_tree(s).or(from_moved) {
         j.finding(&format!(
             "[shell.write.content] `git {}` {what}: the names that tree holds, protected ones included",
             s.name

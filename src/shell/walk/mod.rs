@@ -75,6 +75,9 @@ pub(crate) struct Walker<'c> {
     /// Work trees a `git init` earlier on the line makes a repository of: git finds that one
     /// from inside them, not the one around them.
     pub made_repos: std::cell::RefCell<Vec<PathBuf>>,
+    /// A git command earlier on the line pointed `HEAD` or the index at another tree
+    /// (`git reset --soft REF`, `git read-tree REF`): a later restore from them writes it.
+    pub moved_head: std::cell::Cell<bool>,
 }
 
 pub(crate) fn analyze_top(command: &str, ctx: &ShellContext, budget: usize) -> Analysis {
@@ -107,6 +110,7 @@ fn walk_once<'c>(command: &str, ctx: &'c ShellContext<'c>, budget: usize) -> Wal
         glob_options: false,
         shadows_output: false,
         made_repos: std::cell::RefCell::new(Vec::new()),
+        moved_head: std::cell::Cell::new(false),
     };
     if let Some(c) = deceptive_char(command) {
         w.push_opaque(
