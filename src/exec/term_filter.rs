@@ -20,32 +20,52 @@ const BEL: u8 = 0x07;
 /// CAN and SUB abort a sequence.
 const CAN: u8 = 0x18;
 const SUB: u8 = 0x1a;
+/// The lead byte of the UTF-8 form of U+0080-U+00BF, the C1 controls among them.
+const C2: u8 = 0xc2;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 enum State {
     #[default]
     Ground,
-    /// After 0xC2, which with 0x80-0x9F encodes a C1 control in UTF-8 (U+009D is OSC to the
-    /// terminals that take C1 controls so written).
-    C2,
-    /// After ESC.
+    /// After ESC, which is held back until the byte after it is known: written alone it could
+    /// start a sequence with whatever is written next.
     Esc,
+    /// After 0xC2, held back the same way: with 0x80-0x9F it is a C1 control (U+009D is OSC
+    /// to the terminals that take C1 controls so written).
+    C2,
     /// In an OSC's number: its value so far and how many digits.
     OscNumber(u32, u8),
     /// In an OSC's text, passed on or dropped.
     OscText(bool),
-    /// After ESC inside an OSC: a `\` ends it (ST).
+    /// After ESC inside an OSC: a `\` ends it (ST); anything else ends it and starts anew.
     OscEsc(bool),
+    /// After 0xC2 inside an OSC.
+    OscC2(bool),
     /// In a DCS, APC, PM or SOS string, dropped.
     Str,
     /// After ESC inside such a string.
     StrEsc,
+    /// After 0xC2 inside such a string.
+    StrC2,
 }
 
 /// The filter's state between reads.
 #[derive(Debug, Default)]
 pub(crate) struct TermFilter {
     state: State,
+    /// UTF-8 continuation bytes still expected: 0x80-0xBF is then part of a character, not a
+    /// C1 control written as a raw byte.
+    pending: u8,
+}
+
+/// Where a byte of 0x80-0x9F that is no continuation (a raw C1 control) or one after 0xC2
+/// leads: an OSC, a string to drop, or nothing special (`None`).
+fn c1_start(b: u8) -> Option<State> {
+    match b {
+        0x9d => Some(State::OscNumber(0, 0)),
+        0x90 | 0x98 | 0x9e | 0x9f => Some(State::Str),
+        _ => None,
+    }
 }
 
 impl TermFilter {
@@ -56,112 +76,180 @@ impl TermFilter {
         }
     }
 
-    fn step(&self, b: u8, out: &mut Vec<u8>) -> State {
+    /// Whether `b` continues a UTF-8 character (and count it).
+    fn continues(&mut self, b: u8) -> bool {
+        if self.pending > 0 && (0x80..=0xbf).contains(&b) {
+            self.pending -= 1;
+            return true;
+        }
+        self.pending = match b {
+            0xc3..=0xdf => 1,
+            0xe0..=0xef => 2,
+            0xf0..=0xf4 => 3,
+            _ => 0,
+        };
+        false
+    }
+
+    fn step(&mut self, b: u8, out: &mut Vec<u8>) -> State {
         match self.state {
-            State::Ground if b == ESC => State::Esc,
-            State::Ground if b == 0xC2 => State::C2,
-            State::C2 => c1(b, out),
-            State::Ground => {
-                out.push(b);
-                State::Ground
+            State::Ground => self.ground(b, out),
+            State::Esc => self.escape(b, out),
+            State::C2 => self.after_c2(b, out),
+            State::OscNumber(n, digits) => self.osc_number(n, digits, b, out),
+            State::OscText(pass) => self.osc_text(pass, b, out),
+            State::OscEsc(pass) => {
+                if b == b'\\' {
+                    if pass {
+                        out.extend_from_slice(b"\x1b\\");
+                    }
+                    return State::Ground;
+                }
+                // The ESC ended the string (closed here with BEL) and starts a sequence.
+                if pass {
+                    out.push(BEL);
+                }
+                self.escape(b, out)
             }
-            State::Esc => escape(b, out),
-            State::OscNumber(n, digits) => osc_number(n, digits, b, out),
-            State::OscText(pass) => match b {
-                BEL => {
+            State::OscC2(pass) => match b {
+                0x80..=0x9f => {
+                    // A C1 control ends the string (ST, or another that starts anew).
                     if pass {
                         out.push(BEL);
                     }
-                    State::Ground
+                    c1_start(b).unwrap_or(State::Ground)
                 }
-                ESC => State::OscEsc(pass),
-                CAN | SUB => State::Ground,
-                _ => {
+                0xa0..=0xbf => {
                     if pass {
-                        out.push(b);
+                        out.extend_from_slice(&[C2, b]);
                     }
                     State::OscText(pass)
                 }
+                _ => self.osc_text(pass, b, out),
             },
-            State::OscEsc(pass) if b == b'\\' => {
-                if pass {
-                    out.extend_from_slice(b"\x1b\\");
-                }
-                State::Ground
-            }
-            // tmux doubles the ESCs of what it passes through: still inside the string.
-            State::StrEsc if b == ESC => State::Str,
-            State::StrEsc if b == b'\\' => State::Ground,
-            // An ESC inside the text ends it and starts a sequence of its own.
-            State::OscEsc(_) | State::StrEsc => escape(b, out),
             State::Str => match b {
                 ESC => State::StrEsc,
-                CAN | SUB => State::Ground,
+                C2 => State::StrC2,
+                CAN | SUB | 0x9c => State::Ground,
+                _ => State::Str,
+            },
+            // A real terminal ends the string at the ESC; what follows is a sequence of its
+            // own, judged as one (tmux's doubled ESCs included).
+            State::StrEsc if b == b'\\' => State::Ground,
+            State::StrEsc => self.escape(b, out),
+            State::StrC2 => match b {
+                0x80..=0x9f => c1_start(b).unwrap_or(State::Ground),
                 _ => State::Str,
             },
         }
     }
-}
 
-/// The byte after 0xC2: a C1 control that starts an OSC or a string is taken as its ESC
-/// form; any other character passes.
-fn c1(b: u8, out: &mut Vec<u8>) -> State {
-    match b {
-        0x9d => State::OscNumber(0, 0),
-        0x90 | 0x98 | 0x9e | 0x9f => State::Str,
-        ESC => {
-            out.push(0xC2);
-            State::Esc
+    fn ground(&mut self, b: u8, out: &mut Vec<u8>) -> State {
+        if self.continues(b) {
+            out.push(b);
+            return State::Ground;
         }
-        0xC2 => {
-            out.push(0xC2);
-            State::C2
-        }
-        _ => {
-            out.extend_from_slice(&[0xC2, b]);
-            State::Ground
-        }
-    }
-}
-
-/// The byte after ESC: an OSC starts, a string starts (dropped), or the pair passes.
-fn escape(b: u8, out: &mut Vec<u8>) -> State {
-    match b {
-        b']' => State::OscNumber(0, 0),
-        b'P' | b'_' | b'^' | b'X' => State::Str,
-        ESC => {
-            out.push(ESC);
-            State::Esc
-        }
-        _ => {
-            out.extend_from_slice(&[ESC, b]);
-            State::Ground
-        }
-    }
-}
-
-/// A byte of an OSC's number: a digit adds to it; `;` or a terminator decides the OSC.
-fn osc_number(n: u32, digits: u8, b: u8, out: &mut Vec<u8>) -> State {
-    let pass = digits > 0 && PASSED_OSC.contains(&n);
-    match b {
-        b'0'..=b'9' if digits < 6 => State::OscNumber(n * 10 + u32::from(b - b'0'), digits + 1),
-        b';' | BEL | ESC if pass => {
-            out.extend_from_slice(format!("\x1b]{n}").as_bytes());
-            match b {
-                b';' => {
-                    out.push(b';');
-                    State::OscText(true)
-                }
-                BEL => {
-                    out.push(BEL);
-                    State::Ground
-                }
-                _ => State::OscEsc(true),
+        match b {
+            ESC => State::Esc,
+            C2 => State::C2,
+            0x80..=0x9f => c1_start(b).unwrap_or(State::Ground),
+            _ => {
+                out.push(b);
+                State::Ground
             }
         }
-        BEL | CAN | SUB => State::Ground,
-        ESC => State::OscEsc(false),
-        _ => State::OscText(false),
+    }
+
+    /// The byte after ESC: an OSC starts, a string starts (dropped), or the pair passes. A
+    /// second ESC restarts the sequence, as in a terminal; CAN and SUB cancel it.
+    fn escape(&mut self, b: u8, out: &mut Vec<u8>) -> State {
+        self.pending = 0;
+        match b {
+            b']' => State::OscNumber(0, 0),
+            b'P' | b'_' | b'^' | b'X' => State::Str,
+            ESC => State::Esc,
+            // CAN and SUB cancel it; a string terminator ends nothing here.
+            CAN | SUB | b'\\' => State::Ground,
+            C2 => State::C2,
+            0x80..=0x9f => c1_start(b).unwrap_or(State::Ground),
+            _ => {
+                out.extend_from_slice(&[ESC, b]);
+                State::Ground
+            }
+        }
+    }
+
+    /// The byte after 0xC2: a C1 control that starts an OSC or a string is taken as its ESC
+    /// form, another C1 control is dropped; U+00A0-U+00BF pass; a lone 0xC2 (not UTF-8) is
+    /// dropped and the byte judged afresh.
+    fn after_c2(&mut self, b: u8, out: &mut Vec<u8>) -> State {
+        match b {
+            0x80..=0x9f => c1_start(b).unwrap_or(State::Ground),
+            0xa0..=0xbf => {
+                out.extend_from_slice(&[C2, b]);
+                State::Ground
+            }
+            _ => self.ground(b, out),
+        }
+    }
+
+    /// A byte of an OSC's number: a digit adds to it; `;` or a terminator decides the OSC.
+    fn osc_number(&mut self, n: u32, digits: u8, b: u8, out: &mut Vec<u8>) -> State {
+        let pass = digits > 0 && PASSED_OSC.contains(&n);
+        if b.is_ascii_digit() && digits < 6 {
+            return State::OscNumber(n * 10 + u32::from(b - b'0'), digits + 1);
+        }
+        if !pass {
+            return match b {
+                BEL | CAN | SUB | 0x9c => State::Ground,
+                ESC => State::OscEsc(false),
+                C2 => State::OscC2(false),
+                _ => State::OscText(false),
+            };
+        }
+        out.extend_from_slice(format!("\x1b]{n}").as_bytes());
+        match b {
+            b';' => {
+                out.push(b';');
+                State::OscText(true)
+            }
+            _ => self.osc_text(true, b, out),
+        }
+    }
+
+    /// A byte of an OSC's text: passed on or dropped; C1 controls never pass inside it.
+    fn osc_text(&mut self, pass: bool, b: u8, out: &mut Vec<u8>) -> State {
+        if self.continues(b) {
+            if pass {
+                out.push(b);
+            }
+            return State::OscText(pass);
+        }
+        let end = |out: &mut Vec<u8>, with: u8| {
+            if pass {
+                out.push(with);
+            }
+            State::Ground
+        };
+        match b {
+            BEL => end(out, BEL),
+            CAN | SUB => end(out, b),
+            ESC => State::OscEsc(pass),
+            C2 => State::OscC2(pass),
+            // A raw C1 control ends the string in the terminals that take them.
+            0x80..=0x9f => {
+                if pass {
+                    out.push(BEL);
+                }
+                c1_start(b).unwrap_or(State::Ground)
+            }
+            _ => {
+                if pass {
+                    out.push(b);
+                }
+                State::OscText(pass)
+            }
+        }
     }
 }
 
@@ -211,6 +299,41 @@ mod tests {
             run(&["\u{a9} \u{a0}".as_bytes()]),
             "\u{a9} \u{a0}".as_bytes()
         );
+    }
+
+    #[test]
+    fn a_held_back_esc_or_lead_byte_never_joins_what_follows() {
+        assert_eq!(
+            run(&[b"A\x1b\x1b]\x07]52;c;QQ==\x07B"]),
+            b"A]52;c;QQ==\x07B"
+        );
+        assert_eq!(
+            run(&[b"A\x1b]0;t\x1b\x1b]\x07]11;x\x07B"]),
+            b"A\x1b]0;t\x07]11;x\x07B"
+        );
+        // A lone 0xC2 is dropped; the raw 0x9D after the cancelled OSC starts one of its own.
+        assert_eq!(run(&[b"A\xc2\x1b]\x07\x9d52;c;QQ==\x07B"]), b"AB");
+    }
+
+    #[test]
+    fn c1_controls_end_a_passed_string_and_raw_ones_are_judged() {
+        // Inside a title, U+009C ends it and U+009D starts an OSC 52: dropped.
+        let t = b"A\x1b]0;x\xc2\x9c\xc2\x9d52;c;QQ==\x07B";
+        assert_eq!(run(&[t]), b"A\x1b]0;x\x07B");
+        assert_eq!(run(&[b"A\x9d52;c;QQ==\x07B"]), b"AB");
+        // A UTF-8 character whose continuation byte is in 0x80-0x9F passes: an em dash.
+        assert_eq!(run(&["a\u{2014}b".as_bytes()]), "a\u{2014}b".as_bytes());
+        assert_eq!(
+            run(&["\x1b]0;caf\u{e9} \u{2014}\x07".as_bytes()]),
+            "\x1b]0;caf\u{e9} \u{2014}\x07".as_bytes()
+        );
+    }
+
+    #[test]
+    fn what_a_terminal_shows_after_a_string_is_not_swallowed() {
+        assert_eq!(run(&[b"\x1b]52;c;QQ==\xc2\x9cvisible\n"]), b"visible\n");
+        assert_eq!(run(&[b"\x1bPx\x1b\x1b\\visible\n"]), b"visible\n");
+        assert_eq!(run(&[b"\x1b]0;x\x18D"]), b"\x1b]0;x\x18D");
     }
 
     #[test]
