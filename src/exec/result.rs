@@ -134,14 +134,6 @@ pub(crate) enum ProcessLimit {
     Nproc(u64),
 }
 
-impl ProcessLimit {
-    pub(crate) fn value(self) -> u64 {
-        match self {
-            Self::PidMax(n) | Self::Nproc(n) => n,
-        }
-    }
-}
-
 impl std::fmt::Display for ProcessLimit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -180,8 +172,8 @@ impl RunResult {
             v.push((
                 "processes",
                 format!(
-                    "the tree held {held} processes when the timeout fired, at its limit \
-                     ({limit}): forks past it fail"
+                    "the tree held {held} processes and threads when the timeout fired, at \
+                     its limit ({limit}): forks past it fail"
                 ),
             ));
         }

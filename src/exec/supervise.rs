@@ -415,12 +415,62 @@ fn tree_process_limit(plan: &crate::plan::SandboxPlan) -> Option<ProcessLimit> {
         .then_some(ProcessLimit::Nproc(nproc.value))
 }
 
-/// `(held, limit)` when the PID namespace of `init` holds at least 95% of `limit`: the tree
-/// was at its process limit. A fork bomb held there runs until its timeout, and nothing
-/// else counts the forks the kernel refused.
+/// `(held, limit)` when the tasks (processes and threads) of the PID namespace of `init` fill
+/// what `limit` lets it hold, within 1% (and 2): the tree was at its process limit. A fork
+/// bomb held there runs until its timeout, and nothing else counts the forks the kernel
+/// refused. Under `pid_max` the tree holds `pid_max - 1` tasks until the pids wrap, and
+/// `pid_max - 300` after (the kernel reuses none below 300).
 fn at_limit(init: libc::pid_t, limit: ProcessLimit) -> Option<(u64, ProcessLimit)> {
-    let held = processes_in_namespace(init)?;
-    (held * 100 >= limit.value() * 95).then_some((held, limit))
+    let held = tasks_in_namespace(init)?;
+    let room = match limit {
+        ProcessLimit::PidMax(n) if held.wrapped => n.saturating_sub(300),
+        ProcessLimit::PidMax(n) => n.saturating_sub(1),
+        ProcessLimit::Nproc(n) => n,
+    };
+    (held.tasks + 2 + room / 100 >= room).then_some((held.tasks, limit))
+}
+
+/// What the PID namespace of a tree holds.
+struct Held {
+    /// Its tasks: processes (zombies included) and their threads, each of which takes a pid.
+    tasks: u64,
+    /// Its pids have wrapped: one above the last given out is still in use.
+    wrapped: bool,
+}
+
+/// The tasks of the PID namespace of `init`, as the namespace's own `/proc` (the one the
+/// sandbox mounts) lists them, else the processes the host's `/proc` places in it.
+fn tasks_in_namespace(init: libc::pid_t) -> Option<Held> {
+    let own = format!("/proc/{init}/root/proc");
+    let last: Option<u64> = std::fs::read_to_string(format!("{own}/sys/kernel/ns_last_pid"))
+        .ok()
+        .and_then(|t| t.trim().parse().ok());
+    let Some(last) = last else {
+        let tasks = processes_in_namespace(init)?;
+        return Some(Held {
+            tasks,
+            wrapped: false,
+        });
+    };
+    let (mut tasks, mut highest) = (0u64, 0u64);
+    for e in std::fs::read_dir(&own).ok()?.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u64>().ok()) else {
+            continue;
+        };
+        let tids: Vec<u64> = std::fs::read_dir(e.path().join("task"))
+            .map(|rd| {
+                rd.flatten()
+                    .filter_map(|t| t.file_name().to_str()?.parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        tasks += u64::try_from(tids.len().max(1)).unwrap_or(1);
+        highest = tids.into_iter().fold(highest.max(pid), u64::max);
+    }
+    Some(Held {
+        tasks,
+        wrapped: highest > last,
+    })
 }
 
 /// The processes in the PID namespace of `init`, as the host's `/proc` lists them.
