@@ -249,8 +249,8 @@ fn writes_another_tree(s: &Sub<'_, '_, '_, '_>) -> Option<&'static str> {
         v.strip_prefix("--").is_some_and(|o| {
             let o = o.split('=').next().unwrap_or(o);
             o.len() >= 2 && "source".starts_with(o)
-        }) || (v.starts_with('-') && !v.starts_with("--") && v.contains('s'))
-    });
+        })
+    }) || s.short('s');
     match s.name {
         "checkout" if dashdash && tree_paths_before_dashdash(s) => {
             Some("checks out another tree's directories")

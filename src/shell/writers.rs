@@ -2,6 +2,7 @@
 //! targets land decides the class.
 
 use super::classify::Judge;
+use super::commands::outputs::getopt_values;
 use super::commands::{has, operands, short_flag};
 use super::exec_args::{Ctx, is_critical_word};
 use super::words::Word;
@@ -14,31 +15,13 @@ pub(crate) fn copy_like(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[
     if name == "rsync" || name == "scp" {
         remote_or_deleting(j, name, args, &ops);
     }
-    let mut target_dir: Option<&Word> = None;
-    let mut target_eq: Option<Word> = None;
-    let short_t = name != "rsync" && name != "scp";
-    for (i, a) in args.iter().enumerate() {
-        let v = a.value.as_str();
-        if v == "--" {
-            break;
-        }
-        if let Some(t) = target_eq_value(v) {
-            let t = Word::literal(t);
-            j.write(&t, cwd, ctx, name);
-            target_eq = Some(t);
-        } else if is_target_long(v) {
-            target_dir = args.get(i + 1);
-        } else if let Some(attached) = short_t.then(|| short_value(v, 't')).flatten() {
-            match attached {
-                "" => target_dir = args.get(i + 1),
-                t => {
-                    let t = Word::literal(t);
-                    j.write(&t, cwd, ctx, name);
-                    target_eq = Some(t);
-                }
-            }
-        }
-    }
+    // `-t DIR` in every form getopt takes (`-rt.`, `-vt DIR`, `--target=DIR`); rsync's `-t`
+    // keeps times.
+    let targets = match name {
+        "rsync" | "scp" => Vec::new(),
+        _ => getopt_values(args, TARGET),
+    };
+    let target_dir = targets.last();
     // `mv` replaces a link at its destination (`cp` writes through it).
     let reach = if name == "mv" {
         paths::Reach::Rename
@@ -55,7 +38,7 @@ pub(crate) fn copy_like(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[
             format!("[shell.write.unknown] `{name}` without a visible target"),
         );
     }
-    into_directory(j, c, name, args, target_dir.or(target_eq.as_ref()), reach);
+    into_directory(j, c, name, args, target_dir, reach);
     if name == "mv" {
         let n = ops
             .len()
@@ -90,28 +73,18 @@ pub(crate) fn copy_like(j: &mut Judge, c: &Ctx<'_, '_, '_>, name: &str, args: &[
     }
 }
 
-/// `--target-directory` as its own word, abbreviated as getopt takes it (`--target`).
-fn is_target_long(arg: &str) -> bool {
-    arg.strip_prefix("--")
-        .is_some_and(|o| o.len() >= 2 && "target-directory".starts_with(o))
-}
+/// The options that name the directory `cp`, `mv`, `ln` and `install` write into.
+const TARGET: &[&str] = &["-t", "--target-directory"];
 
-/// In a cluster of short options (`-rt.`, `-vt`), what follows `flag`: `Some("")` when the
-/// value is the next word, `None` without the flag.
-fn short_value(arg: &str, flag: char) -> Option<&str> {
-    let rest = arg
-        .strip_prefix('-')
-        .filter(|r| !r.starts_with('-') && !r.is_empty())?;
-    let at = rest.find(flag)?;
-    Some(&rest[at + flag.len_utf8()..])
-}
-
-/// The value of `--target-directory=DIR`, the option's name abbreviated as getopt takes it
-/// (`--target-dir=DIR`, `--t=DIR`).
-fn target_eq_value(arg: &str) -> Option<&str> {
-    let (opt, value) = arg.split_once('=')?;
-    let opt = opt.strip_prefix("--")?;
-    (!opt.is_empty() && "target-directory".starts_with(opt)).then_some(value)
+/// Whether `w` (one of `args`) is the value a target option before it takes from the next
+/// word (`-t DIR`, `-rt DIR`), not a source.
+fn target_value(args: &[Word], w: &Word) -> bool {
+    let Some(i) = args.iter().position(|a| std::ptr::eq(a, w)) else {
+        return false;
+    };
+    i > 0
+        && getopt_values(&args[i - 1..i], TARGET).is_empty()
+        && !getopt_values(&args[i - 1..=i], TARGET).is_empty()
 }
 
 /// What a copy, move or link into a directory writes there: `DIR/NAME` for each source
@@ -134,14 +107,14 @@ fn into_directory(
             t,
             ops.iter()
                 .copied()
-                .filter(|o| !std::ptr::eq(*o, t))
+                .filter(|o| !target_value(args, o))
                 .collect(),
         ),
         (None, Some((last, rest))) if !rest.is_empty() => (last, rest.to_vec()),
         _ => return,
     };
-    let no_target = has(args, &["--no-target-directory"])
-        || (name != "rsync" && args.iter().any(|a| short_value(&a.value, 'T').is_some()));
+    let no_target =
+        has(args, &["--no-target-directory"]) || (name != "rsync" && short_flag(args, 'T'));
     if no_target {
         // `cp -rT SRC DIR` copies what SRC holds into DIR.
         if name == "cp" {

@@ -137,35 +137,23 @@ fn assigned_names(name: &str, args: &[Word]) -> Vec<String> {
                 // A short option taking a value takes the next word unless it is attached.
                 let last = v.chars().last().unwrap_or(' ');
                 skip = valued.contains(&last) && !v.starts_with("--");
-                if v.starts_with("-a") && v.len() > 2 {
-                    out.push(v[2..].to_string());
-                }
             } else {
                 out.push(v.to_string());
             }
         }
         out
     };
-    let named_by = |flag: char| -> Vec<String> {
-        let mut out = Vec::new();
-        for (i, a) in args.iter().enumerate() {
-            let v = a.value.as_str();
-            if let Some(rest) = v.strip_prefix('-').filter(|r| !r.starts_with('-'))
-                && let Some(at) = rest.find(flag)
-            {
-                match &rest[at + 1..] {
-                    "" => out.extend(args.get(i + 1).map(|w| w.value.clone())),
-                    n => out.push(n.to_string()),
-                }
-            }
-        }
-        out
+    let named_by = |opt: &str| -> Vec<String> {
+        crate::shell::commands::outputs::getopt_values(args, &[opt])
+            .into_iter()
+            .map(|w| w.value)
+            .collect()
     };
     match name {
-        "printf" => named_by('v'),
+        "printf" => named_by("-v"),
         "read" => {
             let mut v = operands(&['a', 'd', 'i', 'n', 'N', 'p', 't', 'u']);
-            v.extend(named_by('a'));
+            v.extend(named_by("-a"));
             v
         }
         "mapfile" | "readarray" => operands(&['d', 'n', 'O', 's', 'u', 'C', 'c']),
@@ -173,19 +161,14 @@ fn assigned_names(name: &str, args: &[Word]) -> Vec<String> {
             .get(1)
             .map(|w| vec![w.value.clone()])
             .unwrap_or_default(),
-        "declare" | "typeset" | "local"
-            if args
-                .iter()
-                .any(|a| a.value.starts_with('-') && a.value.contains('n')) =>
-        {
-            args.iter()
-                .filter_map(|a| {
-                    a.value
-                        .split_once('=')
-                        .map(|(_, target)| target.to_string())
-                })
-                .collect()
-        }
+        "declare" | "typeset" | "local" if crate::shell::commands::short_flag(args, 'n') => args
+            .iter()
+            .filter_map(|a| {
+                a.value
+                    .split_once('=')
+                    .map(|(_, target)| target.to_string())
+            })
+            .collect(),
         _ => Vec::new(),
     }
 }

@@ -139,19 +139,12 @@ fn path_list_options(name: &str) -> (&'static [&'static str], &'static [&'static
 /// Options that make a program read the names of the files it reads from its standard input
 /// (`zip -@`, `cpio -o`): those are known only when it runs.
 fn names_from_stdin(name: &str, args: &[Word]) -> bool {
-    let flags: &[&str] = match name {
-        "zip" => &["-@", "--names-stdin"],
-        "cpio" => &["-o", "--create"],
+    let (short, long) = match name {
+        "zip" => ('@', "--names-stdin"),
+        "cpio" => ('o', "--create"),
         _ => return false,
     };
-    let short = |a: &Word, f: &str| {
-        f.len() == 2
-            && a.value.starts_with('-')
-            && !a.value.starts_with("--")
-            && a.value.contains(&f[1..])
-    };
-    args.iter()
-        .any(|a| flags.iter().any(|f| a.value == *f || short(a, f)))
+    crate::shell::commands::short_flag(args, short) || crate::shell::commands::has(args, &[long])
 }
 
 pub(super) fn path_lists(j: &mut Judge, w: &Walker<'_>, cmd: &Cmd<'_>, leader: usize) {
